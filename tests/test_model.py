@@ -1,0 +1,288 @@
+"""The model: the seeds' worked tables, seed 001's factored attention, properties, and validation."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sympy
+from hypothesis import given
+from hypothesis import strategies as st
+
+import circuits as C
+from circuits import CircuitError, CircuitWarning, Head, Layer, LayerNorm, MLP, Model, Vocab
+
+ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+VOWELS = set("aeiou")
+
+
+def vowel_consonant_embedding(extra_rows=0):
+    W_E = np.zeros((2 + extra_rows, 26))
+    for i, ch in enumerate(ALPHABET):
+        W_E[0 if ch in VOWELS else 1, i] = 1
+    return W_E
+
+
+# --- seed 002, problem 1: "abcce" with W_q = [1 1], W_k = [0 5], W_V = I --------------------------------
+SEED_ABCCE_PATTERN = [
+    [1, 0, 0, 0, 0],
+    [0.0067, 0.9933, 0, 0, 0],
+    [0.0034, 0.4983, 0.4983, 0, 0],
+    [0.0022, 0.3326, 0.3326, 0.3326, 0],
+    [0.0022, 0.3318, 0.3318, 0.3318, 0.0022],
+]
+SEED_ABCCE_OUTPUT = [[1, 0], [0.0067, 0.9933], [0.0034, 0.9966], [0.0022, 0.9978], [0.0045, 0.9955]]
+
+# --- seed 002, problem 2: "cbcce" with W_q = [1 1 0], W_k = [0 0 5], W_V = [[0 1 0], [0 0 0]] --------------
+SEED_CBCCE_PATTERN = [
+    [1, 0, 0, 0, 0],
+    [0.9933, 0.0067, 0, 0, 0],
+    [0.9867, 0.0066, 0.0066, 0, 0],
+    [0.9802, 0.0066, 0.0066, 0.0066, 0],
+    [0.9738, 0.0066, 0.0066, 0.0066, 0.0066],
+]
+SEED_CBCCE_OUTPUT = [[1, 0], [1, 0], [1, 0], [1, 0], [0.9934, 0]]
+
+
+def test_seed_002_consonant_table():
+    vocab = Vocab.chars_of(ALPHABET)
+    model = Model(vocab, vowel_consonant_embedding(), layers=[[Head(W_Q=[[1, 1]], W_K=[[0, 5]], W_V=np.eye(2))]])
+    trace = model.run("abcce")
+    np.testing.assert_allclose(trace.pattern(0, 0)[0], SEED_ABCCE_PATTERN, atol=5e-5)
+    np.testing.assert_allclose(trace.z(0, 0)[0], SEED_ABCCE_OUTPUT, atol=5e-5)
+
+
+def test_seed_002_first_position_table():
+    vocab = Vocab.chars_of(ALPHABET)
+    W_P = np.zeros((3, 8))
+    W_P[2, 0] = 1
+    model = Model(vocab, vowel_consonant_embedding(1), W_pos=W_P,
+                  layers=[[Head(W_Q=[[1, 1, 0]], W_K=[[0, 0, 5]], W_V=[[0, 1, 0], [0, 0, 0]])]])
+    trace = model.run("cbcce")
+    np.testing.assert_allclose(trace.pattern(0, 0)[0], SEED_CBCCE_PATTERN, atol=5e-5)
+    np.testing.assert_allclose(trace.z(0, 0)[0], SEED_CBCCE_OUTPUT, atol=5e-5)
+
+
+def test_seed_002_uniform_part_e():
+    vocab = Vocab.chars_of(ALPHABET)
+    model = Model(vocab, vowel_consonant_embedding(), layers=[[Head(W_Q=[[1, 1]], W_K=[[1, 1]], W_V=np.eye(2))]])
+    out = model.run("abcce").z(0, 0)[0]
+    np.testing.assert_allclose(out, [[1, 0], [0.5, 0.5], [1 / 3, 2 / 3], [0.25, 0.75], [0.4, 0.6]], atol=1e-12)
+
+
+# --- a random model to compare against ----------------------------------------------------------------
+def random_model(seed=0, d=8, n_vocab=6, n_layers=2, n_heads=2, d_head=3, n_ctx=12, mlp=True, ln=True, bias=True,
+                 scale="1/sqrt(d_head)", window=None):
+    rng = np.random.default_rng(seed)
+    r = lambda *s: rng.normal(size=s)  # noqa: E731
+    layers = []
+    for l in range(n_layers):
+        heads = [Head(W_Q=r(d_head, d), W_K=r(d_head, d), W_V=r(d_head, d), W_O=r(d, d_head),
+                      b_Q=r(d_head) if bias else None, b_K=r(d_head) if bias else None, b_V=r(d_head) if bias else None,
+                      window=window if l % 2 else None)
+                 for _ in range(n_heads)]
+        layers.append(Layer(heads=heads, b_O=r(d) if bias else None,
+                            mlp=MLP(r(2 * d, d), r(d, 2 * d), r(2 * d), r(d), act="gelu_tanh") if mlp else None,
+                            ln_attn=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None,
+                            ln_mlp=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None))
+    return Model(Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d),
+                 ln_final=LayerNorm() if ln else None, attn_scale=scale)
+
+
+def test_seed_001_factored_attention_and_ov():
+    """Attention from x_i^T W_Q^T W_K x_j equals q·k; Σ_h A_h X W_OV,h^T + b_O equals the layer's attention output."""
+    model = random_model(seed=1, bias=False, ln=False, mlp=False)
+    trace = model.run_ids(np.random.default_rng(2).integers(0, 6, size=(3, 10)))
+    for l, block in enumerate(model.blocks):
+        X = trace.layers[l].attn_in  # [b, T, d]
+        total = 0.0
+        for h in block.heads:
+            scores = np.einsum("bid,de,bje->bij", X, h.W_QK, X) * h.scale
+            A = C.functional.softmax(scores, C.functional.causal_mask(X.shape[1])[None])
+            np.testing.assert_allclose(A, trace.pattern(l, h.index), atol=1e-12)
+            total = total + A @ X @ h.W_OV.T
+        np.testing.assert_allclose(total, trace.layers[l].attn_out, atol=1e-10)
+
+
+def test_head_out_and_attn_out_add_up():
+    model = random_model(seed=3)
+    trace = model.run_ids(np.random.default_rng(4).integers(0, 6, size=(2, 7)))
+    for l, layer in enumerate(trace.layers):
+        summed = sum(trace.head_out(l, h) for h in range(2)) + model.blocks[l].b_O
+        np.testing.assert_allclose(summed, layer.attn_out, atol=1e-10)
+        np.testing.assert_allclose(layer.head_out.sum(1) + model.blocks[l].b_O, layer.attn_out, atol=1e-10)
+        np.testing.assert_allclose(layer.resid_pre + layer.attn_out + layer.mlp_out, layer.resid_post, atol=1e-10)
+
+
+ids_batches = st.integers(1, 10).flatmap(
+    lambda T: st.lists(st.lists(st.integers(0, 5), min_size=T, max_size=T), min_size=1, max_size=4))
+
+
+@given(ids_batches, st.integers(0, 3), st.sampled_from([None, 1, 3]))
+def test_pattern_rows_sum_to_one_and_are_causal(batch, seed, window):
+    model = random_model(seed=seed, window=window)
+    trace = model.run_ids(np.array(batch))
+    T = len(batch[0])
+    for layer in trace.layers:
+        np.testing.assert_allclose(layer.pattern.sum(-1), 1.0, atol=1e-12)
+        assert np.all(layer.pattern[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] == 0)
+        assert np.isfinite(layer.resid_post).all()
+
+
+@given(ids_batches, st.integers(0, 9), st.integers(0, 3))
+def test_changing_later_tokens_changes_nothing_before(batch, where, seed):
+    model = random_model(seed=seed)
+    ids = np.array(batch)
+    T = ids.shape[1]
+    i = where % T
+    changed = ids.copy()
+    changed[:, i + 1:] = (changed[:, i + 1:] + 1) % 6
+    a, b = model.run_ids(ids), model.run_ids(changed)
+    np.testing.assert_allclose(a.logits[:, : i + 1], b.logits[:, : i + 1], atol=1e-12)
+
+
+@given(st.lists(st.lists(st.integers(0, 5), min_size=1, max_size=9), min_size=1, max_size=5), st.integers(0, 3))
+def test_a_padded_batch_equals_its_strings_one_by_one(seqs, seed):
+    model = random_model(seed=seed)
+    trace = model.run([np.array(s) for s in seqs])
+    for n, s in enumerate(seqs):
+        alone = model.run_ids(np.array([s]))
+        np.testing.assert_allclose(trace.logits[n, : len(s)], alone.logits[0], atol=1e-10)
+        for l in range(model.n_layers):
+            np.testing.assert_allclose(trace.layers[l].pattern[n, :, : len(s), : len(s)], alone.layers[l].pattern[0], atol=1e-12)
+
+
+@given(st.floats(0.1, 10), st.floats(-3, 3), st.text("abcde", min_size=1, max_size=8))
+def test_sympy_weights_give_the_same_numbers(beta, gamma, text):
+    b, g = sympy.symbols("beta gamma")
+    vocab = Vocab.chars_of("abcde")
+    W_E = np.eye(5)[:3] + 0.5
+    symbolic = Model(vocab, W_E, layers=[[Head(W_Q=sympy.Matrix([[b, 0, 1], [0, g, 0]]), W_K=[[1, 0, 0], [0, 1, b]],
+                                                W_V=[[g, 0, 0]], W_O=sympy.Matrix([[1], [b], [0]]))]],
+                     params={"beta": beta, g: gamma})
+    numeric = Model(vocab, W_E, layers=[[Head(W_Q=[[beta, 0, 1], [0, gamma, 0]], W_K=[[1, 0, 0], [0, 1, beta]],
+                                              W_V=[[gamma, 0, 0]], W_O=[[1], [beta], [0]])]])
+    a, c = symbolic.run(text), numeric.run(text)
+    np.testing.assert_allclose(a.layers[0].pattern, c.layers[0].pattern, atol=1e-12)
+    np.testing.assert_allclose(a.resid(), c.resid(), atol=1e-12)
+
+
+def test_exact_products_stay_symbolic():
+    b = sympy.Symbol("beta")
+    vocab = Vocab.chars_of("ab")
+    model = Model(vocab, np.eye(2), layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=[[1, 0]], W_O=sympy.Matrix([[0], [b]]))]],
+                  params={"beta": 2})
+    head = model.head(0, 0)
+    assert head.exact("W_OV") == sympy.Matrix([[0, 0], [b, 0]])
+    assert head.exact("W_QK") == sympy.Matrix([[b, 0], [0, 0]])
+    assert head.exact("W_OV", bind=True) == sympy.Matrix([[0, 0], [2, 0]])
+
+
+def test_named_directions_write_weights_by_name():
+    resid = C.Basis(["vowel", "consonant"] + C.names("pos", 3))
+    W_Q = C.blank(1, resid)
+    W_Q[0, "consonant"] = 1
+    W_Q[0, "pos"] = [1, 2, 3]
+    assert W_Q[0, 1] == 1 and list(np.asarray(W_Q)[0]) == [0, 1, 1, 2, 3]
+    with pytest.raises(CircuitError, match="no direction named 'consonnant'.*did you mean 'consonant'"):
+        W_Q[0, "consonnant"] = 1
+
+
+def test_fixed_patterns():
+    vocab = Vocab.chars_of("abc")
+    model = Model(vocab, np.eye(3), layers=[[Head(W_V=np.eye(3), W_O=np.eye(3), pattern=p)
+                                             for p in ("previous", "self", "first", "uniform")]])
+    t = model.run("abca")
+    assert t.pattern(0, 0)[0].tolist() == [[1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]
+    assert t.pattern(0, 1)[0].tolist() == np.eye(4).tolist()
+    assert t.pattern(0, 2)[0][:, 0].tolist() == [1, 1, 1, 1]
+    np.testing.assert_allclose(t.pattern(0, 3)[0][3], [0.25] * 4)
+
+
+def test_local_window():
+    model = random_model(seed=5, window=2)
+    p = model.run_ids(np.zeros((1, 6), dtype=int)).pattern(1, 0)[0]
+    assert np.all(p[4, :3] == 0) and p[4, 3] > 0 and p[4, 4] > 0
+
+
+def test_bos_is_prepended_and_only_allowed_first():
+    vocab = Vocab.chars_of("ab", bos="^")
+    assert vocab.decode(vocab.encode("ab")) == ["^", "a", "b"]
+    with pytest.raises(CircuitError, match=r"BOS token '\^' may only stand at position 0.*position 2"):
+        vocab.encode("ab^")
+
+
+# --- validation: one line, naming the culprit ---------------------------------------------------------
+def build(**head):
+    vocab = Vocab.chars_of("ab")
+    base = dict(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))
+    base.update(head)
+    return Model(vocab, np.eye(2), W_pos=np.zeros((2, 4)), layers=[[Head(**base)]])
+
+
+@pytest.mark.parametrize("head, message", [
+    (dict(W_Q=[[1, 0, 0]]), r"^W_Q of head 0\.0 has shape \(1, 3\) but needs \(d_head, d_model\) = \(\?, 2\)$"),
+    (dict(W_K=[[1, 0], [0, 1]]), r"^W_K of head 0\.0 has shape \(2, 2\) but needs \(d_head, d_model\) = \(1, 2\)$"),
+    (dict(W_O=np.ones((2, 3))), r"W_O of head 0\.0 has shape \(2, 3\) but needs \(d_model, d_head\) = \(2, 2\)"),
+    (dict(W_Q=[1, 0]), r"W_Q of head 0\.0 has shape \(2,\) but needs .*nested lists"),
+    (dict(W_V=np.ones((2, 3))), r"W_V of head 0\.0 has shape \(2, 3\) but needs \(d_head, d_model\) = \(\?, 2\)"),
+    (dict(W_O=np.ones((1, 2))), r"W_O of head 0\.0 has shape \(1, 2\) but needs \(d_model, d_head\) = \(2, 2\)"),
+    (dict(W_K=[[0], [1]]), r"W_K of head 0\.0 has shape \(2, 1\) but needs \(d_head, d_model\) = \(1, 2\); it looks transposed"),
+    (dict(W_Q=[[1, 0], [1]]), r"W_Q of head 0\.0 is ragged"),
+    (dict(W_Q=[[np.nan, 0]]), r"W_Q of head 0\.0 has nan at \[0, 0\]; every entry must be finite"),
+    (dict(W_K=[[0, np.inf]]), r"W_K of head 0\.0 has inf at \[0, 1\]"),
+    (dict(W_V=[["1", 0], [0, 1]]), r"W_V of head 0\.0 has the string '1' at \[0, 0\]"),
+    (dict(W_V=[[None, 0], [0, 1]]), r"W_V of head 0\.0 has None at \[0, 0\]"),
+    (dict(W_Q=[[10**400, 0]]), r"W_Q of head 0\.0 has an entry too large for float64 at \[0, 0\]"),
+    (dict(W_Q=[[1e300, 0]]), r"W_Q of head 0\.0 has 1e\+300 at \[0, 0\]; entries above 1e\+100"),
+    (dict(W_Q=[[sympy.Symbol("beta"), 0]]), r"W_Q of head 0\.0 uses symbol beta at \[0, 0\] with no value"),
+    (dict(W_Q=None), r"W_Q of head 0\.0 is missing"),
+    (dict(pattern="prev"), r"head 0\.0 has pattern='prev'; choose one of previous, self"),
+    (dict(window=0), r"head 0\.0 has window = 0"),
+])
+def test_validation_names_the_culprit(head, message):
+    with pytest.raises(CircuitError, match=message) as err:
+        build(**head)
+    assert "\n" not in str(err.value)
+
+
+def test_mismatched_d_model_between_parts():
+    with pytest.raises(CircuitError, match=r"W_pos has shape \(3, 4\) but needs \(d_model, n_ctx\) = \(2, \?\)"):
+        Model(Vocab.chars_of("ab"), np.eye(2), W_pos=np.zeros((3, 4)))
+    with pytest.raises(CircuitError, match=r"W_U has shape \(2, 3\) but needs \(n_vocab, d_model\) = \(\?, 2\)"):
+        Model(Vocab.chars_of("ab"), np.eye(2), W_U=np.zeros((2, 3)))
+    with pytest.raises(CircuitError, match=r"W_E has shape \(2, 3\) but needs \(d_model, n_vocab\) = \(\?, 2\)"):
+        Model(Vocab.chars_of("ab"), np.ones((2, 3)))
+
+
+def test_symbol_bound_to_a_non_number_and_unused_parameter():
+    b = sympy.Symbol("beta")
+    with pytest.raises(CircuitError, match=r"parameter 'beta' is bound to x \+ y, which is not a number"):
+        Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=np.eye(2))]],
+              params={"beta": sympy.Symbol("x") + sympy.Symbol("y")})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=np.eye(2))]],
+              params={"beta": 1, "gamma": 2})
+    assert any(issubclass(w.category, CircuitWarning) and "'gamma' is bound in params but no matrix uses it" in str(w.message)
+               for w in caught)
+
+
+def test_input_errors():
+    model = build()
+    with pytest.raises(CircuitError, match=r"unknown token 'z' at position 1 of 'az'; the vocabulary is 'a' 'b'"):
+        model.run("az")
+    with pytest.raises(CircuitError, match="input 0 is empty"):
+        model.run([""])
+    with pytest.raises(CircuitError, match=r"input 1 has 5 tokens but n_ctx is 4 \(W_pos has 4 columns\)"):
+        model.run(["ab", "ababa"])
+
+
+def test_extreme_but_allowed_weights_stay_finite_or_fail_clearly():
+    vocab = Vocab.chars_of("ab")
+    model = Model(vocab, np.eye(2), layers=[[Head(W_Q=[[1e90, 1e90]], W_K=[[1e90, 0]], W_V=np.eye(2) * 1e90, W_O=np.eye(2))]])
+    try:
+        trace = model.run("abab")
+    except CircuitError as e:
+        assert "overflowed" in str(e)
+    else:
+        assert np.isfinite(trace.layers[0].pattern).all()
