@@ -19,14 +19,20 @@ def causal_mask(T: int, window: int | None = None) -> np.ndarray:
 
 def softmax(x: np.ndarray, visible: np.ndarray | None = None) -> np.ndarray:  # [..., k], [..., k] -> [..., k]
     """Row softmax; hidden entries are exactly 0 and a row with nothing visible is all 0, never NaN."""
-    x = np.nan_to_num(x, nan=0.0, posinf=_BIG, neginf=-_BIG)
     if visible is not None:
         x = np.where(visible, x, -np.inf)
-    m = np.max(x, axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.exp(x - m)
+    m = np.max(x, axis=-1, keepdims=True)  # NaN or ±inf here means a row needs the careful path
+    if not np.isfinite(m).all():
+        x = np.nan_to_num(x, nan=0.0, posinf=_BIG, neginf=-_BIG)
+        if visible is not None:
+            x = np.where(visible, x, -np.inf)
+        m = np.max(x, axis=-1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+    e = x - m  # a fresh array, so the in-place steps below touch nothing of the caller's
+    np.exp(e, out=e)
     s = np.sum(e, axis=-1, keepdims=True)
-    return e / np.where(s > 0, s, 1.0)
+    e /= np.where(s > 0, s, 1.0)
+    return e
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:  # [..., v] -> [..., v]

@@ -1,0 +1,166 @@
+"""Hugging Face GPT-2 and GPT-Neo as circuits models, with the seeds' experiments (needs the [hf] extra).
+
+    from circuits.hf import from_hf
+    model = from_hf("path/to/gpt2")         # a local directory, or a model object; nothing is downloaded
+
+Weights come over unprocessed (no LayerNorm folding, no centring), so a circuits Trace holds the
+same numbers as the Hugging Face forward pass: within 1e-10 for GPT-2 in float64, and within
+about 1e-6 for GPT-Neo, which computes q·k and its softmax in float32 whatever the model's dtype.
+torch and transformers are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import export
+from .errors import CircuitError
+from .model import Model
+from .trace import Trace
+
+INSTALL = 'pip install "circuits-workbench[hf]"'
+
+
+def _require(*modules: str):
+    """Import the extra's modules, or say in one line how to install them."""
+    import importlib
+
+    out = []
+    for name in modules:
+        try:
+            out.append(importlib.import_module(name))
+        except ImportError:
+            raise CircuitError(f"real models need {name}, which is not installed: {INSTALL}") from None
+    return out[0] if len(out) == 1 else out
+
+
+def load_hf(path_or_name: str | os.PathLike):
+    """A GPT-2 / GPT-Neo model object from a local directory, or a name already in the local HF cache."""
+    transformers = _require("torch", "transformers")[1]
+    where = str(path_or_name)
+    if not Path(where).is_dir() and Path(where).exists():
+        raise CircuitError(f"{where} is a file; give the directory that holds config.json and the weights")
+    try:
+        return transformers.AutoModelForCausalLM.from_pretrained(
+            where, local_files_only=True, attn_implementation="eager")
+    except (OSError, ValueError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CircuitError(
+            f"no local model at {where!r} ({first[:160]}); circuits never downloads: "
+            "save one with save_pretrained first (README, \"Real models\")"
+        ) from None
+
+
+def load_tokenizer(path_or_name: str | os.PathLike, required: bool = True):
+    """The tokenizer saved beside a local model (None if there is none and not `required`)."""
+    transformers = _require("transformers")
+    try:
+        return transformers.AutoTokenizer.from_pretrained(str(path_or_name), local_files_only=True)
+    except (OSError, ValueError, TypeError) as e:
+        if required:
+            raise CircuitError(f"no local tokenizer at {str(path_or_name)!r} ({str(e).splitlines()[0][:160]})") from None
+        return None
+
+
+def from_hf(model_or_path, tokenizer=None) -> Model:
+    """A circuits Model with the exact weights of a HF GPT2LMHeadModel / GPTNeoForCausalLM (or their base models).
+
+    `model_or_path` is a model object or a local directory (or a name in the local cache).
+    The vocabulary takes its token names from `tokenizer` (or the one saved with the model);
+    without one, tokens are named "t0", "t1", ….
+    """
+    _require("torch", "transformers")
+    hf_model = model_or_path
+    if isinstance(model_or_path, (str, os.PathLike)):
+        hf_model = load_hf(model_or_path)
+        if tokenizer is None:
+            tokenizer = load_tokenizer(model_or_path, required=False)
+    if not hasattr(hf_model, "state_dict") or not hasattr(hf_model, "config"):
+        raise CircuitError(f"from_hf needs a Hugging Face model or a directory, not {type(hf_model).__name__}")
+    state = {k: v.detach().cpu().double().numpy() for k, v in hf_model.state_dict().items()}
+    config = hf_model.config.to_dict()
+    V = int(config["vocab_size"])
+    tokens = vocab_tokens(tokenizer, V) if tokenizer is not None else None
+    bos = getattr(tokenizer, "bos_token", None) if tokenizer is not None else None
+    name = config.get("_name_or_path") or (str(model_or_path) if not hasattr(model_or_path, "config") else None)
+    return export.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name,
+                                     source=name or config.get("model_type", "the model"))
+
+
+def vocab_tokens(tokenizer, n_vocab: int) -> list[str]:
+    """Token names for ids 0..n_vocab−1 (the tokenizer's own spelling, e.g. "Ġthe" for " the")."""
+    return [t if t is not None else f"<id:{i}>" for i, t in enumerate(tokenizer.convert_ids_to_tokens(list(range(n_vocab))))]
+
+
+def to_hf(model: Model, arch: str | None = None, dtype=None):
+    """The circuits model as a HF GPT2LMHeadModel / GPTNeoForCausalLM (float64 unless `dtype`), eval mode."""
+    torch, transformers = _require("torch", "transformers")
+    state, config = export.to_hf_state_dict(model, arch)
+    kind = config.pop("model_type")
+    cls = {"gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
+           "gpt_neo": (transformers.GPTNeoConfig, transformers.GPTNeoForCausalLM)}[kind]
+    hf_config = cls[0](**config, attn_implementation="eager")
+    hf_model = cls[1](hf_config).to(dtype or torch.float64).eval()
+    missing, unexpected = hf_model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}, strict=False)
+    missing = [k for k in missing if not k.endswith(export.IGNORED_SUFFIXES)]
+    if missing or unexpected:
+        raise CircuitError(f"the {kind} state dict does not fit: missing {missing[:3]}, unexpected {unexpected[:3]}")
+    return hf_model
+
+
+# --- the seeds' experiments -------------------------------------------------------------------
+def encode(tokenizer, text: str, bos: bool = True) -> np.ndarray:  # -> [1, T]
+    """Token ids of `text` with the BOS token in front (seed 000: `tokenizer.bos_token + sentence`)."""
+    prefix = tokenizer.bos_token if bos and tokenizer.bos_token else ""
+    return np.asarray(tokenizer(prefix + text)["input_ids"], dtype=np.int64)[None]
+
+
+def token_strings(tokenizer, ids: np.ndarray) -> list[str]:
+    """Readable tokens of one input [T], as seed 000 prints them (batch_decode, spaces kept)."""
+    return tokenizer.batch_decode([[int(i)] for i in np.ravel(ids)], clean_up_tokenization_spaces=False)
+
+
+def repeated_random_tokens(seed: int = 2025, seq_len: int = 20, high: int = 100, bos_id: int | None = None,
+                           low: int = 0) -> np.ndarray:  # -> [1, (1 +) 2·seq_len]
+    """Seed 000's input: torch.manual_seed(seed), seq_len random ids in [low, high), repeated, BOS in front."""
+    torch = _require("torch")
+    torch.manual_seed(seed)
+    random_tokens = torch.randint(low=low, high=high, size=(1, seq_len))
+    tokens = torch.cat([random_tokens, random_tokens], dim=1)  # [1, 2·seq_len]
+    if bos_id is not None:
+        tokens = torch.cat([torch.tensor([[int(bos_id)]]), tokens], dim=1)  # [1, 1 + 2·seq_len]
+    return tokens.numpy().astype(np.int64)
+
+
+@dataclass(frozen=True)
+class HalvesLogprob:
+    """Log-probs of each correct next token over a repeated sequence: the series and each half's mean."""
+
+    series: np.ndarray  # [T − 1]: series[i] = log p(token i+1 | tokens ≤ i)
+    first_half: float
+    second_half: float
+
+
+def next_token_logprobs(trace: Trace, n: int = 0) -> np.ndarray:  # -> [T − 1]
+    """log p(correct next token) at each position of input n."""
+    if trace.logprobs is None:
+        raise CircuitError("the model has no W_U, so the trace has no log-probs")
+    T = int(trace.valid[n].sum())
+    ids = trace.ids[n, :T]
+    return trace.logprobs[n, np.arange(T - 1), ids[1:]]  # [T − 1]
+
+
+def halves_logprob(trace: Trace, seq_len: int, n: int = 0) -> HalvesLogprob:
+    """Seed 000, exercise 1.10: mean log-prob on the first and the second copy of a repeated sequence.
+
+    With BOS + 2·seq_len tokens the series has 2·seq_len entries; the first seq_len predict the
+    first copy (from BOS on), the rest the second copy, which an induction head can copy.
+    """
+    series = next_token_logprobs(trace, n)
+    if len(series) < seq_len + 1:
+        raise CircuitError(f"input {n} has {len(series) + 1} tokens, too few for two halves of seq_len = {seq_len}")
+    return HalvesLogprob(series, float(series[:seq_len].mean()), float(series[seq_len:].mean()))

@@ -1,0 +1,166 @@
+"""The inputs a puzzle is checked on: an alphabet, a length range, and families of strings.
+
+Every family can both sample many inputs at once with numpy (the bulk check) and
+give a hypothesis strategy (the property test, which shrinks failures).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import strategies
+from .errors import CircuitError
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """Tokens drawn uniformly; lengths uniform over the range."""
+
+    name: str = "random strings"
+
+    def sample(self, rng: np.random.Generator, n: int, alphabet: Sequence[str], lo: int, hi: int) -> list[list[str]]:
+        lengths = rng.integers(lo, hi + 1, size=n)
+        a = np.array(alphabet, dtype=object)
+        flat = a[rng.integers(0, len(a), size=int(lengths.sum()))]
+        cuts = np.cumsum(lengths)[:-1]
+        return [list(x) for x in np.split(flat, cuts)]
+
+    def strategy(self, alphabet, lo, hi):
+        return strategies.strings(alphabet, lo, hi)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """A few long runs, each of one class of tokens: the worst cases for softmax dilution."""
+
+    classes: Mapping[str, Sequence[str]]
+    max_runs: int = 3
+    name: str = "runs of one class"
+
+    def sample(self, rng, n, alphabet, lo, hi):
+        pools = [list(v) for v in self.classes.values()]
+        out = []
+        for _ in range(n):
+            T = int(rng.integers(lo, hi + 1))
+            k = int(rng.integers(1, self.max_runs + 1))
+            cuts = np.sort(rng.choice(np.arange(1, T), size=min(k - 1, T - 1), replace=False)) if T > 1 else []
+            seq: list[str] = []
+            for part in np.split(np.arange(T), cuts):
+                pool = pools[int(rng.integers(len(pools)))]
+                seq += [pool[int(i)] for i in rng.integers(0, len(pool), size=len(part))]
+            out.append(seq)
+        return out
+
+    def strategy(self, alphabet, lo, hi):
+        return strategies.runs(self.classes, lo, hi, self.max_runs)
+
+    def extremes(self, lo: int, hi: int) -> list[list[str]]:
+        """Every input of one or two runs of class representatives (A^k B^(L−k)), lengths lo..hi."""
+        reps = [list(v)[0] for v in self.classes.values()]
+        out = []
+        for L in range(lo, hi + 1):
+            out += [[a] * L for a in reps]
+            out += [[a] * k + [b] * (L - k) for a in reps for b in reps if a != b for k in range(1, L)]
+        return out
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """A random sequence followed by itself; `distinct` makes the first half repeat-free."""
+
+    min_half: int = 2
+    max_half: int | None = None
+    distinct: bool = False
+    name: str = "repeated sequences"
+
+    def _halves(self, alphabet, lo, hi):
+        top = hi // 2 if self.max_half is None else min(self.max_half, hi // 2)
+        if self.distinct:
+            top = min(top, len(alphabet))
+        bottom = max(self.min_half, (lo + 1) // 2)
+        if bottom > top:
+            raise CircuitError(f"repeated sequences need halves of {bottom}..{top} tokens, which the length range {lo}..{hi} does not allow")
+        return bottom, top
+
+    def sample(self, rng, n, alphabet, lo, hi):
+        bottom, top = self._halves(alphabet, lo, hi)
+        out = []
+        for _ in range(n):
+            h = int(rng.integers(bottom, top + 1))
+            idx = rng.permutation(len(alphabet))[:h] if self.distinct else rng.integers(0, len(alphabet), size=h)
+            half = [alphabet[int(i)] for i in idx]
+            out.append(half + half)
+        return out
+
+    def strategy(self, alphabet, lo, hi):
+        bottom, top = self._halves(alphabet, lo, hi)
+        return strategies.repeated_sequences(alphabet, bottom, top, self.distinct)
+
+
+Family = Uniform | Runs | Repeated
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a puzzle is checked on.
+
+    `n_random` inputs are sampled (split evenly over `families`); every input of up
+    to `exhaustive_budget` strings is enumerated first, shortest lengths first.
+    """
+
+    alphabet: Sequence[str]
+    min_len: int = 1
+    max_len: int = 20
+    families: Sequence[Family] = field(default_factory=lambda: (Uniform(),))
+    n_random: int = 10_000
+    exhaustive_budget: int = 20_000
+    seed: int = 0
+
+    def __post_init__(self):
+        if not 1 <= self.min_len <= self.max_len:
+            raise CircuitError(f"input lengths {self.min_len}..{self.max_len} are not a valid range (need 1 ≤ min_len ≤ max_len)")
+        if not self.alphabet:
+            raise CircuitError("the input alphabet is empty")
+
+    def sample(self, n: int | None = None, seed: int | None = None) -> list[list[str]]:
+        rng = np.random.default_rng(self.seed if seed is None else seed)
+        n = self.n_random if n is None else n
+        fams = list(self.families)
+        out: list[list[str]] = []
+        for i, fam in enumerate(fams):
+            k = n // len(fams) + (1 if i < n % len(fams) else 0)
+            out += fam.sample(rng, k, list(self.alphabet), self.min_len, self.max_len)
+        return out
+
+    def exhaustive_max_len(self, alphabet_size: int | None = None) -> int:
+        """The longest length L such that all inputs of length min_len..L fit the budget (0 if none do)."""
+        a = alphabet_size or len(self.alphabet)
+        total, L = 0, self.min_len - 1
+        while L < self.max_len:
+            total += a ** (L + 1)
+            if total > self.exhaustive_budget:
+                break
+            L += 1
+        return L
+
+    def exhaustive(self, alphabet: Sequence[str] | None = None, max_len: int | None = None):
+        """Every input over `alphabet` (default: the puzzle's) of length min_len..max_len, shortest first."""
+        alphabet = list(self.alphabet if alphabet is None else alphabet)
+        top = self.exhaustive_max_len(len(alphabet)) if max_len is None else max_len
+        for L in range(self.min_len, top + 1):
+            for combo in itertools.product(alphabet, repeat=L):
+                yield list(combo)
+
+    def strategy(self):
+        from hypothesis import strategies as st
+
+        alphabet = list(self.alphabet)
+        return st.one_of([f.strategy(alphabet, self.min_len, self.max_len) for f in self.families])
+
+    def describe(self) -> str:
+        fams = ", ".join(f.name for f in self.families)
+        return f"lengths {self.min_len}..{self.max_len} over {len(self.alphabet)} tokens ({fams})"

@@ -1,0 +1,440 @@
+"""What a puzzle checks: behaviour targets (outputs, attention, next tokens), structure and code targets.
+
+A behaviour target evaluates a whole batch at once (`evaluate`) and explains one
+failing input position by position (`explain`), with a hint where one can be derived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import behaviours
+from .errors import CircuitError
+
+Tokens = list[str]
+
+
+# --- readouts: what part of a trace is compared ----------------------------------------------------------
+@dataclass(frozen=True)
+class HeadResult:
+    """A head's value mix z = Σ_j A_ij v_j (before W_O), `[b, T, d_head]`."""
+
+    layer: int = 0
+    head: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"head {self.layer}.{self.head} result (A·V)"
+
+    def get(self, trace) -> np.ndarray:
+        return trace.z(self.layer, self.head)
+
+    def values(self, trace) -> np.ndarray:  # [b, T, d_head]: what each key would contribute alone
+        h = trace.model.head(self.layer, self.head)
+        return trace.layers[self.layer].v[:, self.head, :, : h.W_V.shape[0]]
+
+    def components(self, model) -> list[str]:
+        return [str(i) for i in range(model.head(self.layer, self.head).W_V.shape[0])]
+
+
+@dataclass(frozen=True)
+class HeadOutput:
+    """A head's output W_O z in the residual stream, optionally only some named directions."""
+
+    layer: int = 0
+    head: int = 0
+    directions: tuple[str, ...] | None = None
+
+    @property
+    def label(self) -> str:
+        where = f" on {', '.join(self.directions)}" if self.directions else ""
+        return f"head {self.layer}.{self.head} output{where}"
+
+    def _idx(self, model):
+        if self.directions is None:
+            return list(range(model.d_model))
+        return model.residual.index(list(self.directions))
+
+    def get(self, trace) -> np.ndarray:
+        return trace.head_out(self.layer, self.head)[..., self._idx(trace.model)]
+
+    def values(self, trace) -> np.ndarray:
+        h = trace.model.head(self.layer, self.head)
+        v = trace.layers[self.layer].v[:, self.head, :, : h.W_V.shape[0]]
+        return (v @ h.W_O.T)[..., self._idx(trace.model)]
+
+    def components(self, model) -> list[str]:
+        return [model.residual.labels[i] for i in self._idx(model)]
+
+
+@dataclass(frozen=True)
+class Residual:
+    """Named directions of the residual stream after a layer (None: after the last)."""
+
+    directions: tuple[str, ...]
+    after_layer: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"residual {', '.join(self.directions)}"
+
+    def get(self, trace) -> np.ndarray:
+        return trace.resid(self.after_layer)[..., trace.model.residual.index(list(self.directions))]
+
+    def values(self, trace):
+        return None
+
+    def components(self, model) -> list[str]:
+        return [model.residual.labels[i] for i in model.residual.index(list(self.directions))]
+
+
+Readout = HeadResult | HeadOutput | Residual
+
+
+# --- results -----------------------------------------------------------------------------------------
+@dataclass
+class Evaluation:
+    """Per input: `ok` [b] and `worst` [b], the input's worst value of the target's metric."""
+
+    ok: np.ndarray
+    worst: np.ndarray
+
+
+@dataclass
+class Explanation:
+    """One failing input, position by position, for the report."""
+
+    position: int
+    summary: str
+    columns: list[str]
+    rows: list[list[str]]
+    hint: str
+    head: tuple[int, int] | None = None
+    marks: list[int] | None = None  # per query row: the key a target expects (−1: none)
+
+
+def _fmt_vec(v) -> str:
+    v = np.atleast_1d(np.asarray(v, dtype=float))
+    return "[" + ", ".join(f"{x:.3g}" if abs(x) >= 1e-3 else "0" for x in v) + "]"
+
+
+def _tok(tokens: Tokens, i: int) -> str:
+    return f"{i} {tokens[i]!r}"
+
+
+class Target:
+    """Base: a named check. `higher_is_worse` says how `worst` reads (errors vs attention mass)."""
+
+    kind = "behaviour"
+    label = "target"
+    metric = "metric"
+    higher_is_worse = True
+    reads_logits = False
+
+    def evaluate(self, trace, batch: list[Tokens]) -> Evaluation:
+        raise NotImplementedError
+
+    def explain(self, trace, tokens: Tokens) -> Explanation:
+        raise NotImplementedError
+
+    def classes_ok(self, canon: Callable[[Tokens], Tokens], sample: list[Tokens]) -> bool:
+        """Whether this target's spec gives the same answer on each input and its class-canonical form."""
+        return True
+
+
+def _spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:
+    """The spec's expectations `[b, T, k]` (NaN where none); a BOS token shifts positions by one."""
+    out = np.full((len(batch), T, k), np.nan)
+    for n, toks in enumerate(batch):
+        exp = spec(toks)
+        offset = T - len(toks)
+        if len(exp) != len(toks):
+            raise CircuitError(f"the spec for {what} returned {len(exp)} values for an input of {len(toks)} tokens {''.join(toks)!r}")
+        try:  # the common case: an expectation at every position
+            out[n, offset:] = np.asarray(exp, dtype=float).reshape(len(toks), k)
+            continue
+        except (TypeError, ValueError):
+            pass
+        for i, e in enumerate(exp):
+            if e is not None:
+                e = np.atleast_1d(np.asarray(e, dtype=float))
+                if e.shape != (k,):
+                    raise CircuitError(f"the spec for {what} gave {e.shape[0]} numbers at position {i} but the readout has {k}")
+                out[n, i + offset] = e
+    return out
+
+
+@dataclass
+class Output(Target):
+    """At every position the readout is within `tol` (max abs difference) of `spec(tokens)[i]`."""
+
+    readout: Readout
+    spec: Callable[[Tokens], Sequence]
+    tol: float = 0.1
+    description: str = ""
+    metric: str = field(default="largest error", init=False)
+
+    @property
+    def label(self) -> str:
+        return self.description or f"{self.readout.label} ≈ spec within {self.tol:g}"
+
+    def evaluate(self, trace, batch):
+        yours = self.readout.get(trace)  # [b, T, k]
+        exp = _spec_array(self.spec, batch, yours.shape[1], yours.shape[2], self.label)
+        err = np.nanmax(np.where(np.isnan(exp), -np.inf, np.abs(yours - exp)), axis=-1)  # [b, T]
+        err = np.where(np.isfinite(err), err, np.nan)
+        worst = np.nanmax(np.where(np.isnan(err), -np.inf, err), axis=-1)
+        worst = np.where(np.isfinite(worst), worst, 0.0)
+        return Evaluation(worst <= self.tol, worst)
+
+    def classes_ok(self, canon, sample):
+        return all(np.allclose(np.asarray(self.spec(s), dtype=float), np.asarray(self.spec(canon(s)), dtype=float))
+                   for s in sample)
+
+    def explain(self, trace, tokens):
+        model = trace.model
+        yours = self.readout.get(trace)[0]
+        exp = _spec_array(self.spec, [tokens], yours.shape[0], yours.shape[1], self.label)[0]
+        err = np.where(np.isnan(exp), 0.0, np.abs(yours - exp)).max(-1)
+        bad = np.flatnonzero(err > self.tol)
+        q = int(bad[0]) if len(bad) else int(np.argmax(err))
+        tokens = trace.tokens(0)
+        rows = [[str(i), repr(t), "—" if np.isnan(exp[i]).all() else _fmt_vec(exp[i]), _fmt_vec(yours[i]),
+                 f"{err[i]:.3g}" if err[i] >= 1e-9 else "0", "✗" if err[i] > self.tol else "✓"] for i, t in enumerate(tokens)]
+        summary = (f"at position {_tok(tokens, q)} the expected {self.readout.label} is {_fmt_vec(exp[q])}, "
+                   f"yours is {_fmt_vec(yours[q])} (error {err[q]:.3g} > tolerance {self.tol:g})")
+        head = getattr(self.readout, "layer", None), getattr(self.readout, "head", None)
+        head = head if head[0] is not None else None
+        hint = self._hint(trace, tokens, q, exp[q]) if head else "compare your residual stream with the expected vector"
+        return Explanation(q, summary, ["pos", "token", "expected", "yours", "error", ""], rows, hint, head)
+
+    def _hint(self, trace, tokens, q, expected) -> str:
+        l, h = self.readout.layer, self.readout.head
+        name = f"head {l}.{h}"
+        pattern = trace.pattern(l, h)[0, q, : q + 1]
+        values = self.readout.values(trace)[0, : q + 1]  # [q+1, k]
+        near = np.abs(values - expected).max(-1) <= self.tol
+        fixed = trace.model.head(l, h).pattern is not None
+        if near.any():
+            good = np.flatnonzero(near)
+            mass = float(pattern[good].sum())
+            where = ", ".join(_tok(tokens, int(j)) for j in good[:4]) + (" …" if len(good) > 4 else "")
+            if fixed:
+                return (f"{name} has a fixed pattern, and attending to {where} would give the expected vector: "
+                        "the values are right, so check which head or layer the puzzle expects")
+            scores = trace.layers[l].scores[0, h, q, : q + 1]
+            gap = float(scores[good].min() - np.delete(scores, good).max()) if len(good) <= q else np.inf
+            if np.isfinite(gap) and gap > 0:
+                return (f"attention is aimed right but not sharp enough: at position {q} the keys whose value would give "
+                        f"the expected vector ({where}) score {gap:.3g} above the rest, yet hold only {mass:.3f} of "
+                        f"{name}'s attention because {q + 1 - len(good)} other keys share the softmax. The gap must grow "
+                        f"with length (about log(length / tolerance)): scale W_Q or W_K up.")
+            return (f"attention went to the wrong positions: only {mass:.3f} of {name}'s attention at position {q} is on "
+                    f"the keys whose value would give the expected vector ({where}). Look at W_Q and W_K.")
+        if np.abs(values.mean(0) - expected).max() <= self.tol:
+            return (f"attending evenly to positions 0..{q} would give the expected vector, but {name} does not: "
+                    "look at W_Q and W_K (a zero W_QK attends evenly)")
+        return (f"no key's value is close to the expected vector {_fmt_vec(expected)} (the values at positions 0..{q} are "
+                f"{', '.join(_fmt_vec(v) for v in values[:4])}{' …' if q >= 4 else ''}), so no attention pattern can "
+                "produce it: look at W_V (and W_O)")
+
+
+@dataclass
+class Attention(Target):
+    """Head `layer.head` puts at least `min_mass` of its attention on the target key at every query that has one.
+
+    `where` is a behaviour name ("previous-token", "induction", …, see circuits.behaviours),
+    a function of token ids `[b, T] -> [b, T]`, or `per_input=True` with a function
+    tokens -> list of key positions (None where a query has no target).
+    """
+
+    layer: int
+    head: int
+    where: str | Callable
+    min_mass: float = 0.9
+    per_input: bool = False
+    description: str = ""
+    skip_first: int = 0
+    metric: str = field(default="smallest attention on target", init=False)
+    higher_is_worse: bool = field(default=False, init=False)
+
+    @property
+    def label(self) -> str:
+        what = self.where if isinstance(self.where, str) else getattr(self.where, "__name__", "target")
+        return self.description or f"head {self.layer}.{self.head} puts ≥ {self.min_mass:g} of its attention on {what}"
+
+    def targets(self, trace, batch) -> np.ndarray:  # [b, T]
+        if self.per_input:
+            T = trace.ids.shape[1]
+            out = np.full((len(batch), T), -1)
+            offset = T - len(batch[0])  # a BOS token shifts positions
+            for n, toks in enumerate(batch):
+                for i, k in enumerate(self.where(toks)):
+                    if k is not None:
+                        out[n, i + offset] = k + offset
+            return out
+        fn = behaviours.BEHAVIOURS[self.where] if isinstance(self.where, str) else self.where
+        t = np.asarray(fn(trace.ids))
+        if self.skip_first:
+            t = t.copy()
+            t[:, : self.skip_first] = -1
+        return t
+
+    def evaluate(self, trace, batch):
+        pattern = trace.pattern(self.layer, self.head)  # [b, T, T]
+        mass = behaviours.mass_on_target(pattern, self.targets(trace, batch), trace.valid)
+        worst = np.nanmin(np.where(np.isnan(mass), np.inf, mass), axis=-1)
+        worst = np.where(np.isfinite(worst), worst, 1.0)
+        return Evaluation(worst >= self.min_mass, worst)
+
+    def classes_ok(self, canon, sample):
+        if not self.per_input:
+            return self.where in ("previous-token", "current-token", "first-token")
+        return all(list(self.where(s)) == list(self.where(canon(s))) for s in sample)
+
+    def explain(self, trace, tokens):
+        pattern = trace.pattern(self.layer, self.head)[0]
+        targets = self.targets(trace, [tokens])[0]
+        labels = trace.tokens(0)
+        mass = behaviours.mass_on_target(pattern[None], targets[None])[0]
+        bad = np.flatnonzero(np.nan_to_num(mass, nan=1.0) < self.min_mass)
+        q = int(bad[0])
+        t = int(targets[q])
+        top = int(np.argmax(pattern[q]))
+        rows = []
+        for i in range(len(labels)):
+            if targets[i] < 0:
+                rows.append([str(i), repr(labels[i]), "—", f"{int(np.argmax(pattern[i]))} ({pattern[i].max():.3f})", "—", ""])
+                continue
+            rows.append([str(i), repr(labels[i]), f"{targets[i]} {labels[targets[i]]!r}",
+                         f"{int(np.argmax(pattern[i]))} ({pattern[i].max():.3f})", f"{mass[i]:.3f}",
+                         "✗" if mass[i] < self.min_mass else "✓"])
+        name = f"head {self.layer}.{self.head}"
+        summary = (f"at query {_tok(labels, q)} the target is key {_tok(labels, t)}, but {name} puts only "
+                   f"{mass[q]:.3f} there (needs ≥ {self.min_mass:g}); its largest weight, {pattern[q, top]:.3f}, is on key {_tok(labels, top)}")
+        if trace.model.head(self.layer, self.head).pattern is not None:
+            hint = f"{name} has a fixed pattern; this target needs a computed one"
+        elif top == t:
+            scores = trace.layers[self.layer].scores[0, self.head, q, : q + 1]
+            rest = np.delete(scores, t)
+            gap = float(scores[t] - rest.max()) if len(rest) else np.inf
+            hint = (f"{name} attends most to the right key, but its score there beats the next best by only {gap:.3g}: "
+                    f"sharpen the pattern by scaling W_Q or W_K (or your sharpness symbol) up")
+        else:
+            s = trace.layers[self.layer].scores[0, self.head, q]
+            hint = (f"attention went to the wrong position: the score of key {top} is {s[top]:.3g} against {s[t]:.3g} for the "
+                    f"target key {t}. Look at W_Q and W_K (for position rotations: check the direction and the sign)")
+        return Explanation(q, summary, ["query", "token", "target key", "argmax key (weight)", "on target", ""],
+                           rows, hint, (self.layer, self.head), [int(x) for x in targets])
+
+
+@dataclass
+class NextToken(Target):
+    """Log-probabilities of the next token from the logits.
+
+    `spec(tokens)[i]` is the token expected after position i (None: no expectation).
+    With `mean=True` the mean log-prob over expected positions must lie in [lo, hi];
+    otherwise every expected position's log-prob must be ≥ lo.
+    """
+
+    spec: Callable[[Tokens], Sequence]
+    lo: float = -0.1
+    hi: float = 0.0
+    mean: bool = False
+    description: str = ""
+    metric: str = field(default="log-prob", init=False)
+    higher_is_worse: bool = field(default=False, init=False)
+    reads_logits: bool = field(default=True, init=False)
+
+    @property
+    def label(self) -> str:
+        if self.description:
+            return self.description
+        return f"mean next-token log-prob in [{self.lo:g}, {self.hi:g}]" if self.mean else f"every expected next token has log-prob ≥ {self.lo:g}"
+
+    def _logp(self, trace, batch) -> np.ndarray:  # [b, T] with NaN where no expectation
+        if trace.logprobs is None:
+            raise CircuitError(f"{self.label}: the model has no W_U, so it makes no predictions")
+        vocab = trace.model.vocab
+        T = trace.ids.shape[1]
+        out = np.full((len(batch), T), np.nan)
+        for n, toks in enumerate(batch):
+            offset = T - len(toks) if trace.valid[n].all() else int(trace.valid[n].sum()) - len(toks)
+            for i, e in enumerate(self.spec(toks)):
+                if e is not None:
+                    out[n, i + offset] = trace.logprobs[n, i + offset, vocab.id(e)]
+        return out
+
+    def evaluate(self, trace, batch):
+        lp = self._logp(trace, batch)
+        if self.mean:
+            m = np.array([np.nanmean(r) if np.isfinite(r).any() else 0.0 for r in lp])
+            return Evaluation((m >= self.lo) & (m <= self.hi), m)
+        worst = np.nanmin(np.where(np.isnan(lp), np.inf, lp), axis=-1)
+        worst = np.where(np.isfinite(worst), worst, 0.0)
+        return Evaluation(worst >= self.lo, worst)
+
+    def explain(self, trace, tokens):
+        lp = self._logp(trace, [tokens])[0]
+        labels = trace.tokens(0)
+        offset = len(labels) - len(tokens)
+        exp = list(self.spec(tokens))
+        vocab = trace.model.vocab
+        rows = []
+        for i, t in enumerate(labels):
+            j = i - offset
+            e = exp[j] if 0 <= j < len(exp) else None
+            top = vocab.tokens[int(np.argmax(trace.logprobs[0, i]))]
+            rows.append([str(i), repr(t), "—" if e is None else repr(e), repr(top),
+                         "—" if np.isnan(lp[i]) else f"{lp[i]:.3f}"])
+        if self.mean:
+            m = float(np.nanmean(lp))
+            summary = f"mean log-prob {m:.3f} over {int(np.isfinite(lp).sum())} predicted positions; needs [{self.lo:g}, {self.hi:g}]"
+            q = int(np.nanargmin(lp))
+        else:
+            q = int(np.flatnonzero(np.nan_to_num(lp, nan=0.0) < self.lo)[0])
+            summary = f"after position {_tok(labels, q)} the expected next token has log-prob {lp[q]:.3f} < {self.lo:g}"
+        hint = ("check the induction head's pattern first (circuits show), then the path from its output to W_U: "
+                "the attended token's content must reach the unembedding")
+        return Explanation(q, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows, hint)
+
+
+@dataclass
+class Structure(Target):
+    """Exact checks on the weights: `check(answer, model)` returns (what, yours, expected) triples of sympy matrices."""
+
+    description: str
+    check: Callable
+    kind: str = field(default="structure", init=False)
+
+    @property
+    def label(self) -> str:
+        return self.description
+
+    def run(self, answer, model) -> list[tuple[str, object, object, bool]]:
+        import sympy
+
+        out = []
+        for what, yours, expected in self.check(answer, model):
+            yours, expected = sympy.Matrix(yours), sympy.Matrix(expected)
+            same = yours.shape == expected.shape and (yours - expected).applyfunc(sympy.simplify).is_zero_matrix
+            out.append((what, yours, expected, bool(same)))
+        return out
+
+
+@dataclass
+class Code(Target):
+    """A code puzzle's check: `compare(answer, example)` returns None when the learner's code agrees, else why not."""
+
+    description: str
+    strategy: Callable  # () -> hypothesis strategy of examples
+    compare: Callable
+    examples: Sequence = ()
+    kind: str = field(default="code", init=False)
+
+    @property
+    def label(self) -> str:
+        return self.description
