@@ -171,8 +171,10 @@ def composition_matrix(kind: str, earlier: HeadWeights, later: HeadWeights) -> t
         raise CircuitError(f"composition kind {kind!r} is not one of Q, K, V")
     if kind in "QK" and not has_qk(later):
         raise CircuitError(f"head {head_name(later)} has a fixed pattern, so it has no {kind}-composition")
-    left = {"Q": lambda: qk_circuit(later).T, "K": lambda: qk_circuit(later), "V": lambda: ov_circuit(later)}[kind]()
-    return left, ov_circuit(earlier)
+    if kind == "V":
+        return ov_circuit(later), ov_circuit(earlier)
+    qk = qk_circuit(later)
+    return (qk.T if kind == "Q" else qk), ov_circuit(earlier)
 
 
 def composition_scores(model: Model, n_samples: int = BASELINE_SAMPLES) -> list[Composition]:
@@ -226,8 +228,12 @@ def is_exact(head: HeadWeights) -> bool:
     parts = [head.source.W_Q, head.source.W_K, head.source.W_V, head.source.W_O]
     if any(symbols_in(p) for p in parts if p is not None):
         return True
-    nice = lambda a: bool(np.all(np.abs(a * 1e6 - np.round(a * 1e6)) < 1e-6))  # noqa: E731  weights.exact's test
-    return all(nice(m) for m in (head.W_Q, head.W_K, head.W_V, head.W_O))
+    return all(_short_decimals(m) for m in (head.W_Q, head.W_K, head.W_V, head.W_O))
+
+
+def _short_decimals(a: np.ndarray) -> bool:
+    """Entries with at most 6 decimals: `weights.exact` turns these into exact rationals."""
+    return bool(np.all(np.abs(a * 1e6 - np.round(a * 1e6)) < 1e-6))
 
 
 def exact_virtual_ov(model: Model, earlier, later, bind: bool = False):
@@ -240,8 +246,8 @@ def exact_composition(model: Model, kind: str, earlier, later, bind: bool = Fals
     """The product inside a composition score (W_QK^T W_OV, W_QK W_OV or W_OV W_OV) as a sympy Matrix."""
     h1, h2 = _ordered(model, earlier, later)
     composition_matrix(kind, h1, h2)  # validates kind and fixed patterns
-    left = {"Q": lambda: h2.exact("W_QK", bind).T, "K": lambda: h2.exact("W_QK", bind),
-            "V": lambda: h2.exact("W_OV", bind)}[kind]()
+    left = h2.exact("W_OV" if kind == "V" else "W_QK", bind)
+    left = left.T if kind == "Q" else left
     return (left * h1.exact("W_OV", bind)).expand()
 
 
@@ -353,6 +359,7 @@ def analyze(model: Model, trace=None, inputs=None, max_table: int = MAX_TABLE) -
         "composition": [c.to_dict() for c in composition_scores(model)],
         "virtual_heads": _virtual_summaries(model, max_table),
         "paths": _path_summary(trace),
+        "paths_into": "logits" if model.W_U is not None else "final residual",
     }
     return _plain(summary)
 
@@ -422,7 +429,8 @@ def _virtual_summaries(model: Model, max_table: int) -> list[dict]:
 
 
 def _path_summary(trace) -> dict | None:
-    """Root-mean-square size of each path's logits over real tokens; None where the path view does not apply."""
+    """Root-mean-square size of each path's logits (final residual without W_U) over real tokens;
+    None where the path view does not apply."""
     try:
         check_attention_only(trace.model)
     except CircuitError:

@@ -151,7 +151,8 @@ def matrix_html(values, rows, cols, title: str, axes: tuple[str, str] = ("row", 
                          f"{_fmt(x)}</td>")
         body.append(f"<tr><th>{_esc(rows[i])}</th>{''.join(cells)}</tr>")
     hidden = (n_r - len(keep_r), n_c - len(keep_c))
-    note = f'<div class="cv-note">{hidden[0]} row(s), {hidden[1]} column(s) not shown (zero or beyond {max_dim})</div>' if any(hidden) else ""
+    note = (f'<div class="cv-note">{hidden[0]} row(s), {hidden[1]} column(s) not shown (zero or beyond {max_dim})</div>'
+            if any(hidden) else "")
     table = (f'<table class="cv-mat"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
              if keep_r and keep_c else '<div class="cv-note">(all zero)</div>')
     return (f'<div class="cv-panel"><div class="cv-title">{_esc(title)}</div>{table}{note}'
@@ -204,12 +205,14 @@ def _composition_html(scores: list[dict]) -> str:
             f'<th>random baseline ± sd</th><th>z</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
-def _paths_html(paths: dict) -> str:
+def _paths_html(paths: dict, into: str) -> str:
     top = max(paths.values(), default=0.0) or 1.0
     rows = "".join(f'<tr><td>{_esc(name)}</td><td>{_fmt(size)}</td><td><span class="cv-bar" '
                    f'style="width:{200 * size / top:.0f}px"></span></td></tr>'
                    for name, size in sorted(paths.items(), key=lambda kv: -kv[1]))
-    return f'<table class="cv-scores"><thead><tr><th>path</th><th>rms logit</th><th></th></tr></thead><tbody>{rows}</tbody></table>'
+    unit = "logit" if into == "logits" else "final-residual entry"
+    head = f"<thead><tr><th>path</th><th>rms {unit}</th><th></th></tr></thead>"
+    return f'<table class="cv-scores">{head}<tbody>{rows}</tbody></table>'
 
 
 def analysis_html(model, trace=None, inputs=None, summary: dict | None = None, max_inputs: int = 8) -> str:
@@ -217,7 +220,9 @@ def analysis_html(model, trace=None, inputs=None, summary: dict | None = None, m
     from .analysis import analyze, example_inputs
 
     if trace is None:
-        trace = model.run(inputs if inputs is not None else example_inputs(model))
+        if inputs is None:
+            inputs = summary["inputs"] if summary is not None else example_inputs(model)
+        trace = model.run(inputs)
     s = summary if summary is not None else analyze(model, trace)
     parts = [f"<h1>{_esc(s['model'])}</h1>",
              f"<p>d_model = {s['d_model']}, {s['n_layers']} layer(s), heads per layer {s['n_heads']}; "
@@ -235,7 +240,7 @@ def analysis_html(model, trace=None, inputs=None, summary: dict | None = None, m
                 panels.append(matrix_html(t["values"], t["rows"], t["cols"], title, ("write", "read")))
         parts.append(f'<div class="cv-row">{"".join(panels)}</div>')
     if s["paths"] is not None:
-        parts += ["<h2>paths</h2>", _paths_html(s["paths"])]
+        parts += ["<h2>paths</h2>", _paths_html(s["paths"], s["paths_into"])]
     return _page(f"circuits: {s['model']}", "".join(parts))
 
 

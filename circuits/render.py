@@ -188,7 +188,10 @@ def exact_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence
     return _titled(table, title, caption)
 
 
-def composition_table(scores: Sequence, title: str | None = "composition (score beside a random baseline of the same shape and rank)"):
+COMPOSITION_TITLE = "composition (score beside a random baseline of the same shape and rank)"
+
+
+def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
     """Q/K/V-composition scores with their random baseline, z and a verdict in words (above / near / below)."""
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for name, justify in (("kind", "left"), ("earlier → later", "left"), ("score", "right"),
@@ -201,7 +204,8 @@ def composition_table(scores: Sequence, title: str | None = "composition (score 
         table.add_row(f"{c['kind']}", f"{c['earlier']} → {c['later']}", f"{c['score']:.3f}",
                       f"{c['baseline']:.3f} ± {c['baseline_std']:.3f}", f"{z:+.1f}", Text(verdict, style=style))
     if not scores:
-        table.add_row("(no pairs of heads in different layers)")
+        table = Table(box=None, show_header=False)
+        table.add_row(Text("(no pairs of heads in different layers)", style="dim"))
     return _titled(table, title)
 
 
@@ -233,7 +237,8 @@ def analysis_report(summary: dict):
         elif v["matrix"] is not None:
             parts += ["", circuit_table(v["matrix"]["values"], v["matrix"]["rows"], v["matrix"]["cols"], title=title)]
     if summary["paths"] is not None:
-        parts += ["", paths_table(summary["paths"])]
+        what = "logit" if summary["paths_into"] == "logits" else "final-residual entry"
+        parts += ["", paths_table(summary["paths"], title=f"paths: root-mean-square {what} each path contributes")]
     return Group(*parts)
 
 
@@ -267,7 +272,8 @@ def _head_report(head: dict, summary: dict) -> list:
             m = dense["matrix"]
             out.append(circuit_table(m["values"], m["rows"], m["cols"], title=what))
     for key, what, causal in (("token_table", "token × token QK table W_E^T W_QK W_E (query rows, key columns)", False),
-                              ("position_table", "position × position QK table W_pos^T W_QK W_pos (query rows, key columns)", True),
+                              ("position_table",
+                               "position × position QK table W_pos^T W_QK W_pos (query rows, key columns)", True),
                               ("full_ov", "full OV circuit W_U W_OV W_E (rows: output token, columns: attended token)", False)):
         if head[key] is not None:
             t = head[key]
