@@ -1,0 +1,99 @@
+"""Puzzle 05 · A virtual head that looks two tokens back       (from Transformer Circuit Exercises, 1(a)–(d))
+
+Two heads, one in each layer, both attend to the previous token (their patterns are
+given: position i attends to i − 1, and position 0 to itself). The residual stream has
+16 dimensions, named "0" … "15"; each token writes its 8 numbers into dimensions 0–7
+(W_E below) and leaves 8–15 free. Heads have 4-dimensional values.
+
+Write W_V (4 × 16) and W_O (16 × 4) of both heads so that
+
+  head 1 (0.0)  copies dimensions 0–3 of the previous token into dimensions 8–11;
+  head 2 (1.0)  copies dimensions 4–6 of the previous token into 12–14, and into 15 the
+                dimension 8 of the previous position — where head 1 put dimension 0 of
+                the token *two* back.
+
+Then W_net = W_O W_V of each head, and the products the exercise asks you to expand, are
+checked exactly:
+
+  W_net¹, W_net²,  the two-token copy W_net² · W_net¹  and the one-token copy W_net² + W_net¹.
+
+Worked example: W_net¹ has four 1s, at (8, 0), (9, 1), (10, 2), (11, 3), and zeros elsewhere.
+On "ab", the final residual at position 1 holds a's dimensions 0–3 in 8–11.
+"""
+
+import numpy as np
+
+from circuits import Basis, Head, Model, Vocab
+from circuits.inputs import Inputs, Uniform
+from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.targets import Output, Residual, Structure
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+vocab = Vocab.chars_of("abcdefgh")
+resid = Basis(16)  # directions "0" … "15"
+W_E = np.zeros((16, 8), dtype=int)  # [d_model, n_vocab]: each token's numbers in dimensions 0–7
+W_E[:8] = np.random.default_rng(3).integers(-3, 4, size=(8, 8))
+
+
+def spec(tokens: list[str]) -> list[list[int]]:
+    """The target, in plain Python: dimensions 8–15 of the final residual stream at each position."""
+    x = [W_E[:, vocab.id(t)] for t in tokens]
+    prev = lambda i: max(i - 1, 0)  # noqa: E731 - position 0 attends to itself
+    return [[*x[prev(i)][0:4], *x[prev(i)][4:7], x[prev(prev(i))][0]] for i in range(len(tokens))]
+
+
+def unit(rows_cols: list[tuple[int, int]]) -> np.ndarray:
+    m = np.zeros((16, 16), dtype=int)
+    for r, c in rows_cols:
+        m[r, c] = 1
+    return m
+
+
+NET_1 = unit([(8, 0), (9, 1), (10, 2), (11, 3)])
+NET_2 = unit([(12, 4), (13, 5), (14, 6), (15, 8)])
+
+
+def structure(answer, model):
+    one, two = model.head(0, 0).exact("W_OV"), model.head(1, 0).exact("W_OV")
+    return [("W_net¹ = W_O¹ W_V¹", one, NET_1),
+            ("W_net² = W_O² W_V²", two, NET_2),
+            ("two-token copy W_net² · W_net¹", two * one, NET_2 @ NET_1),
+            ("one-token copy W_net² + W_net¹", two + one, NET_2 + NET_1)]
+
+
+def build(answer) -> Model:
+    return Model(vocab, W_E, residual=resid, name="virtual_head", layers=[
+        [Head(W_V=answer.W_V1, W_O=answer.W_O1, pattern="previous")],
+        [Head(W_V=answer.W_V2, W_O=answer.W_O2, pattern="previous")],
+    ])
+
+
+puzzle = Puzzle(
+    number=5,
+    name="virtual_head",
+    title="A virtual head that looks two tokens back",
+    answer=["W_V1", "W_O1", "W_V2", "W_O2"],
+    build=build,
+    targets=[
+        Output(Residual(tuple(str(d) for d in range(8, 16))), spec, tol=1e-9,
+               description="dimensions 8–15 of the final residual stream hold the copies (±1e-9)"),
+        Structure("W_net¹, W_net², W_net²·W_net¹ and W_net² + W_net¹ are exactly as specified", structure),
+    ],
+    inputs=Inputs(vocab.tokens, min_len=1, max_len=12),
+    examples=["ab", "abcdefgh"],
+    source="seed 003: Transformer Circuit Exercises, exercise 1",
+)
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# W_V: 4 × 16 (rows: value dimensions; columns: residual dimensions 0–15); W_O: 16 × 4.
+W_V1 = np.zeros((4, 16), dtype=int)
+W_O1 = np.zeros((16, 4), dtype=int)
+for k in range(4):
+    W_V1[k, k] = 1  # read dimension k …
+    W_O1[8 + k, k] = 1  # … and write it to 8 + k
+
+W_V2 = np.zeros((4, 16), dtype=int)
+W_O2 = np.zeros((16, 4), dtype=int)
+for k, source in enumerate([4, 5, 6, 8]):  # three untouched dimensions, and one that head 1 wrote
+    W_V2[k, source] = 1
+    W_O2[12 + k, k] = 1
