@@ -88,6 +88,7 @@ def load(path: str | Path) -> Attempt:
     for name in puzzle.optional:
         if name in vars(module):
             answer[name] = vars(module)[name]
+    answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
     return Attempt(path, puzzle, types.SimpleNamespace(**answer), missing)
 
 

@@ -95,6 +95,8 @@ class PuzzleFile(pytest.File):
             yield LoadError.from_parent(self, name="load", message=str(e))
             return
         self._result = None
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        self.answer_line = next((n for n, line in enumerate(lines) if line.startswith("# ── your answer")), 0)
         for i, target in enumerate(self.attempt.puzzle.targets):
             yield PuzzleItem.from_parent(self, name=f"{i + 1}. {_short(target.label)}", index=i)
 
@@ -120,7 +122,7 @@ class PuzzleItem(pytest.Item):
     def runtest(self):
         result = self.parent.result().targets[self.index]
         if result.status == "not attempted":
-            pytest.skip(result.message)
+            raise pytest.skip.Exception(result.message, _use_item_location=True)
         if result.status in ("failed", "error"):
             raise PuzzleFailure(result)
 
@@ -139,7 +141,7 @@ class PuzzleItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, None, f"{self.parent.attempt.puzzle.id} · target {self.index + 1}: {self.parent.attempt.puzzle.targets[self.index].label}"
+        return self.path, self.parent.answer_line, f"{self.parent.attempt.puzzle.id} · target {self.index + 1}: {self.parent.attempt.puzzle.targets[self.index].label}"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

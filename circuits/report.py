@@ -45,6 +45,19 @@ def _quote(tokens, vocab) -> str:
     return repr(text) if len(text) <= 100 else repr(text[:97] + "…")
 
 
+def _structure_diff(what: str, yours, expected) -> Group:
+    """Where an exact matrix differs: the entries, and both matrices when they are small."""
+    if yours.shape != expected.shape:
+        return Group(Text(f"{what}: yours is {yours.shape[0]} × {yours.shape[1]}, expected {expected.shape[0]} × {expected.shape[1]}"))
+    diff = [(i, j) for i in range(yours.rows) for j in range(yours.cols) if yours[i, j] != expected[i, j]]
+    shown = "; ".join(f"[{i}, {j}] yours {yours[i, j]}, expected {expected[i, j]}" for i, j in diff[:8])
+    parts: list = [Text(f"{what}: {len(diff)} entr{'y differs' if len(diff) == 1 else 'ies differ'}: {shown}"
+                        + (" …" if len(diff) > 8 else ""))]
+    if yours.rows * yours.cols <= 64:
+        parts += [Text("yours:", style="bold"), matrix_table(yours), Text("expected:", style="bold"), matrix_table(expected)]
+    return Group(*parts)
+
+
 def target_report(result: TargetResult, path: str = "") -> Group:
     """The readable failure report for one target."""
     parts: list = [Text(f"{ICON[result.status]} {result.label}", style="bold " + STYLE[result.status])]
@@ -58,11 +71,11 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     if f is None:
         return Group(*parts)
     if result.kind == "structure":
-        parts.append(Text(f.text))
+        for what, yours, expected, same in result.structure:
+            parts.append(Text(f"{'✓' if same else '✗'} {what}", style="green" if same else "red"))
         for what, yours, expected, same in result.structure:
             if not same:
-                parts += [Text(f"\n{what}, yours:", style="bold"), matrix_table(yours),
-                          Text(f"{what}, expected:", style="bold"), matrix_table(expected)]
+                parts += [Text(""), _structure_diff(what, yours, expected)]
         return Group(*parts)
     if result.kind == "code":
         parts.append(Text(f"found by: {f.stage}"))

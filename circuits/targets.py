@@ -208,8 +208,36 @@ class Output(Target):
                    f"yours is {_fmt_vec(yours[q])} (error {err[q]:.3g} > tolerance {self.tol:g})")
         head = getattr(self.readout, "layer", None), getattr(self.readout, "head", None)
         head = head if head[0] is not None else None
-        hint = self._hint(trace, tokens, q, exp[q]) if head else "compare your residual stream with the expected vector"
+        hint = self._hint(trace, tokens, q, exp[q]) if head else self._residual_hint(trace, q, yours[q] - exp[q])
         return Explanation(q, summary, ["pos", "token", "expected", "yours", "error", ""], rows, hint, head)
+
+    def _residual_hint(self, trace, q: int, error: np.ndarray) -> str:
+        """Which part of the model wrote the wrong amount into the worst direction."""
+        model = trace.model
+        head_out = [layer.head_out[0, :, q] for layer in trace.layers]  # per layer: [h, d_model]
+
+        def parts(col: int) -> dict[str, float]:
+            out = {"the embedding": float((trace.embed + trace.pos_embed)[0, q, col])}
+            for l, layer in enumerate(trace.layers):
+                out |= {f"head {l}.{h}": float(head_out[l][h, col]) for h in range(len(layer.heads))}
+                if layer.mlp_out is not None:
+                    out[f"the MLP of layer {l}"] = float(layer.mlp_out[0, q, col])
+            return out
+
+        names = self.readout.components(model)
+        order = [int(d) for d in np.argsort(-np.nan_to_num(np.abs(error))) if abs(error[d]) > self.tol]
+        for d in order:  # prefer a direction whose error one part of the model explains exactly
+            p = parts(model.residual.index(names[d]))
+            culprit = min(p, key=lambda k: abs(p[k] - error[d]))
+            if abs(p[culprit] - error[d]) <= self.tol and abs(p[culprit]) > 1e-12:
+                written = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if abs(v) > 1e-12)
+                return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g}, exactly what {culprit} writes "
+                        f"there (written: {written}): look at W_O and W_V of {culprit}")
+        d = order[0]
+        p = parts(model.residual.index(names[d]))
+        written = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if abs(v) > 1e-12) or "nothing"
+        return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): the head "
+                "that should write it does not — check which rows of W_O write this direction, and what W_V reads")
 
     def _hint(self, trace, tokens, q, expected) -> str:
         l, h = self.readout.layer, self.readout.head
@@ -248,7 +276,9 @@ class Attention(Target):
 
     `where` is a behaviour name ("previous-token", "induction", …, see circuits.behaviours),
     a function of token ids `[b, T] -> [b, T]`, or `per_input=True` with a function
-    tokens -> list of key positions (None where a query has no target).
+    tokens -> list of key positions (None where a query has no target). With per_input,
+    a query's entry may also be a collection of keys: the mass on all of them counts, and
+    with `evenly=True` each of the k keys must hold at least min_mass / k.
     """
 
     layer: int
@@ -258,6 +288,7 @@ class Attention(Target):
     per_input: bool = False
     description: str = ""
     skip_first: int = 0
+    evenly: bool = False
     metric: str = field(default="smallest attention on target", init=False)
     higher_is_worse: bool = field(default=False, init=False)
 
@@ -266,16 +297,11 @@ class Attention(Target):
         what = self.where if isinstance(self.where, str) else getattr(self.where, "__name__", "target")
         return self.description or f"head {self.layer}.{self.head} puts ≥ {self.min_mass:g} of its attention on {what}"
 
-    def targets(self, trace, batch) -> np.ndarray:  # [b, T]
+    def targets(self, trace, batch) -> np.ndarray:  # [b, T]: the target key, the latest one where a query has several
         if self.per_input:
-            T = trace.ids.shape[1]
-            out = np.full((len(batch), T), -1)
-            offset = T - len(batch[0])  # a BOS token shifts positions
-            for n, toks in enumerate(batch):
-                for i, k in enumerate(self.where(toks)):
-                    if k is not None:
-                        out[n, i + offset] = k + offset
-            return out
+            keys = self.key_sets(trace, batch)
+            T = keys.shape[-1]
+            return np.where(keys.any(-1), T - 1 - np.argmax(keys[..., ::-1], axis=-1), -1)
         fn = behaviours.BEHAVIOURS[self.where] if isinstance(self.where, str) else self.where
         t = np.asarray(fn(trace.ids))
         if self.skip_first:
@@ -283,9 +309,36 @@ class Attention(Target):
             t[:, : self.skip_first] = -1
         return t
 
+    def key_sets(self, trace, batch) -> np.ndarray:  # [b, query, key] bool: the keys each query's target allows
+        T = trace.ids.shape[1]
+        if not self.per_input:
+            t = self.targets(trace, batch)
+            return (t[:, :, None] == np.arange(T)) & (t[:, :, None] >= 0)
+        out = np.zeros((len(batch), T, T), dtype=bool)
+        n_, q_, k_ = [], [], []  # one fancy assignment at the end: a Python loop per query would dominate
+        for n, toks in enumerate(batch):
+            for i, k in enumerate(self.where(toks)):
+                if k is None:
+                    continue
+                keys = (k,) if isinstance(k, (int, np.integer)) else tuple(k)
+                n_ += [n] * len(keys)
+                q_ += [i] * len(keys)
+                k_ += keys
+        offset = T - len(batch[0])  # a BOS token shifts positions
+        out[np.asarray(n_, dtype=int), np.asarray(q_, dtype=int) + offset, np.asarray(k_, dtype=int) + offset] = True
+        return out
+
+    def mass(self, pattern, keys, valid=None) -> np.ndarray:  # [b, T, T], [b, T, T] -> [b, T], NaN where no target
+        has = keys.any(-1) if valid is None else keys.any(-1) & valid
+        if self.evenly:  # the least-attended key of the set, as a share of an even split
+            got = np.where(keys, pattern, np.inf).min(-1) * keys.sum(-1)
+        else:
+            got = np.where(keys, pattern, 0.0).sum(-1)
+        return np.where(has, got, np.nan)
+
     def evaluate(self, trace, batch):
         pattern = trace.pattern(self.layer, self.head)  # [b, T, T]
-        mass = behaviours.mass_on_target(pattern, self.targets(trace, batch), trace.valid)
+        mass = self.mass(pattern, self.key_sets(trace, batch), trace.valid)
         worst = np.nanmin(np.where(np.isnan(mass), np.inf, mass), axis=-1)
         worst = np.where(np.isfinite(worst), worst, 1.0)
         return Evaluation(worst >= self.min_mass, worst)
@@ -297,32 +350,47 @@ class Attention(Target):
 
     def explain(self, trace, tokens):
         pattern = trace.pattern(self.layer, self.head)[0]
+        keys = self.key_sets(trace, [tokens])[0]  # [T, T]
         targets = self.targets(trace, [tokens])[0]
         labels = trace.tokens(0)
-        mass = behaviours.mass_on_target(pattern[None], targets[None])[0]
+        mass = self.mass(pattern[None], keys[None])[0]
         bad = np.flatnonzero(np.nan_to_num(mass, nan=1.0) < self.min_mass)
         q = int(bad[0])
         t = int(targets[q])
         top = int(np.argmax(pattern[q]))
+        on = lambda i: ", ".join(str(int(k)) for k in np.flatnonzero(keys[i]))  # noqa: E731
         rows = []
         for i in range(len(labels)):
             if targets[i] < 0:
                 rows.append([str(i), repr(labels[i]), "—", f"{int(np.argmax(pattern[i]))} ({pattern[i].max():.3f})", "—", ""])
                 continue
-            rows.append([str(i), repr(labels[i]), f"{targets[i]} {labels[targets[i]]!r}",
+            rows.append([str(i), repr(labels[i]), on(i) if keys[i].sum() > 1 else f"{targets[i]} {labels[targets[i]]!r}",
                          f"{int(np.argmax(pattern[i]))} ({pattern[i].max():.3f})", f"{mass[i]:.3f}",
                          "✗" if mass[i] < self.min_mass else "✓"])
         name = f"head {self.layer}.{self.head}"
-        summary = (f"at query {_tok(labels, q)} the target is key {_tok(labels, t)}, but {name} puts only "
-                   f"{mass[q]:.3f} there (needs ≥ {self.min_mass:g}); its largest weight, {pattern[q, top]:.3f}, is on key {_tok(labels, top)}")
+        n_keys = int(keys[q].sum())
+        if n_keys == 1:
+            where = f"the target is key {_tok(labels, t)}, but {name} puts only {mass[q]:.3f} there (needs ≥ {self.min_mass:g})"
+        elif self.evenly:
+            least = min(np.flatnonzero(keys[q]), key=lambda k: pattern[q, k])
+            where = (f"the targets are keys {on(q)}, each needing ≥ {self.min_mass / n_keys:.3g} (an even share of "
+                     f"{self.min_mass:g}), but {name} puts only {pattern[q, least]:.3f} on key {_tok(labels, int(least))}")
+        else:
+            where = f"the targets are keys {on(q)}, but {name} puts only {mass[q]:.3f} on them together (needs ≥ {self.min_mass:g})"
+        summary = f"at query {_tok(labels, q)} {where}; its largest weight, {pattern[q, top]:.3f}, is on key {_tok(labels, top)}"
         if trace.model.head(self.layer, self.head).pattern is not None:
             hint = f"{name} has a fixed pattern; this target needs a computed one"
-        elif top == t:
+        elif keys[q, top]:
             scores = trace.layers[self.layer].scores[0, self.head, q, : q + 1]
-            rest = np.delete(scores, t)
-            gap = float(scores[t] - rest.max()) if len(rest) else np.inf
-            hint = (f"{name} attends most to the right key, but its score there beats the next best by only {gap:.3g}: "
-                    f"sharpen the pattern by scaling W_Q or W_K (or your sharpness symbol) up")
+            inside, rest = scores[keys[q, : q + 1]], scores[~keys[q, : q + 1]]
+            if self.evenly and inside.max() - inside.min() > 1e-9 * max(1.0, float(np.abs(inside).max())):
+                tied = ", ".join(f"{int(k)}: {scores[k]:.3g}" for k in np.flatnonzero(keys[q, : q + 1]))
+                hint = (f"{name} should spread its attention evenly over keys {on(q)}, but their scores differ ({tied}). "
+                        "Look at W_Q and W_K: which directions make these keys score differently?")
+            else:
+                gap = float(inside.min() - rest.max()) if len(rest) else np.inf
+                hint = (f"{name} attends most to the right key{'s' if n_keys > 1 else ''}, but the score there beats the "
+                        f"next best by only {gap:.3g}: sharpen the pattern by scaling W_Q or W_K (or your sharpness symbol) up")
         else:
             s = trace.layers[self.layer].scores[0, self.head, q]
             hint = (f"attention went to the wrong position: the score of key {top} is {s[top]:.3g} against {s[t]:.3g} for the "

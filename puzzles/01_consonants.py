@@ -55,7 +55,7 @@ def spec(letters: list[str]) -> list[list[int]]:
 
 
 def build(answer) -> Model:
-    return Model(vocab, W_E, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)]], name="consonants")
+    return Model(vocab, W_E, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)]], name="consonants", params=answer.params)
 
 
 puzzle = Puzzle(

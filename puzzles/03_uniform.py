@@ -40,7 +40,7 @@ def spec(letters: list[str]) -> list[list[float]]:
 
 
 def build(answer) -> Model:
-    return Model(vocab, W_E, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)]], name="uniform")
+    return Model(vocab, W_E, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)]], name="uniform", params=answer.params)
 
 
 puzzle = Puzzle(

@@ -48,7 +48,7 @@ s = sympy.Symbol("s")  # the sharpness factor
 
 def build(answer) -> Model:
     silent = np.zeros((1, len(resid)))  # these heads are judged by where they look, not what they write
-    return Model(vocab, W_E, W_pos=W_pos, params=getattr(answer, "params", None), name="previous_token", layers=[[
+    return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="previous_token", layers=[[
         Head(W_Q=answer.W_Q_self, W_K=answer.W_K_self, W_V=silent),
         Head(W_Q=answer.W_Q_prev, W_K=answer.W_K_prev, W_V=silent),
     ]])

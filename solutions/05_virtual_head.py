@@ -54,7 +54,7 @@ NET_2 = unit([(12, 4), (13, 5), (14, 6), (15, 8)])
 
 
 def structure(answer, model):
-    one, two = model.head(0, 0).exact("W_OV"), model.head(1, 0).exact("W_OV")
+    one, two = model.head(0, 0).exact("W_OV", bind=True), model.head(1, 0).exact("W_OV", bind=True)
     return [("W_net¹ = W_O¹ W_V¹", one, NET_1),
             ("W_net² = W_O² W_V²", two, NET_2),
             ("two-token copy W_net² · W_net¹", two * one, NET_2 @ NET_1),
@@ -62,7 +62,7 @@ def structure(answer, model):
 
 
 def build(answer) -> Model:
-    return Model(vocab, W_E, residual=resid, name="virtual_head", layers=[
+    return Model(vocab, W_E, residual=resid, params=answer.params, name="virtual_head", layers=[
         [Head(W_V=answer.W_V1, W_O=answer.W_O1, pattern="previous")],
         [Head(W_V=answer.W_V2, W_O=answer.W_O2, pattern="previous")],
     ])

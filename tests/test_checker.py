@@ -1,0 +1,107 @@
+"""The checker: determinism, certification by token classes, exact margins, shrinking, the CLI's exit codes."""
+
+import json
+
+import numpy as np
+import pytest
+from helpers import check_with, solution
+
+from circuits import cli
+from circuits.checker import check, shrink, token_classes
+from circuits.inputs import Inputs, Runs, Uniform
+from circuits.margins import longest_length
+from circuits.targets import HeadResult, Output
+
+VOWELS = "aeiou"
+
+
+def test_a_failure_found_only_by_certification():
+    """The answer is right except on one vowel/consonant pattern of length 12, which random strings never hit."""
+    attempt = solution("01_consonants")
+    rare = "vcvcvcvccvvc"
+    base = attempt.puzzle.targets[0].spec
+
+    def spec(letters):
+        out = base(letters)
+        if "".join("v" if ch in VOWELS else "c" for ch in letters) == rare:
+            out[-1] = [1, 0]
+        return out
+
+    attempt.puzzle.targets = [Output(HeadResult(0, 0), spec, tol=0.1)]
+    attempt.puzzle.inputs = Inputs(attempt.puzzle.inputs.alphabet, 1, 40, families=[Uniform()])
+    result = check(attempt, n_random=3000, property_examples=0, margins=False)
+    failure = result.targets[0].failure
+    assert result.status == "failing" and failure.stage == "every small input"
+    assert "".join("v" if ch in VOWELS else "c" for ch in failure.tokens) == rare
+    assert "all 16,382 vowel/consonant patterns of length ≤ 13" in result.coverage.describe()
+
+
+def test_certification_is_refused_when_the_spec_tells_tokens_of_a_class_apart():
+    attempt = solution("01_consonants")
+    attempt.puzzle.targets = [Output(HeadResult(0, 0), lambda s: [[1, 0] if ch in "aeioub" else [0, 1] for ch in s], tol=0.1)]
+    result = check(attempt, n_random=500, property_examples=0, margins=False)
+    assert "certified" not in result.coverage.describe()
+    assert "every input of length ≤ 3" in result.coverage.describe()
+
+
+def test_token_classes_follow_identical_embedding_columns():
+    model = solution("01_consonants").model()
+    classes = token_classes(model, list("abcdefghijklmnopqrstuvwxyz"))
+    assert sorted(map(len, classes)) == [5, 21]
+
+
+def test_the_seed_answers_longest_passing_length_is_exact():
+    """W_K = [0 5]: with 17 vowels before a consonant the consonant's weight is e^5 / (e^5 + 17) < 0.9."""
+    attempt = solution("01_consonants")
+    attempt.answer.W_K = [[0, 5]]
+    attempt.puzzle.inputs = Inputs(attempt.puzzle.inputs.alphabet, 1, 10,
+                                   families=[Uniform(), Runs({"v": VOWELS, "c": "bcdfghjklmnpqrstvwxyz"})])
+    longest, _, bad = longest_length(attempt.model(), attempt.puzzle)
+    assert longest == 17 and len(bad) == 18
+    assert np.exp(5) / (np.exp(5) + 17) < 0.9 < np.exp(5) / (np.exp(5) + 16)
+
+
+def test_the_sharpness_margin_of_the_reference():
+    result = check(solution("01_consonants"), n_random=1000, property_examples=0)
+    m = result.margins
+    # the gap 20·s must keep e^(20 s) / (e^(20 s) + 39) ≥ 0.9 at length 40: s ≥ log(351) / 20 ≈ 0.293
+    assert m.sharpness == pytest.approx(np.log(9 * 39) / 20, abs=0.01)
+    assert m.first_failure is None and m.longest == m.searched_to
+
+
+def test_checks_are_deterministic():
+    a = check_with("01_consonants", W_K=[[0, 5.5]], n_random=3000)
+    b = check_with("01_consonants", W_K=[[0, 5.5]], n_random=3000)
+    assert a.targets[0].failure.tokens == b.targets[0].failure.tokens
+
+
+def test_shrink_finds_the_shortlex_smallest_failure():
+    fails = lambda cands: np.array([c.count("x") >= 2 for c in cands])  # noqa: E731
+    assert shrink(list("abxcxdx"), fails, list("abcdx"), 1) == ["x", "x"]
+
+
+def test_a_stub_is_never_a_pass_nor_a_failure():
+    from circuits.loader import load
+    from helpers import ROOT
+
+    result = check(load(ROOT / "puzzles" / "01_consonants.py"))
+    assert result.status == "not attempted"
+    assert {t.status for t in result.targets} == {"not attempted"}
+
+
+def test_cli_exit_codes_and_json(capsys, monkeypatch):
+    from helpers import ROOT
+
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["check", "uniform", "--solution", "--no-margins"]) == 0
+    assert cli.main(["check", "uniform", "--no-margins"]) == 1  # not attempted
+    capsys.readouterr()
+    assert cli.main(["show", "consonants", "abcce", "--solution", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tokens"] == list("abcce")
+    assert np.array(data["patterns"]).shape == (1, 1, 5, 5)
+    assert data["expected"][1] == [0, 1] and len(data["output"]) == 5
+    assert cli.main(["check", "consonnants"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().startswith("circuits: no puzzle named 'consonnants'; did you mean 'consonants'")
+    assert len(err.strip().splitlines()) == 1

@@ -1,0 +1,145 @@
+"""Every puzzle 00-05 rejects wrong answers with a shrunk counterexample and a hint pointing at the right matrix."""
+
+import numpy as np
+import pytest
+import sympy
+
+from helpers import check_with, only_failure, solution
+
+from circuits.checker import check
+
+
+@pytest.mark.parametrize("stem", ["00_attention", "01_consonants", "02_first_consonant", "03_uniform",
+                                  "04_previous_token", "05_virtual_head"])
+def test_reference_solution_passes(stem):
+    result = check(solution(stem), n_random=2000, property_examples=50, margins=False)
+    assert result.status == "solved", [(t.label, t.status, t.message) for t in result.targets]
+
+
+# --- 01 consonants ---------------------------------------------------------------------------------------------
+def test_01_the_seed_answer_fails_on_a_long_vowel_run_ending_in_a_consonant():
+    f = only_failure(check_with("01_consonants", W_K=[[0, 5]])).failure
+    assert "".join(f.tokens) == "a" * 17 + "b"
+    assert "not sharp enough" in f.explanation.hint and "scale W_Q or W_K up" in f.explanation.hint
+
+
+def test_01_swapped_values_point_at_W_V():
+    f = only_failure(check_with("01_consonants", W_V=[[0, 1], [1, 0]])).failure
+    assert f.tokens == ["a"]
+    assert "look at W_V" in f.explanation.hint
+
+
+def test_01_attending_to_vowels_points_at_W_Q_W_K():
+    f = only_failure(check_with("01_consonants", W_K=[[20, 0]])).failure
+    assert len(f.tokens) == 2 and f.tokens[0] in "aeiou"
+    assert "Look at W_Q and W_K" in f.explanation.hint
+
+
+# --- 02 first consonant ----------------------------------------------------------------------------------------
+def test_02_the_seed_answer_fails_once_the_string_is_long():
+    f = only_failure(check_with("02_first_consonant", W_K=[[0, 0, 5]])).failure
+    assert len(f.tokens) == 18
+    assert "scale W_Q or W_K up" in f.explanation.hint
+
+
+def test_02_reading_the_vowel_row_points_at_W_V():
+    f = only_failure(check_with("02_first_consonant", W_V=[[1, 0, 0], [0, 0, 0]])).failure
+    assert f.tokens == ["a"] and "look at W_V" in f.explanation.hint
+
+
+# --- 03 uniform ----------------------------------------------------------------------------------------------------
+def test_03_a_key_that_prefers_vowels_is_not_uniform():
+    f = only_failure(check_with("03_uniform", W_K=[[1, 0]], W_Q=[[1, 1]])).failure
+    assert f.tokens == ["a", "b"]
+    assert "attending evenly" in f.explanation.hint and "W_Q and W_K" in f.explanation.hint
+
+
+def test_03_counting_consonants_points_at_W_V():
+    f = only_failure(check_with("03_uniform", W_V=[[0, 1]])).failure
+    assert f.tokens == ["a"] and "look at W_V" in f.explanation.hint
+
+
+# --- 04 previous token ------------------------------------------------------------------------------------------
+def test_04_too_small_a_sharpness_fails_and_says_sharpen():
+    f = only_failure(check_with("04_previous_token", params={"s": 2})).failure
+    assert "sharpen" in f.explanation.hint or "scale W_Q or W_K" in f.explanation.hint
+
+
+def test_04_the_wrong_rotation_direction_attends_elsewhere():
+    attempt = solution("04_previous_token")
+    W = attempt.answer.W_Q_prev
+    flipped = W.T.T  # a copy with the same labels
+    flipped.values = W.values.copy()
+    for pair in range(2):  # R(+α) instead of R(−α): swap the signs of the sin terms
+        r = 2 * pair
+        flipped.values[r, 4 + r + 1] *= -1
+        flipped.values[r + 1, 4 + r] *= -1
+    result = check_with("04_previous_token", W_Q_prev=flipped)
+    failed = only_failure(result)
+    assert failed.label.startswith("head 0.1")
+    assert "wrong position" in failed.failure.explanation.hint and "direction and the sign" in failed.failure.explanation.hint
+    assert len(failed.failure.tokens) <= 4
+
+
+# --- 05 virtual head ---------------------------------------------------------------------------------------------
+def test_05_reading_the_wrong_dimension_breaks_the_two_token_copy():
+    attempt = solution("05_virtual_head")
+    W_V2 = np.array(attempt.answer.W_V2).copy()
+    W_V2[3] = 0
+    W_V2[3, 0] = 1  # dimension 0 of the previous token, not of the token two back
+    result = check_with("05_virtual_head", W_V2=W_V2)
+    structure = next(t for t in result.targets if t.kind == "structure")
+    assert structure.status == "failed"
+    bad = [what for what, _, _, same in structure.structure if not same]
+    assert "W_net² = W_O² W_V²" in bad and "two-token copy W_net² · W_net¹" in bad
+    behaviour = next(t for t in result.targets if t.kind == "behaviour")
+    assert behaviour.status == "failed" and len(behaviour.failure.tokens) <= 3
+
+
+def test_05_writing_into_head_2s_dimensions_fails():
+    W_O1 = np.zeros((16, 4), dtype=int)
+    for k in range(4):
+        W_O1[12 + k, k] = 1
+    result = check_with("05_virtual_head", W_O1=W_O1)
+    assert result.status == "failing"
+    f = next(t for t in result.targets if t.kind == "behaviour").failure
+    assert f.tokens and "W_V" in f.explanation.hint
+
+
+def test_05_exact_products_are_symbolic_when_the_answer_is():
+    b = sympy.Symbol("b")
+    attempt = solution("05_virtual_head")
+    W_O1 = sympy.Matrix(attempt.answer.W_O1) * b
+    result = check_with("05_virtual_head", W_O1=W_O1, params={"b": 1})
+    assert result.status == "solved"
+
+
+# --- 00 attention by hand -------------------------------------------------------------------------------------
+def test_00_an_upper_triangular_mask_is_caught():
+    result = check_with("00_attention", causal_mask=lambda T: np.triu(np.ones((T, T), dtype=bool)))
+    f = only_failure(result)
+    assert f.label.startswith("causal_mask") and "causal_mask(2)[0, 1] is True" in f.failure.text
+
+
+def test_00_nan_on_fully_masked_rows_is_caught():
+    def naive(Q, K, V, mask=None):
+        s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        if mask is not None:
+            s = np.where(mask, s, -np.inf)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        A = e / e.sum(-1, keepdims=True)
+        return A, A @ V
+
+    with np.errstate(all="ignore"):
+        f = only_failure(check_with("00_attention", attention=naive))
+    assert "NaN" in f.failure.text and "must be all zeros" in f.failure.text
+
+
+def test_00_a_missing_scale_is_caught():
+    def unscaled(Q, K, V, mask=None):
+        A = np.exp(Q @ np.swapaxes(K, -1, -2))
+        A = A / A.sum(-1, keepdims=True)
+        return A, A @ V
+
+    f = only_failure(check_with("00_attention", attention=unscaled))
+    assert "differs" in f.failure.text or "NaN" in f.failure.text
