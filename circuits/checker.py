@@ -203,7 +203,7 @@ def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, 
     return found
 
 
-def check(attempt: Attempt, n_random: int | None = None, property_examples: int = 200,
+def check(attempt: Attempt, n_random: int | None = None, property_examples: int = 100,
           margins: bool = True) -> PuzzleResult:
     """Check an attempt against every target of its puzzle; never raises for the learner's mistakes."""
     start = time.perf_counter()

@@ -174,7 +174,8 @@ def cmd_analyze(args) -> int:
         raise CircuitError(f"{attempt.puzzle.id} is not attempted yet: fill in {', '.join(attempt.missing)} first")
     if attempt.puzzle.build is None:
         raise CircuitError(f"{attempt.puzzle.id} is a code puzzle: it has no model to analyze")
-    return analyze_command(attempt.model(), args.html, args.json, sys.stdout)
+    example = list(attempt.puzzle.examples[:1]) or None  # the worked example shows the patterns the puzzle is about
+    return analyze_command(attempt.model(), args.html, args.json, sys.stdout, inputs=example)
 
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "show": cmd_show, "analyze": cmd_analyze}

@@ -24,10 +24,8 @@ class Uniform:
 
     def sample(self, rng: np.random.Generator, n: int, alphabet: Sequence[str], lo: int, hi: int) -> list[list[str]]:
         lengths = rng.integers(lo, hi + 1, size=n)
-        a = np.array(alphabet, dtype=object)
-        flat = a[rng.integers(0, len(a), size=int(lengths.sum()))]
-        cuts = np.cumsum(lengths)[:-1]
-        return [list(x) for x in np.split(flat, cuts)]
+        tokens = np.array(alphabet, dtype=object)[rng.integers(0, len(alphabet), size=(n, hi))]  # [n, hi]
+        return [row[:L].tolist() for row, L in zip(tokens, lengths)]
 
     def strategy(self, alphabet, lo, hi):
         return strategies.strings(alphabet, lo, hi)
@@ -42,18 +40,20 @@ class Runs:
     name: str = "runs of one class"
 
     def sample(self, rng, n, alphabet, lo, hi):
-        pools = [list(v) for v in self.classes.values()]
-        out = []
-        for _ in range(n):
-            T = int(rng.integers(lo, hi + 1))
-            k = int(rng.integers(1, self.max_runs + 1))
-            cuts = np.sort(rng.choice(np.arange(1, T), size=min(k - 1, T - 1), replace=False)) if T > 1 else []
-            seq: list[str] = []
-            for part in np.split(np.arange(T), cuts):
-                pool = pools[int(rng.integers(len(pools)))]
-                seq += [pool[int(i)] for i in rng.integers(0, len(pool), size=len(part))]
-            out.append(seq)
-        return out
+        pools = [np.array(list(v), dtype=object) for v in self.classes.values()]
+        lengths = rng.integers(lo, hi + 1, size=n)  # [n]
+        n_cuts = rng.integers(0, self.max_runs, size=n)  # a run boundary at each cut
+        cuts = np.floor(rng.random((n, self.max_runs - 1)) * (lengths[:, None] - 1)).astype(int) + 1
+        cuts = np.where(np.arange(self.max_runs - 1)[None] < n_cuts[:, None], cuts, hi + 1)  # unused cuts fall outside
+        run = (np.arange(hi)[None, :, None] >= cuts[:, None, :]).sum(-1)  # [n, hi]: which run each position is in
+        pool_of_run = rng.integers(0, len(pools), size=(n, self.max_runs))
+        pool = np.take_along_axis(pool_of_run, run, axis=1)  # [n, hi]
+        pick = rng.random((n, hi))
+        tokens = np.empty((n, hi), dtype=object)
+        for i, members in enumerate(pools):
+            where = pool == i
+            tokens[where] = members[(pick[where] * len(members)).astype(int)]
+        return [row[:L].tolist() for row, L in zip(tokens, lengths)]
 
     def strategy(self, alphabet, lo, hi):
         return strategies.runs(self.classes, lo, hi, self.max_runs)

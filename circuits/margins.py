@@ -52,15 +52,19 @@ def _at_length(inputs: Inputs, L: int, seed: int) -> list[list[str]]:
 
 
 def passes(model, targets, batch) -> tuple[bool, list[str] | None]:
+    """Whether every target passes on every input; stops at the first length that fails."""
     from .checker import evaluate
 
-    if not batch:
-        return True, None
-    ok, _ = evaluate(model, targets, batch)
-    good = ok.all(0)
-    if good.all():
-        return True, None
-    return False, batch[int(np.flatnonzero(~good)[0])]
+    by_len: dict[int, list[list[str]]] = {}
+    for x in batch:
+        by_len.setdefault(len(x), []).append(x)
+    for L in sorted(by_len, reverse=True):  # long inputs fail first, when anything does
+        part = by_len[L]
+        ok, _ = evaluate(model, targets, part)
+        good = ok.all(0)
+        if not good.all():
+            return False, part[int(np.flatnonzero(~good)[0])]
+    return True, None
 
 
 def longest_length(model, puzzle, cap: int | None = None) -> tuple[int, int, list[str] | None]:
@@ -70,7 +74,7 @@ def longest_length(model, puzzle, cap: int | None = None) -> tuple[int, int, lis
     exact boundary, assuming (as softmax dilution does) that failing persists at longer lengths.
     """
     inputs = puzzle.inputs
-    cap = cap or puzzle.margin_max_len or 4 * inputs.max_len
+    cap = cap or puzzle.margin_max_len or 3 * inputs.max_len
     if model.n_ctx is not None:
         cap = min(cap, model.n_ctx - (1 if model.vocab.bos is not None else 0))
     targets = _behaviour(puzzle)
@@ -104,7 +108,7 @@ def _scaled(answer, names, factor: float):
     return scaled
 
 
-def sharpness(attempt, steps: int = 12) -> float | None:
+def sharpness(attempt, steps: int = 9) -> float | None:
     """The smallest factor on the puzzle's sharpness matrices (or symbol) at which every target still passes."""
     puzzle = attempt.puzzle
     if not puzzle.sharpness:

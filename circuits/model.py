@@ -177,8 +177,9 @@ class Block:
             k = k.reshape(b, T, n, dk).transpose(0, 2, 1, 3)
             v = v.reshape(b, T, n, dv).transpose(0, 2, 1, 3)  # [b, h, T, dv]
             visible = self.visible(T, valid)
-            scores, pattern, _ = F.attention(q, k, v, visible, self.scale[None, :, None, None])
-            pattern = self.fixed(T, visible, pattern)
+            scores = (q @ k.transpose(0, 1, 3, 2)) * self.scale[None, :, None, None]  # [b, h, T, T]
+            pattern = self.fixed(T, visible, F.softmax(scores, visible))
+            scores = np.where(visible, scores, -np.inf)
             z = pattern @ v  # [b, h, T, dv]
             attn_out = z.transpose(0, 2, 1, 3).reshape(b, T, n * dv) @ self.W_O_cat  # [b, T, d]
             t.q, t.k, t.v, t.scores, t.pattern, t.z = q, k, v, scores, pattern, z
@@ -205,11 +206,28 @@ class Block:
         return x, t
 
 
+def _as_layer(layer, i: int) -> Layer:
+    if isinstance(layer, Layer):
+        return layer
+    if isinstance(layer, Head) or not isinstance(layer, Sequence):
+        raise CircuitError(f"layer {i} is a {type(layer).__name__}; a layer is a Layer or a list of heads, "
+                           "e.g. layers=[[Head(...)]]")
+    return Layer(heads=list(layer))
+
+
 def fixed_pattern(pattern, T: int, name: str) -> np.ndarray:  # -> [T, T]
     if callable(pattern):
-        out = np.asarray(pattern(T), dtype=np.float64)
+        try:
+            out = np.asarray(pattern(T), dtype=np.float64)
+        except Exception as e:  # noqa: BLE001 - the user's function failing is reported in one line
+            raise CircuitError(f"the fixed pattern of {name} raised {type(e).__name__} for T={T}: {e}") from e
         if out.shape != (T, T):
             raise CircuitError(f"the fixed pattern of {name} returned shape {out.shape} for T={T}; it needs ({T}, {T})")
+        bad = ~np.isfinite(out) | (out < 0)
+        if bad.any():
+            q, k = (int(i) for i in np.argwhere(bad)[0])
+            raise CircuitError(f"the fixed pattern of {name} has {out[q, k]} at [{q}, {k}] for T={T}; "
+                               "attention weights must be finite and ≥ 0")
         return out
     idx = np.arange(T)
     out = np.zeros((T, T))
@@ -256,6 +274,10 @@ class Model:
     ):
         if not isinstance(vocab, Vocab):
             raise CircuitError(f"vocab must be a circuits.Vocab, not {type(vocab).__name__}")
+        if params is not None and not isinstance(params, Mapping):
+            raise CircuitError(f"params must be a dict of symbol -> number, e.g. {{'beta': 2.0}}, not a {type(params).__name__}")
+        if n_ctx is not None and (isinstance(n_ctx, bool) or not isinstance(n_ctx, (int, np.integer)) or n_ctx < 1):
+            raise CircuitError(f"n_ctx = {n_ctx!r}; the context length must be a whole number ≥ 1")
         self.vocab, self.name = vocab, name
         self.params = dict(params or {})
         self.W_E = matrix(W_E, "W_E", (None, len(vocab)), ("d_model", "n_vocab"), self.params)
@@ -270,7 +292,7 @@ class Model:
             self.W_pos = matrix(W_pos, "W_pos", (d, n_ctx), ("d_model", "n_ctx"), self.params)
         self.n_ctx = n_ctx if n_ctx is not None else (self.W_pos.shape[1] if self.W_pos is not None else None)
         self.attn_scale = attn_scale
-        self.layers = [l if isinstance(l, Layer) else Layer(heads=list(l)) for l in layers]
+        self.layers = [_as_layer(l, i) for i, l in enumerate(layers)]
         self.blocks = [self._build_block(i, l) for i, l in enumerate(self.layers)]
         self.W_U = None if W_U is None else matrix(W_U, "W_U", (None, d), ("n_vocab", "d_model"), self.params)
         n_out = self.W_U.shape[0] if self.W_U is not None else 0
@@ -285,8 +307,8 @@ class Model:
         d = self.d_model
         w = np.ones(d) if ln.w is None else vector(ln.w, f"the weight of {name}", d, "d_model", self.params)
         b = np.zeros(d) if ln.b is None else vector(ln.b, f"the bias of {name}", d, "d_model", self.params)
-        if not ln.eps > 0:
-            raise CircuitError(f"{name} has eps = {ln.eps}; it must be positive")
+        if isinstance(ln.eps, bool) or not isinstance(ln.eps, (int, float, np.integer, np.floating)) or not ln.eps > 0:
+            raise CircuitError(f"{name} has eps = {ln.eps!r}; it must be a positive number")
         return (w, b, float(ln.eps))
 
     def _scale(self, head: Head, d_head: int, name: str) -> float:
@@ -325,7 +347,7 @@ class Model:
         b_Q = np.zeros(dk) if h.b_Q is None else vector(h.b_Q, f"b_Q of {name}", dk, "d_head", p)
         b_K = np.zeros(dk) if h.b_K is None else vector(h.b_K, f"b_K of {name}", dk, "d_head", p)
         b_V = np.zeros(dv) if h.b_V is None else vector(h.b_V, f"b_V of {name}", dv, "d_head", p)
-        if h.window is not None and (not isinstance(h.window, (int, np.integer)) or h.window < 1):
+        if h.window is not None and (isinstance(h.window, bool) or not isinstance(h.window, (int, np.integer)) or h.window < 1):
             raise CircuitError(f"{name} has window = {h.window!r}; a local window must be a whole number ≥ 1")
         for m, label in ((h.W_Q, "W_Q"), (h.W_K, "W_K"), (h.W_V, "W_V"), (h.W_O, "W_O")):
             if isinstance(m, NamedMatrix) and len(m.cols if label != "W_O" else m.rows) == d:
@@ -396,6 +418,10 @@ class Model:
     # --- running --------------------------------------------------------------------------
     def encode(self, inputs, add_bos: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Inputs (a string, a list of strings or token lists, or an int array) -> ids [b, T], valid [b, T]."""
+        if isinstance(inputs, np.ndarray) and inputs.dtype.kind not in "iu":
+            if inputs.dtype.kind not in "UO":
+                raise CircuitError(f"token ids must be integers; got an array of {inputs.dtype}")
+            inputs = inputs.tolist()  # an array of strings or token lists: read it as the list it holds
         if isinstance(inputs, np.ndarray) and inputs.dtype.kind in "iu":
             ids = inputs[None] if inputs.ndim == 1 else inputs
             if ids.ndim != 2:
@@ -464,6 +490,11 @@ class Model:
 
     def run_ids(self, ids: np.ndarray, valid: np.ndarray | None = None) -> Trace:
         """The forward pass on ids [b, T]; `valid` [b, T] marks real (unpadded) tokens."""
+        # Overflow is not silent: every stage's result is checked below and named in a CircuitError.
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._forward(ids, valid)
+
+    def _forward(self, ids: np.ndarray, valid: np.ndarray | None) -> Trace:
         b, T = ids.shape
         if valid is None:
             valid = np.ones((b, T), dtype=bool)
@@ -479,6 +510,9 @@ class Model:
         if self.W_U is not None:
             logits = final @ self.W_U.T + (self.b_U if self.b_U is not None else 0.0)  # [b, T, n_vocab]
             logprobs = F.log_softmax(logits)
+        for what, out in (("ln_final", final), ("the logits", logprobs)):
+            if out is not None and not np.isfinite(out).all():
+                raise CircuitError(f"{what} overflowed to inf/NaN: the weights are too large for these inputs")
         return Trace(self, ids, valid, embed, pos, layers, x, final, logits, logprobs)
 
     def __call__(self, inputs, add_bos: bool | None = None) -> Trace:

@@ -35,9 +35,12 @@ W_E = np.zeros((16, 8), dtype=int)  # [d_model, n_vocab]: each token's numbers i
 W_E[:8] = np.random.default_rng(3).integers(-3, 4, size=(8, 8))
 
 
+EMBED = {t: W_E[:, vocab.id(t)].tolist() for t in vocab.tokens}  # each token's 16 numbers
+
+
 def spec(tokens: list[str]) -> list[list[int]]:
     """The target, in plain Python: dimensions 8–15 of the final residual stream at each position."""
-    x = [W_E[:, vocab.id(t)] for t in tokens]
+    x = [EMBED[t] for t in tokens]
     prev = lambda i: max(i - 1, 0)  # noqa: E731 - position 0 attends to itself
     return [[*x[prev(i)][0:4], *x[prev(i)][4:7], x[prev(prev(i))][0]] for i in range(len(tokens))]
 
