@@ -143,7 +143,7 @@ class _Reader:
             raise CircuitError(f"{self.source}: key {key!r} cannot be read ({_first_line(e)})") from None
         want = tuple(a if s is None else s for s, a in zip(shape, arr.shape)) if arr.ndim == len(shape) else shape
         if arr.shape != want:
-            need = "(" + ", ".join("?" if s is None else str(s) for s in shape) + ")"
+            need = "(" + ", ".join("?" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
             raise CircuitError(f"{self.source}: key {key!r} has shape {tuple(arr.shape)} but needs {need}")
         if arr.dtype.kind not in "fiub":
             raise CircuitError(f"{self.source}: key {key!r} holds {arr.dtype} values, not numbers")
@@ -159,6 +159,15 @@ class _Reader:
 def from_tl_state_dict(state: Mapping[str, object], config: Mapping, source: str = "the state dict") -> Model:
     """Rebuild a Model from `to_tl_state_dict` arrays and `model_config`; a wrong key names `source`."""
     cfg = _check_config(config, source)
+    try:
+        return _from_tl_state_dict(state, cfg, source)
+    except KeyError as e:  # an entry missing inside the config's vocab or layers
+        raise CircuitError(f"{source}: the config has no {e.args[0]!r} entry where circuits needs one") from None
+    except (TypeError, AttributeError, IndexError) as e:  # an entry of the wrong kind, e.g. a list for a dict
+        raise CircuitError(f"{source}: the config has an entry of the wrong kind ({_first_line(e)})") from None
+
+
+def _from_tl_state_dict(state: Mapping[str, object], cfg: Mapping, source: str) -> Model:
     r = _Reader(state, source)
     vocab = Vocab(cfg["vocab"]["tokens"], bos=cfg["vocab"]["bos"])
     V = len(vocab)
@@ -212,7 +221,8 @@ def _check_config(config: Mapping, source: str) -> Mapping:
     if not isinstance(config, Mapping) or config.get("format") != FORMAT:
         raise CircuitError(f"{source}: the config is not a circuits model config (no \"format\": \"{FORMAT}\")")
     if config.get("version") != VERSION:
-        raise CircuitError(f"{source}: config version {config.get('version')!r} is not supported (this circuits reads {VERSION})")
+        raise CircuitError(f"{source}: config version {config.get('version')!r} is not supported "
+                           f"(this circuits reads {VERSION})")
     for key in ("name", "vocab", "residual", "n_ctx", "attn_scale", "W_pos", "W_U", "b_U", "ln_final", "layers"):
         if key not in config:
             raise CircuitError(f"{source}: the config has no {key!r} entry")
@@ -237,6 +247,9 @@ def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Seq
     kind = config.get("model_type")
     if kind not in ("gpt2", "gpt_neo"):
         raise CircuitError(f"{source}: model_type {kind!r} is not supported; circuits imports gpt2 and gpt_neo")
+    sizes = ("n_embd", "n_head", "n_layer") if kind == "gpt2" else ("hidden_size", "num_heads", "num_layers")
+    if missing := [k for k in sizes if k not in config]:
+        raise CircuitError(f"{source}: the {kind} config has no {', '.join(map(repr, missing))}")
     state = {k.removeprefix("transformer."): v for k, v in state.items()}
     r = _Reader(state, source)
     d = int(config["n_embd"] if kind == "gpt2" else config["hidden_size"])
@@ -511,6 +524,12 @@ def load(path: str | Path) -> Model:
 
 
 def _load_npz(path: Path) -> Model:
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    if magic[:1] == b"\x80":
+        raise CircuitError(f"{path}: refusing to load pickled data; circuits reads plain arrays only")
+    if not magic.startswith((b"PK", b"\x93NUMPY")):
+        raise CircuitError(f"{path}: not a readable .npz file (it is not a zip archive of arrays)")
     try:
         archive = np.load(path, allow_pickle=False)
     except ValueError as e:

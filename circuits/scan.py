@@ -177,8 +177,10 @@ def _parser() -> argparse.ArgumentParser:
                      "local Hugging Face cache (needs the [hf] extra)")
     src.add_argument("--npz", metavar="FILE", help="a model saved by circuits.export.save (.npz or .safetensors)")
     p.add_argument("--behaviour", action="append", metavar="NAME",
-                   help=f"one of {', '.join(BEHAVIOURS)}; repeat or comma-separate (default: {', '.join(DEFAULT_BEHAVIOURS)})")
-    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help=f"score marking a head (default {DEFAULT_THRESHOLD})")
+                   help=f"one of {', '.join(BEHAVIOURS)}; repeat or comma-separate "
+                        f"(default: {', '.join(DEFAULT_BEHAVIOURS)})")
+    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                   help=f"score at or above which a head shows the behaviour (default {DEFAULT_THRESHOLD})")
     p.add_argument("--seq-len", type=int, default=20, help="random tokens before the repeat (default 20)")
     p.add_argument("--batch", type=int, default=4, help="sequences to average over (default 4)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the tokens (default 0)")
