@@ -431,7 +431,9 @@ def reference_solutions():
         from circuits.loader import puzzle_files
     except ImportError:
         return []
-    return puzzle_files(solutions=True, root=ROOT)
+    from circuits.loader import load
+
+    return [p for p in puzzle_files(solutions=True, root=ROOT) if load(p).puzzle.build is not None]  # not code puzzles
 
 
 def solution_model(slug):
