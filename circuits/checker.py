@@ -46,6 +46,7 @@ class Coverage:
     examples: int = 0
     small: int = 0
     small_note: str = ""
+    small_short: str = ""
     random: int = 0
     property_examples: int = 0
     lengths: tuple[int, int] = (0, 0)
@@ -145,7 +146,7 @@ def _class_name(model, members: list[str]) -> str:
     return members[0] if len(members) == 1 else f"{members[0]}…"
 
 
-def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens]) -> tuple[list[Tokens], str]:
+def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens]) -> tuple[list[Tokens], str, str]:
     """Every small input, by class pattern where tokens are interchangeable (a certificate), else by token."""
     inputs = puzzle.inputs
     alphabet = list(inputs.alphabet)
@@ -159,15 +160,17 @@ def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens])
             if top >= inputs.min_len:
                 batch = list(inputs.exhaustive(reps, top))
                 names = "/".join(_class_name(model, c) for c in classes) if len(classes) <= 4 else f"{len(classes)}-class"
-                return batch, (f"all {len(batch):,} {names} patterns of length "
-                               f"{'≤ ' + str(top) if inputs.min_len == 1 else f'{inputs.min_len}..{top}'} (certified: "
-                               f"{len(alphabet)} tokens fall into {len(classes)} interchangeable classes)")
+                span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
+                return batch, (f"all {len(batch):,} {names} patterns of length {span} (certified: "
+                               f"{len(alphabet)} tokens fall into {len(classes)} interchangeable classes)"), \
+                    f"certified for all {len(batch):,} {names} patterns of length {span}"
     top = inputs.exhaustive_max_len()
     if top < inputs.min_len:
-        return [], ""
+        return [], "", ""
     batch = list(inputs.exhaustive(alphabet, top))
     span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
-    return batch, f"every input of length {span} ({len(batch):,} inputs)"
+    note = f"every input of length {span} ({len(batch):,} inputs)"
+    return batch, note, f"exhaustive to length {top}"
 
 
 # --- the check ----------------------------------------------------------------------------------------------------
@@ -255,10 +258,11 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     cov = Coverage(lengths=(inputs.min_len, inputs.max_len))
     sample = inputs.sample(n_random, seed=inputs.seed)
     examples = _examples(puzzle)
-    small, note = small_inputs(model, puzzle, targets, sample[:300] + examples)
+    small, note, short = small_inputs(model, puzzle, targets, sample[:300] + examples)
     extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
     stages = [(STAGES[0], examples), (STAGES[1], small), (STAGES[2], sample + extremes)]
     cov.examples, cov.small, cov.small_note, cov.random = len(examples), len(small), note, len(sample) + len(extremes)
+    cov.small_short = short
     for stage, batch in stages:
         open_t = [t for t in range(len(targets)) if t not in failed]
         if not batch or not open_t:

@@ -103,6 +103,14 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     return Group(*parts)
 
 
+def worst_case(t: TargetResult) -> str:
+    """The worst value a passing target's metric took, e.g. "smallest attention on target 0.9971"."""
+    if t.worst is None or t.kind != "behaviour":
+        return ""
+    value = f"{t.worst:.4f}" if t.metric.startswith("smallest") or t.metric == "log-prob" else f"{t.worst:.2g}"
+    return f"{t.metric} {value}"
+
+
 def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") -> Table:
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("puzzle", no_wrap=True)
@@ -113,8 +121,8 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
         passed = sum(t.status == "passed" for t in r.targets)
         if r.status == "solved":
             note = r.margins.describe() if r.margins else ""
-            worst = [f"{t.metric} {t.worst:.3g}" for t in r.targets if t.kind == "behaviour" and t.worst is not None]
-            note = "; ".join(x for x in (note, ", ".join(worst[:2])) if x)
+            worst = sorted({worst_case(t) for t in r.targets} - {""})
+            note = "; ".join(x for x in (r.coverage.small_short, note, ", ".join(worst[:2])) if x)
         elif r.status == "not attempted":
             note = r.message.removeprefix("not attempted: ")
         else:
@@ -133,7 +141,8 @@ def puzzle_report(result: PuzzleResult) -> Group:
         if t.status in ("failed", "error") or result.status == "not attempted" and t is result.targets[0]:
             parts += [Text(""), target_report(t)]
         else:
-            parts.append(Text(f"{ICON[t.status]} {t.label}", style=STYLE[t.status]))
+            extra = f"  ({worst_case(t)}; {t.checked:,} inputs)" if worst_case(t) else ""
+            parts.append(Text(f"{ICON[t.status]} {t.label}{extra}", style=STYLE[t.status]))
     if result.coverage.describe():
         parts.append(Text(f"checked on: {result.coverage.describe()}", style="dim"))
     if result.margins is not None:
