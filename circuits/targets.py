@@ -148,16 +148,21 @@ class Target:
 def _spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:
     """The spec's expectations `[b, T, k]` (NaN where none); a BOS token shifts positions by one."""
     out = np.full((len(batch), T, k), np.nan)
+    none = [np.nan] * k
     for n, toks in enumerate(batch):
         exp = spec(toks)
         offset = T - len(toks)
         if len(exp) != len(toks):
             raise CircuitError(f"the spec for {what} returned {len(exp)} values for an input of {len(toks)} tokens {''.join(toks)!r}")
-        try:  # the common case: an expectation at every position
+        try:  # the common cases: an expectation at every position, or None (NaN) at some
             out[n, offset:] = np.asarray(exp, dtype=float).reshape(len(toks), k)
             continue
         except (TypeError, ValueError):
-            pass
+            try:
+                out[n, offset:] = np.asarray([none if e is None else e for e in exp], dtype=float).reshape(len(toks), k)
+                continue
+            except (TypeError, ValueError):
+                pass
         for i, e in enumerate(exp):
             if e is not None:
                 e = np.atleast_1d(np.asarray(e, dtype=float))
@@ -276,9 +281,10 @@ class Attention(Target):
 
     `where` is a behaviour name ("previous-token", "induction", …, see circuits.behaviours),
     a function of token ids `[b, T] -> [b, T]`, or `per_input=True` with a function
-    tokens -> list of key positions (None where a query has no target). With per_input,
-    a query's entry may also be a collection of keys: the mass on all of them counts, and
-    with `evenly=True` each of the k keys must hold at least min_mass / k.
+    tokens -> list of key positions (None where a query has no target). A query may also
+    have a set of target keys (a collection in a per_input list, or a function of ids
+    returning bool `[b, query, key]`): the mass on all of them counts, and with
+    `evenly=True` each of the k keys must hold at least min_mass / k.
     """
 
     layer: int
@@ -298,21 +304,28 @@ class Attention(Target):
         return self.description or f"head {self.layer}.{self.head} puts ≥ {self.min_mass:g} of its attention on {what}"
 
     def targets(self, trace, batch) -> np.ndarray:  # [b, T]: the target key, the latest one where a query has several
-        if self.per_input:
-            keys = self.key_sets(trace, batch)
-            T = keys.shape[-1]
-            return np.where(keys.any(-1), T - 1 - np.argmax(keys[..., ::-1], axis=-1), -1)
+        if not self.per_input:
+            t = self._from_ids(trace)
+            if t.ndim == 2:
+                return t
+        keys = self.key_sets(trace, batch)
+        T = keys.shape[-1]
+        return np.where(keys.any(-1), T - 1 - np.argmax(keys[..., ::-1], axis=-1), -1)
+
+    def _from_ids(self, trace) -> np.ndarray:  # [b, T] key positions, or [b, T, T] bool key sets
         fn = behaviours.BEHAVIOURS[self.where] if isinstance(self.where, str) else self.where
         t = np.asarray(fn(trace.ids))
         if self.skip_first:
             t = t.copy()
-            t[:, : self.skip_first] = -1
+            t[:, : self.skip_first] = -1 if t.ndim == 2 else False
         return t
 
     def key_sets(self, trace, batch) -> np.ndarray:  # [b, query, key] bool: the keys each query's target allows
         T = trace.ids.shape[1]
         if not self.per_input:
-            t = self.targets(trace, batch)
+            t = self._from_ids(trace)
+            if t.ndim == 3:
+                return t.astype(bool)
             return (t[:, :, None] == np.arange(T)) & (t[:, :, None] >= 0)
         out = np.zeros((len(batch), T, T), dtype=bool)
         n_, q_, k_ = [], [], []  # one fancy assignment at the end: a Python loop per query would dominate
@@ -429,17 +442,23 @@ class NextToken(Target):
         vocab = trace.model.vocab
         T = trace.ids.shape[1]
         out = np.full((len(batch), T), np.nan)
+        n_, i_, t_ = [], [], []  # gathered in one fancy index: a numpy index per position would dominate
         for n, toks in enumerate(batch):
             offset = T - len(toks) if trace.valid[n].all() else int(trace.valid[n].sum()) - len(toks)
             for i, e in enumerate(self.spec(toks)):
                 if e is not None:
-                    out[n, i + offset] = trace.logprobs[n, i + offset, vocab.id(e)]
+                    n_.append(n)
+                    i_.append(i + offset)
+                    t_.append(vocab.id(e))
+        out[n_, i_] = trace.logprobs[n_, i_, t_]
         return out
 
     def evaluate(self, trace, batch):
         lp = self._logp(trace, batch)
         if self.mean:
-            m = np.array([np.nanmean(r) if np.isfinite(r).any() else 0.0 for r in lp])
+            has = np.isfinite(lp)
+            count = has.sum(-1)
+            m = np.where(count > 0, np.where(has, lp, 0.0).sum(-1) / np.maximum(count, 1), 0.0)
             return Evaluation((m >= self.lo) & (m <= self.hi), m)
         worst = np.nanmin(np.where(np.isnan(lp), np.inf, lp), axis=-1)
         worst = np.where(np.isfinite(worst), worst, 0.0)
@@ -458,15 +477,31 @@ class NextToken(Target):
             top = vocab.tokens[int(np.argmax(trace.logprobs[0, i]))]
             rows.append([str(i), repr(t), "—" if e is None else repr(e), repr(top),
                          "—" if np.isnan(lp[i]) else f"{lp[i]:.3f}"])
+        if not np.isfinite(lp).any():  # a mean over no positions counts as 0 (see evaluate)
+            summary = f"no position of this input has an expected next token; the mean counts as 0, outside [{self.lo:g}, {self.hi:g}]"
+            return Explanation(len(labels) - 1, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows,
+                               "the spec expects nothing of this input: widen the band to include 0, or check the spec")
+        m = float(np.nanmean(lp)) if self.mean else None
         if self.mean:
-            m = float(np.nanmean(lp))
-            summary = f"mean log-prob {m:.3f} over {int(np.isfinite(lp).sum())} predicted positions; needs [{self.lo:g}, {self.hi:g}]"
-            q = int(np.nanargmin(lp))
+            n = int(np.isfinite(lp).sum())
+            side = " (above the band: surer than the context allows)" if m > self.hi else ""
+            summary = (f"mean log-prob {m:.3f} over {n} predicted position{'s' if n != 1 else ''}{side}; "
+                       f"needs [{self.lo:g}, {self.hi:g}]")
+            q = int(np.nanargmax(lp)) if m > self.hi else int(np.nanargmin(lp))
         else:
             q = int(np.flatnonzero(np.nan_to_num(lp, nan=0.0) < self.lo)[0])
             summary = f"after position {_tok(labels, q)} the expected next token has log-prob {lp[q]:.3f} < {self.lo:g}"
-        hint = ("check the induction head's pattern first (circuits show), then the path from its output to W_U: "
-                "the attended token's content must reach the unembedding")
+        top_is_expected = exp[q - offset] == vocab.tokens[int(np.argmax(trace.logprobs[0, q]))]
+        if self.mean and m > self.hi:
+            hint = ("where the context cannot tell the next token, the prediction must stay flat, and yours is not: "
+                    "check where your heads attend when no key matches (W_Q, W_K) and what they write there "
+                    "(W_V, W_O, W_U)")
+        elif top_is_expected:
+            hint = (f"the expected token is your top guess after position {q}, but with log-prob only {lp[q]:.3g}: "
+                    "sharpen the prediction (a larger scale in W_U, or sharper attention through W_Q and W_K)")
+        else:
+            hint = ("check the induction head's pattern first (circuits show; W_Q and W_K decide it), then the path "
+                    "from its output to W_U: the attended token's content must reach the unembedding (W_V, W_O, W_U)")
         return Explanation(q, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows, hint)
 
 
