@@ -1,0 +1,276 @@
+"""Puzzle 06 · An induction head by pointer arithmetic       (from Transformer Circuit Exercises, 2(a)–(f))
+
+An induction head looks back at what followed the last time the current token appeared,
+so that a model can predict it will follow again. This puzzle builds one by "pointer
+arithmetic", in six parts: find the earlier copy of the current token, copy *its position*
+into spare directions, turn that position one step forward, and attend there.
+
+The embedding (d_model = 20, n_ctx = 16). Tokens a b c d have orthonormal content
+directions tok:a … tok:d. Positions are four cos/sin pairs with descending magnitudes λᵢ:
+
+    position n  →  cos:i = λᵢ·cos(αᵢn),  sin:i = λᵢ·sin(αᵢn)
+                   α = (π/8, 3π/4, π/4, π/2),   λ = (1, 0.8, 0.6, 0.4)
+
+Eight more directions, v:0 … v:7, start empty: scratch space for part (e). Through pair i,
+position n is a point on a circle of radius λᵢ, and position n ± 1 is the same point
+rotated by ±αᵢ. Through pairs 0 and 1, two positions n and m have
+
+    p_n · p_m = cos(α₀(n − m)) + 0.64·cos(α₁(n − m))
+    |n − m|   0     1     2     3     4     5     6     7     8     9  …  15
+    p_n·p_m  1.64  0.47  0.71  0.84 −0.64  0.07 −0.71 −1.38 −0.36 −1.38 …  0.47   (symmetric about 8)
+
+Write six heads. Scores are raw dot products q·k, with a causal mask.
+
+  (a) head 0.0  attends evenly to every position holding the current token, itself included.
+                W_Q_a, W_K_a: 4 × 20, reading the content.
+  (b) head 0.1  attends to its own position.      W_Q_b, W_K_b: 4 × 20, reading pairs 0 and 1.
+  (c) head 0.2  attends to the previous position. W_Q_c, W_K_c: 4 × 20 (hint: a 2-D rotation per pair).
+  (d) head 0.3  attends to earlier copies of the current token, never to itself.
+                W_Q_d, W_K_d: 8 × 20: the content, plus pairs 0 and 1 with a weight −β in the query.
+  (e) head 0.3's values copy the 8 position numbers of the key it attends to into the scratch:
+                W_V_e: 8 × 20, W_O_e: 20 × 8, with cos:i → v:2i and sin:i → v:2i+1.
+  (f) head 1.0  (layer 1) attends to the position right after the earlier copy: its query
+                reads the copied position from v:0 … v:3 and turns it one step *forward*;
+                its key reads pairs 0 and 1.  W_Q_f, W_K_f: 4 × 20.
+
+Each part is checked on every string of 1 to 16 tokens, by where its head looks:
+
+  (a) each of the k positions holding the current token gets ≥ 0.9 / k of head 0.0's attention;
+  (b) ≥ 0.9 on the query's own position;   (c) ≥ 0.9 on the previous position;
+  (d) ≥ 0.9 on the earlier copies together, wherever the current token appeared before;
+  (e) where the current token appeared exactly once before, head 0.3 writes that copy's
+      8 position numbers into v:0 … v:7 (±0.05);
+  (f) there, ≥ 0.9 of head 1.0's attention is on the position right after the copy.
+
+(e) and (f) skip a token seen twice or more before: head 0.3 then blends two positions
+into the scratch, and the blend points nowhere. That is a limit of this algorithm, not of
+your answer. Projections alone rank the keys right but make a flat softmax: multiply your
+queries by a sharpness symbol `s`, and bind `s` and `β` in `params`.
+
+Worked example, "abcab". The targets: (a) at query 3 ('a'), ½ on keys 0 and 3 each;
+(d) at query 3, key 0; (e) at query 3, v = position 0 = (1, 0, 0.8, 0, 0.6, 0, 0.4, 0);
+(f) at query 3, key 1, and at query 4 ('b', copy at 1), key 2. For (d), with query rows
+[content; −β·pairs 0–1] and key rows [content; pairs 0–1], query 3 scores its keys
+
+    key 0 'a' (the copy)  1 − 0.84β        key 2 'c'           −0.47β
+    key 1 'b'               −0.71β        key 3 'a' (itself)  1 − 1.64β
+
+The copy beats the query itself for any β > 0, but beats key 2 only while β < 2.7. Over
+every pair of distances up to 15, which β leaves the copy the widest lead?
+"""
+
+import numpy as np
+import sympy
+
+from circuits import Basis, Head, Model, Vocab, blank, names, sinusoidal, sinusoidal_names
+from circuits.inputs import Inputs, Repeated, Uniform
+from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.targets import Attention, HeadOutput, Output
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+N_CTX = 16
+ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4, sympy.pi / 4, sympy.pi / 2)  # exact: write rotations with sympy.cos/sin
+MAGNITUDES = (1, 0.8, 0.6, 0.4)
+vocab = Vocab.chars_of("abcd")
+CONTENT = [f"tok:{t}" for t in vocab.tokens]  # tok:a … tok:d
+POSITION = sinusoidal_names(4)  # cos:0, sin:0, cos:1, sin:1, …, cos:3, sin:3
+SCRATCH = names("v", 8)  # v:0 … v:7
+resid = Basis(CONTENT + POSITION + SCRATCH)  # d_model = 20
+P = sinusoidal(N_CTX, [float(a) for a in ALPHA], MAGNITUDES)  # [8, n_ctx]: position n is the column P[:, n]
+POSITIONS = P.T.tolist()  # POSITIONS[n]: the 8 numbers of position n
+
+#            a  b  c  d
+W_E = blank(resid, vocab.tokens)  # [20, 4]: tok:x is 1 for token x; position and scratch rows 0
+for t in vocab.tokens:
+    W_E[f"tok:{t}", t] = 1
+W_pos = blank(resid, N_CTX)  # [20, 16]: rows cos:0 … sin:3 hold P; content and scratch rows 0
+W_pos[POSITION, list(range(N_CTX))] = P
+s, β = sympy.symbols("s β")  # the sharpness and the weight of "not myself" in (d)
+
+
+def same_token(ids):  # (a) token ids [b, T] -> [b, query, key]: the key holds the query's token (itself included)
+    return (ids[:, :, None] == ids[:, None, :]) & np.tri(ids.shape[1], dtype=bool)
+
+
+def earlier_copies(ids):  # (d) [b, T] -> [b, query, key]: the key holds the query's token and comes before it
+    return same_token(ids) & np.tri(ids.shape[1], k=-1, dtype=bool)
+
+
+def after_the_copy(ids):  # (f) [b, T] -> [b, T]: the key right after the one earlier copy (−1: none, or several)
+    copies = earlier_copies(ids)
+    return np.where(copies.sum(-1) == 1, copies.argmax(-1) + 1, -1)
+
+
+def copied_position(tokens: list[str]) -> list:  # (e): the one earlier copy's 8 position numbers (None: no copy, several)
+    first: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    out = []
+    for i, t in enumerate(tokens):
+        out.append(POSITIONS[first[t]] if seen.get(t) == 1 else None)
+        first.setdefault(t, i)
+        seen[t] = seen.get(t, 0) + 1
+    return out
+
+
+def build(answer) -> Model:
+    read_content = np.eye(len(resid))[:4]  # heads 0.0–0.2 write nothing; their values show the attended token
+    return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="induction_pointer", layers=[
+        [Head(W_Q=answer.W_Q_a, W_K=answer.W_K_a, W_V=read_content),
+         Head(W_Q=answer.W_Q_b, W_K=answer.W_K_b, W_V=read_content),
+         Head(W_Q=answer.W_Q_c, W_K=answer.W_K_c, W_V=read_content),
+         Head(W_Q=answer.W_Q_d, W_K=answer.W_K_d, W_V=answer.W_V_e, W_O=answer.W_O_e)],
+        [Head(W_Q=answer.W_Q_f, W_K=answer.W_K_f, W_V=read_content)],
+    ])
+
+
+puzzle = Puzzle(
+    number=6,
+    name="induction_pointer",
+    title="An induction head by pointer arithmetic",
+    answer=["W_Q_a", "W_K_a", "W_Q_b", "W_K_b", "W_Q_c", "W_K_c", "W_Q_d", "W_K_d", "W_V_e", "W_O_e",
+            "W_Q_f", "W_K_f"],
+    build=build,
+    targets=[
+        Attention(0, 0, same_token, evenly=True, min_mass=0.9,
+                  description="(a) head 0.0 spreads ≥ 0.9 of its attention evenly over the current token's positions"),
+        Attention(0, 1, "current-token", min_mass=0.9,
+                  description="(b) head 0.1 puts ≥ 0.9 of its attention on its own position"),
+        Attention(0, 2, "previous-token", min_mass=0.9,
+                  description="(c) head 0.2 puts ≥ 0.9 of its attention on the previous position"),
+        Attention(0, 3, earlier_copies, min_mass=0.9,
+                  description="(d) head 0.3 puts ≥ 0.9 of its attention on earlier copies of the current token"),
+        Output(HeadOutput(0, 3, tuple(SCRATCH)), copied_position, tol=0.05,
+               description="(e) head 0.3 writes the position of the one earlier copy into v:0 … v:7 (±0.05)"),
+        Attention(1, 0, after_the_copy, min_mass=0.9,
+                  description="(f) head 1.0 puts ≥ 0.9 of its attention on the position right after the earlier copy"),
+    ],
+    inputs=Inputs(vocab.tokens, min_len=1, max_len=N_CTX,
+                  families=[Uniform(), Repeated(), Repeated(distinct=True)], exhaustive_budget=1_500),
+    examples=["abcab", "abcdabcd", "aabbccdd", "dcbaabcd"],
+    sharpness=["s"],
+    source="seed 003: Transformer Circuit Exercises, exercise 2(a)–(f)",
+)
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+queries by a sharpness symbol `s`, and bind `s` and `β` in `params`.
+
+Worked example, "abcab". The targets: (a) at query 3 ('a'), ½ on keys 0 and 3 each;
+(d) at query 3, key 0; (e) at query 3, v = position 0 = (1, 0, 0.8, 0, 0.6, 0, 0.4, 0);
+(f) at query 3, key 1, and at query 4 ('b', copy at 1), key 2. For (d), with query rows
+[content; −β·pairs 0–1] and key rows [content; pairs 0–1], query 3 scores its keys
+
+    key 0 'a' (the copy)  1 − 0.84β        key 2 'c'           −0.47β
+    key 1 'b'               −0.71β        key 3 'a' (itself)  1 − 1.64β
+
+The copy beats the query itself for any β > 0, but beats key 2 only while β < 2.7. Over
+every pair of distances up to 15, which β leaves the copy the widest lead?
+"""
+
+import numpy as np
+import sympy
+
+from circuits import Basis, Head, Model, Vocab, blank, names, sinusoidal, sinusoidal_names
+from circuits.inputs import Inputs, Repeated, Uniform
+from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.targets import Attention, HeadOutput, Output
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+N_CTX = 16
+ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4, sympy.pi / 4, sympy.pi / 2)  # exact: write rotations with sympy.cos/sin
+MAGNITUDES = (1, 0.8, 0.6, 0.4)
+vocab = Vocab.chars_of("abcd")
+CONTENT = [f"tok:{t}" for t in vocab.tokens]  # tok:a … tok:d
+POSITION = sinusoidal_names(4)  # cos:0, sin:0, cos:1, sin:1, …, cos:3, sin:3
+SCRATCH = names("v", 8)  # v:0 … v:7
+resid = Basis(CONTENT + POSITION + SCRATCH)  # d_model = 20
+P = sinusoidal(N_CTX, [float(a) for a in ALPHA], MAGNITUDES)  # [8, n_ctx]: position n is the column P[:, n]
+POSITIONS = P.T.tolist()  # POSITIONS[n]: the 8 numbers of position n
+
+#            a  b  c  d
+W_E = blank(resid, vocab.tokens)  # [20, 4]: tok:x is 1 for token x; position and scratch rows 0
+for t in vocab.tokens:
+    W_E[f"tok:{t}", t] = 1
+W_pos = blank(resid, N_CTX)  # [20, 16]: rows cos:0 … sin:3 hold P; content and scratch rows 0
+W_pos[POSITION, list(range(N_CTX))] = P
+s, β = sympy.symbols("s β")  # the sharpness and the weight of "not myself" in (d)
+
+
+def same_token(ids):  # (a) token ids [b, T] -> [b, query, key]: the key holds the query's token (itself included)
+    return (ids[:, :, None] == ids[:, None, :]) & np.tri(ids.shape[1], dtype=bool)
+
+
+def earlier_copies(ids):  # (d) [b, T] -> [b, query, key]: the key holds the query's token and comes before it
+    return same_token(ids) & np.tri(ids.shape[1], k=-1, dtype=bool)
+
+
+def after_the_copy(ids):  # (f) [b, T] -> [b, T]: the key right after the one earlier copy (−1: none, or several)
+    copies = earlier_copies(ids)
+    return np.where(copies.sum(-1) == 1, copies.argmax(-1) + 1, -1)
+
+
+def copied_position(tokens: list[str]) -> list:  # (e): the 8 numbers of the one earlier copy's position (None: none, or several)
+    first: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    out = []
+    for i, t in enumerate(tokens):
+        out.append(POSITIONS[first[t]] if seen.get(t) == 1 else None)
+        first.setdefault(t, i)
+        seen[t] = seen.get(t, 0) + 1
+    return out
+
+
+def build(answer) -> Model:
+    read_content = np.eye(len(resid))[:4]  # heads 0.0–0.2 write nothing; their values show the attended token
+    return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="induction_pointer", layers=[
+        [Head(W_Q=answer.W_Q_a, W_K=answer.W_K_a, W_V=read_content),
+         Head(W_Q=answer.W_Q_b, W_K=answer.W_K_b, W_V=read_content),
+         Head(W_Q=answer.W_Q_c, W_K=answer.W_K_c, W_V=read_content),
+         Head(W_Q=answer.W_Q_d, W_K=answer.W_K_d, W_V=answer.W_V_e, W_O=answer.W_O_e)],
+        [Head(W_Q=answer.W_Q_f, W_K=answer.W_K_f, W_V=read_content)],
+    ])
+
+
+puzzle = Puzzle(
+    number=6,
+    name="induction_pointer",
+    title="An induction head by pointer arithmetic",
+    answer=["W_Q_a", "W_K_a", "W_Q_b", "W_K_b", "W_Q_c", "W_K_c", "W_Q_d", "W_K_d", "W_V_e", "W_O_e",
+            "W_Q_f", "W_K_f"],
+    build=build,
+    targets=[
+        Attention(0, 0, same_token, evenly=True, min_mass=0.9,
+                  description="(a) head 0.0 spreads ≥ 0.9 of its attention evenly over the positions of the current token"),
+        Attention(0, 1, "current-token", min_mass=0.9,
+                  description="(b) head 0.1 puts ≥ 0.9 of its attention on its own position"),
+        Attention(0, 2, "previous-token", min_mass=0.9,
+                  description="(c) head 0.2 puts ≥ 0.9 of its attention on the previous position"),
+        Attention(0, 3, earlier_copies, min_mass=0.9,
+                  description="(d) head 0.3 puts ≥ 0.9 of its attention on earlier copies of the current token"),
+        Output(HeadOutput(0, 3, tuple(SCRATCH)), copied_position, tol=0.05,
+               description="(e) head 0.3 writes the position of the one earlier copy into v:0 … v:7 (±0.05)"),
+        Attention(1, 0, after_the_copy, min_mass=0.9,
+                  description="(f) head 1.0 puts ≥ 0.9 of its attention on the position right after the earlier copy"),
+    ],
+    inputs=Inputs(vocab.tokens, min_len=1, max_len=N_CTX,
+                  families=[Uniform(), Repeated(), Repeated(distinct=True)], exhaustive_budget=1_500),
+    examples=["abcab", "abcdabcd", "aabbccdd", "dcbaabcd"],
+    sharpness=["s"],
+    source="seed 003: Transformer Circuit Exercises, exercise 2(a)–(f)",
+)
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# Twelve matrices, each built with blank(rows, resid) and written by name (e.g. W[0, "tok:a"] = s),
+# and params. Rows of W_Q/W_K/W_V are head dimensions; W_O is 20 × 8.
+W_Q_a = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
+W_K_a = FILL_ME_IN("roughly 4 non-zero entries")
+W_Q_b = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
+W_K_b = FILL_ME_IN("roughly 4 non-zero entries")
+W_Q_c = FILL_ME_IN("roughly 8 non-zero entries: a 2-D rotation per pair, times s")
+W_K_c = FILL_ME_IN("roughly 4 non-zero entries")
+W_Q_d = FILL_ME_IN("roughly 8 non-zero entries, in terms of s and β")
+W_K_d = FILL_ME_IN("roughly 8 non-zero entries")
+W_V_e = FILL_ME_IN("roughly 8 non-zero entries")
+W_O_e = FILL_ME_IN("roughly 8 non-zero entries")
+W_Q_f = FILL_ME_IN("roughly 8 non-zero entries: a 2-D rotation per pair, times s")
+W_K_f = FILL_ME_IN("roughly 4 non-zero entries")
+params = {"s": 1, "β": 1}  # raise s until every head is sharp; choose β for (d)

@@ -1,0 +1,120 @@
+"""Puzzle 07 · An induction head by K-composition                 (from Transformer Circuit Exercises, 3)
+
+Puzzle 06 moved *positions* through a head's values. Some position schemes (rotary
+attention, for one) never show positions to W_V, yet models that use them still grow
+induction heads, by a second algorithm. A previous-token head copies *which token came
+before* into a spare subspace, and the induction head's keys read that subspace: key m
+announces "the token before me was x", the query at n announces "I am x", and they match
+exactly when m comes right after an earlier copy of the token at n. The second head's keys
+are built from the first head's output: K-composition.
+
+The embedding (d_model = 13, n_ctx = 16). Every input starts with a BOS token at position
+0. Tokens a b c d have orthonormal content directions tok:a … tok:d, and BOS has its own
+direction, bos. Positions are the two largest pairs of puzzle 06, α = (π/8, 3π/4) and
+λ = (1, 0.8): position n → cos:i = λᵢ·cos(αᵢn), sin:i = λᵢ·sin(αᵢn). Four more directions,
+prev:a … prev:d, start empty.
+
+Write two heads (scores are raw dot products q·k, with a causal mask):
+
+  head 1 = head 0.0, the previous-token head.  W_Q1, W_K1 (4 × 13) attend from each position
+      to the one before it, by rotating the position pairs (as in puzzle 06 (c));
+      W_V1 (4 × 13) reads the content and W_O1 (13 × 4) writes it into prev:a … prev:d.
+  head 2 = head 1.0, the induction head.  W_Q2 (4 × 13) reads the current content,
+      W_K2 (4 × 13) reads prev:a … prev:d.
+
+Checked on every string of 1 to 15 tokens (after BOS):
+
+  head 0.0 puts ≥ 0.9 of its attention on the previous position (on BOS, for the first token);
+  head 1.0 puts ≥ 0.9 of its attention on the position right after the previous copy of
+      the current token, wherever the token appeared before. (If it appeared k times before,
+      the k positions right after those copies together; nothing is asked of a new token.)
+
+Why BOS? Position 0 has no previous position, so the previous-token head can only attend
+to itself there, and would write position 0's own token into prev. With BOS at position 0
+that token has no content: keys 0 and 1 announce nothing.
+
+Your W_K2 must read exactly the directions W_O1 writes; the K-composition score of the two
+heads, ‖W_QK² W_OV¹‖ / (‖W_QK²‖ ‖W_OV¹‖), then sits far above that of random matrices
+(`circuits analyze 07 --solution` shows it). Multiply both queries by a sharpness symbol
+`s`, bound in `params`: a blurred previous-token pattern blurs every key of head 2.
+
+Worked example, "abcab", which the model reads as  0 BOS, 1 a, 2 b, 3 c, 4 a, 5 b.
+After head 1, prev holds at each position the token before it: —, —, a, b, c, a.
+Head 2's scores with s = 1 (query content · key prev), and the target keys:
+
+    query ↓  key →   0 BOS  1 a  2 b  3 c  4 a  5 b     target
+    4 'a'              0     0    1    0    0    ·      key 2 (the 'b' after the first 'a')
+    5 'b'              0     0    0    1    0    0      key 3 (the 'c' after the first 'b')
+
+Queries 1–3 hold new tokens, so they have no target.
+"""
+
+import numpy as np
+import sympy
+
+from circuits import Basis, Head, Model, Vocab, blank, sinusoidal, sinusoidal_names
+from circuits.inputs import Inputs, Repeated, Uniform
+from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.targets import Attention
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+N_CTX = 16
+ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4)  # exact: write rotations with sympy.cos/sin
+MAGNITUDES = (1, 0.8)
+vocab = Vocab.chars_of("abcd", bos="<bos>")
+CONTENT = [f"tok:{t}" for t in "abcd"]  # tok:a … tok:d
+POSITION = sinusoidal_names(2)  # cos:0, sin:0, cos:1, sin:1
+PREV = [f"prev:{t}" for t in "abcd"]  # prev:a … prev:d: which token came before
+resid = Basis(CONTENT + ["bos"] + POSITION + PREV)  # d_model = 13
+
+#            <bos> a  b  c  d
+W_E = blank(resid, vocab.tokens)  # [13, 5]: tok:x is 1 for token x, bos is 1 for BOS
+W_E["bos", "<bos>"] = 1
+for t in "abcd":
+    W_E[f"tok:{t}", t] = 1
+W_pos = blank(resid, N_CTX)  # [13, 16]: rows cos:0 … sin:1 hold the position pairs
+W_pos[POSITION, list(range(N_CTX))] = sinusoidal(N_CTX, [float(a) for a in ALPHA], MAGNITUDES)
+s = sympy.Symbol("s")  # the sharpness
+
+
+def after_copies(ids):  # token ids [b, T] -> [b, query, key]: the key right after an earlier copy of the query's token
+    before = np.concatenate([np.full_like(ids[:, :1], -1), ids[:, :-1]], axis=1)  # [b, T]: the token before each key
+    return (ids[:, :, None] == before[:, None, :]) & np.tri(ids.shape[1], dtype=bool)
+
+
+def build(answer) -> Model:
+    read_content = np.eye(len(resid))[:4]  # head 2 writes nothing; its values show the attended token
+    return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="induction_k_composition", layers=[
+        [Head(W_Q=answer.W_Q1, W_K=answer.W_K1, W_V=answer.W_V1, W_O=answer.W_O1)],
+        [Head(W_Q=answer.W_Q2, W_K=answer.W_K2, W_V=read_content)],
+    ])
+
+
+puzzle = Puzzle(
+    number=7,
+    name="induction_k_composition",
+    title="An induction head by K-composition",
+    answer=["W_Q1", "W_K1", "W_V1", "W_O1", "W_Q2", "W_K2"],
+    build=build,
+    targets=[
+        Attention(0, 0, "previous-token", min_mass=0.9,
+                  description="head 0.0 puts ≥ 0.9 of its attention on the previous position"),
+        Attention(1, 0, after_copies, min_mass=0.9,
+                  description="head 1.0 puts ≥ 0.9 of its attention on the token after the previous copy (induction)"),
+    ],
+    inputs=Inputs(list("abcd"), min_len=1, max_len=N_CTX - 1,
+                  families=[Uniform(), Repeated(), Repeated(distinct=True)]),
+    examples=["abcab", "abcdabcd", "aaaa", "dcbaabcd"],
+    sharpness=["s"],
+    source="seed 003: Transformer Circuit Exercises, exercise 3",
+)
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# Six 4 × 13 matrices (W_O1 is 13 × 4), each built with blank(…) and written by name, and params.
+W_Q1 = FILL_ME_IN("roughly 8 non-zero entries: a 2-D rotation per position pair, times s")
+W_K1 = FILL_ME_IN("roughly 4 non-zero entries")
+W_V1 = FILL_ME_IN("roughly 4 non-zero entries")
+W_O1 = FILL_ME_IN("roughly 4 non-zero entries")
+W_Q2 = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
+W_K2 = FILL_ME_IN("roughly 4 non-zero entries")
+params = {"s": 1}  # raise s until both heads are sharp
