@@ -64,6 +64,7 @@ Worked example, "abcabc" (H = 3), read as 0 BOS, 1 a, 2 b, 3 c, 4 a, 5 b, 6 c:
 
 import math
 
+import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
@@ -118,11 +119,13 @@ def second_half(tokens: list[str]) -> list[str | None]:
     return out
 
 
+GIVEN = {name: np.asarray(M) for name, M in [("W_E", W_E), ("W_V0", W_V0), ("W_O0", W_O0)]}  # as numbers, once
+
+
 def build(answer) -> Model:
-    return Model(vocab, W_E, W_U=answer.W_U, params=answer.params, name="induction_repeated", layers=[
-        [Head(W_V=W_V0, W_O=W_O0, pattern="previous")],
-        [Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V, W_O=answer.W_O)],
-    ], n_ctx=N_CTX)
+    return Model(vocab, GIVEN["W_E"], residual=resid, W_U=answer.W_U, params=answer.params, name="induction_repeated",
+                 layers=[[Head(W_V=GIVEN["W_V0"], W_O=GIVEN["W_O0"], pattern="previous")],
+                         [Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V, W_O=answer.W_O)]], n_ctx=N_CTX)
 
 
 puzzle = Puzzle(
