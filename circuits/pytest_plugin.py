@@ -158,4 +158,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     c = console(file=buf, color=terminalreporter._tw.hasmarkup, width=width)
     which = "solutions" if config.getoption("--solutions") else "your puzzles"
     c.print(summary_table(results, title=f"circuits · {which}"))
-    terminalreporter.write(buf.getvalue())
+    terminalreporter.write("\n" + buf.getvalue())

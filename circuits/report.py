@@ -96,9 +96,9 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     if e.head is not None:
         l, h = e.head
         labels = trace.tokens(0)
-        parts += [Text(""), pattern_heatmap(trace.pattern(l, h)[0], labels, title=f"attention of head {l}.{h} "
-                                            "(rows: queries, columns: keys" + (", * = target" if e.marks else "") + ")",
-                                            targets=e.marks, max_len=MAX_ROWS)]
+        title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (", * = target key)" if e.marks else ")")
+        parts += [Text(""), Text(title, style="bold"),
+                  pattern_heatmap(trace.pattern(l, h)[0], labels, targets=e.marks, max_len=MAX_ROWS)]
     parts += [Text(""), Text.assemble(("hint: ", "bold yellow"), e.hint)]
     return Group(*parts)
 
@@ -111,6 +111,17 @@ def worst_case(t: TargetResult) -> str:
     return f"{t.metric} {value}"
 
 
+def worst_per_metric(targets: list[TargetResult]) -> str:
+    """Across a puzzle's passing targets, the worst value of each metric."""
+    by_metric: dict[str, TargetResult] = {}
+    for t in targets:
+        if worst_case(t):
+            best = by_metric.get(t.metric)
+            worse = best is None or ((t.worst > best.worst) if t.metric.startswith("largest") else (t.worst < best.worst))
+            by_metric[t.metric] = t if worse else best
+    return ", ".join(worst_case(t) for t in by_metric.values())
+
+
 def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") -> Table:
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("puzzle", no_wrap=True)
@@ -121,8 +132,7 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
         passed = sum(t.status == "passed" for t in r.targets)
         if r.status == "solved":
             note = r.margins.describe() if r.margins else ""
-            worst = sorted({worst_case(t) for t in r.targets} - {""})
-            note = "; ".join(x for x in (r.coverage.small_short, note, ", ".join(worst[:2])) if x)
+            note = "; ".join(x for x in (r.coverage.small_short, note, worst_per_metric(r.targets)) if x)
         elif r.status == "not attempted":
             note = r.message.removeprefix("not attempted: ")
         else:
