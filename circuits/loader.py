@@ -33,7 +33,7 @@ class Attempt:
         except CircuitError as e:
             raise e.within(display(self.path)) from None
         except Exception as e:  # noqa: BLE001 - anything the learner's values trip is reported in one line
-            raise CircuitError(f"{display(self.path)}: building the model failed: {type(e).__name__}: {e}") from e
+            raise CircuitError(f"{display(self.path)}: building the model failed: {_exc(e)}") from e
 
 
 def display(path: Path) -> str:
@@ -41,6 +41,11 @@ def display(path: Path) -> str:
         return str(Path(path).resolve().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def _exc(e: BaseException) -> str:
+    """`ValueError: bad thing`, or just `ValueError` when the exception says nothing."""
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
 
 def _where_raised(exc: BaseException, path: Path) -> str:
@@ -58,10 +63,14 @@ def load(path: str | Path) -> Attempt:
         source = path.read_text(encoding="utf-8")
     except OSError as e:
         raise CircuitError(f"cannot read puzzle file {shown}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        line = _line_at(path.read_bytes(), e.start)
+        raise CircuitError(f"{shown} line {line}: not UTF-8 text (byte {e.object[e.start]:#04x}); save the file as UTF-8") from None
     try:
         code = compile(source, str(path), "exec", dont_inherit=True)
-    except SyntaxError as e:
-        raise CircuitError(f"{shown} line {e.lineno}: syntax error: {e.msg}") from None
+    except (SyntaxError, ValueError) as e:  # ValueError: a NUL byte, before Python 3.12
+        where = f" line {e.lineno}" if getattr(e, "lineno", None) else ""
+        raise CircuitError(f"{shown}{where}: syntax error: {getattr(e, 'msg', None) or e}") from None
     module = types.ModuleType(f"circuits_puzzle_{path.stem}")
     module.__file__ = str(path)
     sys.modules[module.__name__] = module  # dataclasses and pickling look modules up by name
@@ -69,8 +78,11 @@ def load(path: str | Path) -> Attempt:
         exec(code, module.__dict__)
     except CircuitError as e:
         raise e.within(shown) from None
+    except SystemExit as e:  # exit() in a puzzle file must not end the checker silently
+        raise CircuitError(f"{shown} called exit() on import{_where_raised(e, path)}; remove it") from None
     except Exception as e:  # noqa: BLE001
-        raise CircuitError(f"{shown} raised {type(e).__name__} on import{_where_raised(e, path)}: {e}") from e
+        said = f": {e}" if str(e) else ""
+        raise CircuitError(f"{shown} raised {type(e).__name__} on import{_where_raised(e, path)}{said}") from e
     finally:
         sys.modules.pop(module.__name__, None)
     puzzles = [v for v in vars(module).values() if isinstance(v, Puzzle)]
@@ -90,6 +102,11 @@ def load(path: str | Path) -> Attempt:
             answer[name] = vars(module)[name]
     answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
     return Attempt(path, puzzle, types.SimpleNamespace(**answer), missing)
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    """The 1-based line of a byte offset."""
+    return data.count(b"\n", 0, offset) + 1
 
 
 def _root(start: Path | None = None) -> Path:

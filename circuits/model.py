@@ -164,6 +164,15 @@ class Block:
             pattern[:, i] /= np.where(total > 0, total, 1.0)
         return pattern
 
+    def _check_scores(self, scores: np.ndarray, visible: np.ndarray) -> None:
+        """A visible q·k beyond float64 (inf, or inf − inf = NaN) has lost its value: a pattern from it would be a guess."""
+        computed = np.array([h.pattern is None for h in self.heads])[None, :, None, None]
+        lost = ~np.isfinite(scores) & visible & computed
+        if lost.any():
+            at = tuple(np.argwhere(lost)[0])
+            raise CircuitError(f"the attention scores of {self.heads[at[1]].name} overflowed to {scores[at]}: "
+                               "the weights are too large for these inputs")
+
     def forward(self, x: np.ndarray, valid: np.ndarray, index: int) -> tuple[np.ndarray, LayerTrace]:
         b, T, d = x.shape  # [batch, seq, d_model]
         n, dk, dv = len(self.heads), self.d_k, self.d_v
@@ -178,6 +187,7 @@ class Block:
             v = v.reshape(b, T, n, dv).transpose(0, 2, 1, 3)  # [b, h, T, dv]
             visible = self.visible(T, valid)
             scores = (q @ k.transpose(0, 1, 3, 2)) * self.scale[None, :, None, None]  # [b, h, T, T]
+            self._check_scores(scores, visible)
             pattern = self.fixed(T, visible, F.softmax(scores, visible))
             scores = np.where(visible, scores, -np.inf)
             z = pattern @ v  # [b, h, T, dv]
@@ -349,6 +359,10 @@ class Model:
         b_V = np.zeros(dv) if h.b_V is None else vector(h.b_V, f"b_V of {name}", dv, "d_head", p)
         if h.window is not None and (isinstance(h.window, bool) or not isinstance(h.window, (int, np.integer)) or h.window < 1):
             raise CircuitError(f"{name} has window = {h.window!r}; a local window must be a whole number ≥ 1")
+        if h.window is not None and (h.pattern == "first" or (h.pattern == "previous" and h.window < 2)):
+            key = "position 0" if h.pattern == "first" else "the previous position"
+            raise CircuitError(f"{name} has pattern={h.pattern!r} with window = {h.window}: the window hides {key}, "
+                               "so some queries would attend to nothing; drop the window")
         for m, label in ((h.W_Q, "W_Q"), (h.W_K, "W_K"), (h.W_V, "W_V"), (h.W_O, "W_O")):
             if isinstance(m, NamedMatrix) and len(m.cols if label != "W_O" else m.rows) == d:
                 names = m.cols if label != "W_O" else m.rows

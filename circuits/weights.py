@@ -80,6 +80,8 @@ def _bind(value, params: Params | None):
         number = sympy.sympify(v, strict=False) if not isinstance(v, str) else None
         if number is None or getattr(number, "free_symbols", None) or not getattr(number, "is_number", False):
             raise CircuitError(f"parameter {str(k)!r} is bound to {v!r}, which is not a number")
+        if not number.is_finite:  # nan, oo and zoo would only surface later as a bad matrix entry
+            raise CircuitError(f"parameter {str(k)!r} is bound to {v!r}, which is not a finite number")
         subs[sym] = number
     return sympy.sympify(value).subs(subs)
 
@@ -132,14 +134,16 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
     except _Ragged as e:
         raise CircuitError(f"{name} {e}") from None
     has = raw.shape
-    want = tuple(h if s is None else s for s, h in zip(shape, has)) if len(has) == len(shape) else shape
     dims = dims or (None,) * len(shape)
+    need = _need(tuple("?" if s is None else s for s in shape), dims)
+    if not has and shape:
+        raise CircuitError(f"{name} is {_what(value)}, not a {'vector' if len(shape) == 1 else 'matrix'}; it needs shape {need}")
+    want = tuple(h if s is None else s for s, h in zip(shape, has)) if len(has) == len(shape) else shape
     if has != want:
-        need = _need(tuple("?" if s is None else s for s in shape), dims)
         msg = f"{name} has shape {_fmt_shape(has)} but needs {need}"
         if len(has) == 1 and len(shape) == 2:
             msg += "; a matrix needs nested lists, e.g. [[1, 0]] for one row"
-        elif len(has) == 2 and has[::-1] == want and has != want:
+        elif len(has) == 2 and all(s is None or s == h for s, h in zip(shape, has[::-1])):
             msg += "; it looks transposed"
         raise CircuitError(msg)
     if raw.dtype != object and np.issubdtype(raw.dtype, np.number) and not np.issubdtype(raw.dtype, np.complexfloating):
@@ -159,6 +163,15 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
             f"{name} has {out[idx]:.3g} at {_where(idx)}; entries above {MAX_ABS:.0e} in size overflow float64 in q·k"
         )
     return out
+
+
+def _what(value) -> str:
+    """A value that is not an array, in a few words: "a str ('identity')", "a function"."""
+    if callable(value):
+        return "a function"
+    kind, shown = type(value).__name__, repr(value)
+    shown = shown if len(shown) <= 30 else shown[:29] + "…"
+    return f"{'an' if kind[0].lower() in 'aeiou' else 'a'} {kind} ({shown})"
 
 
 def _where(idx) -> str:
