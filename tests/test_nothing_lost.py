@@ -1,0 +1,107 @@
+"""Nothing a learner wrote is ever lost: no command writes into puzzles/ or solutions/, and checking
+creates no files in the project (no __pycache__, no .hypothesis, no .pytest_cache).
+
+Every command runs as a learner runs it, in a subprocess whose working directory is a copy of the
+project (puzzle and solution files, and pyproject.toml, whose pytest settings are part of the promise),
+so the test is independent of the real tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT
+
+STEMS = ("00_attention", "03_uniform", "04_previous_token", "05_virtual_head")  # a code puzzle and quick model puzzles
+CIRCUITS = [sys.executable, "-m", "circuits.cli"]
+PYTEST = [sys.executable, "-m", "pytest"]
+if importlib.util.find_spec("pytest_benchmark"):  # a third-party plugin, not a dependency, that makes .benchmarks/
+    PYTEST += ["-p", "no:benchmark"]
+COMMANDS = [
+    [*CIRCUITS, "list"],
+    [*CIRCUITS, "check", "3"],
+    [*CIRCUITS, "check", "0", "--solution"],
+    [*CIRCUITS, "show", "4", "abcab", "--solution"],
+    [*CIRCUITS, "analyze", "5", "--solution"],
+    [*PYTEST, "puzzles/"],
+    [*PYTEST, "puzzles/", "--solutions"],
+]
+
+
+def snapshot(root) -> dict[str, tuple]:
+    """Every path under root; for files in puzzles/ and solutions/, their modification time and hash."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and rel.split("/")[0] in ("puzzles", "solutions"):
+            out[rel] = (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+        else:
+            out[rel] = ("dir",) if p.is_dir() else ("file",)
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The project copy's snapshot before and after every command, and what the commands printed."""
+    root = tmp_path_factory.mktemp("project")
+    for folder in ("puzzles", "solutions"):
+        (root / folder).mkdir()
+        for stem in STEMS:
+            shutil.copy2(ROOT / folder / f"{stem}.py", root / folder / f"{stem}.py")
+    shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HYPOTHESIS", "PYTEST", "PYTHONDONTWRITEBYTECODE"))}
+    before = snapshot(root)
+    running = [subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for cmd in COMMANDS]  # side by side: they only read the files
+    done = []
+    for cmd, proc in zip(COMMANDS, running):
+        out, err = proc.communicate(timeout=300)
+        done.append(subprocess.CompletedProcess(cmd, proc.returncode, out, err))
+    return root, before, snapshot(root), done
+
+
+def test_every_command_ran_without_a_traceback(runs):
+    *_, done = runs
+    for cmd, result in zip(COMMANDS, done):
+        shown = " ".join(cmd[2:])
+        assert "Traceback" not in result.stdout + result.stderr, f"{shown}:\n{result.stderr}"
+        assert result.returncode in (0, 1), f"{shown} exited {result.returncode}:\n{result.stderr[-2000:]}"
+
+
+def test_no_command_changes_a_puzzle_or_a_solution(runs):
+    _, before, after, _ = runs
+    mine = lambda snap: {k: v for k, v in snap.items() if k.split("/")[0] in ("puzzles", "solutions")}  # noqa: E731
+    assert mine(after) == mine(before)
+
+
+# Known defect, left to circuits/checker.py: hypothesis caches the constants it finds in loaded modules under
+# ./.hypothesis/constants/ whenever the checker's property test runs. strict: remove once fixed.
+@pytest.mark.xfail(strict=True, reason="the checker's hypothesis runs write ./.hypothesis/constants/")
+def test_checking_creates_no_files_in_the_project(runs):
+    _, before, after, _ = runs
+    created = sorted(set(after) - set(before))
+    assert not created, f"created: {created}"
+    assert not any(part in ("__pycache__", ".hypothesis", ".pytest_cache") for k in after for part in k.split("/"))
+
+
+def test_a_reset_keeps_the_learners_version_and_says_where(tmp_path):
+    """No command resets a puzzle today; one that does must back up the learner's file first."""
+    helptext = subprocess.run([*CIRCUITS, "--help"], capture_output=True, text=True).stdout
+    if not re.search(r"\breset\b", helptext):
+        pytest.skip("no command resets a puzzle")
+    (tmp_path / "puzzles").mkdir()
+    mine = tmp_path / "puzzles" / "03_uniform.py"
+    shutil.copy2(ROOT / "solutions" / "03_uniform.py", mine)
+    written = mine.read_bytes()
+    result = subprocess.run([*CIRCUITS, "reset", "3"], cwd=tmp_path, capture_output=True, text=True, input="y\n")
+    backups = [p for p in tmp_path.rglob("*") if p.is_file() and p != mine and p.read_bytes() == written]
+    assert backups, "the learner's version was not kept"
+    assert any(b.name in result.stdout + result.stderr for b in backups), "the backup's location was not said"
