@@ -117,6 +117,13 @@ def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet
             if len(hit):
                 current = min((cands[int(h)] for h in hit), key=lambda c: [order.get(t, 0) for t in c])
                 continue
+        cands = [[a if t == b else t for t in current] for b in dict.fromkeys(current) for a in alphabet
+                 if order[a] < order.get(b, len(alphabet))]  # every copy of a token at once
+        if cands:
+            hit = np.flatnonzero(fails(cands))
+            if len(hit):
+                current = min((cands[int(h)] for h in hit), key=lambda c: [order.get(t, 0) for t in c])
+                continue
         cands = [current[:i] + [current[i + 1], current[i]] + current[i + 2 :] for i in range(len(current) - 1)
                  if order.get(current[i + 1], 0) < order.get(current[i], 0)]
         if cands:

@@ -458,8 +458,9 @@ class NextToken(Target):
         if self.mean:
             has = np.isfinite(lp)
             count = has.sum(-1)
-            m = np.where(count > 0, np.where(has, lp, 0.0).sum(-1) / np.maximum(count, 1), 0.0)
-            return Evaluation((m >= self.lo) & (m <= self.hi), m)
+            # an input with nothing to predict is no evidence either way: it passes, at the band's top
+            m = np.where(count > 0, np.where(has, lp, 0.0).sum(-1) / np.maximum(count, 1), self.hi)
+            return Evaluation((count == 0) | ((m >= self.lo) & (m <= self.hi)), m)
         worst = np.nanmin(np.where(np.isnan(lp), np.inf, lp), axis=-1)
         worst = np.where(np.isfinite(worst), worst, 0.0)
         return Evaluation(worst >= self.lo, worst)

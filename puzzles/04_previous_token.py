@@ -19,9 +19,10 @@ products. A projection alone gives the right *ranking* of keys but not a sharp e
 softmax: put a sharpness factor `s` in front, as a sympy symbol, and bind it in `params`.
 
 Worked example: with W_Q = W_K = the projection onto (cos:0, sin:0, cos:1, sin:1), the
-score of query n for key m is 4·cos(α₀(n−m)) + cos(α₁(n−m)): 5 for m = n, 4.90 for
-m = n ± 1, 4.62 for m = n ± 2, … The largest score is on the diagonal, but at n = 31 the
-row's 32 keys leave only 0.05 of the attention on it; every gap must be multiplied by s.
+score of query n for key m is 4·cos(α₀(n−m)) + cos(α₁(n−m)): 5 for m = n, 4.69 for
+m = n ± 1, 3.92 for m = n ± 2, 3.12 for m = n ± 3, … The largest score is on the diagonal, but
+at n = 31 the row's 32 keys leave only 0.28 of the attention on it: every gap must be
+multiplied by s.
 """
 
 import numpy as np
