@@ -3,6 +3,8 @@ hypothesis property test, shrinks the first failure to a minimal input and expla
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -186,6 +188,20 @@ def _examples(puzzle) -> list[Tokens]:
             else (e.split() if isinstance(e, str) else list(e)) for e in puzzle.examples]
 
 
+@contextlib.contextmanager
+def _hypothesis_stores_nothing_here():
+    """hypothesis caches constants under ./.hypothesis; point it at a temporary folder so checking writes nothing."""
+    from hypothesis import configuration
+
+    old = vars(configuration).get("__hypothesis_home_directory")
+    with tempfile.TemporaryDirectory(prefix="circuits-hypothesis-") as tmp:
+        configuration.set_hypothesis_home_dir(tmp)
+        try:
+            yield
+        finally:
+            configuration.set_hypothesis_home_dir(old)
+
+
 def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, Tokens]:
     """hypothesis.find over the inputs' strategy; returns {target index: minimal failing input}."""
     from hypothesis import HealthCheck, Phase, find, settings
@@ -202,7 +218,8 @@ def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, 
             return bool(s) and not evaluate(model, targets_now, [list(s)])[0].all()
 
         try:
-            example = list(find(strategy, fails, settings=cfg))
+            with _hypothesis_stores_nothing_here():
+                example = list(find(strategy, fails, settings=cfg))
         except (NoSuchExample, Unsatisfiable):
             return found
         ok = evaluate(model, targets_now, [example])[0][:, 0]
@@ -333,7 +350,8 @@ def _check_code(target: Code, attempt, n_examples: int) -> TargetResult:
     cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
                    suppress_health_check=list(HealthCheck))
     try:
-        ex = find(target.strategy(), lambda e: why(e) is not None, settings=cfg)
+        with _hypothesis_stores_nothing_here():
+            ex = find(target.strategy(), lambda e: why(e) is not None, settings=cfg)
     except NoSuchExample:
         return TargetResult(target.label, "code", "passed", checked=n_examples + len(target.examples))
     return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[3], [], 0, text=why(ex)))

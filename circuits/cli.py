@@ -11,8 +11,15 @@ import numpy as np
 from .errors import CircuitError
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes are one line, like every other mistake."""
+
+    def error(self, message: str):
+        raise CircuitError(f"{message} (see circuits {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="circuits", description="Build transformer circuits by hand and check them.")
+    p = _Parser(prog="circuits", description="Build transformer circuits by hand and check them.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     ls = sub.add_parser("list", help="every puzzle and its status")
     ls.add_argument("--solutions", action="store_true", help="the reference solutions instead of your files")
@@ -41,14 +48,27 @@ def main(argv: list[str] | None = None) -> int:
         from .scan import cli_scan
 
         return _guard(lambda: cli_scan(argv[1:]))
-    args = _parser().parse_args(argv)
-    if args.command is None:
-        _parser().print_help()
-        return 2
-    return _guard(lambda: COMMANDS[args.command](args))
+    def run():
+        args = _parser().parse_args(argv)
+        if args.command is None:
+            _parser().print_help()
+            return 2
+        return COMMANDS[args.command](args)
+
+    return _guard(run)
+
+
+def _warn(message, category, filename, lineno, file=None, line=None):
+    print(f"circuits: warning: {message}", file=sys.stderr)
 
 
 def _guard(run) -> int:
+    import warnings
+
+    from .errors import CircuitWarning
+
+    old = warnings.showwarning
+    warnings.showwarning = lambda m, c, *a, **k: _warn(m, c, *a, **k) if issubclass(c, CircuitWarning) else old(m, c, *a, **k)
     try:
         return run()
     except CircuitError as e:
@@ -58,6 +78,8 @@ def _guard(run) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        warnings.showwarning = old
 
 
 def _console():
@@ -93,6 +115,8 @@ def cmd_check(args) -> int:
     from .report import puzzle_report
 
     result = check(load_puzzle(args.puzzle, args.solution), margins=not args.no_margins)
+    if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
+        raise CircuitError(result.message)
     _console().print(puzzle_report(result))
     return 0 if result.status == "solved" else 1
 
@@ -132,6 +156,7 @@ def cmd_show(args) -> int:
     if attempt.puzzle.build is None:
         raise CircuitError(f"{attempt.puzzle.id} is a code puzzle: it has no model to show")
     model = attempt.model()
+    model.vocab.encode(args.input)  # an unknown token is reported against the text as typed
     tokens = model.vocab.split(args.input)
     trace = model.run([tokens])
     labels = trace.tokens(0)

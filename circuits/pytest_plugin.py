@@ -127,6 +127,9 @@ class PuzzleItem(pytest.Item):
             raise PuzzleFailure(result)
 
     def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, PuzzleFailure) and excinfo.value.result.status == "error":
+            result = excinfo.value.result  # a mistake in the file: its one line, never wrapped
+            return f"! {result.label}\n{result.message}"
         if isinstance(excinfo.value, PuzzleFailure):
             from .render import console
             from .report import target_report

@@ -200,7 +200,6 @@ class Output(Target):
                    for s in sample)
 
     def explain(self, trace, tokens):
-        model = trace.model
         yours = self.readout.get(trace)[0]
         exp = _spec_array(self.spec, [tokens], yours.shape[0], yours.shape[1], self.label)[0]
         err = np.where(np.isnan(exp), 0.0, np.abs(yours - exp)).max(-1)

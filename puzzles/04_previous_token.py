@@ -29,7 +29,7 @@ import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank, sinusoidal, sinusoidal_names
-from circuits.inputs import Inputs, Uniform
+from circuits.inputs import Inputs
 from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
 from circuits.targets import Attention
 

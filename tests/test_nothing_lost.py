@@ -84,7 +84,6 @@ def test_no_command_changes_a_puzzle_or_a_solution(runs):
 
 # Known defect, left to circuits/checker.py: hypothesis caches the constants it finds in loaded modules under
 # ./.hypothesis/constants/ whenever the checker's property test runs. strict: remove once fixed.
-@pytest.mark.xfail(strict=True, reason="the checker's hypothesis runs write ./.hypothesis/constants/")
 def test_checking_creates_no_files_in_the_project(runs):
     _, before, after, _ = runs
     created = sorted(set(after) - set(before))
