@@ -121,6 +121,37 @@ def _entry(x, name: str, where: str, params: Params | None) -> float:
         raise CircuitError(f"{name} has {type(x).__name__} {x!r} at {where}; every entry must be a number") from None
 
 
+_PLAIN = (int, float, np.integer, np.floating)
+
+
+def _fast(raw: np.ndarray, params: Params | None) -> np.ndarray | None:
+    """Plain numbers at once, and symbolic matrices bound in one substitution; None when an entry needs a closer look."""
+    kinds = {type(x) for x in raw.flat}
+    if all(issubclass(k, _PLAIN) and k is not bool for k in kinds):
+        try:
+            return raw.astype(np.float64)
+        except OverflowError:
+            return None
+    if raw.ndim != 2 or not all(issubclass(k, _PLAIN) or k.__module__.split(".")[0] == "sympy" for k in kinds):
+        return None
+    import sympy
+
+    try:
+        bound = sympy.Matrix(raw.tolist()).subs(_subs(params))
+        if bound.free_symbols:
+            return None
+        return np.array(bound.evalf().tolist(), dtype=np.float64)
+    except (TypeError, ValueError, CircuitError):
+        return None
+
+
+def _subs(params: Params | None) -> dict:
+    import sympy
+
+    return {(sympy.Symbol(k) if isinstance(k, str) else k): v for k, v in (params or {}).items()
+            if isinstance(v, _PLAIN) and not isinstance(v, bool) and np.isfinite(v)}
+
+
 def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Params | None = None) -> np.ndarray:
     """`value` as a float64 array of `shape` (None entries match anything), or a one-line CircuitError.
 
@@ -149,9 +180,11 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
     if raw.dtype != object and np.issubdtype(raw.dtype, np.number) and not np.issubdtype(raw.dtype, np.complexfloating):
         out = raw.astype(np.float64)
     else:
-        out = np.empty(raw.shape, dtype=np.float64)
-        for idx, x in np.ndenumerate(raw):
-            out[idx] = _entry(x, name, _where(idx), params)
+        out = _fast(raw, params)
+        if out is None:  # entry by entry, so a bad one is named with its index
+            out = np.empty(raw.shape, dtype=np.float64)
+            for idx, x in np.ndenumerate(raw):
+                out[idx] = _entry(x, name, _where(idx), params)
     bad = ~np.isfinite(out)
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
