@@ -121,6 +121,18 @@ def cmd_check(args) -> int:
     return 0 if result.status == "solved" else 1
 
 
+def _built(args, verb: str):
+    """The attempt and the model its answer builds, or one line saying why there is none."""
+    from .loader import load_puzzle
+
+    attempt = load_puzzle(args.puzzle, args.solution)
+    if not attempt.attempted:
+        raise CircuitError(f"{attempt.puzzle.id} is not attempted yet: fill in {', '.join(attempt.missing)} first")
+    if attempt.puzzle.build is None:
+        raise CircuitError(f"{attempt.puzzle.id} is a code puzzle: it has no model to {verb}")
+    return attempt, attempt.model()
+
+
 def _expected_and_output(attempt, trace, tokens) -> tuple[list, list, str]:
     from .targets import Attention, NextToken, Output
 
@@ -147,15 +159,9 @@ def cmd_show(args) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from .loader import load_puzzle
     from .render import pattern_heatmap
 
-    attempt = load_puzzle(args.puzzle, args.solution)
-    if not attempt.attempted:
-        raise CircuitError(f"{attempt.puzzle.id} is not attempted yet: fill in {', '.join(attempt.missing)} first")
-    if attempt.puzzle.build is None:
-        raise CircuitError(f"{attempt.puzzle.id} is a code puzzle: it has no model to show")
-    model = attempt.model()
+    attempt, model = _built(args, "show")
     model.vocab.encode(args.input)  # an unknown token is reported against the text as typed
     tokens = model.vocab.split(args.input)
     trace = model.run([tokens])
@@ -192,15 +198,10 @@ def cmd_show(args) -> int:
 
 def cmd_analyze(args) -> int:
     from .analysis import analyze_command
-    from .loader import load_puzzle
 
-    attempt = load_puzzle(args.puzzle, args.solution)
-    if not attempt.attempted:
-        raise CircuitError(f"{attempt.puzzle.id} is not attempted yet: fill in {', '.join(attempt.missing)} first")
-    if attempt.puzzle.build is None:
-        raise CircuitError(f"{attempt.puzzle.id} is a code puzzle: it has no model to analyze")
+    attempt, model = _built(args, "analyze")
     example = list(attempt.puzzle.examples[:1]) or None  # the worked example shows the patterns the puzzle is about
-    return analyze_command(attempt.model(), args.html, args.json, sys.stdout, inputs=example)
+    return analyze_command(model, args.html, args.json, sys.stdout, inputs=example)
 
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "show": cmd_show, "analyze": cmd_analyze}
