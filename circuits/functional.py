@@ -2,9 +2,54 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 _BIG = np.finfo(np.float64).max / 4
+_BLOCK = 2**16  # numbers per block of rows: a block's temporaries stay in cache
+_THREADED = 2**20  # arrays at least this large are split into blocks, taken by a thread per core
+_pool: ThreadPoolExecutor | None = None
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _forget_pool() -> None:  # a forked child has none of the parent's threads
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def in_blocks(f, x: np.ndarray) -> np.ndarray:
+    """f(x) for an f that works row by row, computed over blocks of x's first axis when x is large:
+    each block's temporaries stay in cache, and a thread per core takes blocks in turn (numpy
+    releases the GIL in its loops). Row by row, the numbers are the same either way."""
+    global _pool
+    if x.ndim < 2 or x.size < _THREADED or x.dtype != np.float64 or _cores() < 2:
+        return f(x)
+    out = np.empty(x.shape)
+    step = max(1, _BLOCK * x.shape[0] // x.size)
+    errors = np.geterr()  # numpy's error state is per thread: carry the caller's into the workers
+
+    def block(rows: slice) -> None:
+        with np.errstate(**errors):
+            out[rows] = f(x[rows])
+
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="circuits")
+    list(_pool.map(block, [slice(i, i + step) for i in range(0, x.shape[0], step)]))
+    return out
+
+
+def _floats(x) -> np.ndarray:  # the in-place steps below need a floating-point array
+    x = np.asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.float64)
 
 
 def causal_mask(T: int, window: int | None = None) -> np.ndarray:
@@ -19,6 +64,7 @@ def causal_mask(T: int, window: int | None = None) -> np.ndarray:
 
 def softmax(x: np.ndarray, visible: np.ndarray | None = None) -> np.ndarray:  # [..., k], [..., k] -> [..., k]
     """Row softmax; hidden entries are exactly 0 and a row with nothing visible is all 0, never NaN."""
+    x = _floats(x)
     if visible is not None:
         x = np.where(visible, x, -np.inf)
     m = np.max(x, axis=-1, keepdims=True)  # NaN or ±inf here means a row needs the careful path
@@ -28,22 +74,37 @@ def softmax(x: np.ndarray, visible: np.ndarray | None = None) -> np.ndarray:  # 
             x = np.where(visible, x, -np.inf)
         m = np.max(x, axis=-1, keepdims=True)
         m = np.where(np.isfinite(m), m, 0.0)
-    e = x - m  # a fresh array, so the in-place steps below touch nothing of the caller's
-    np.exp(e, out=e)
+    if visible is None:
+        e = x - m  # a fresh array, so the in-place steps below touch nothing of the caller's
+        np.exp(e, out=e)
+    else:  # x is already a fresh array of our own
+        e = np.subtract(x, m, out=x)
+        np.exp(e, out=e, where=visible)  # hidden entries hold −inf, whose exp is 0: skip the costly exp there
+        np.copyto(e, 0.0, where=~visible)
     s = np.sum(e, axis=-1, keepdims=True)
     e /= np.where(s > 0, s, 1.0)
     return e
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:  # [..., v] -> [..., v]
-    m = np.max(x, axis=-1, keepdims=True)
-    return x - m - np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
+    x = _floats(x)
+    rows = x.reshape(-1, x.shape[-1]) if x.ndim > 1 and x.flags.c_contiguous else x  # [n, v], a view
+    return in_blocks(_log_softmax, rows).reshape(x.shape)
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    out = x - np.max(x, axis=-1, keepdims=True)
+    out -= np.log(np.sum(np.exp(out), axis=-1, keepdims=True))
+    return out
 
 
 def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:  # [..., d] -> [..., d]
-    mean = np.mean(x, axis=-1, keepdims=True)
-    var = np.var(x, axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * w + b
+    out = x - np.mean(x, axis=-1, keepdims=True)
+    var = np.mean(out * out, axis=-1, keepdims=True)  # np.var's own steps, without redoing x − mean
+    out /= np.sqrt(var + eps)
+    out *= w
+    out += b
+    return out
 
 
 def relu(x: np.ndarray) -> np.ndarray:
@@ -59,7 +120,21 @@ def gelu(x: np.ndarray) -> np.ndarray:
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
     """GPT-2's tanh approximation of GELU ("gelu_new")."""
-    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
+    x = _floats(x)
+    rows = x.reshape(-1, x.shape[-1]) if x.ndim > 1 and x.flags.c_contiguous else x  # [n, d_mlp], a view
+    return in_blocks(_gelu_tanh, rows).reshape(x.shape)
+
+
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    inner = x * x * x  # not x**3: pow is ten times slower (and may differ in the last bit)
+    inner *= 0.044715
+    inner += x
+    inner *= np.sqrt(2.0 / np.pi)
+    np.tanh(inner, out=inner)
+    inner += 1.0
+    inner *= x
+    inner *= 0.5  # exact, so 0.5·x·(1 + tanh …) in any order
+    return inner
 
 
 ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "gelu_new": gelu_tanh}
