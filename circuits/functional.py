@@ -26,20 +26,20 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def in_blocks(f, x: np.ndarray) -> np.ndarray:
-    """f(x) for an f that works row by row, computed over blocks of x's first axis when x is large:
-    each block's temporaries stay in cache, and a thread per core takes blocks in turn (numpy
+def in_blocks(f, x: np.ndarray, *more: np.ndarray | None) -> np.ndarray:
+    """f(x, *more) for an f that works row by row, computed over blocks of the first axis when x is
+    large: each block's temporaries stay in cache, and a thread per core takes blocks in turn (numpy
     releases the GIL in its loops). Row by row, the numbers are the same either way."""
     global _pool
     if x.ndim < 2 or x.size < _THREADED or x.dtype != np.float64 or _cores() < 2:
-        return f(x)
+        return f(x, *more)
     out = np.empty(x.shape)
     step = max(1, _BLOCK * x.shape[0] // x.size)
     errors = np.geterr()  # numpy's error state is per thread: carry the caller's into the workers
 
     def block(rows: slice) -> None:
         with np.errstate(**errors):
-            out[rows] = f(x[rows])
+            out[rows] = f(x[rows], *(None if m is None else m[rows] for m in more))
 
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="circuits")
@@ -65,6 +65,12 @@ def causal_mask(T: int, window: int | None = None) -> np.ndarray:
 def softmax(x: np.ndarray, visible: np.ndarray | None = None) -> np.ndarray:  # [..., k], [..., k] -> [..., k]
     """Row softmax; hidden entries are exactly 0 and a row with nothing visible is all 0, never NaN."""
     x = _floats(x)
+    if visible is not None:
+        x, visible = np.broadcast_arrays(x, visible)
+    return in_blocks(_softmax, x, visible)
+
+
+def _softmax(x: np.ndarray, visible: np.ndarray | None) -> np.ndarray:
     if visible is not None:
         x = np.where(visible, x, -np.inf)
     m = np.max(x, axis=-1, keepdims=True)  # NaN or ±inf here means a row needs the careful path
