@@ -148,9 +148,16 @@ class Target:
 def _spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:
     """The spec's expectations `[b, T, k]` (NaN where none); a BOS token shifts positions by one."""
     out = np.full((len(batch), T, k), np.nan)
+    specs = [spec(toks) for toks in batch]
+    L = len(batch[0]) if batch else 0
+    if all(len(e) == L == len(t) for e, t in zip(specs, batch)):
+        try:  # the common case, one conversion for the whole batch: a number at every position
+            out[:, T - L :] = np.asarray(specs, dtype=float).reshape(len(batch), L, k)
+            return out
+        except (TypeError, ValueError):
+            pass
     none = [np.nan] * k
-    for n, toks in enumerate(batch):
-        exp = spec(toks)
+    for n, (toks, exp) in enumerate(zip(batch, specs)):
         offset = T - len(toks)
         if len(exp) != len(toks):
             raise CircuitError(f"the spec for {what} returned {len(exp)} values for an input of {len(toks)} tokens {''.join(toks)!r}")
@@ -442,13 +449,13 @@ class NextToken(Target):
         T = trace.ids.shape[1]
         out = np.full((len(batch), T), np.nan)
         n_, i_, t_ = [], [], []  # gathered in one fancy index: a numpy index per position would dominate
+        lengths = trace.valid.sum(1)
         for n, toks in enumerate(batch):
-            offset = T - len(toks) if trace.valid[n].all() else int(trace.valid[n].sum()) - len(toks)
-            for i, e in enumerate(self.spec(toks)):
-                if e is not None:
-                    n_.append(n)
-                    i_.append(i + offset)
-                    t_.append(vocab.id(e))
+            offset = int(lengths[n]) - len(toks)  # a BOS token shifts positions
+            hits = [(i + offset, e) for i, e in enumerate(self.spec(toks)) if e is not None]
+            n_ += [n] * len(hits)
+            i_ += [i for i, _ in hits]
+            t_ += [vocab.id(e) for _, e in hits]
         out[n_, i_] = trace.logprobs[n_, i_, t_]
         return out
 
