@@ -151,7 +151,7 @@ class TorchForward:
 
         self.torch, self.model = torch, model
         self.dtype = dtype or torch.float64
-        t = lambda a: None if a is None else torch.from_numpy(np.ascontiguousarray(a)).to(self.dtype)  # noqa: E731
+        t = lambda a: None if a is None else torch.from_numpy(np.array(a, order="C")).to(self.dtype)  # noqa: E731
         self.W_E, self.W_pos = t(model.W_E.T), t(None if model.W_pos is None else model.W_pos.T)  # [n_vocab | n_ctx, d]
         self.W_U, self.b_U = t(model.W_U), t(model.b_U)  # [n_vocab, d]
         self.ln_final = None if model.ln_final is None else (t(model.ln_final[0]), t(model.ln_final[1]), model.ln_final[2])

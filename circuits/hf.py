@@ -105,7 +105,7 @@ def to_hf(model: Model, arch: str | None = None, dtype=None):
            "gpt_neo": (transformers.GPTNeoConfig, transformers.GPTNeoForCausalLM)}[kind]
     hf_config = cls[0](**config, attn_implementation="eager")
     hf_model = cls[1](hf_config).to(dtype or torch.float64).eval()
-    missing, unexpected = hf_model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}, strict=False)
+    missing, unexpected = hf_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=False)
     missing = [k for k in missing if not k.endswith(export.IGNORED_SUFFIXES)]
     if missing or unexpected:
         raise CircuitError(f"the {kind} state dict does not fit: missing {missing[:3]}, unexpected {unexpected[:3]}")

@@ -20,7 +20,7 @@ from .basis import Basis, NamedMatrix, as_basis
 from .errors import CircuitError, CircuitWarning
 from .trace import LayerTrace, Trace
 from .vocab import Vocab
-from .weights import Params, exact, matrix, symbols_in, vector
+from .weights import Params, exact, frozen, matrix, symbols_in, vector
 
 FIXED_PATTERNS = ("previous", "self", "first", "uniform")
 
@@ -99,6 +99,10 @@ class HeadWeights:
     source: Head
     params: Params = field(default_factory=dict)
 
+    def __post_init__(self):
+        for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V"):
+            setattr(self, k, frozen(getattr(self, k)))
+
     @property
     def name(self) -> str:
         return f"head {self.layer}.{self.index}"
@@ -150,6 +154,9 @@ class Block:
         self.b_in_cat = np.concatenate([self.b_Q.ravel(), self.b_K.ravel(), self.b_V.ravel()]) if heads else None
         self.W_O_cat = self.W_O.transpose(0, 2, 1).reshape(n * dv, d) if heads else None  # [h·dv, d]
         self.b_O, self.mlp, self.ln_attn, self.ln_mlp = b_O, mlp, ln_attn, ln_mlp
+        for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "scale", "W_in_cat", "b_in_cat", "W_O_cat"):
+            if getattr(self, k) is not None:  # derived once from the heads: editing them would desynchronise
+                setattr(self, k, frozen(getattr(self, k)))
 
     def visible(self, T: int, valid: np.ndarray) -> np.ndarray:  # [b, T] -> [b, h, T, T], read-only
         per_head = _causal_masks(tuple(h.window for h in self.heads), T)  # [h, T, T]
@@ -336,7 +343,7 @@ class Model:
         b = np.zeros(d) if ln.b is None else vector(ln.b, f"the bias of {name}", d, "d_model", self.params)
         if isinstance(ln.eps, bool) or not isinstance(ln.eps, (int, float, np.integer, np.floating)) or not ln.eps > 0:
             raise CircuitError(f"{name} has eps = {ln.eps!r}; it must be a positive number")
-        return (w, b, float(ln.eps))
+        return (frozen(w), frozen(b), float(ln.eps))
 
     def _scale(self, head: Head, d_head: int, name: str) -> float:
         s = head.scale if head.scale is not None else self.attn_scale
@@ -404,7 +411,7 @@ class Model:
             b_out = np.zeros(d) if m.b_out is None else vector(m.b_out, f"b_out of the MLP in layer {l}", d, "d_model", self.params)
             if m.act not in F.ACTIVATIONS:
                 raise CircuitError(f"the MLP in layer {l} has act={m.act!r}; choose one of {', '.join(F.ACTIVATIONS)}")
-            mlp = (W_in, b_in, W_out, b_out, m.act)
+            mlp = (W_in, frozen(b_in), W_out, frozen(b_out), m.act)
         return Block(heads, b_O, mlp, self._ln(layer.ln_attn, f"ln_attn of layer {l}"), self._ln(layer.ln_mlp, f"ln_mlp of layer {l}"))
 
     def _warn_unused_params(self, *extra) -> None:

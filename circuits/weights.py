@@ -195,6 +195,21 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
         raise CircuitError(
             f"{name} has {out[idx]:.3g} at {_where(idx)}; entries above {MAX_ABS:.0e} in size overflow float64 in q·k"
         )
+    return frozen(out)
+
+
+def frozen(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous, read-only copy (or `a` itself when it already is one).
+
+    C order fixes the BLAS kernel path, so equal weights give equal bits whatever layout
+    they arrived in (a transposed view from a state dict would otherwise round differently);
+    read-only, because a built weight edited in place would disagree with the products
+    derived from it at build time.
+    """
+    if a.flags.c_contiguous and not a.flags.writeable and a.base is None:
+        return a
+    out = np.array(a, dtype=np.float64, order="C", copy=True)
+    out.flags.writeable = False
     return out
 
 

@@ -286,3 +286,18 @@ def test_extreme_but_allowed_weights_stay_finite_or_fail_clearly():
         assert "overflowed" in str(e)
     else:
         assert np.isfinite(trace.layers[0].pattern).all()
+
+
+def test_built_weights_are_read_only_and_c_contiguous():
+    """Editing a built weight would leave W_QK and the fused forward pass disagreeing: it must raise.
+    C order makes BLAS take one kernel path whatever layout the weights came in (a transposed view here)."""
+    W = np.arange(4.0).reshape(2, 2)
+    model = Model(Vocab.chars_of("ab"), W.T, layers=[[Head(W_Q=W.T, W_K=W, W_V=W, W_O=W.T)]])
+    head = model.head(0, 0)
+    arrays = [model.W_E, head.W_Q, head.W_K, head.W_V, head.W_O, head.b_Q, model.blocks[0].W_in_cat]
+    for a in arrays:
+        assert a.flags.c_contiguous and not a.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        head.W_K[0, 1] = 0
+    W[0, 0] = 99  # the user's own array stays theirs: building copied it
+    assert head.W_K[0, 0] == 0 and W.flags.writeable
