@@ -20,9 +20,12 @@ from .basis import Basis, NamedMatrix, as_basis
 from .errors import CircuitError, CircuitWarning
 from .trace import LayerTrace, Trace
 from .vocab import Vocab
-from .weights import Params, exact, frozen, matrix, symbols_in, vector
+from .weights import Params, check_labels, exact, frozen, matrix, symbols_in, vector
 
 FIXED_PATTERNS = ("previous", "self", "first", "uniform")
+# A head wider than this is a typo (real models use 64–256): its q, k and v over a checker's batch
+# would take gigabytes, so it is refused when built.
+MAX_D_HEAD = 1024
 
 
 @dataclass(eq=False)
@@ -314,21 +317,26 @@ class Model:
             raise CircuitError(f"n_ctx = {n_ctx!r}; the context length must be a whole number ≥ 1")
         self.vocab, self.name = vocab, name
         self.params = dict(params or {})
-        self.W_E = matrix(W_E, "W_E", (None, len(vocab)), ("d_model", "n_vocab"), self.params)
+        tokens = ("the vocabulary", vocab.tokens)
+        self.W_E = matrix(W_E, "W_E", (None, len(vocab)), ("d_model", "n_vocab"), self.params, (None, tokens))
         d = self.d_model = self.W_E.shape[0]
         if residual is None and isinstance(W_E, NamedMatrix):
             residual = W_E.rows
         self.residual = as_basis(residual if residual is not None else d)
         if len(self.residual) != d:
             raise CircuitError(f"the residual basis names {len(self.residual)} directions but W_E has d_model = {d} rows")
+        resid = self._resid_names = ("the residual stream", self.residual.labels)
+        if isinstance(W_E, NamedMatrix):
+            check_labels(W_E, "W_E", (resid, None))
         self.W_pos = None
         if W_pos is not None:
-            self.W_pos = matrix(W_pos, "W_pos", (d, n_ctx), ("d_model", "n_ctx"), self.params)
+            self.W_pos = matrix(W_pos, "W_pos", (d, n_ctx), ("d_model", "n_ctx"), self.params, (resid, None))
         self.n_ctx = n_ctx if n_ctx is not None else (self.W_pos.shape[1] if self.W_pos is not None else None)
         self.attn_scale = attn_scale
         self.layers = [_as_layer(l, i) for i, l in enumerate(layers)]
         self.blocks = [self._build_block(i, l) for i, l in enumerate(self.layers)]
-        self.W_U = None if W_U is None else matrix(W_U, "W_U", (None, d), ("n_vocab", "d_model"), self.params)
+        self.W_U = None if W_U is None else matrix(W_U, "W_U", (None, d), ("n_vocab", "d_model"), self.params,
+                                                   (tokens, resid))
         n_out = self.W_U.shape[0] if self.W_U is not None else 0
         self.b_U = None if b_U is None else vector(b_U, "b_U", n_out, "n_vocab", self.params)
         self.ln_final = self._ln(ln_final, "ln_final")
@@ -358,6 +366,7 @@ class Model:
         if not isinstance(h, Head):
             raise CircuitError(f"layer {l} entry {i} is a {type(h).__name__}, not a circuits.Head")
         d, name, p = self.d_model, f"head {l}.{i}", self.params
+        reads, writes = (None, self._resid_names), (self._resid_names, None)
         if h.pattern is not None:
             fixed_pattern(h.pattern, 2, name)  # validate the name early
         need_qk = h.pattern is None
@@ -367,16 +376,21 @@ class Model:
             raise CircuitError(f"W_K of {name} is missing (give W_Q and W_K, or a fixed pattern=...)")
         if h.W_V is None:
             raise CircuitError(f"W_V of {name} is missing; it needs shape (d_head, d_model) = (?, {d})")
-        W_Q = matrix(h.W_Q, f"W_Q of {name}", (None, d), ("d_head", "d_model"), p) if h.W_Q is not None else np.zeros((0, d))
+        W_Q = (matrix(h.W_Q, f"W_Q of {name}", (None, d), ("d_head", "d_model"), p, reads) if h.W_Q is not None
+               else np.zeros((0, d)))
         dk = W_Q.shape[0]
-        W_K = (matrix(h.W_K, f"W_K of {name}", (dk, d), ("d_head", "d_model"), p) if h.W_K is not None
+        W_K = (matrix(h.W_K, f"W_K of {name}", (dk, d), ("d_head", "d_model"), p, reads) if h.W_K is not None
                else np.zeros((dk, d)))
         if h.W_Q is None and h.W_K is not None:
-            W_K = matrix(h.W_K, f"W_K of {name}", (None, d), ("d_head", "d_model"), p)
+            W_K = matrix(h.W_K, f"W_K of {name}", (None, d), ("d_head", "d_model"), p, reads)
             W_Q, dk = np.zeros_like(W_K), W_K.shape[0]
-        W_V = matrix(h.W_V, f"W_V of {name}", (None, d), ("d_head", "d_model"), p)
+        W_V = matrix(h.W_V, f"W_V of {name}", (None, d), ("d_head", "d_model"), p, reads)
         dv = W_V.shape[0]
-        W_O = (matrix(h.W_O, f"W_O of {name}", (d, dv), ("d_model", "d_head"), p) if h.W_O is not None
+        for what, width in (("W_Q", dk), ("W_V", dv)):
+            if width > MAX_D_HEAD:
+                raise CircuitError(f"{name} has d_head = {width:,} ({what} has {width:,} rows); a head may have at "
+                                   f"most {MAX_D_HEAD:,}, and a rank above d_model = {d} adds nothing")
+        W_O = (matrix(h.W_O, f"W_O of {name}", (d, dv), ("d_model", "d_head"), p, writes) if h.W_O is not None
                else np.zeros((d, dv)))
         b_Q = np.zeros(dk) if h.b_Q is None else vector(h.b_Q, f"b_Q of {name}", dk, "d_head", p)
         b_K = np.zeros(dk) if h.b_K is None else vector(h.b_K, f"b_K of {name}", dk, "d_head", p)
@@ -387,14 +401,6 @@ class Model:
             key = "position 0" if h.pattern == "first" else "the previous position"
             raise CircuitError(f"{name} has pattern={h.pattern!r} with window = {h.window}: the window hides {key}, "
                                "so some queries would attend to nothing; drop the window")
-        for m, label in ((h.W_Q, "W_Q"), (h.W_K, "W_K"), (h.W_V, "W_V"), (h.W_O, "W_O")):
-            if isinstance(m, NamedMatrix) and len(m.cols if label != "W_O" else m.rows) == d:
-                names = m.cols if label != "W_O" else m.rows
-                if names != self.residual and not all(x.isdigit() for x in names):
-                    raise CircuitError(
-                        f"{label} of {name} is labelled ({', '.join(names.labels[:6])}…) but the residual stream is "
-                        f"({', '.join(self.residual.labels[:6])}…): build it with blank(..., residual)"
-                    )
         return HeadWeights(l, i, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, self._scale(h, dk, name), h.window, h.pattern, h, p)
 
     def _build_block(self, l: int, layer: Layer) -> Block:
@@ -404,9 +410,12 @@ class Model:
         mlp = None
         if layer.mlp is not None:
             m = layer.mlp
-            W_in = matrix(m.W_in, f"W_in of the MLP in layer {l}", (None, d), ("d_mlp", "d_model"), self.params)
+            resid = self._resid_names
+            W_in = matrix(m.W_in, f"W_in of the MLP in layer {l}", (None, d), ("d_mlp", "d_model"), self.params,
+                          (None, resid))
             d_mlp = W_in.shape[0]
-            W_out = matrix(m.W_out, f"W_out of the MLP in layer {l}", (d, d_mlp), ("d_model", "d_mlp"), self.params)
+            W_out = matrix(m.W_out, f"W_out of the MLP in layer {l}", (d, d_mlp), ("d_model", "d_mlp"), self.params,
+                           (resid, None))
             b_in = np.zeros(d_mlp) if m.b_in is None else vector(m.b_in, f"b_in of the MLP in layer {l}", d_mlp, "d_mlp", self.params)
             b_out = np.zeros(d) if m.b_out is None else vector(m.b_out, f"b_out of the MLP in layer {l}", d, "d_model", self.params)
             if m.act not in F.ACTIVATIONS:

@@ -16,6 +16,8 @@ from .errors import CircuitError
 
 # Larger entries make q·k overflow float64 (1e150 squared is 1e300); refuse them up front.
 MAX_ABS = 1e100
+# More entries than this in one matrix (2 GiB of float64) is a typo, not a circuit: refuse before allocating.
+MAX_ENTRIES = 2**28
 
 Params = Mapping[object, object]
 
@@ -152,18 +154,32 @@ def _subs(params: Params | None) -> dict:
             if isinstance(v, _PLAIN) and not isinstance(v, bool) and np.isfinite(v)}
 
 
-def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Params | None = None) -> np.ndarray:
+def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Params | None = None,
+           labels: tuple | None = None) -> np.ndarray:
     """`value` as a float64 array of `shape` (None entries match anything), or a one-line CircuitError.
 
     `name` says what the matrix is ("W_Q of head 0.1"); `dims` names the needed
     axes ("d_head", "d_model") so a wrong shape is reported in the puzzle's terms.
+    `labels` gives, per axis, the names a labelled (NamedMatrix) value must carry there,
+    as (what, names) or None; a matrix labelled otherwise is refused, never used by position.
     """
     if value is None:
         raise CircuitError(f"{name} is missing (None); it needs shape {_fmt_shape(shape)}")
+    if isinstance(value, np.ma.MaskedArray):
+        raise CircuitError(f"{name} is a masked array, and the model would ignore its mask: "
+                           "pass plain numbers (e.g. a.filled(0))")
     try:
         raw = _raw(value)
     except _Ragged as e:
         raise CircuitError(f"{name} {e}") from None
+    if raw.size > MAX_ENTRIES:
+        raise CircuitError(f"{name} has shape {_fmt_shape(raw.shape)}, {raw.size:,} entries; "
+                           f"one matrix may hold at most {MAX_ENTRIES:,}")
+    if np.issubdtype(raw.dtype, np.complexfloating) or (raw.dtype == object and any(_is_complex(x) for x in raw.flat)):
+        idx = next(i for i, x in np.ndenumerate(raw) if _is_complex(x))
+        raise CircuitError(f"{name} has a complex entry {raw[idx]} at {_where(idx)} ({raw.dtype}); entries must be real")
+    if labels is not None and isinstance(value, NamedMatrix):
+        check_labels(value, name, labels)
     has = raw.shape
     dims = dims or (None,) * len(shape)
     need = _need(tuple("?" if s is None else s for s in shape), dims)
@@ -211,6 +227,30 @@ def frozen(a: np.ndarray) -> np.ndarray:
     out = np.array(a, dtype=np.float64, order="C", copy=True)
     out.flags.writeable = False
     return out
+
+
+def _is_complex(x) -> bool:
+    return isinstance(x, (complex, np.complexfloating))
+
+
+def check_labels(value: NamedMatrix, name: str, labels: tuple) -> None:
+    """Refuse a named matrix whose row or column names differ from the ones its place needs.
+
+    Plain numbered axes ("0", "1", …, from blank(4, resid)) carry no names and always fit.
+    """
+    for axis, own, need in (("rows", value.rows.labels, labels[0]), ("columns", value.cols.labels, labels[1])):
+        if need is None or all(x.isdigit() for x in own):
+            continue
+        what, want = need
+        want = tuple(str(x) for x in want)
+        if own == want:
+            continue
+        if len(own) != len(want):
+            continue  # the shape check says it better
+        i = next(i for i, (a, b) in enumerate(zip(own, want)) if a != b)
+        order = "in another order than" if sorted(own) == sorted(want) else "differently from"
+        raise CircuitError(f"{name} has its {axis} labelled {order} {what}: {axis[:-1]} {i} is {own[i]!r} "
+                           f"where {what} has {want[i]!r}; build it with blank() on {what}")
 
 
 def _what(value) -> str:

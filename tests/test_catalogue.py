@@ -123,6 +123,26 @@ MATRIX_CASES = {
                                               "it needs shape (d_head, d_model) = (?, 2)"),
     "an answer of the wrong type: a function": (block(W_V="lambda x: x"), "W_V of head 0.0 is a function, not a matrix"),
     "an answer of the wrong type: a number": (block(W_Q="1"), "W_Q of head 0.0 is an int (1), not a matrix"),
+    "a complex64 answer (its imaginary part would be dropped)": (
+        block("import numpy as np\n", W_Q="np.array([[1, 1j]], dtype=np.complex64)"),
+        "W_Q of head 0.0 has a complex entry (1+0j) at [0, 0] (complex64); entries must be real"),
+    "a complex entry in a list": (block("import numpy as np\n", W_K="[[0, np.complex64(20)]]"),
+                                  "W_K of head 0.0 has a complex entry (20+0j) at [0, 1] (object); entries must be real"),
+    "a masked array (its mask would be ignored)": (
+        block("import numpy as np\n", W_V="np.ma.masked_array([[1, 0], [0, 1]], mask=[[0, 1], [0, 0]])"),
+        "W_V of head 0.0 is a masked array, and the model would ignore its mask: pass plain numbers (e.g. a.filled(0))"),
+    "a head of d_head 100,000": (block("import numpy as np\n", W_Q="np.ones((100_000, 2))", W_K="np.ones((100_000, 2))"),
+                                 "head 0.0 has d_head = 100,000 (W_Q has 100,000 rows); a head may have at most 1,024"),
+    "a matrix of 10^9 entries": (block("import numpy as np\n", W_V="np.broadcast_to(np.ones(2), (500_000_000, 2))"),
+                                 "W_V of head 0.0 has shape (500000000, 2), 1,000,000,000 entries; one matrix may hold "
+                                 "at most 268,435,456"),
+    "a labelled matrix with its columns in another order": (
+        block("from circuits import labelled\n", W_Q="labelled(1, ['consonant', 'vowel'], [[1, 1]])"),
+        "W_Q of head 0.0 has its columns labelled in another order than the residual stream: column 0 is "
+        "'consonant' where the residual stream has 'vowel'"),
+    "a labelled matrix with other names": (
+        block("from circuits import labelled\n", W_K="labelled(1, ['vowels', 'consonants'], [[0, 20]])"),
+        "W_K of head 0.0 has its columns labelled differently from the residual stream: column 0 is 'vowels'"),
 }
 
 
@@ -144,6 +164,14 @@ def test_a_parameter_no_matrix_uses_is_a_warning_not_an_error(project, capsys):
     code, out, err = circuits(capsys, "show", "1", "abc")
     assert code == 0 and "Traceback" not in out + err
     assert err.strip() == "circuits: warning: parameter 'gamma' is bound in params but no matrix uses it"
+
+
+def test_a_labelled_unembedding_in_another_order_is_refused_not_used_by_position(project, capsys):
+    """Puzzle 08: W_U built on [*LETTERS, "<bos>"] has the right shape but its rows would be read by position."""
+    shutil.copy(ROOT / "solutions" / "08_induction_repeated.py", project / "puzzles")
+    edit(project, "W_U = blank(vocab.tokens, resid)", 'W_U = blank([*LETTERS, "<bos>"], resid)', stem="08_induction_repeated")
+    one_line(*circuits(capsys, "show", "8", "abab"), "circuits: puzzles/08_induction_repeated.py: W_U has its rows "
+             "labelled in another order than the vocabulary: row 0 is 'a' where the vocabulary has '<bos>'")
 
 
 # --- puzzle files that do not load ----------------------------------------------------------------------
