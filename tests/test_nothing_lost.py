@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -89,18 +88,3 @@ def test_checking_creates_no_files_in_the_project(runs):
     created = sorted(set(after) - set(before))
     assert not created, f"created: {created}"
     assert not any(part in ("__pycache__", ".hypothesis", ".pytest_cache") for k in after for part in k.split("/"))
-
-
-def test_a_reset_keeps_the_learners_version_and_says_where(tmp_path):
-    """No command resets a puzzle today; one that does must back up the learner's file first."""
-    helptext = subprocess.run([*CIRCUITS, "--help"], capture_output=True, text=True).stdout
-    if not re.search(r"\breset\b", helptext):
-        pytest.skip("no command resets a puzzle")
-    (tmp_path / "puzzles").mkdir()
-    mine = tmp_path / "puzzles" / "03_uniform.py"
-    shutil.copy2(ROOT / "solutions" / "03_uniform.py", mine)
-    written = mine.read_bytes()
-    result = subprocess.run([*CIRCUITS, "reset", "3"], cwd=tmp_path, capture_output=True, text=True, input="y\n")
-    backups = [p for p in tmp_path.rglob("*") if p.is_file() and p != mine and p.read_bytes() == written]
-    assert backups, "the learner's version was not kept"
-    assert any(b.name in result.stdout + result.stderr for b in backups), "the backup's location was not said"

@@ -1,5 +1,7 @@
 """The puzzle files and their solutions stay in step, and every fresh puzzle is a stub."""
 
+import re
+
 import pytest
 from helpers import ROOT
 
@@ -31,7 +33,10 @@ def test_a_fresh_puzzle_is_not_attempted_and_says_how_much_to_write(name):
     path = ROOT / "puzzles" / name
     attempt = load(path)
     assert attempt.missing == list(attempt.puzzle.answer)
-    assert "FILL_ME_IN(\"roughly" in path.read_text(encoding="utf-8") or "roughly" in path.read_text(encoding="utf-8")
+    stubs = re.findall(r'^\w+ = FILL_ME_IN\("([^"]*)"\)', path.read_text(encoding="utf-8"), flags=re.M)
+    assert len(stubs) == len(attempt.puzzle.answer), f"one FILL_ME_IN per answer name: {stubs}"
+    for stub in stubs:
+        assert re.search(r"\broughly \d+\b", stub), f"{name}: FILL_ME_IN({stub!r}) does not say how much to write"
     assert check(attempt).status == "not attempted"
     number, _, slug = name.removesuffix(".py").partition("_")
     assert (attempt.puzzle.number, attempt.puzzle.name) == (int(number), slug)
