@@ -470,16 +470,8 @@ class Model:
                 raise CircuitError(f"token ids must be integers; got an array of {inputs.dtype}")
             inputs = inputs.tolist()  # an array of strings or token lists: read it as the list it holds
         if isinstance(inputs, np.ndarray) and inputs.dtype.kind in "iu":
-            ids = inputs[None] if inputs.ndim == 1 else inputs
-            if ids.ndim != 2:
-                raise CircuitError(f"token ids must be [batch, seq]; got shape {inputs.shape}")
-            if ids.size and (ids.min() < 0 or ids.max() >= len(self.vocab)):
-                bad = int(ids.min() if ids.min() < 0 else ids.max())
-                raise CircuitError(f"token id {bad} is outside the vocabulary (ids 0..{len(self.vocab) - 1})")
-            if ids.shape[1] == 0:
-                raise CircuitError("the input is empty; give at least one token")
-            self._check_len(ids.shape[1], 0)
-            return ids.astype(np.int64), np.ones(ids.shape, dtype=bool)
+            ids = self._checked_ids(inputs[None] if inputs.ndim == 1 else inputs)
+            return ids, np.ones(ids.shape, dtype=bool)
         if isinstance(inputs, str) or (isinstance(inputs, Sequence) and inputs and not isinstance(inputs[0], (str, Sequence, np.ndarray))):
             inputs = [inputs]
         if not isinstance(inputs, Sequence) or len(inputs) == 0:
@@ -525,6 +517,24 @@ class Model:
         self._check_len(ids.shape[1], 0)
         return ids, np.ones(ids.shape, dtype=bool)
 
+    def _checked_ids(self, ids, valid=None) -> np.ndarray:
+        """Token ids [batch, seq] as int64, or a one-line error: the checks every entry point makes."""
+        ids = np.asarray(ids)
+        if ids.dtype.kind not in "iu":
+            raise CircuitError(f"token ids must be integers; got an array of {ids.dtype}")
+        if ids.ndim != 2:
+            raise CircuitError(f"token ids must be [batch, seq]; got shape {ids.shape}")
+        if ids.shape[1] == 0:
+            raise CircuitError("the input is empty; give at least one token")
+        if ids.size and (ids.min() < 0 or ids.max() >= len(self.vocab)):
+            n, t = (int(i) for i in np.argwhere((ids < 0) | (ids >= len(self.vocab)))[0])
+            raise CircuitError(f"token id {int(ids[n, t])} of input {n} at position {t} is outside the vocabulary "
+                               f"(ids 0..{len(self.vocab) - 1})")
+        self._check_len(ids.shape[1], 0)
+        if valid is not None and np.shape(valid) != ids.shape:
+            raise CircuitError(f"valid has shape {np.shape(valid)} but the ids have {ids.shape}; it needs the same")
+        return ids.astype(np.int64, copy=False)
+
     def _check_len(self, T: int, n: int) -> None:
         if self.n_ctx is not None and T > self.n_ctx:
             why = f" (W_pos has {self.W_pos.shape[1]} columns)" if self.W_pos is not None else ""
@@ -537,6 +547,9 @@ class Model:
 
     def run_ids(self, ids: np.ndarray, valid: np.ndarray | None = None) -> Trace:
         """The forward pass on ids [b, T]; `valid` [b, T] marks real (unpadded) tokens."""
+        ids = self._checked_ids(ids, valid)
+        if valid is not None:
+            valid = np.asarray(valid, dtype=bool)
         # Overflow is not silent: every stage's result is checked below and named in a CircuitError.
         with np.errstate(over="ignore", invalid="ignore"):
             return self._forward(ids, valid)

@@ -301,3 +301,25 @@ def test_built_weights_are_read_only_and_c_contiguous():
         head.W_K[0, 1] = 0
     W[0, 0] = 99  # the user's own array stays theirs: building copied it
     assert head.W_K[0, 0] == 0 and W.flags.writeable
+
+
+@pytest.mark.parametrize("ids, message", [
+    ([[0, -1]], "token id -1 of input 0 at position 1 is outside the vocabulary (ids 0..1)"),
+    ([[0, 1], [2, 0]], "token id 2 of input 1 at position 0 is outside the vocabulary (ids 0..1)"),
+    ([[0, 1, 0]], "input 0 has 3 tokens but n_ctx is 2 (W_pos has 2 columns)"),
+    ([[0.0, 1.0]], "token ids must be integers; got an array of float64"),
+    ([0, 1], "token ids must be [batch, seq]; got shape (2,)"),
+    (np.zeros((1, 0), dtype=int), "the input is empty; give at least one token"),
+])
+def test_run_ids_makes_the_checks_run_makes(ids, message):
+    """Id −1 once ran silently as the last token, id = V raised IndexError, a long input a broadcasting error."""
+    model = Model(Vocab.chars_of("ab"), np.eye(2), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2))]])
+    with pytest.raises(CircuitError) as e:
+        model.run_ids(np.array(ids))
+    assert str(e.value) == message
+
+
+def test_run_ids_refuses_a_valid_mask_of_another_shape():
+    model = Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2))]])
+    with pytest.raises(CircuitError, match=r"valid has shape \(1, 3\) but the ids have \(1, 2\)"):
+        model.run_ids(np.array([[0, 1]]), np.ones((1, 3), dtype=bool))
