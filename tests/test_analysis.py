@@ -236,13 +236,34 @@ def test_k_composition_check_rejects_an_induction_head_that_keys_on_the_token():
     assert k.score == pytest.approx(0.0) and k.z < 0
 
 
-def test_composition_scores_equal_the_dense_formula_and_use_matched_baselines():
-    model = random_model(2)
-    for c in A.composition_scores(model):
+def mixed_model() -> Model:
+    """Heads of different d_head (some wider than d_model), a head that writes nothing, three layers."""
+    rng = np.random.default_rng(5)
+    r = lambda *s: rng.normal(size=s)  # noqa: E731
+    d = 6
+    layers = [[Head(W_Q=r(2, d), W_K=r(2, d), W_V=r(3, d), W_O=r(d, 3)), Head(W_Q=r(8, d), W_K=r(8, d), W_V=r(1, d))],
+              [Head(W_Q=r(4, d), W_K=r(4, d), W_V=r(9, d), W_O=r(d, 9))],
+              [Head(W_Q=r(1, d), W_K=r(1, d), W_V=r(2, d), W_O=r(d, 2)), Head(W_V=r(2, d), W_O=r(d, 2), pattern="first")]]
+    return Model(Vocab.numbered(4), r(d, 4), layers=layers)
+
+
+@pytest.mark.parametrize("model", [random_model(2), mixed_model()], ids=["random", "mixed d_head"])
+def test_composition_scores_equal_the_dense_formula_and_use_matched_baselines(model):
+    """TransformerLens's formula on the dense d_model × d_model matrices, to 1e-12."""
+    scores = A.composition_scores(model)
+    expected = set()
+    for h1 in model.heads():
+        for h2 in model.heads():
+            for kind in "QKV":
+                left = {"Q": h2.W_QK.T, "K": h2.W_QK, "V": h2.W_OV}[kind]
+                if h2.layer > h1.layer and (kind == "V" or h2.pattern is None) and np.linalg.norm(left) * np.linalg.norm(h1.W_OV) > 0:
+                    expected.add((kind, A.head_name(h1), A.head_name(h2)))
+    assert {(c.kind, c.earlier, c.later) for c in scores} == expected
+    for c in scores:
         h1, h2 = A.get_head(model, c.earlier), A.get_head(model, c.later)
         left = {"Q": h2.W_QK.T, "K": h2.W_QK, "V": h2.W_OV}[c.kind]
         dense = np.linalg.norm(left @ h1.W_OV) / (np.linalg.norm(left) * np.linalg.norm(h1.W_OV))
-        assert c.score == pytest.approx(dense)
+        assert abs(c.score - dense) < 1e-12
         ranks = (np.linalg.matrix_rank(left), np.linalg.matrix_rank(h1.W_OV))
         assert (c.baseline, c.baseline_std) == A.random_baseline(model.d_model, *ranks)
 
