@@ -107,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     out = console()
     hf_model = load_hf(args.path).double().eval()  # float64, so circuits and HF agree to ~1e-12
+    kind = getattr(hf_model.config, "model_type", None)
+    if kind != "gpt2":  # the exercises read gpt2's own module names: say so rather than fail on a missing attribute
+        print(f"seed_000_gpt2.py: {args.path} holds a {kind} model; this example needs a GPT-2 model (its c_attn / c_proj layout): "
+              f"try examples/seed_001_gpt_neo.py", file=sys.stderr)
+        return 2
     tokenizer = load_tokenizer(args.path)
     model = from_hf(hf_model, tokenizer)
     last = model.n_layers - 1

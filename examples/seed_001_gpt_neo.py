@@ -93,6 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     out = console()
     hf_model = load_hf(args.path).eval()
+    kind = getattr(hf_model.config, "model_type", None)
+    if kind != "gpt_neo":  # the exercises read gpt_neo's own module names: say so rather than fail on a missing attribute
+        print(f"seed_001_gpt_neo.py: {args.path} holds a {kind} model; this example needs a GPT-Neo model (its q_proj / k_proj / v_proj layout): "
+              f"try examples/seed_000_gpt2.py", file=sys.stderr)
+        return 2
     model = from_hf(hf_model)
     x = seed_inputs(model.d_model)
     patterns, result = self_attention(model, x, args.layer)
