@@ -251,6 +251,8 @@ def analysis_html(model, trace=None, inputs=None, summary: dict | None = None, m
 def written_by_circuits(path) -> bool:
     """Whether the file at `path` is a page circuits wrote (it carries GENERATOR near the top)."""
     try:
+        if not os.path.isfile(path):  # a terminal or a pipe: reading would wait for input, and it is no page
+            return False
         with open(path, "rb") as f:
             head = f.read(4096).decode("utf-8", errors="replace")
     except OSError:

@@ -16,8 +16,10 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
+from circuits import Head, Model, Vocab
 from helpers import ROOT
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
@@ -153,6 +155,9 @@ def no_n_ctx(project):
     model = load(project / "solutions" / "01_consonants.py").model()
     assert model.n_ctx is None
     save(model, project / "model.npz")
+    rng = np.random.default_rng(0)
+    heads = [Head(W_Q=rng.normal(size=(2, 8)), W_K=rng.normal(size=(2, 8)), W_V=rng.normal(size=(2, 8))) for _ in range(4)]
+    save(Model(Vocab.numbered(8), np.eye(8), layers=[heads]), project / "heads.npz")
     return project
 
 
@@ -162,9 +167,11 @@ def no_n_ctx(project):
     (["--seq-len", "0"], ["--seq-len 0"]),
     (["--batch", "100000"], ["--batch 100000", "MAX_BATCH"]),
     (["--top", "0"], ["--top 0"]),
+    (["--npz", "heads.npz", "--seq-len", "512", "--batch", "64"], ["--batch 64 × 1024 tokens on 4 heads",
+                                                                   "the limit is 512 MiB", "MAX_PATTERN_BYTES"]),
 ])
 def test_scan_numbers_out_of_range(no_n_ctx, option, culprit):
-    refused(no_n_ctx, "scan", "--npz", "model.npz", *option, culprit=culprit)
+    refused(no_n_ctx, "scan", *(["--npz", "model.npz"] if "--npz" not in option else []), *option, culprit=culprit)
 
 
 # --- 6. --solution with a file path ----------------------------------------------------------------------------
