@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if sys.stdout is None:  # started with stdout closed (`circuits … >&-`): the output goes nowhere, the exit code stays
+    if sys.stdout is None:  # started with stdout closed (`circuits … >&-`): output goes nowhere, the exit code stays
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
     if argv[:1] == ["scan"]:
         from .scan import cli_scan
@@ -123,7 +123,7 @@ def _discard_stdout() -> None:
 
 def _puzzle_file(name: str, solution: bool) -> Path:
     """The puzzle file a command names, or one line saying why there is none (see loader.find for the names)."""
-    from .loader import find
+    from .loader import find, puzzle_files
 
     if name.isdigit() and not name.isascii():  # '²' passes isdigit(), but int() cannot read it
         raise CircuitError(f"no puzzle named {name!r}: write a puzzle's number with the digits 0-9")
@@ -132,16 +132,17 @@ def _puzzle_file(name: str, solution: bool) -> Path:
             os.stat(name)
         except OSError as e:
             if e.errno == errno.ELOOP:
-                raise CircuitError(f"{name}: a symlink loop (it never reaches a file); point it at a puzzle file") from None
+                raise CircuitError(f"{name}: a symlink loop (it never reaches a file); "
+                                   "point it at a puzzle file") from None
             if e.errno == errno.ENAMETOOLONG:
                 raise CircuitError(f"{name[:40]}…: the file name is too long") from None
         else:
             if solution:  # the reference solution of the puzzle that file holds, not the file itself
-                try:
-                    return find(Path(name).stem, True, root=Path(name).resolve().parent)
-                except CircuitError:
+                same = [f for f in puzzle_files(True, root=Path(name).resolve().parent) if f.name == Path(name).name]
+                if not same:
                     raise CircuitError(f"--solution: there is no reference solution for {name} "
-                                       f"(looked for solutions/{Path(name).name})") from None
+                                       f"(looked for solutions/{Path(name).name})")
+                return same[0]
     return find(name, solution)
 
 
@@ -178,7 +179,8 @@ def cmd_list(args) -> int:
     results = []
     for f in files:
         try:
-            results.append(check(load(_puzzle_file(_shown(f), False)), n_random=2000, property_examples=50, margins=False))
+            attempt = load(_puzzle_file(_shown(f), False))
+            results.append(check(attempt, n_random=2000, property_examples=50, margins=False))
         except CircuitError as e:
             from .checker import PuzzleResult
 

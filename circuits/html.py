@@ -279,7 +279,8 @@ def html_target(path, force: bool = False) -> Path:
         raise CircuitError(f"{shown} is a Python file (a puzzle or solution?); HTML is never written over one: "
                            "give a name ending in .html")
     if is_dir:
-        raise CircuitError(f"{shown} is a folder; give a file name for the HTML page, e.g. {Path(shown) / 'circuits.html'}")
+        raise CircuitError(f"{shown} is a folder; give a file name for the HTML page, "
+                           f"e.g. {Path(shown) / 'circuits.html'}")
     if not folder_ok:
         raise CircuitError(f"cannot write the HTML page {shown}: {Path(shown).parent} is not an existing folder")
     if os.path.lexists(real) and not exists:

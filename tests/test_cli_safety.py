@@ -156,7 +156,7 @@ def no_n_ctx(project):
     assert model.n_ctx is None
     save(model, project / "model.npz")
     rng = np.random.default_rng(0)
-    heads = [Head(W_Q=rng.normal(size=(2, 8)), W_K=rng.normal(size=(2, 8)), W_V=rng.normal(size=(2, 8))) for _ in range(4)]
+    heads = [Head(**{w: rng.normal(size=(2, 8)) for w in ("W_Q", "W_K", "W_V")}) for _ in range(4)]
     save(Model(Vocab.numbered(8), np.eye(8), layers=[heads]), project / "heads.npz")
     return project
 
