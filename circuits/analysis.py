@@ -532,8 +532,12 @@ def render_analysis(model: Model, trace=None, inputs=None, summary: dict | None 
     return analysis_report(summary if summary is not None else analyze(model, trace, inputs))
 
 
-def analyze_command(model: Model, html: str | None = None, as_json: bool = False, out=None, inputs=None) -> int:
-    """`circuits analyze`: print the report (or JSON) to `out`, write HTML to the path `html` if given; returns 0."""
+def analyze_command(model: Model, html: str | None = None, as_json: bool = False, out=None, inputs=None,
+                    force: bool = False) -> int:
+    """`circuits analyze`: print the report (or JSON) to `out`, write HTML to the path `html` if given; returns 0.
+
+    `force` lets the page replace an existing file that circuits did not write (never a Python file).
+    """
     import sys
 
     out = out if out is not None else sys.stdout
@@ -549,7 +553,7 @@ def analyze_command(model: Model, html: str | None = None, as_json: bool = False
     if html:
         from .html import write_html
 
-        path = write_html(html, trace=trace, model=model, summary=summary)
+        path = write_html(html, trace=trace, model=model, summary=summary, force=force)
         if not as_json:
             out.write(f"wrote {path}\n")
     return 0

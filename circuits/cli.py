@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from .errors import CircuitError
+
+MAX_TOKENS = 1024  # the longest input `show` and `scan` run on a model without n_ctx: patterns grow as tokens²
+FORCE_HELP = "with --html: replace FILE even if circuits did not write it (never a .py file)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,21 +39,26 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("--solution", action="store_true")
     sh.add_argument("--json", action="store_true", help="print JSON: tokens, patterns[layer][head][query][key], output, expected")
     sh.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page")
+    sh.add_argument("--force", action="store_true", help=FORCE_HELP)
     an = sub.add_parser("analyze", help="QK/OV circuits, composition scores and paths of a puzzle's model")
     an.add_argument("puzzle")
     an.add_argument("--solution", action="store_true")
     an.add_argument("--html", metavar="FILE", help="write a self-contained HTML page")
     an.add_argument("--json", action="store_true")
+    an.add_argument("--force", action="store_true", help=FORCE_HELP)
     sub.add_parser("scan", help="rank a real model's heads by behaviour (needs the [hf] extra for --hf)", add_help=False)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if sys.stdout is None:  # started with stdout closed (`circuits … >&-`): output goes nowhere, the exit code stays
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
     if argv[:1] == ["scan"]:
         from .scan import cli_scan
 
         return _guard(lambda: cli_scan(argv[1:]))
+
     def run():
         args = _parser().parse_args(argv)
         if args.command is None:
@@ -63,6 +74,7 @@ def _warn(message, category, filename, lineno, file=None, line=None):
 
 
 def _guard(run) -> int:
+    """Run a command: a mistake, Ctrl-C or a closed output is one line on stderr (or none), never a traceback."""
     import warnings
 
     from .errors import CircuitWarning
@@ -70,16 +82,84 @@ def _guard(run) -> int:
     old = warnings.showwarning
     warnings.showwarning = lambda m, c, *a, **k: _warn(m, c, *a, **k) if issubclass(c, CircuitWarning) else old(m, c, *a, **k)
     try:
-        return run()
+        code = run()
+        sys.stdout.flush()  # a closed or full output fails here, inside the guard, not at exit
+        return code
     except CircuitError as e:
         print(f"circuits: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("circuits: interrupted (Ctrl-C)", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # `circuits … | head`: the reader stopped; exit 1 as Python's docs and rich do
+        _discard_stdout()
+        return 1
+    except MemoryError:
+        print(f"circuits: out of memory; try a shorter input (at most {MAX_TOKENS} tokens without n_ctx)",
+              file=sys.stderr)
+        return 2
+    except OSError as e:
+        if e.filename is not None:  # a file the command opened: not a bug in circuits, so one line
+            print(f"circuits: {e.filename}: {e.strerror or e}", file=sys.stderr)
+            return 2
+        if e.errno in (errno.ENOSPC, errno.EIO, errno.EBADF):  # writing the output failed
+            _discard_stdout()
+            print(f"circuits: cannot write the output: {e.strerror or e}", file=sys.stderr)
+            return 2
+        raise
     finally:
         warnings.showwarning = old
+
+
+def _discard_stdout() -> None:
+    """Send what is still buffered for stdout nowhere, so the exit does not fail on it again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _puzzle_file(name: str, solution: bool) -> Path:
+    """The puzzle file a command names, or one line saying why there is none (see loader.find for the names)."""
+    from .loader import find, puzzle_files
+
+    if name.isdigit() and not name.isascii():  # '²' passes isdigit(), but int() cannot read it
+        raise CircuitError(f"no puzzle named {name!r}: write a puzzle's number with the digits 0-9")
+    if name.endswith(".py") or os.sep in name or (os.altsep and os.altsep in name):
+        try:
+            os.stat(name)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise CircuitError(f"{name}: a symlink loop (it never reaches a file); "
+                                   "point it at a puzzle file") from None
+            if e.errno == errno.ENAMETOOLONG:
+                raise CircuitError(f"{name[:40]}…: the file name is too long") from None
+        else:
+            if solution:  # the reference solution of the puzzle that file holds, not the file itself
+                same = [f for f in puzzle_files(True, root=Path(name).resolve().parent) if f.name == Path(name).name]
+                if not same:
+                    raise CircuitError(f"--solution: there is no reference solution for {name} "
+                                       f"(looked for solutions/{Path(name).name})")
+                return same[0]
+    return find(name, solution)
+
+
+def _shown(path) -> str:
+    """A path as the loader shows it (relative to here), even when it is a symlink loop."""
+    from .loader import display
+
+    try:
+        return display(path)
+    except (OSError, RuntimeError):  # RuntimeError: pathlib's resolve() on a symlink loop
+        return os.path.relpath(path)
+
+
+def _load(name: str, solution: bool):
+    from .loader import load
+
+    return load(_puzzle_file(name, solution))
 
 
 def _console():
@@ -90,7 +170,7 @@ def _console():
 
 def cmd_list(args) -> int:
     from .checker import check
-    from .loader import display, load, puzzle_files
+    from .loader import load, puzzle_files
     from .report import summary_table
 
     files = puzzle_files(args.solutions)
@@ -99,22 +179,23 @@ def cmd_list(args) -> int:
     results = []
     for f in files:
         try:
-            results.append(check(load(f), n_random=2000, property_examples=50, margins=False))
+            attempt = load(_puzzle_file(_shown(f), False))
+            results.append(check(attempt, n_random=2000, property_examples=50, margins=False))
         except CircuitError as e:
             from .checker import PuzzleResult
 
             results.append(PuzzleResult(None, "error", [], message=str(e)))
-            print(f"circuits: {display(f)}: {e}", file=sys.stderr)
+            said = str(e)  # most messages name the file already: name it once
+            print(f"circuits: {said if _shown(f) in said else f'{_shown(f)}: {said}'}", file=sys.stderr)
     _console().print(summary_table([r for r in results if r.attempt], title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
     return 0
 
 
 def cmd_check(args) -> int:
     from .checker import check
-    from .loader import load_puzzle
     from .report import puzzle_report
 
-    result = check(load_puzzle(args.puzzle, args.solution), margins=not args.no_margins)
+    result = check(_load(args.puzzle, args.solution), margins=not args.no_margins)
     if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
         raise CircuitError(result.message)
     _console().print(puzzle_report(result))
@@ -123,9 +204,11 @@ def cmd_check(args) -> int:
 
 def _built(args, verb: str):
     """The attempt and the model its answer builds, or one line saying why there is none."""
-    from .loader import load_puzzle
+    if getattr(args, "html", None):
+        from .html import html_target
 
-    attempt = load_puzzle(args.puzzle, args.solution)
+        html_target(args.html, args.force)  # a page that cannot be written is refused before any work
+    attempt = _load(args.puzzle, args.solution)
     if not attempt.attempted:
         raise CircuitError(f"{attempt.puzzle.id} is not attempted yet: fill in {', '.join(attempt.missing)} first")
     if attempt.puzzle.build is None:
@@ -162,8 +245,9 @@ def cmd_show(args) -> int:
     from .render import pattern_heatmap
 
     attempt, model = _built(args, "show")
-    model.vocab.encode(args.input)  # an unknown token is reported against the text as typed
     tokens = model.vocab.split(args.input)
+    check_length(model, len(tokens), "the input")
+    model.vocab.encode(args.input)  # an unknown token is reported against the text as typed
     trace = model.run([tokens])
     labels = trace.tokens(0)
     expected, output, what = _expected_and_output(attempt, trace, tokens)
@@ -171,7 +255,7 @@ def cmd_show(args) -> int:
     if args.html:
         from .html import write_html
 
-        write_html(args.html, trace)
+        write_html(args.html, trace, force=args.force)
     if args.json:
         print(json.dumps({"puzzle": attempt.puzzle.id, "tokens": labels, "patterns": patterns, "readout": what,
                           "output": output, "expected": expected}))
@@ -201,7 +285,14 @@ def cmd_analyze(args) -> int:
 
     attempt, model = _built(args, "analyze")
     example = list(attempt.puzzle.examples[:1]) or None  # the worked example shows the patterns the puzzle is about
-    return analyze_command(model, args.html, args.json, sys.stdout, inputs=example)
+    return analyze_command(model, args.html, args.json, sys.stdout, inputs=example, force=args.force)
+
+
+def check_length(model, n_tokens: int, what: str) -> None:
+    """Refuse, before any work, an input too long for a model without n_ctx (the model itself checks its n_ctx)."""
+    if model.n_ctx is None and n_tokens > MAX_TOKENS:
+        raise CircuitError(f"{what} has {n_tokens} tokens; a model without n_ctx takes at most {MAX_TOKENS} "
+                           "(MAX_TOKENS in circuits/cli.py)")
 
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "show": cmd_show, "analyze": cmd_analyze}

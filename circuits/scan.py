@@ -25,6 +25,8 @@ from .model import Model
 
 DEFAULT_BEHAVIOURS = ("previous-token", "duplicate-token", "induction", "first-token")
 DEFAULT_THRESHOLD = 0.5
+MAX_BATCH = 64  # `circuits scan --batch`: patterns take batch × heads × tokens² numbers
+MAX_PATTERN_BYTES = 2**29  # `circuits scan`: the attention patterns it may hold (512 MiB; the peak is about 3× that)
 
 
 @dataclass(frozen=True)
@@ -203,15 +205,48 @@ def _load(args) -> tuple[Model, int | None]:
     return model, (int(bos) if bos is not None and 0 <= bos < len(model.vocab) else None)
 
 
+def _check_numbers(args) -> None:
+    """Numbers on the command line that are out of range, in one line, before a model is loaded."""
+    if args.seed < 0:
+        raise CircuitError(f"--seed {args.seed}: a seed is a whole number ≥ 0")
+    if args.top < 1:
+        raise CircuitError(f"--top {args.top}: show at least 1 head per behaviour")
+    if not 1 <= args.batch <= MAX_BATCH:
+        raise CircuitError(f"--batch {args.batch}: choose from 1 to {MAX_BATCH} sequences (MAX_BATCH in circuits/scan.py)")
+    if args.seq_len < 1:
+        raise CircuitError(f"--seq-len {args.seq_len}: choose at least 1 token before the repeat")
+
+
+def _check_size(model: Model, args, bos_id: int | None) -> None:
+    """Refuse a scan longer than MAX_TOKENS (without n_ctx) or whose patterns would not fit MAX_PATTERN_BYTES."""
+    from .cli import MAX_TOKENS
+
+    bos = bos_id is not None
+    T = 2 * args.seq_len + bos
+    if model.n_ctx is not None and T > model.n_ctx:
+        return  # repeated_inputs says the model's own limit
+    if model.n_ctx is None and T > MAX_TOKENS:
+        raise CircuitError(f"--seq-len {args.seq_len} makes {T} tokens; a model without n_ctx takes at most "
+                           f"{MAX_TOKENS} (MAX_TOKENS in circuits/cli.py): use --seq-len ≤ {(MAX_TOKENS - bos) // 2}")
+    heads = sum(model.n_heads(l) for l in range(model.n_layers))
+    need = 8 * args.batch * heads * T * T
+    if need > MAX_PATTERN_BYTES:
+        raise CircuitError(f"--batch {args.batch} × {T} tokens on {heads} heads needs {need / 2**20:,.0f} MiB of "
+                           f"attention patterns; the limit is {MAX_PATTERN_BYTES / 2**20:,.0f} MiB "
+                           "(MAX_PATTERN_BYTES in circuits/scan.py): use a smaller --batch or --seq-len")
+
+
 def cli_scan(argv: list[str]) -> int:
     """`circuits scan …`: print the ranked heads; a mistake prints one line to stderr and returns 2."""
     try:
         args = _parser().parse_args(argv)
+        _check_numbers(args)
         behaviours = [b.strip() for arg in (args.behaviour or [",".join(DEFAULT_BEHAVIOURS)])
                       for b in arg.split(",") if b.strip()]
         for b in behaviours:
             targets_for(b, np.zeros((1, 1), dtype=np.int64))
         model, bos_id = _load(args)
+        _check_size(model, args, bos_id)
         result = scan(model, behaviours=behaviours, threshold=args.threshold, seq_len=args.seq_len,
                       batch=args.batch, seed=args.seed, bos_id=bos_id)
     except SystemExit as e:  # --help

@@ -1,0 +1,220 @@
+"""The command line is safe to get wrong: every mistake is one line on stderr naming the culprit, exit 2,
+no traceback, and no file a learner wrote is overwritten (an --html page goes only where circuits wrote one).
+
+Each case runs `python -m circuits.cli` as a learner does, in a subprocess whose working directory is a
+copy of part of the project, and compares every file's hash before and after.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from circuits import Head, Model, Vocab
+from helpers import ROOT
+
+CIRCUITS = [sys.executable, "-m", "circuits.cli"]
+STEMS = ("01_consonants", "03_uniform")  # 01's model has no positional embeddings, so no n_ctx
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
+       "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.fixture
+def project(tmp_path):
+    """puzzles/ and solutions/ with puzzles 01 and 03 (puzzles/ as shipped: not attempted)."""
+    for folder in ("puzzles", "solutions"):
+        (tmp_path / folder).mkdir()
+        for stem in STEMS:
+            shutil.copy2(ROOT / folder / f"{stem}.py", tmp_path / folder / f"{stem}.py")
+    return tmp_path
+
+
+def hashes(root) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def run(root, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*CIRCUITS, *argv], cwd=root, env=ENV, capture_output=True, text=True, timeout=timeout)
+
+
+def refused(root, *argv: str, culprit: list[str]) -> str:
+    """The command exits 2 with one `circuits…:` line naming every part of `culprit`, and changes no file."""
+    before = hashes(root)
+    result = run(root, *argv)
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    assert result.returncode == 2, f"exit {result.returncode}; stderr: {result.stderr}"
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, f"stderr is not one line:\n{result.stderr}"
+    assert re.match(r"circuits( scan)?: ", lines[0]), lines[0]
+    for part in culprit:
+        assert part in lines[0], f"{part!r} not in {lines[0]!r}"
+    assert hashes(root) == before, "a file changed"
+    return lines[0]
+
+
+# --- 1. --html never overwrites a learner's file ----------------------------------------------------------
+@pytest.mark.parametrize("target", ["puzzles/01_consonants.py", "solutions/01_consonants.py"])
+@pytest.mark.parametrize("command", [["show", "1", "ab"], ["analyze", "1"]])
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_html_never_overwrites_a_puzzle_or_solution(project, command, target, force):
+    refused(project, *command, "--solution", "--html", target, *force,
+            culprit=[target, "is a Python file", "HTML is never written over one"])
+
+
+def test_html_overwrites_another_file_only_with_force_and_its_own_pages_freely(project):
+    notes = project / "notes.txt"
+    notes.write_text("my notes\n")
+    refused(project, "show", "1", "ab", "--solution", "--html", "notes.txt",
+            culprit=["notes.txt exists and circuits did not write it", "--force"])
+    assert run(project, "show", "1", "ab", "--solution", "--html", "notes.txt", "--force").returncode == 0
+    assert '<meta name="generator" content="circuits">' in notes.read_text()
+    for argv in (["show", "1", "ab"], ["analyze", "1"]):  # a page circuits wrote is replaced without --force
+        result = run(project, *argv, "--solution", "--html", "notes.txt")
+        assert result.returncode == 0 and not result.stderr, result.stderr
+
+
+# --- 2. --html where no file can be written -----------------------------------------------------------------
+@pytest.mark.parametrize("target, culprit", [
+    ("nowhere/page.html", ["nowhere/page.html", "nowhere is not an existing folder"]),
+    ("puzzles", ["puzzles is a folder", "give a file name"]),
+    ("puzzles/01_consonants.py/page.html", ["puzzles/01_consonants.py is not an existing folder"]),
+    ("loop.html", ["loop.html is a link that leads nowhere"]),
+])
+def test_html_where_no_page_can_go(project, target, culprit):
+    (project / "loop.html").symlink_to("loop.html")
+    refused(project, "show", "1", "ab", "--solution", "--html", target, culprit=culprit)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write anywhere")
+def test_html_into_a_folder_without_write_permission(project):
+    locked = project / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        refused(project, "analyze", "1", "--solution", "--html", "locked/page.html",
+                culprit=["locked/page.html", "permission denied"])
+    finally:
+        locked.chmod(0o700)
+
+
+# --- 3, 9. puzzle names and paths that name nothing ----------------------------------------------------------
+@pytest.mark.parametrize("name, culprit", [
+    ("²", ["'²'", "digits 0-9"]),
+    ("x" * 300 + ".py", ["x" * 40, "too long"]),
+    ("loop.py", ["loop.py: a symlink loop"]),
+])
+def test_a_puzzle_name_or_path_that_names_nothing(project, name, culprit):
+    (project / "loop.py").symlink_to("loop.py")
+    refused(project, "check", name, culprit=culprit)
+
+
+def test_list_names_a_symlink_loop_once_and_goes_on(project):
+    (project / "puzzles" / "09_loop.py").symlink_to("09_loop.py")
+    result = run(project, "list")
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "puzzles/09_loop.py: a symlink loop" in lines[0], result.stderr
+    assert "03_uniform" in result.stdout
+
+
+# --- 7. `list` names a broken file once -------------------------------------------------------------------------
+def test_list_names_a_broken_file_once(project):
+    with open(project / "puzzles" / "03_uniform.py", "a", encoding="utf-8") as f:
+        f.write("x = (\n")
+    result = run(project, "list")
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].count("03_uniform.py") == 1 and "syntax error" in lines[0], lines[0]
+
+
+# --- 4, 5. sizes and seeds out of range ------------------------------------------------------------------------
+def test_an_input_beyond_the_token_limit_is_refused_at_once(project):
+    start = time.monotonic()
+    refused(project, "show", "1", "a" * 100_000, "--solution",
+            culprit=["100000 tokens", "at most 1024", "MAX_TOKENS"])
+    assert time.monotonic() - start < 30
+
+
+@pytest.fixture
+def no_n_ctx(project):
+    """Puzzle 01's reference model saved as a weight file: it has no positional embeddings, so no n_ctx."""
+    from circuits.export import save
+    from circuits.loader import load
+
+    model = load(project / "solutions" / "01_consonants.py").model()
+    assert model.n_ctx is None
+    save(model, project / "model.npz")
+    rng = np.random.default_rng(0)
+    heads = [Head(**{w: rng.normal(size=(2, 8)) for w in ("W_Q", "W_K", "W_V")}) for _ in range(4)]
+    save(Model(Vocab.numbered(8), np.eye(8), layers=[heads]), project / "heads.npz")
+    return project
+
+
+@pytest.mark.parametrize("option, culprit", [
+    (["--seed", "-1"], ["--seed -1", "≥ 0"]),
+    (["--seq-len", "100000"], ["--seq-len 100000", "200000 tokens", "at most 1024", "MAX_TOKENS", "--seq-len ≤ 512"]),
+    (["--seq-len", "0"], ["--seq-len 0"]),
+    (["--batch", "100000"], ["--batch 100000", "MAX_BATCH"]),
+    (["--top", "0"], ["--top 0"]),
+    (["--npz", "heads.npz", "--seq-len", "512", "--batch", "64"], ["--batch 64 × 1024 tokens on 4 heads",
+                                                                   "the limit is 512 MiB", "MAX_PATTERN_BYTES"]),
+])
+def test_scan_numbers_out_of_range(no_n_ctx, option, culprit):
+    refused(no_n_ctx, "scan", *(["--npz", "model.npz"] if "--npz" not in option else []), *option, culprit=culprit)
+
+
+# --- 6. --solution with a file path ----------------------------------------------------------------------------
+def test_show_with_a_path_and_solution_shows_the_solution(project):
+    unattempted = run(project, "show", "puzzles/01_consonants.py", "abcce")
+    assert unattempted.returncode == 2 and "not attempted" in unattempted.stderr
+    result = run(project, "show", "puzzles/01_consonants.py", "abcce", "--solution")
+    assert result.returncode == 0, result.stderr
+    assert "head 0.0" in result.stdout and not result.stderr
+
+
+def test_solution_for_a_path_without_one(project):
+    shutil.copy2(project / "puzzles" / "03_uniform.py", project / "mine.py")
+    refused(project, "check", "mine.py", "--solution", culprit=["--solution", "mine.py", "no reference solution"])
+
+
+# --- 8. Ctrl-C and a closed output -------------------------------------------------------------------------------
+def test_ctrl_c_while_a_puzzle_loads_is_one_line_and_exit_130(project):
+    started = project / "started"
+    path = project / "puzzles" / "03_uniform.py"
+    path.write_text(f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(60)\n"
+                    + path.read_text(encoding="utf-8"), encoding="utf-8")
+    proc = subprocess.Popen([*CIRCUITS, "check", "3"], cwd=project, env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in out + err, err
+    assert proc.returncode == 130
+    assert err.strip().splitlines() == ["circuits: interrupted (Ctrl-C)"]
+
+
+def test_a_closed_pipe_is_quiet(project):
+    proc = subprocess.Popen([*CIRCUITS, "list"], cwd=project, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # `circuits list | head -0`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1  # as Python's docs advise for EPIPE (and rich does): the output was lost
+    assert err == "", err
+
+
+def test_a_closed_stdout_still_gives_the_exit_code(project):
+    result = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *CIRCUITS, "check", "3", "--solution", "--no-margins"],
+                            cwd=project, env=ENV, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in result.stderr and result.returncode == 0, result.stderr
