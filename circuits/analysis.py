@@ -142,8 +142,13 @@ class Composition:
         """How many baseline standard deviations the score sits above the baseline mean."""
         return (self.score - self.baseline) / self.baseline_std if self.baseline_std > 0 else 0.0
 
+    @property
+    def verdict(self) -> str:
+        """"above", "near" or "below" random: beyond 3 standard deviations either way, or within them."""
+        return "above" if self.z > 3 else ("below" if self.z < -3 else "near")
+
     def to_dict(self) -> dict:
-        return {**asdict(self), "z": self.z}
+        return {**asdict(self), "z": self.z, "verdict": self.verdict}
 
 
 def composition_score(W_A: FactoredMatrix, W_B: FactoredMatrix) -> float:
@@ -244,6 +249,50 @@ def _norm_and_rank(core: np.ndarray, d_model: int) -> tuple[float, int]:
 
 
 # --- virtual heads -----------------------------------------------------------------------------
+VIRTUAL = "virtual"  # the kind of a virtual-head strength in a list of compositions
+
+
+def virtual_strength(W_later: FactoredMatrix, W_earlier: FactoredMatrix) -> float:
+    """σ_max(W_later W_earlier) / (σ_max(W_later) σ_max(W_earlier)), NaN if either is zero.
+
+    1 when some direction the earlier head writes is read and moved in full by the later head:
+    a virtual head, even where it uses one of many dimensions (puzzle 05), which the composition
+    score, an average over all of them, cannot tell from random.
+    """
+    top = lambda m: m.S[0] if m.S.size else 0.0  # noqa: E731
+    denom = top(W_later) * top(W_earlier)
+    return float(top(W_later @ W_earlier) / denom) if denom > 0 else float("nan")
+
+
+@functools.lru_cache(maxsize=None)
+@single_blas_thread
+def random_virtual_baseline(d_model: int, rank_a: int, rank_b: int, n_samples: int = BASELINE_SAMPLES,
+                            seed: int = BASELINE_SEED) -> tuple[float, float]:
+    """Mean and standard deviation of `virtual_strength` for random Gaussian matrices of these ranks."""
+    rng = np.random.default_rng([seed, d_model, rank_a, rank_b, 1])
+    values = [virtual_strength(FactoredMatrix(rng.normal(size=(d_model, rank_a)), rng.normal(size=(rank_a, d_model))),
+                               FactoredMatrix(rng.normal(size=(d_model, rank_b)), rng.normal(size=(rank_b, d_model))))
+              for _ in range(n_samples)]
+    return float(np.mean(values)), float(np.std(values))
+
+
+def virtual_strengths(model: Model, n_samples: int = BASELINE_SAMPLES) -> list[Composition]:
+    """The virtual-head strength of every pair of heads in different layers that write, beside its baseline."""
+    out = []
+    heads = model.heads()
+    for earlier in heads:
+        for later in heads:
+            if later.layer <= earlier.layer:
+                continue
+            W_l, W_e = ov_circuit(later), ov_circuit(earlier)
+            value = virtual_strength(W_l, W_e)
+            if np.isnan(value):
+                continue
+            mean, std = random_virtual_baseline(model.d_model, max(W_l.rank(), 1), max(W_e.rank(), 1), n_samples)
+            out.append(Composition(VIRTUAL, head_name(earlier), head_name(later), value, mean, std))
+    return out
+
+
 def virtual_ov(model: Model, earlier, later) -> FactoredMatrix:  # [d_model, d_model]
     """W_OV^later W_OV^earlier: what the later head moves of what the earlier head moved (seed 003, 1(d))."""
     h1, h2 = _ordered(model, earlier, later)
@@ -399,7 +448,7 @@ def analyze(model: Model, trace=None, inputs=None, max_table: int = MAX_TABLE) -
         "tokens": tokens,
         "inputs": [trace.tokens(n) for n in range(trace.batch)],
         "heads": [_head_summary(model, h, trace, max_table) for h in model.heads()],
-        "composition": [c.to_dict() for c in composition_scores(model)],
+        "composition": [c.to_dict() for c in composition_scores(model) + virtual_strengths(model)],
         "virtual_heads": _virtual_summaries(model, max_table),
         "paths": _path_summary(trace),
         "paths_into": "logits" if model.W_U is not None else "final residual",

@@ -199,14 +199,13 @@ def _head_html(head: dict) -> str:
 def _composition_html(scores: list[dict]) -> str:
     if not scores:
         return '<p class="cv-note">no pairs of heads in different layers</p>'
-    rows = []
-    for c in scores:
-        verdict = "above" if c["z"] > 3 else ("below" if c["z"] < -3 else "near")
-        rows.append(f"<tr><td>{_esc(c['kind'])}</td><td>{_esc(c['earlier'])} → {_esc(c['later'])}</td>"
-                    f"<td>{c['score']:.3f}</td><td>{c['baseline']:.3f} ± {c['baseline_std']:.3f}</td>"
-                    f"<td>{c['z']:+.1f}</td><td>{verdict}</td></tr>")
+    rows = [f"<tr><td>{_esc(c['kind'])}</td><td>{_esc(c['earlier'])} → {_esc(c['later'])}</td>"
+            f"<td>{c['score']:.3f}</td><td>{c['baseline']:.3f} ± {c['baseline_std']:.3f}</td>"
+            f"<td>{c['z']:+.1f}</td><td>{c['verdict']}</td></tr>" for c in scores]
+    caption = (f'<p class="cv-note">{_esc(VIRTUAL_CAPTION)}</p>' if any(c["kind"] == "virtual" for c in scores) else "")
     return ('<table class="cv-scores"><thead><tr><th>kind</th><th>earlier → later</th><th>score</th>'
-            f'<th>random baseline ± sd</th><th>z</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+            f'<th>random baseline ± sd</th><th>z</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            + caption)
 
 
 def _paths_html(paths: dict, into: str) -> str:

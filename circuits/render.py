@@ -189,6 +189,8 @@ def exact_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence
 
 
 COMPOSITION_TITLE = "composition (score beside a random baseline of the same shape and rank)"
+VIRTUAL_CAPTION = ("virtual: σ_max(W_OV^later W_OV^earlier) / (σ_max(W_OV^later) σ_max(W_OV^earlier));\n"
+                   "1 when some direction passes through both heads in full")
 
 
 def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
@@ -199,14 +201,14 @@ def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
         table.add_column(name, justify=justify, no_wrap=True)
     for c in scores:
         c = c if isinstance(c, dict) else c.to_dict()
-        z = c["z"]
-        verdict, style = ("above", "bold green") if z > 3 else (("below", "dim") if z < -3 else ("near", ""))
+        style = {"above": "bold green", "below": "dim"}.get(c["verdict"], "")
         table.add_row(f"{c['kind']}", f"{c['earlier']} → {c['later']}", f"{c['score']:.3f}",
-                      f"{c['baseline']:.3f} ± {c['baseline_std']:.3f}", f"{z:+.1f}", Text(verdict, style=style))
+                      f"{c['baseline']:.3f} ± {c['baseline_std']:.3f}", f"{c['z']:+.1f}", Text(c["verdict"], style=style))
     if not scores:
         table = Table(box=None, show_header=False)
         table.add_row(Text("(no pairs of heads in different layers)", style="dim"))
-    return _titled(table, title)
+    virtual = any((c if isinstance(c, dict) else c.to_dict())["kind"] == "virtual" for c in scores)
+    return _titled(table, title, VIRTUAL_CAPTION if virtual else None)
 
 
 def paths_table(sizes: dict, title: str | None = "paths: root-mean-square logit each path contributes"):
