@@ -11,7 +11,9 @@ torch and transformers are imported inside the functions that need them.
 
 from __future__ import annotations
 
+import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,15 +46,56 @@ def load_hf(path_or_name: str | os.PathLike):
     where = str(path_or_name)
     if not Path(where).is_dir() and Path(where).exists():
         raise CircuitError(f"{where} is a file; give the directory that holds config.json and the weights")
+    if (Path(where) / "config.json").is_file():
+        check_config_file(Path(where) / "config.json")  # before transformers builds a model from it
     try:
-        return transformers.AutoModelForCausalLM.from_pretrained(
-            where, local_files_only=True, attn_implementation="eager")
+        with _quiet(transformers):
+            return transformers.AutoModelForCausalLM.from_pretrained(
+                where, local_files_only=True, attn_implementation="eager")
     except (OSError, ValueError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CircuitError(
-            f"no local model at {where!r} ({first[:160]}); circuits never downloads: "
+            f"no local model at {where!r} ({_first_line(e)[:160]}); circuits never downloads: "
             "save one with save_pretrained first (README, \"Real models\")"
         ) from None
+    except Exception as e:  # transformers' and huggingface_hub's own errors for configs and weights it cannot use
+        raise CircuitError(f"{where}: transformers cannot build the model ({_first_line(e)[:200]})") from None
+
+
+def check_config_file(path: Path) -> dict:
+    """config.json of a local GPT-2 / GPT-Neo directory, read and checked by circuits before transformers sees it."""
+    if path.stat().st_size > export.MAX_CONFIG_BYTES:
+        raise CircuitError(f"{path}: {path.stat().st_size:,} bytes is too large for a model config")
+    data = path.read_bytes()
+    try:
+        config = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise CircuitError(f"{path}: not utf-8 text (byte {data[e.start]:#04x} at position {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise CircuitError(f"{path}: not valid JSON ({e.msg} at character {e.pos})") from None
+    except RecursionError:
+        raise CircuitError(f"{path}: nests too deeply to be a model config") from None
+    export.check_hf_config(config, str(path))
+    return config
+
+
+@contextmanager
+def _quiet(transformers):
+    """Silence transformers' config warnings and progress bars: a circuits command prints one line or its result."""
+    logging = transformers.utils.logging
+    verbosity, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(verbosity)
+        if bars:
+            logging.enable_progress_bar()
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def load_tokenizer(path_or_name: str | os.PathLike, required: bool = True):
