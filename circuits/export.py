@@ -422,6 +422,10 @@ def check_hf_config(config, source: str) -> None:
     for key in HF_FLAGS:
         if key in config and not isinstance(config[key], bool):
             raise CircuitError(f"{source}: {key} is {_short(config[key])}; it needs true or false")
+    for key in ("bos_token_id", "eos_token_id"):
+        ids = config.get(key)
+        if not (ids is None or _whole(ids, 0) or (isinstance(ids, list) and all(_whole(i, 0) for i in ids))):
+            raise CircuitError(f"{source}: {key} is {_short(ids)}; it needs null or a token id ≥ 0")
     _hf_act(config.get("activation_function", "gelu_new"), source)
     if kind == "gpt_neo":
         _neo_kinds(config, L, source)

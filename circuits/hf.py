@@ -58,7 +58,8 @@ def load_hf(path_or_name: str | os.PathLike):
             "save one with save_pretrained first (README, \"Real models\")"
         ) from None
     except Exception as e:  # transformers' and huggingface_hub's own errors for configs and weights it cannot use
-        raise CircuitError(f"{where}: transformers cannot build the model ({_first_line(e)[:200]})") from None
+        said = " ".join(str(e).split()) or type(e).__name__
+        raise CircuitError(f"{where}: transformers cannot build the model ({said[:300]})") from None
 
 
 def check_config_file(path: Path) -> dict:
@@ -148,6 +149,7 @@ def to_hf(model: Model, arch: str | None = None, dtype=None):
            "gpt_neo": (transformers.GPTNeoConfig, transformers.GPTNeoForCausalLM)}[kind]
     hf_config = cls[0](**config, attn_implementation="eager")
     hf_model = cls[1](hf_config).to(dtype or torch.float64).eval()
+    # np.array copies: the state dict may hold the model's own read-only arrays, which torch must not share.
     missing, unexpected = hf_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=False)
     missing = [k for k in missing if not k.endswith(export.IGNORED_SUFFIXES)]
     if missing or unexpected:

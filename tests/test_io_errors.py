@@ -295,6 +295,8 @@ HF_CASES = {
                         "scale_attn_weights is 'no'; it needs true or false"),
     "a JSON list": ("gpt2", lambda c: [c], "config.json: the config is a JSON list, but it needs to be an object of "
                                            "settings such as {\"model_type\": \"gpt2\", \"n_embd\": 768, …}"),
+    "bos_token_id text": ("gpt2", lambda c: c.update(bos_token_id="x"), "bos_token_id is 'x'; it needs null or a token id ≥ 0"),
+    "eos_token_id -3": ("gpt2", lambda c: c.update(eos_token_id=-3), "eos_token_id is -3"),
     "unknown model_type": ("gpt2", lambda c: c.update(model_type="llama"), "model_type 'llama' is not supported"),
     "neo without window_size": ("neo", lambda c: c.pop("window_size"),
                                 "the gpt_neo config has local layers but no window_size; it needs a whole number ≥ 1"),
@@ -343,6 +345,13 @@ def test_a_bad_config_in_a_model_object_is_one_line(hf_dirs):
     hf_model.config.attention_layers = ["global", "sideways"]
     with pytest.raises(CircuitError, match=r"attention_layers is \[\"global\", \"sideways\"\]; it needs a list of"):
         from_hf(hf_model)
+
+
+def test_a_config_transformers_refuses_is_still_one_line(hf_dirs, tmp_path, capsys):
+    """Settings circuits does not read are left to transformers; its complaint is squashed into the one line."""
+    path = corrupt(hf_dirs, tmp_path, "gpt2", lambda c: c.update(resid_pdrop="abc"))
+    one_line(*circuits(capsys, "scan", "--hf", str(path)), f"circuits scan: {path}: transformers cannot build the model "
+             "(Validation error for field 'resid_pdrop': TypeError: Field 'resid_pdrop' with value 'abc'")
 
 
 def test_a_good_hf_directory_scans_with_nothing_on_stderr(hf_dirs, capsys):
