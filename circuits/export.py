@@ -857,13 +857,13 @@ def _load_safetensors(path: Path) -> Model:
     try:
         with _safe_open(path) as f:
             metadata = f.metadata() or {}
-            shapes = {key: (f.get_slice(key).get_shape(), f.get_slice(key).get_dtype()) for key in f.keys()}
+            shapes = {key: f.get_slice(key).get_shape() for key in f.keys()}  # from the header: no data read
     except Exception as e:  # safetensors raises its own error type for damaged headers and data
         raise CircuitError(f"{path}: not a readable .safetensors file ({_first_line(e)})") from None
     if METADATA_KEY not in metadata:
         raise CircuitError(f"{path}: metadata {METADATA_KEY!r} is missing; for a Hugging Face checkpoint use "
                            "circuits.hf.from_hf(its directory)")
-    total = sum(math.prod(shape) for shape, _ in shapes.values()) * 8
+    total = sum(math.prod(shape) for shape in shapes.values()) * 8
     if total > MAX_BYTES:
         raise CircuitError(f"{path}: its arrays take {_bytes(total)} as float64, beyond the {_bytes(MAX_BYTES)} "
                            "circuits reads (circuits.export.MAX_BYTES)")

@@ -103,7 +103,8 @@ def load_tokenizer(path_or_name: str | os.PathLike, required: bool = True):
     """The tokenizer saved beside a local model (None if there is none and not `required`)."""
     transformers = _require("transformers")
     try:
-        return transformers.AutoTokenizer.from_pretrained(str(path_or_name), local_files_only=True)
+        with _quiet(transformers):
+            return transformers.AutoTokenizer.from_pretrained(str(path_or_name), local_files_only=True)
     except (OSError, ValueError, TypeError) as e:
         if required:
             raise CircuitError(f"no local tokenizer at {str(path_or_name)!r} ({str(e).splitlines()[0][:160]})") from None
@@ -125,14 +126,15 @@ def from_hf(model_or_path, tokenizer=None) -> Model:
             tokenizer = load_tokenizer(model_or_path, required=False)
     if not hasattr(hf_model, "state_dict") or not hasattr(hf_model, "config"):
         raise CircuitError(f"from_hf needs a Hugging Face model or a directory, not {type(hf_model).__name__}")
-    state = {k: v.detach().cpu().double().numpy() for k, v in hf_model.state_dict().items()}
     config = hf_model.config.to_dict()
+    name = config.get("_name_or_path") or (str(model_or_path) if not hasattr(model_or_path, "config") else None)
+    source = name or str(config.get("model_type", "the model"))
+    export.check_hf_config(config, source)  # before a float64 copy of every weight is made
+    state = {k: v.detach().cpu().double().numpy() for k, v in hf_model.state_dict().items()}
     V = int(config["vocab_size"])
     tokens = vocab_tokens(tokenizer, V) if tokenizer is not None else None
     bos = getattr(tokenizer, "bos_token", None) if tokenizer is not None else None
-    name = config.get("_name_or_path") or (str(model_or_path) if not hasattr(model_or_path, "config") else None)
-    return export.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name,
-                                     source=name or config.get("model_type", "the model"))
+    return export.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name, source=source)
 
 
 def vocab_tokens(tokenizer, n_vocab: int) -> list[str]:
