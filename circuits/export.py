@@ -857,7 +857,7 @@ def _load_safetensors(path: Path) -> Model:
     try:
         with _safe_open(path) as f:
             metadata = f.metadata() or {}
-            shapes = {key: f.get_slice(key).get_shape() for key in f.keys()}  # from the header: no data read
+            shapes = {key: f.get_slice(key).get_shape() for key in f.keys()}  # noqa: SIM118 (safe_open is no dict); from the header: no data read
     except Exception as e:  # safetensors raises its own error type for damaged headers and data
         raise CircuitError(f"{path}: not a readable .safetensors file ({_first_line(e)})") from None
     if METADATA_KEY not in metadata:

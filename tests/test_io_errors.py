@@ -26,7 +26,7 @@ from test_export import MODELS, gpt_like
 
 def npy_header(shape: tuple, dtype: str = "<f8") -> bytes:
     """A version 1.0 .npy header declaring `shape`; whatever follows it is the data."""
-    text = "{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (dtype, shape)
+    text = f"{{'descr': '{dtype}', 'fortran_order': False, 'shape': {shape!r}, }}"
     text += " " * (63 - (len(text) + 10) % 64) + "\n"
     return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode("latin1")
 
@@ -76,7 +76,7 @@ def scan_subprocess(*argv: str) -> str:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "PYTHONWARNINGS": "always"}
     r = subprocess.run([sys.executable, "-m", "circuits.cli", "scan", *argv], capture_output=True, text=True, env=env,
-                       timeout=120)
+                       timeout=120, check=False)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
     lines = r.stderr.strip().splitlines()
@@ -169,8 +169,8 @@ def head(c):
 
 CONFIG_CASES = {
     "d_head -1": (lambda c: head(c).update(d_head=-1),
-                  "the config's layers[0].heads[0].d_head is -1; it needs a whole number ≥ 1 "
-                  "(0 only for a fixed-pattern head)"),
+                  ("the config's layers[0].heads[0].d_head is -1; it needs a whole number ≥ 1 "
+                  "(0 only for a fixed-pattern head)")),
     "d_head 0": (lambda c: head(c).update(d_head=0), "the config's layers[0].heads[0].d_head is 0"),
     "d_head 1.5": (lambda c: head(c).update(d_head=1.5), "the config's layers[0].heads[0].d_head is 1.5"),
     "d_value -2": (lambda c: head(c).update(d_value=-2),
@@ -259,7 +259,7 @@ def hf_dirs(tmp_path_factory):
     transformers = pytest.importorskip("transformers")
     root = tmp_path_factory.mktemp("hf")
     torch.manual_seed(0)
-    common = dict(vocab_size=20, bos_token_id=0, eos_token_id=0)
+    common = {"vocab_size": 20, "bos_token_id": 0, "eos_token_id": 0}
     transformers.GPT2LMHeadModel(transformers.GPT2Config(n_positions=16, n_embd=8, n_layer=1, n_head=2, **common)
                                  ).save_pretrained(root / "gpt2")
     transformers.GPTNeoForCausalLM(transformers.GPTNeoConfig(
@@ -293,8 +293,8 @@ HF_CASES = {
                           "activation ['gelu'] is not supported"),
     "flag not a bool": ("gpt2", lambda c: c.update(scale_attn_weights="no"),
                         "scale_attn_weights is 'no'; it needs true or false"),
-    "a JSON list": ("gpt2", lambda c: [c], "config.json: the config is a JSON list, but it needs to be an object of "
-                                           "settings such as {\"model_type\": \"gpt2\", \"n_embd\": 768, …}"),
+    "a JSON list": ("gpt2", lambda c: [c], ("config.json: the config is a JSON list, but it needs to be an object of "
+                                           "settings such as {\"model_type\": \"gpt2\", \"n_embd\": 768, …}")),
     "bos_token_id text": ("gpt2", lambda c: c.update(bos_token_id="x"), "bos_token_id is 'x'; it needs null or a token id ≥ 0"),
     "eos_token_id -3": ("gpt2", lambda c: c.update(eos_token_id=-3), "eos_token_id is -3"),
     "unknown model_type": ("gpt2", lambda c: c.update(model_type="llama"), "model_type 'llama' is not supported"),
@@ -302,8 +302,8 @@ HF_CASES = {
                                 "the gpt_neo config has local layers but no window_size; it needs a whole number ≥ 1"),
     "neo window_size 0": ("neo", lambda c: c.update(window_size=0), "window_size is 0; it needs a whole number ≥ 1"),
     "attention_types a string": ("neo", lambda c: c.update(attention_types="global"),
-                                 "attention_types is 'global'; it needs pairs of layer kinds and repeats, "
-                                 "e.g. [[[\"global\", \"local\"], 6]]"),
+                                 ("attention_types is 'global'; it needs pairs of layer kinds and repeats, "
+                                 "e.g. [[[\"global\", \"local\"], 6]]")),
     "attention_types flat": ("neo", lambda c: c.update(attention_types=[["global", 2]]),
                              "attention_types is [[\"global\", 2]]; it needs pairs of layer kinds and repeats"),
     "attention_types unknown kind": ("neo", lambda c: c.update(attention_types=[[["global", "sparse"], 1]]),
@@ -313,8 +313,8 @@ HF_CASES = {
     "attention_layers disagree": ("neo", lambda c: c.update(attention_layers=["local", "global"]),
                                   "attention_layers [\"local\", \"global\"] disagrees with attention_types"),
     "absurd size": ("gpt2", lambda c: c.update(n_embd=100_000, n_head=1),
-                    "the config describes 120,005,100,000 parameters, 894.1 GiB as float64, beyond the 4.0 GiB "
-                    "circuits holds (circuits.export.MAX_BYTES)"),
+                    ("the config describes 120,005,100,000 parameters, 894.1 GiB as float64, beyond the 4.0 GiB "
+                    "circuits holds (circuits.export.MAX_BYTES)")),
 }
 
 
