@@ -29,6 +29,11 @@ FORMAT = "circuits-model"
 VERSION = 1
 CONFIG_KEY = "__circuits_config__"  # the JSON config inside an .npz, as utf-8 bytes
 METADATA_KEY = "circuits_config"  # … and inside a .safetensors header
+# The most a model file or a Hugging Face config may ask circuits to hold, counted as float64 arrays
+# (GPT-2 medium needs 2.8 GiB). Checked from zip directories, .npy / .safetensors headers and config
+# sizes, before any array is read or allocated; raise it here for a larger model.
+MAX_BYTES = 4 * 2**30
+MAX_CONFIG_BYTES = 16 * 2**20  # the JSON config inside a file
 
 # Hugging Face activation names <-> circuits MLP activations (numerically the same functions).
 HF_ACTS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
@@ -148,7 +153,13 @@ class _Reader:
         if arr.dtype.kind not in "fiub":
             raise CircuitError(f"{self.source}: key {key!r} holds {arr.dtype} values, not numbers")
         self.used.add(key)
-        return arr.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # said below in one line, not as a numpy warning
+            out = arr.astype(np.float64)
+        if not np.isfinite(out).all():
+            at = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
+            what = "a value too large for float64" if np.isfinite(arr[at]) else f"{arr[at]}"
+            raise CircuitError(f"{self.source}: key {key!r} has {what} at {list(at)}; every entry must be finite")
+        return out
 
     def finish(self, extra_ok=IGNORED_SUFFIXES) -> None:
         for key in self.state:
@@ -169,10 +180,15 @@ def from_tl_state_dict(state: Mapping[str, object], config: Mapping, source: str
 
 def _from_tl_state_dict(state: Mapping[str, object], cfg: Mapping, source: str) -> Model:
     r = _Reader(state, source)
-    vocab = Vocab(cfg["vocab"]["tokens"], bos=cfg["vocab"]["bos"])
+    try:
+        vocab = Vocab(cfg["vocab"]["tokens"], bos=cfg["vocab"]["bos"])
+    except CircuitError as e:
+        raise e.within(source) from None
     V = len(vocab)
     W_E = r.take("embed.W_E", (V, None)).T  # [d_model, n_vocab]
     d = W_E.shape[0]
+    if d < 1:
+        raise CircuitError(f"{source}: key 'embed.W_E' has shape {W_E.T.shape}; d_model must be at least 1")
     W_pos = r.take("pos_embed.W_pos", (None, d)).T if cfg["W_pos"] else None  # [d_model, n_ctx]
     layers = [_tl_layer(r, l, lc, d) for l, lc in enumerate(cfg["layers"])]
     ln_final = _tl_ln(r, "ln_final", cfg["ln_final"], d)
@@ -201,6 +217,7 @@ def _tl_layer(r: _Reader, l: int, lc: Mapping, d: int) -> Layer:
         W_V = r.take(p + "attn.W_V", (n, d, dv))
         W_O = r.take(p + "attn.W_O", (n, dv, d))  # [h, d_value, d_model]
         b_Q, b_K, b_V = r.take(p + "attn.b_Q", (n, dk)), r.take(p + "attn.b_K", (n, dk)), r.take(p + "attn.b_V", (n, dv))
+        _check_padding(r.source, p, lc["heads"], W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, b_Q=b_Q, b_K=b_K, b_V=b_V)
         for i, hc in enumerate(lc["heads"]):
             q, v = hc["d_head"], hc["d_value"]
             heads.append(Head(W_Q=W_Q[i, :, :q].T, W_K=W_K[i, :, :q].T, W_V=W_V[i, :, :v].T, W_O=W_O[i, :v].T,
@@ -217,16 +234,115 @@ def _tl_layer(r: _Reader, l: int, lc: Mapping, d: int) -> Layer:
                  ln_mlp=_tl_ln(r, p + "ln2", lc["ln_mlp"], d))
 
 
+def _check_padding(source: str, prefix: str, heads: list, **arrays: np.ndarray) -> None:
+    """Heads narrower than their layer are zero-padded on save; weights in the padding mean config and arrays disagree."""
+    for i, hc in enumerate(heads):
+        for name, a in arrays.items():
+            size = hc["d_value"] if name in ("W_V", "b_V", "W_O") else hc["d_head"]
+            part = a[i, size:] if name in ("W_O", "b_Q", "b_K", "b_V") else a[i, :, size:]
+            if np.any(part):
+                raise CircuitError(f"{source}: key {prefix + 'attn.' + name!r} has non-zero weights for head {i} beyond "
+                                   f"the {'d_value' if name in ('W_V', 'b_V', 'W_O') else 'd_head'} {size} its config "
+                                   "gives; the config and the arrays disagree")
+
+
 def _check_config(config: Mapping, source: str) -> Mapping:
     if not isinstance(config, Mapping) or config.get("format") != FORMAT:
         raise CircuitError(f"{source}: the config is not a circuits model config (no \"format\": \"{FORMAT}\")")
     if config.get("version") != VERSION:
-        raise CircuitError(f"{source}: config version {config.get('version')!r} is not supported "
+        raise CircuitError(f"{source}: config version {_short(config.get('version'))} is not supported "
                            f"(this circuits reads {VERSION})")
     for key in ("name", "vocab", "residual", "n_ctx", "attn_scale", "W_pos", "W_U", "b_U", "ln_final", "layers"):
         if key not in config:
             raise CircuitError(f"{source}: the config has no {key!r} entry")
+    _ConfigCheck(source).model(config)
     return config
+
+
+def _whole(value, least: int) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= least
+
+
+def _number(value) -> bool:
+    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+            and bool(np.isfinite(value)))
+
+
+def _short(value) -> str:
+    """A string as its repr ('twelve'), other values as their JSON spelling (null, true, [1, 2]); one short line."""
+    try:
+        text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _ConfigCheck:
+    """Every entry of a circuits config has the kind and range a model needs; the error names the entry and its value."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def need(self, ok: bool, where: str, value, what: str) -> None:
+        if not ok:
+            raise CircuitError(f"{self.source}: the config's {where} is {_short(value)}; it needs {what}")
+
+    def entry(self, parent, key: str, where: str):
+        if not isinstance(parent, Mapping):
+            raise CircuitError(f"{self.source}: the config has an entry of the wrong kind: {where} is "
+                               f"{_short(parent)}; it needs an object")
+        if key not in parent:
+            raise CircuitError(f"{self.source}: the config has no {key!r} entry where circuits needs one")
+        return parent[key]
+
+    def model(self, cfg: Mapping) -> None:
+        self.need(isinstance(cfg["name"], str), "name", cfg["name"], "a string")
+        tokens, bos = self.entry(cfg["vocab"], "tokens", "vocab"), self.entry(cfg["vocab"], "bos", "vocab")
+        self.need(isinstance(tokens, list) and all(isinstance(t, str) for t in tokens), "vocab.tokens", tokens,
+                  "a list of token strings")
+        self.need(bos is None or isinstance(bos, str), "vocab.bos", bos, "null or one of the tokens")
+        res = cfg["residual"]
+        self.need(res is None or (isinstance(res, list) and all(isinstance(r, str) for r in res)), "residual", res,
+                  "a list of direction names")
+        self.need(cfg["n_ctx"] is None or _whole(cfg["n_ctx"], 1), "n_ctx", cfg["n_ctx"], "a whole number ≥ 1 (or null)")
+        scale = cfg["attn_scale"]
+        self.need(isinstance(scale, str) or _number(scale), "attn_scale", scale, "a finite number or '1/sqrt(d_head)'")
+        for key in ("W_pos", "W_U", "b_U"):
+            self.need(isinstance(cfg[key], bool), key, cfg[key], "true or false")
+        self.layer_norm(cfg["ln_final"], "ln_final")
+        if not isinstance(cfg["layers"], list):
+            raise CircuitError(f"{self.source}: the config has an entry of the wrong kind: layers is "
+                               f"{_short(cfg['layers'])}; it needs a list of layers")
+        for l, lc in enumerate(cfg["layers"]):
+            self.layer(lc, f"layers[{l}]")
+
+    def layer(self, lc, where: str) -> None:
+        heads = self.entry(lc, "heads", where)
+        self.need(isinstance(heads, list), f"{where}.heads", heads, "a list of heads")
+        for i, hc in enumerate(heads):
+            at = f"{where}.heads[{i}]"
+            pattern = self.entry(hc, "pattern", at)
+            self.need(pattern is None or isinstance(pattern, str), f"{at}.pattern", pattern, "null or a pattern name")
+            d_head, d_value = self.entry(hc, "d_head", at), self.entry(hc, "d_value", at)
+            self.need(_whole(d_head, 0 if pattern else 1), f"{at}.d_head", d_head,
+                      "a whole number ≥ 1 (0 only for a fixed-pattern head)")
+            self.need(_whole(d_value, 1), f"{at}.d_value", d_value, "a whole number ≥ 1")
+            scale, window = self.entry(hc, "scale", at), self.entry(hc, "window", at)
+            self.need(scale is None or _number(scale), f"{at}.scale", scale, "null or a finite number")
+            self.need(window is None or _whole(window, 1), f"{at}.window", window, "null or a whole number ≥ 1")
+        b_O = self.entry(lc, "b_O", where)
+        self.need(isinstance(b_O, bool), f"{where}.b_O", b_O, "true or false")
+        mlp = self.entry(lc, "mlp", where)
+        if mlp is not None:
+            act = self.entry(mlp, "act", f"{where}.mlp")
+            self.need(isinstance(act, str), f"{where}.mlp.act", act, "an activation name")
+        self.layer_norm(self.entry(lc, "ln_attn", where), f"{where}.ln_attn")
+        self.layer_norm(self.entry(lc, "ln_mlp", where), f"{where}.ln_mlp")
+
+    def layer_norm(self, ln, where: str) -> None:
+        if ln is not None:
+            eps = self.entry(ln, "eps", where)
+            self.need(_number(eps) and eps > 0, f"{where}.eps", eps, "a positive number such as 1e-05")
 
 
 def _build(source: str, vocab: Vocab, W_E, **kwargs) -> Model:
@@ -244,12 +360,8 @@ def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Seq
     The weights are used as they are: no LayerNorm folding, no centring. `tokens` names the
     vocabulary (else "t0", "t1", …); `bos` marks the BOS token among them.
     """
-    kind = config.get("model_type")
-    if kind not in ("gpt2", "gpt_neo"):
-        raise CircuitError(f"{source}: model_type {kind!r} is not supported; circuits imports gpt2 and gpt_neo")
-    sizes = ("n_embd", "n_head", "n_layer") if kind == "gpt2" else ("hidden_size", "num_heads", "num_layers")
-    if missing := [k for k in sizes if k not in config]:
-        raise CircuitError(f"{source}: the {kind} config has no {', '.join(map(repr, missing))}")
+    check_hf_config(config, source)
+    kind = config["model_type"]
     state = {k.removeprefix("transformer."): v for k, v in state.items()}
     r = _Reader(state, source)
     d = int(config["n_embd"] if kind == "gpt2" else config["hidden_size"])
@@ -276,8 +388,100 @@ def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Seq
                   n_ctx=W_pos.shape[1], attn_scale=scale, name=name or config.get("_name_or_path") or kind)
 
 
+# Sizes a config must give, and sizes it may give (else Hugging Face's default, used for the size estimate).
+HF_SIZES = {"gpt2": ("n_embd", "n_head", "n_layer"), "gpt_neo": ("hidden_size", "num_heads", "num_layers")}
+HF_DEFAULTS = {"gpt2": {"vocab_size": 50257, "n_positions": 1024, "n_inner": None},
+               "gpt_neo": {"vocab_size": 50257, "max_position_embeddings": 2048, "intermediate_size": None}}
+HF_FLAGS = ("scale_attn_weights", "scale_attn_by_inverse_layer_idx", "tie_word_embeddings")
+
+
+def check_hf_config(config, source: str) -> None:
+    """A GPT-2 / GPT-Neo config (config.json, or a config's to_dict()) with every setting circuits reads usable.
+
+    Sizes are whole numbers ≥ 1, eps a positive number, GPT-Neo's layer kinds and window well formed,
+    and the model no larger than MAX_BYTES as float64; else a one-line CircuitError naming the key and its value.
+    """
+    if not isinstance(config, Mapping):
+        raise CircuitError(f"{source}: the config is a JSON {_json_kind(config)}, but it needs to be an object "
+                           "of settings such as {\"model_type\": \"gpt2\", \"n_embd\": 768, …}")
+    kind = config.get("model_type")
+    if kind not in ("gpt2", "gpt_neo"):
+        raise CircuitError(f"{source}: model_type {_short(kind)} is not supported; circuits imports gpt2 and gpt_neo")
+    if missing := [k for k in HF_SIZES[kind] if k not in config]:
+        raise CircuitError(f"{source}: the {kind} config has no {', '.join(map(repr, missing))}")
+    sizes = {**HF_DEFAULTS[kind], **{k: config[k] for k in (*HF_SIZES[kind], *HF_DEFAULTS[kind]) if k in config}}
+    for key, value in sizes.items():
+        if not (_whole(value, 1) or (value is None and key in ("n_inner", "intermediate_size"))):
+            raise CircuitError(f"{source}: {key} is {_short(value)}; it needs a whole number ≥ 1")
+    d, n, L = (int(sizes[k]) for k in HF_SIZES[kind])
+    if d % n:
+        raise CircuitError(f"{source}: hidden size {d} is not divisible by {n} heads")
+    eps = config.get("layer_norm_epsilon", 1e-5)
+    if not (_number(eps) and eps > 0):
+        raise CircuitError(f"{source}: layer_norm_epsilon is {_short(eps)}; it needs a positive number such as 1e-05")
+    for key in HF_FLAGS:
+        if key in config and not isinstance(config[key], bool):
+            raise CircuitError(f"{source}: {key} is {_short(config[key])}; it needs true or false")
+    for key in ("bos_token_id", "eos_token_id"):
+        ids = config.get(key)
+        if not (ids is None or _whole(ids, 0) or (isinstance(ids, list) and all(_whole(i, 0) for i in ids))):
+            raise CircuitError(f"{source}: {key} is {_short(ids)}; it needs null or a token id ≥ 0")
+    _hf_act(config.get("activation_function", "gelu_new"), source)
+    if kind == "gpt_neo":
+        _neo_kinds(config, L, source)
+    V, P, m = (sizes[k] for k in HF_DEFAULTS[kind])
+    m = 4 * d if m is None else m
+    count = V * d * (1 if config.get("tie_word_embeddings", True) else 2) + P * d + 2 * d + \
+        L * (4 * d * d + 2 * d * m + m + 9 * d)
+    if 8 * count > MAX_BYTES:
+        raise CircuitError(f"{source}: the config describes {count:,} parameters, {_bytes(8 * count)} as float64, "
+                           f"beyond the {_bytes(MAX_BYTES)} circuits holds (circuits.export.MAX_BYTES)")
+
+
+def _neo_kinds(config: Mapping, L: int, source: str) -> list[str]:
+    """GPT-Neo's per-layer kinds from attention_types (and attention_layers, which must agree); local needs window_size."""
+    layers, types = config.get("attention_layers"), config.get("attention_types")
+    if layers is not None and not (isinstance(layers, (list, tuple)) and all(k in ("global", "local") for k in layers)):
+        raise CircuitError(f"{source}: attention_layers is {_short(layers)}; it needs a list of \"global\" and \"local\"")
+    if types is None and layers is None:
+        raise CircuitError(f"{source}: the gpt_neo config has no attention_types; it needs pairs of layer kinds and "
+                           "repeats, e.g. [[[\"global\", \"local\"], 6]]")
+    kinds = list(layers or [])
+    if types is not None:
+        pair = lambda t: (isinstance(t, (list, tuple)) and len(t) == 2 and isinstance(t[0], (list, tuple))  # noqa: E731
+                          and all(k in ("global", "local") for k in t[0]) and _whole(t[1], 1) and t[1] <= L)
+        if not (isinstance(types, (list, tuple)) and types and all(pair(t) for t in types)):
+            raise CircuitError(f"{source}: attention_types is {_short(types)}; it needs pairs of layer kinds and "
+                               "repeats, e.g. [[[\"global\", \"local\"], 6]]")
+        kinds = [k for ks, times in types for _ in range(times) for k in ks]
+        if layers is not None and list(layers) != kinds:
+            raise CircuitError(f"{source}: attention_layers {_short(list(layers))} disagrees with attention_types "
+                               f"{_short(types)}, which give {_short(kinds)}")
+    if len(kinds) != L:
+        raise CircuitError(f"{source}: attention_types give {len(kinds)} layer kinds for {L} layers")
+    if "local" in kinds and "window_size" not in config:
+        raise CircuitError(f"{source}: the gpt_neo config has local layers but no window_size; it needs a whole "
+                           "number ≥ 1 (GPT-Neo 125M uses 256)")
+    if "local" in kinds and not _whole(config["window_size"], 1):
+        raise CircuitError(f"{source}: window_size is {_short(config['window_size'])}; it needs a whole number ≥ 1")
+    return kinds
+
+
+def _json_kind(value) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _bytes(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"
+
+
 def _hf_act(name: str, source: str) -> str:
-    if name not in HF_ACTS:
+    if not isinstance(name, str) or name not in HF_ACTS:
         raise CircuitError(f"{source}: activation {name!r} is not supported; circuits has {', '.join(HF_ACTS)}")
     return HF_ACTS[name]
 
@@ -324,20 +528,14 @@ def _gpt2_layer(r: _Reader, l: int, config: Mapping, n: int, d: int, eps: float,
     return Layer(heads=heads, b_O=r.take(p + "attn.c_proj.bias", (d,)), mlp=mlp, ln_attn=ln1, ln_mlp=ln2)
 
 
-def neo_attention_layers(config: Mapping) -> list[str]:
+def neo_attention_layers(config: Mapping, source: str = "the config") -> list[str]:
     """GPT-Neo's per-layer "global"/"local", expanded from attention_types like [[["global", "local"], 6]]."""
-    if config.get("attention_layers"):
-        return list(config["attention_layers"])
-    return [kind for kinds, times in config.get("attention_types", []) for _ in range(times) for kind in kinds]
+    return _neo_kinds(config, int(config["num_layers"]), source)
 
 
 def _neo_layer(r: _Reader, l: int, config: Mapping, n: int, d: int, eps: float, act: str) -> Layer:
     p = f"h.{l}.attn.attention."
-    kinds = neo_attention_layers(config)
-    if len(kinds) != int(config["num_layers"]):
-        raise CircuitError(f"{r.source}: attention_types give {len(kinds)} layer kinds for {config['num_layers']} layers")
-    if kinds[l] not in ("global", "local"):
-        raise CircuitError(f"{r.source}: layer {l} has attention type {kinds[l]!r}; GPT-Neo has global and local")
+    kinds = neo_attention_layers(config, r.source)
     window = int(config["window_size"]) if kinds[l] == "local" else None
     Wq = r.take(p + "q_proj.weight", (d, d))  # Linear: [out, in] = [n·d_head, d_model]
     Wk, Wv = r.take(p + "k_proj.weight", (d, d)), r.take(p + "v_proj.weight", (d, d))
@@ -528,47 +726,154 @@ def _load_npz(path: Path) -> Model:
         magic = f.read(6)
     if magic[:1] == b"\x80":
         raise CircuitError(f"{path}: refusing to load pickled data; circuits reads plain arrays only")
-    if not magic.startswith((b"PK", b"\x93NUMPY")):
+    if magic.startswith(b"\x93NUMPY"):
+        with open(path, "rb") as f:
+            dtype, _, _ = _npy_header(f, path, "the file")
+        if dtype.hasobject:
+            raise CircuitError(f"{path}: refusing to load pickled data; circuits reads plain arrays only")
+        raise CircuitError(f"{path}: holds a single array, not an .npz archive of a circuits model")
+    if not magic.startswith(b"PK"):
         raise CircuitError(f"{path}: not a readable .npz file (it is not a zip archive of arrays)")
     try:
-        archive = np.load(path, allow_pickle=False)
-    except ValueError as e:
-        if "pickle" in str(e):
-            raise CircuitError(f"{path}: refusing to load pickled data; circuits reads plain arrays only") from None
+        with zipfile.ZipFile(path) as archive:
+            # Names and sizes come from the zip directory and the .npy headers; no array is read before
+            # the config has said which keys belong to the model.
+            members = _npz_members(archive, path)
+            config = _npz_config(archive, members.pop(CONFIG_KEY), path)
+            cfg = _check_config(config, str(path))
+            _check_keys(members, cfg, str(path))
+            return from_tl_state_dict(_NpzArrays(archive, members), cfg, source=str(path))
+    except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as e:
         raise CircuitError(f"{path}: not a readable .npz file ({_first_line(e)})") from None
-    except (OSError, EOFError, zipfile.BadZipFile) as e:
-        raise CircuitError(f"{path}: not a readable .npz file ({_first_line(e)})") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise CircuitError(f"{path}: holds a single array, not an .npz archive of a circuits model")
-    with archive:
-        state = {}
-        for key in archive.files:
-            try:
-                state[key] = archive[key]
-            except ValueError as e:
-                if "pickle" in str(e):
-                    raise CircuitError(f"{path}: key {key!r} holds pickled objects; refusing to load it") from None
-                raise CircuitError(f"{path}: key {key!r} cannot be read ({_first_line(e)})") from None
-            except (OSError, EOFError, zipfile.BadZipFile) as e:
-                raise CircuitError(f"{path}: key {key!r} cannot be read ({_first_line(e)})") from None
-    if CONFIG_KEY not in state:
+
+
+def _npy_header(f, path: Path, what: str) -> tuple[np.dtype, tuple, int]:
+    """(dtype, shape, header bytes) of the .npy at f's position, reading the header only."""
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f".npy format version {version[0]}.{version[1]} is not read")
+    except (ValueError, SyntaxError, TypeError, EOFError) as e:
+        raise CircuitError(f"{path}: {what} is not a readable .npy array ({_first_line(e)})") from None
+    return dtype, tuple(shape), f.tell()
+
+
+def _npz_members(archive: zipfile.ZipFile, path: Path) -> dict[str, tuple[zipfile.ZipInfo, np.dtype, tuple]]:
+    """Every member's key, dtype and shape, checked against the size limits from directory and headers alone."""
+    infos = archive.infolist()
+    names = {i.filename for i in infos}
+    if CONFIG_KEY + ".npy" not in names:
+        if CONFIG_KEY in names:
+            raise CircuitError(f"{path}: member {CONFIG_KEY!r} has no .npy suffix; circuits .npz files hold "
+                               "only .npy arrays, as np.savez writes them")
         raise CircuitError(f"{path}: key {CONFIG_KEY!r} is missing; this .npz was not written by circuits.export.save")
-    config = _parse_config(bytes(state.pop(CONFIG_KEY).astype(np.uint8)).decode("utf-8", "replace"), path)
-    return from_tl_state_dict(state, config, source=str(path))
+    members, total = {}, 0
+    for info in infos:
+        if not info.filename.endswith(".npy"):
+            raise CircuitError(f"{path}: member {info.filename!r} is not an .npy array; circuits .npz files hold "
+                               "only the arrays np.savez writes")
+        key = info.filename.removesuffix(".npy")
+        if key in members:
+            raise CircuitError(f"{path}: key {key!r} is stored twice")
+        if info.file_size > MAX_BYTES:
+            raise CircuitError(f"{path}: key {key!r} declares {_bytes(info.file_size)}, beyond the "
+                               f"{_bytes(MAX_BYTES)} circuits reads (circuits.export.MAX_BYTES)")
+        with archive.open(info) as f:
+            dtype, shape, header = _npy_header(f, path, f"key {key!r}")
+        if dtype.hasobject:
+            raise CircuitError(f"{path}: key {key!r} holds pickled objects; refusing to load it")
+        count = math.prod(shape)
+        need = count * max(dtype.itemsize, 8)  # every array becomes float64
+        total += need
+        if total > MAX_BYTES:
+            size = f"{_bytes(need)} as float64, beyond" if need > MAX_BYTES else "which takes the file beyond"
+            raise CircuitError(f"{path}: key {key!r} declares shape {shape}, {size} the {_bytes(MAX_BYTES)} "
+                               "circuits reads (circuits.export.MAX_BYTES)")
+        if header + count * dtype.itemsize != info.file_size:
+            raise CircuitError(f"{path}: key {key!r} is damaged: its header declares shape {shape} of {dtype} "
+                               f"({_bytes(count * dtype.itemsize)}) but the archive holds {_bytes(info.file_size - header)}")
+        members[key] = (info, dtype, shape)
+    return members
+
+
+def _npz_config(archive: zipfile.ZipFile, member: tuple, path: Path) -> dict:
+    info, dtype, shape = member
+    if dtype != np.uint8 or len(shape) != 1:
+        raise CircuitError(f"{path}: key {CONFIG_KEY!r} holds {dtype} values of shape {shape}, but the config is "
+                           "JSON text as utf-8 bytes (uint8, one dimension)")
+    if shape[0] > MAX_CONFIG_BYTES:
+        raise CircuitError(f"{path}: key {CONFIG_KEY!r} declares {_bytes(shape[0])} of config, beyond the "
+                           f"{_bytes(MAX_CONFIG_BYTES)} circuits reads")
+    with archive.open(info) as f:
+        data = np.lib.format.read_array(f, allow_pickle=False)
+    return _parse_config(data.tobytes(), path)
+
+
+def _check_keys(members: Mapping, cfg: Mapping, source: str) -> None:
+    """Refuse, before reading them, arrays the config does not describe."""
+    expected = tl_keys(cfg)
+    for key in members:
+        if key not in expected and not key.endswith(IGNORED_SUFFIXES):
+            raise CircuitError(f"{source}: unexpected key {key!r}; it is not part of the model its config describes")
+
+
+def tl_keys(cfg: Mapping) -> set[str]:
+    """The TransformerLens-style keys `from_tl_state_dict` reads for a (checked) config."""
+    wanted = {"embed.W_E": True, "pos_embed.W_pos": cfg["W_pos"], "unembed.W_U": cfg["W_U"], "unembed.b_U": cfg["b_U"],
+              "ln_final.w": cfg["ln_final"] is not None, "ln_final.b": cfg["ln_final"] is not None}
+    for l, lc in enumerate(cfg["layers"]):
+        p = f"blocks.{l}."
+        wanted |= {p + "attn." + m: bool(lc["heads"]) for m in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V")}
+        wanted |= {p + "mlp." + m: lc["mlp"] is not None for m in ("W_in", "b_in", "W_out", "b_out")}
+        wanted |= {p + "attn.b_O": lc["b_O"], p + "ln1.w": lc["ln_attn"] is not None,
+                   p + "ln1.b": lc["ln_attn"] is not None, p + "ln2.w": lc["ln_mlp"] is not None,
+                   p + "ln2.b": lc["ln_mlp"] is not None}
+    return {key for key, want in wanted.items() if want}
+
+
+class _NpzArrays(Mapping):
+    """An .npz's arrays by key, each read from the archive only when asked for."""
+
+    def __init__(self, archive: zipfile.ZipFile, members: Mapping):
+        self.archive, self.members = archive, members
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        with self.archive.open(self.members[key][0]) as f:
+            return np.lib.format.read_array(f, allow_pickle=False)
+
+    def __iter__(self):
+        return iter(self.members)
+
+    def __len__(self) -> int:
+        return len(self.members)
 
 
 def _load_safetensors(path: Path) -> Model:
     st = _safetensors(path)
     try:
-        state = st.load_file(str(path))
         with _safe_open(path) as f:
             metadata = f.metadata() or {}
+            shapes = {key: f.get_slice(key).get_shape() for key in f.keys()}  # noqa: SIM118 (safe_open is no dict); from the header: no data read
     except Exception as e:  # safetensors raises its own error type for damaged headers and data
         raise CircuitError(f"{path}: not a readable .safetensors file ({_first_line(e)})") from None
     if METADATA_KEY not in metadata:
         raise CircuitError(f"{path}: metadata {METADATA_KEY!r} is missing; for a Hugging Face checkpoint use "
                            "circuits.hf.from_hf(its directory)")
-    return from_tl_state_dict(state, _parse_config(metadata[METADATA_KEY], path), source=str(path))
+    total = sum(math.prod(shape) for shape in shapes.values()) * 8
+    if total > MAX_BYTES:
+        raise CircuitError(f"{path}: its arrays take {_bytes(total)} as float64, beyond the {_bytes(MAX_BYTES)} "
+                           "circuits reads (circuits.export.MAX_BYTES)")
+    cfg = _check_config(_parse_config(metadata[METADATA_KEY].encode("utf-8"), path), str(path))
+    _check_keys(shapes, cfg, str(path))
+    try:
+        state = st.load_file(str(path))
+    except Exception as e:
+        raise CircuitError(f"{path}: not a readable .safetensors file ({_first_line(e)})") from None
+    return from_tl_state_dict(state, cfg, source=str(path))
 
 
 def _safe_open(path: Path):
@@ -586,11 +891,16 @@ def _safetensors(path: Path):
     return st
 
 
-def _parse_config(text: str, path: Path) -> dict:
+def _parse_config(data: bytes, path: Path) -> dict:
     try:
-        return json.loads(text)
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise CircuitError(f"{path}: the circuits config is not utf-8 text (byte {data[e.start]:#04x} at "
+                           f"position {e.start})") from None
     except json.JSONDecodeError as e:
         raise CircuitError(f"{path}: the circuits config is not valid JSON ({e.msg} at character {e.pos})") from None
+    except RecursionError:
+        raise CircuitError(f"{path}: the circuits config nests too deeply to be a circuits config") from None
 
 
 def _first_line(e: Exception) -> str:

@@ -11,7 +11,9 @@ torch and transformers are imported inside the functions that need them.
 
 from __future__ import annotations
 
+import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,22 +46,65 @@ def load_hf(path_or_name: str | os.PathLike):
     where = str(path_or_name)
     if not Path(where).is_dir() and Path(where).exists():
         raise CircuitError(f"{where} is a file; give the directory that holds config.json and the weights")
+    if (Path(where) / "config.json").is_file():
+        check_config_file(Path(where) / "config.json")  # before transformers builds a model from it
     try:
-        return transformers.AutoModelForCausalLM.from_pretrained(
-            where, local_files_only=True, attn_implementation="eager")
+        with _quiet(transformers):
+            return transformers.AutoModelForCausalLM.from_pretrained(
+                where, local_files_only=True, attn_implementation="eager")
     except (OSError, ValueError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CircuitError(
-            f"no local model at {where!r} ({first[:160]}); circuits never downloads: "
+            f"no local model at {where!r} ({_first_line(e)[:160]}); circuits never downloads: "
             "save one with save_pretrained first (README, \"Real models\")"
         ) from None
+    except Exception as e:  # transformers' and huggingface_hub's own errors for configs and weights it cannot use
+        said = " ".join(str(e).split()) or type(e).__name__
+        raise CircuitError(f"{where}: transformers cannot build the model ({said[:300]})") from None
+
+
+def check_config_file(path: Path) -> dict:
+    """config.json of a local GPT-2 / GPT-Neo directory, read and checked by circuits before transformers sees it."""
+    if path.stat().st_size > export.MAX_CONFIG_BYTES:
+        raise CircuitError(f"{path}: {path.stat().st_size:,} bytes is too large for a model config")
+    data = path.read_bytes()
+    try:
+        config = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise CircuitError(f"{path}: not utf-8 text (byte {data[e.start]:#04x} at position {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise CircuitError(f"{path}: not valid JSON ({e.msg} at character {e.pos})") from None
+    except RecursionError:
+        raise CircuitError(f"{path}: nests too deeply to be a model config") from None
+    export.check_hf_config(config, str(path))
+    return config
+
+
+@contextmanager
+def _quiet(transformers):
+    """Silence transformers' config warnings and progress bars: a circuits command prints one line or its result."""
+    logging = transformers.utils.logging
+    verbosity, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(verbosity)
+        if bars:
+            logging.enable_progress_bar()
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def load_tokenizer(path_or_name: str | os.PathLike, required: bool = True):
     """The tokenizer saved beside a local model (None if there is none and not `required`)."""
     transformers = _require("transformers")
     try:
-        return transformers.AutoTokenizer.from_pretrained(str(path_or_name), local_files_only=True)
+        with _quiet(transformers):
+            return transformers.AutoTokenizer.from_pretrained(str(path_or_name), local_files_only=True)
     except (OSError, ValueError, TypeError) as e:
         if required:
             raise CircuitError(f"no local tokenizer at {str(path_or_name)!r} ({str(e).splitlines()[0][:160]})") from None
@@ -81,14 +126,15 @@ def from_hf(model_or_path, tokenizer=None) -> Model:
             tokenizer = load_tokenizer(model_or_path, required=False)
     if not hasattr(hf_model, "state_dict") or not hasattr(hf_model, "config"):
         raise CircuitError(f"from_hf needs a Hugging Face model or a directory, not {type(hf_model).__name__}")
-    state = {k: v.detach().cpu().double().numpy() for k, v in hf_model.state_dict().items()}
     config = hf_model.config.to_dict()
+    name = config.get("_name_or_path") or (str(model_or_path) if not hasattr(model_or_path, "config") else None)
+    source = name or str(config.get("model_type", "the model"))
+    export.check_hf_config(config, source)  # before a float64 copy of every weight is made
+    state = {k: v.detach().cpu().double().numpy() for k, v in hf_model.state_dict().items()}
     V = int(config["vocab_size"])
     tokens = vocab_tokens(tokenizer, V) if tokenizer is not None else None
     bos = getattr(tokenizer, "bos_token", None) if tokenizer is not None else None
-    name = config.get("_name_or_path") or (str(model_or_path) if not hasattr(model_or_path, "config") else None)
-    return export.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name,
-                                     source=name or config.get("model_type", "the model"))
+    return export.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name, source=source)
 
 
 def vocab_tokens(tokenizer, n_vocab: int) -> list[str]:
@@ -105,6 +151,7 @@ def to_hf(model: Model, arch: str | None = None, dtype=None):
            "gpt_neo": (transformers.GPTNeoConfig, transformers.GPTNeoForCausalLM)}[kind]
     hf_config = cls[0](**config, attn_implementation="eager")
     hf_model = cls[1](hf_config).to(dtype or torch.float64).eval()
+    # np.array copies: the state dict may hold the model's own read-only arrays, which torch must not share.
     missing, unexpected = hf_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=False)
     missing = [k for k in missing if not k.endswith(export.IGNORED_SUFFIXES)]
     if missing or unexpected:
