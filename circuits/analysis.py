@@ -250,6 +250,8 @@ def _norm_and_rank(core: np.ndarray, d_model: int) -> tuple[float, int]:
 
 # --- virtual heads -----------------------------------------------------------------------------
 VIRTUAL = "virtual"  # the kind of a virtual-head strength in a list of compositions
+VIRTUAL_MEANING = ("virtual: σ_max(W_OV^later W_OV^earlier) / (σ_max(W_OV^later) σ_max(W_OV^earlier));\n"
+                   "1 when some direction passes through both heads in full")
 
 
 def virtual_strength(W_later: FactoredMatrix, W_earlier: FactoredMatrix) -> float:

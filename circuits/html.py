@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .analysis import VIRTUAL_MEANING
+
 CSS = """
 .cv-root { font: 13px/1.4 system-ui, sans-serif; color: #111; }
 .cv-root h1 { font-size: 18px; margin: 8px 0; }
@@ -202,7 +204,7 @@ def _composition_html(scores: list[dict]) -> str:
     rows = [f"<tr><td>{_esc(c['kind'])}</td><td>{_esc(c['earlier'])} → {_esc(c['later'])}</td>"
             f"<td>{c['score']:.3f}</td><td>{c['baseline']:.3f} ± {c['baseline_std']:.3f}</td>"
             f"<td>{c['z']:+.1f}</td><td>{c['verdict']}</td></tr>" for c in scores]
-    caption = (f'<p class="cv-note">{_esc(VIRTUAL_CAPTION)}</p>' if any(c["kind"] == "virtual" for c in scores) else "")
+    caption = (f'<p class="cv-note">{_esc(VIRTUAL_MEANING)}</p>' if any(c["kind"] == "virtual" for c in scores) else "")
     return ('<table class="cv-scores"><thead><tr><th>kind</th><th>earlier → later</th><th>score</th>'
             f'<th>random baseline ± sd</th><th>z</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
             + caption)

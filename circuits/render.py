@@ -9,6 +9,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from .analysis import VIRTUAL_MEANING
+
 
 def console(file=None, width: int | None = None, color: bool | None = None) -> Console:
     """A console that drops colour codes when the output is not a terminal (CI logs, pipes)."""
@@ -189,8 +191,6 @@ def exact_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence
 
 
 COMPOSITION_TITLE = "composition (score beside a random baseline of the same shape and rank)"
-VIRTUAL_CAPTION = ("virtual: σ_max(W_OV^later W_OV^earlier) / (σ_max(W_OV^later) σ_max(W_OV^earlier));\n"
-                   "1 when some direction passes through both heads in full")
 
 
 def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
@@ -208,7 +208,7 @@ def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
         table = Table(box=None, show_header=False)
         table.add_row(Text("(no pairs of heads in different layers)", style="dim"))
     virtual = any((c if isinstance(c, dict) else c.to_dict())["kind"] == "virtual" for c in scores)
-    return _titled(table, title, VIRTUAL_CAPTION if virtual else None)
+    return _titled(table, title, VIRTUAL_MEANING if virtual else None)
 
 
 def paths_table(sizes: dict, title: str | None = "paths: root-mean-square logit each path contributes"):

@@ -4,6 +4,8 @@ import io
 import json
 from pathlib import Path
 
+import re
+
 import numpy as np
 import pytest
 import sympy
@@ -283,6 +285,22 @@ def test_the_baseline_is_fixed_by_its_seed():
     assert 0.15 < a[0] < 0.35  # ≈ 1/sqrt(d_model) for random directions
 
 
+def test_a_virtual_head_through_one_of_many_dimensions_stands_out_where_composition_cannot_tell():
+    """Puzzle 05's shape: each head moves 4 directions, one of which the next head passes on in full."""
+    model = virtual_head_model()
+    (v,) = [c for c in A.composition_scores(model) if c.kind == "V"]
+    (strength,) = A.virtual_strengths(model)
+    assert strength.kind == "virtual" and strength.verdict == "above" and strength.score == pytest.approx(1.0)
+    assert v.verdict == "near" or v.score < strength.score
+    rng = np.random.default_rng(0)  # random heads of the same ranks sit near the baseline
+    r = lambda *s: rng.normal(size=s)  # noqa: E731
+    d = model.d_model
+    random = Model(model.vocab, model.W_E, layers=[[Head(W_V=r(4, d), W_O=r(d, 4), pattern="previous")] for _ in range(2)])
+    assert A.virtual_strengths(random)[0].verdict == "near"
+    summary = A.analyze(model)
+    assert {"kind": "virtual", "earlier": "0.0", "later": "1.0"}.items() <= summary["composition"][-1].items()
+
+
 def test_fixed_pattern_heads_have_no_q_or_k_composition():
     assert {c.kind for c in A.composition_scores(virtual_head_model())} == {"V"}
     with pytest.raises(CircuitError, match="head 1.0 has a fixed pattern, so it has no K-composition"):
@@ -409,9 +427,10 @@ def test_the_summary_holds_the_known_structure():
 def test_the_report_reads_without_colour():
     text = R.to_text(A.render_analysis(induction_model()))
     assert "\x1b" not in text
-    for needle in ("head 0.0", "position table peaks at i-1", "copying score +1.000", "prev:5", "K     0.0 → 1.0",
+    for needle in ("head 0.0", "position table peaks at i-1", "copying score +1.000", "prev:5",
                    "above", "below", "query ↓ key →", "0.0 → 1.0"):
         assert needle in text, needle
+    assert re.search(r"\n K +0\.0 → 1\.0 +0\.408", text)
     rows = {line.split()[0]: line for line in text.splitlines() if line.strip().startswith("tok:")}
     assert rows["tok:2"].split()[3] == "1"  # exact W_QK of head 1.0: tok:2 keys on prev:2
 
