@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import export
-from .errors import CircuitError
+from .errors import CircuitError, CircuitWarning
 from .model import Model
 from .trace import Trace
 
@@ -99,16 +100,35 @@ def _first_line(e: Exception) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def load_tokenizer(path_or_name: str | os.PathLike, required: bool = True):
-    """The tokenizer saved beside a local model (None if there is none and not `required`)."""
+def load_tokenizer(path_or_name: str | os.PathLike, required: bool = True, n_vocab: int | None = None):
+    """The tokenizer saved beside a local model (None if there is none and not `required`).
+
+    With `n_vocab`, it must name every token id of the model: transformers returns a one-token
+    tokenizer for a directory without tokenizer files, which would silently mislabel every token.
+    Such a tokenizer is an error if `required`, else a warning and None (tokens named t0, t1, …).
+    """
     transformers = _require("transformers")
     try:
         with _quiet(transformers):
-            return transformers.AutoTokenizer.from_pretrained(str(path_or_name), local_files_only=True)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(path_or_name), local_files_only=True)
     except (OSError, ValueError, TypeError) as e:
         if required:
             raise CircuitError(f"no local tokenizer at {str(path_or_name)!r} ({str(e).splitlines()[0][:160]})") from None
         return None
+    short = None if n_vocab is None else _uncovered(tokenizer, n_vocab, f"the tokenizer at {str(path_or_name)!r}")
+    if short and required:
+        raise CircuitError(f"{short}: save the model's own tokenizer beside it")
+    if short:
+        warnings.warn(CircuitWarning(f"{short}, so it is not this model's: tokens are named t0, t1, … instead"),
+                      stacklevel=2)
+        return None
+    return tokenizer
+
+
+def _uncovered(tokenizer, n_vocab: int, what: str) -> str | None:
+    """None if `tokenizer` names every id below n_vocab, else a sentence saying how many it names."""
+    named = sum(t is not None for t in tokenizer.convert_ids_to_tokens(list(range(n_vocab))))
+    return None if named == n_vocab else f"{what} names {named:,} of the model's {n_vocab:,} token ids"
 
 
 def from_hf(model_or_path, tokenizer=None) -> Model:
@@ -123,7 +143,12 @@ def from_hf(model_or_path, tokenizer=None) -> Model:
     if isinstance(model_or_path, (str, os.PathLike)):
         hf_model = load_hf(model_or_path)
         if tokenizer is None:
-            tokenizer = load_tokenizer(model_or_path, required=False)
+            n_vocab = getattr(getattr(hf_model, "config", None), "vocab_size", None)
+            tokenizer = load_tokenizer(model_or_path, required=False, n_vocab=n_vocab)
+    elif tokenizer is not None and hasattr(hf_model, "config"):
+        short = _uncovered(tokenizer, int(hf_model.config.vocab_size), "the tokenizer given")
+        if short:
+            raise CircuitError(f"{short}: pass the model's own tokenizer, or none (tokens t0, t1, …)")
     if not hasattr(hf_model, "state_dict") or not hasattr(hf_model, "config"):
         raise CircuitError(f"from_hf needs a Hugging Face model or a directory, not {type(hf_model).__name__}")
     config = hf_model.config.to_dict()

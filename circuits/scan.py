@@ -200,7 +200,7 @@ def _load(args) -> tuple[Model, int | None]:
     from .hf import from_hf, load_hf, load_tokenizer
 
     hf_model = load_hf(args.hf)
-    model = from_hf(hf_model, tokenizer=load_tokenizer(args.hf, required=False))
+    model = from_hf(hf_model, tokenizer=load_tokenizer(args.hf, required=False, n_vocab=hf_model.config.vocab_size))
     bos = hf_model.config.bos_token_id
     return model, (int(bos) if bos is not None and 0 <= bos < len(model.vocab) else None)
 

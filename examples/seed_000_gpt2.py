@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from circuits import Model
+from circuits import CircuitError, Model
 from circuits import functional as F
 from circuits.hf import encode, from_hf, halves_logprob, load_hf, load_tokenizer, repeated_random_tokens, token_strings
 from circuits.render import console, pattern_heatmap
@@ -105,6 +105,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("path", help="a local GPT-2 directory (model and tokenizer)")
     p.add_argument("--layer", type=int, default=None, help="layer to show for the repeated tokens (default: the middle)")
     args = p.parse_args(argv)
+    try:
+        return run(args)
+    except CircuitError as e:  # a missing tokenizer, a damaged config: one line, not a traceback
+        print(f"seed_000_gpt2.py: {e}", file=sys.stderr)
+        return 2
+
+
+def run(args) -> int:
     out = console()
     hf_model = load_hf(args.path).double().eval()  # float64, so circuits and HF agree to ~1e-12
     kind = getattr(hf_model.config, "model_type", None)
@@ -112,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed_000_gpt2.py: {args.path} holds a {kind} model; this example needs a GPT-2 model (its c_attn / c_proj layout): "
               f"try examples/seed_001_gpt_neo.py", file=sys.stderr)
         return 2
-    tokenizer = load_tokenizer(args.path)
+    tokenizer = load_tokenizer(args.path, n_vocab=hf_model.config.vocab_size)
     model = from_hf(hf_model, tokenizer)
     last = model.n_layers - 1
 

@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from circuits import Model
+from circuits import CircuitError, Model
 from circuits import functional as F
 from circuits.hf import from_hf, load_hf
 from circuits.render import console, pattern_heatmap
@@ -91,6 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("path", help="a local GPT-Neo directory")
     p.add_argument("--layer", type=int, default=0, help="layer to rebuild (default 0, as the seed)")
     args = p.parse_args(argv)
+    try:
+        return run(args)
+    except CircuitError as e:  # a missing tokenizer, a damaged config: one line, not a traceback
+        print(f"seed_001_gpt_neo.py: {e}", file=sys.stderr)
+        return 2
+
+
+def run(args) -> int:
     out = console()
     hf_model = load_hf(args.path).eval()
     kind = getattr(hf_model.config, "model_type", None)

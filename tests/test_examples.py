@@ -25,3 +25,52 @@ def test_an_example_on_the_other_architecture_says_what_it_needs(tmp_path, capsy
     assert err.strip() == f"{script}.py: {tmp_path} holds a {holds} model; {needs}"
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
     transformers.utils.logging.enable_progress_bar()
+
+
+# --- a model saved without its tokenizer -------------------------------------------------------------
+@pytest.fixture
+def no_tokenizer(tmp_path):
+    """A GPT-2 directory with the model only: transformers 5 then returns a one-token tokenizer."""
+    gpt2().save_pretrained(tmp_path)
+    return tmp_path
+
+
+def test_from_hf_without_a_tokenizer_names_tokens_t0_t1_and_says_so(no_tokenizer):
+    from circuits import CircuitWarning
+    from circuits.hf import from_hf
+
+    with pytest.warns(CircuitWarning, match=r"names 1 of the model's 100 token ids, so it is not this model's: "
+                                            r"tokens are named t0, t1, … instead"):
+        model = from_hf(no_tokenizer)
+    assert model.vocab.tokens[:3] == ("t0", "t1", "t2") and model.vocab.bos is None
+
+
+def test_from_hf_refuses_a_tokenizer_that_does_not_cover_the_model(no_tokenizer):
+    from circuits import CircuitError
+    from circuits.hf import from_hf, load_hf
+
+    one_token = transformers.AutoTokenizer.from_pretrained(str(no_tokenizer), local_files_only=True)
+    with pytest.raises(CircuitError, match=r"^the tokenizer given names 1 of the model's 100 token ids: pass the "
+                                           r"model's own tokenizer, or none \(tokens t0, t1, …\)$"):
+        from_hf(load_hf(no_tokenizer), tokenizer=one_token)
+
+
+def test_the_gpt2_example_without_a_tokenizer_is_one_line(no_tokenizer, capsys):
+    transformers.utils.logging.disable_progress_bar()
+    capsys.readouterr()
+    assert example("seed_000_gpt2").main([str(no_tokenizer)]) == 2
+    out, err = capsys.readouterr()
+    transformers.utils.logging.enable_progress_bar()
+    assert out == "" and err.strip() == (f"seed_000_gpt2.py: the tokenizer at {str(no_tokenizer)!r} names 1 of the "
+                                         "model's 100 token ids: save the model's own tokenizer beside it")
+
+
+def test_scan_without_a_tokenizer_warns_once_and_scans(no_tokenizer, capsys):
+    from circuits.cli import main
+
+    assert main(["scan", "--hf", str(no_tokenizer), "--seq-len", "4"]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "previous" in out
+    assert err.strip().splitlines() == [f"circuits: warning: the tokenizer at {str(no_tokenizer)!r} names 1 of the "
+                                        "model's 100 token ids, so it is not this model's: tokens are named t0, t1, … "
+                                        "instead"]
