@@ -354,9 +354,12 @@ def test_a_config_transformers_refuses_is_still_one_line(hf_dirs, tmp_path, caps
              "(Validation error for field 'resid_pdrop': TypeError: Field 'resid_pdrop' with value 'abc'")
 
 
-def test_a_good_hf_directory_scans_with_nothing_on_stderr(hf_dirs, capsys):
+def test_a_good_hf_directory_scans_with_no_noise_on_stderr(hf_dirs, capsys):
+    """No progress bars or transformers warnings; the one line is that no tokenizer was saved with it."""
     code, out, err = circuits(capsys, "scan", "--hf", str(hf_dirs / "neo"), "--seq-len", "5", "--json")
-    assert code == 0 and err == "", err
+    assert code == 0 and err.splitlines() == [f"circuits: warning: the tokenizer at {str(hf_dirs / 'neo')!r} names 1 of "
+                                              "the model's 20 token ids, so it is not this model's: tokens are named "
+                                              "t0, t1, … instead"], err
     assert json.loads(out)["inputs"] == {"batch": 4, "seq": 11}
 
 
