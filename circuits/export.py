@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import CircuitError
-from .model import FIXED_PATTERNS, MLP, Head, Layer, LayerNorm, Model
+from .model import FIXED_PATTERNS, MLP, QK_DTYPES, Head, Layer, LayerNorm, Model
 from .vocab import Vocab
 
 FORMAT = "circuits-model"
@@ -55,6 +55,7 @@ def model_config(model: Model) -> dict:
         "residual": list(model.residual.labels),
         "n_ctx": model.n_ctx,
         "attn_scale": _scale_setting(model),
+        "qk_dtype": model.qk_dtype,
         "W_pos": model.W_pos is not None,
         "W_U": model.W_U is not None,
         "b_U": model.b_U is not None,
@@ -196,7 +197,8 @@ def _from_tl_state_dict(state: Mapping[str, object], cfg: Mapping, source: str) 
     b_U = r.take("unembed.b_U", (V,)) if cfg["b_U"] else None
     r.finish()
     return _build(source, vocab, W_E, W_pos=W_pos, layers=layers, W_U=W_U, b_U=b_U, ln_final=ln_final,
-                  residual=cfg["residual"], n_ctx=cfg["n_ctx"], attn_scale=cfg["attn_scale"], name=cfg["name"])
+                  residual=cfg["residual"], n_ctx=cfg["n_ctx"], attn_scale=cfg["attn_scale"], name=cfg["name"],
+                  qk_dtype=cfg.get("qk_dtype", "float64"))
 
 
 def _tl_ln(r: _Reader, prefix: str, lc: Mapping | None, d: int) -> LayerNorm | None:
@@ -309,6 +311,8 @@ class _ConfigCheck:
         self.need(isinstance(scale, str) or _number(scale), "attn_scale", scale, "a finite number or '1/sqrt(d_head)'")
         for key in ("W_pos", "W_U", "b_U"):
             self.need(isinstance(cfg[key], bool), key, cfg[key], "true or false")
+        qk = cfg.get("qk_dtype", "float64")  # absent in files written before it existed
+        self.need(qk in QK_DTYPES, "qk_dtype", qk, " or ".join(map(repr, QK_DTYPES)))
         self.layer_norm(cfg["ln_final"], "ln_final")
         if not isinstance(cfg["layers"], list):
             raise CircuitError(f"{self.source}: the config has an entry of the wrong kind: layers is "
@@ -354,11 +358,13 @@ def _build(source: str, vocab: Vocab, W_E, **kwargs) -> Model:
 
 # --- Hugging Face-style state dicts (GPT-2, GPT-Neo) ------------------------------------------
 def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Sequence[str] | None = None,
-                       bos: str | None = None, name: str | None = None, source: str = "the state dict") -> Model:
+                       bos: str | None = None, name: str | None = None, source: str = "the state dict",
+                       qk_dtype: str = "float64") -> Model:
     """A GPT-2 or GPT-Neo state dict (numpy arrays, HF names) and its config dict -> a circuits Model.
 
     The weights are used as they are: no LayerNorm folding, no centring. `tokens` names the
-    vocabulary (else "t0", "t1", …); `bos` marks the BOS token among them.
+    vocabulary (else "t0", "t1", …); `bos` marks the BOS token among them. `qk_dtype="float32"`
+    reproduces Hugging Face GPT-Neo's float32 q·k (see `Model`).
     """
     check_hf_config(config, source)
     kind = config["model_type"]
@@ -385,7 +391,8 @@ def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Seq
     vocab = _vocab(tokens, V, bos)
     scale = _gpt2_scale(config) if kind == "gpt2" else 1.0
     return _build(source, vocab, W_E, W_pos=W_pos, layers=layers, W_U=W_U, ln_final=ln_final,
-                  n_ctx=W_pos.shape[1], attn_scale=scale, name=name or config.get("_name_or_path") or kind)
+                  n_ctx=W_pos.shape[1], attn_scale=scale, name=name or config.get("_name_or_path") or kind,
+                  qk_dtype=qk_dtype)
 
 
 # Sizes a config must give, and sizes it may give (else Hugging Face's default, used for the size estimate).

@@ -23,6 +23,7 @@ from .vocab import Vocab
 from .weights import Params, check_labels, exact, frozen, matrix, symbols_in, vector
 
 FIXED_PATTERNS = ("previous", "self", "first", "uniform")
+QK_DTYPES = ("float64", "float32")
 # A head wider than this is a typo (real models use 64–256): its q, k and v over a checker's batch
 # would take gigabytes, so it is refused when built.
 MAX_D_HEAD = 1024
@@ -157,6 +158,7 @@ class Block:
         self.b_in_cat = np.concatenate([self.b_Q.ravel(), self.b_K.ravel(), self.b_V.ravel()]) if heads else None
         self.W_O_cat = self.W_O.transpose(0, 2, 1).reshape(n * dv, d) if heads else None  # [h·dv, d]
         self.b_O, self.mlp, self.ln_attn, self.ln_mlp = b_O, mlp, ln_attn, ln_mlp
+        self.qk_float32 = False
         for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "scale", "W_in_cat", "b_in_cat", "W_O_cat"):
             if getattr(self, k) is not None:  # derived once from the heads: editing them would desynchronise
                 setattr(self, k, frozen(getattr(self, k)))
@@ -202,7 +204,10 @@ class Block:
             k = k.reshape(b, T, n, dk).transpose(0, 2, 1, 3)
             v = v.reshape(b, T, n, dv).transpose(0, 2, 1, 3)  # [b, h, T, dv]
             visible = self.visible(T, valid)
-            scores = q @ k.transpose(0, 1, 3, 2)  # [b, h, T, T]
+            if self.qk_float32:  # HF GPT-Neo's q·k: float32 inputs, a float32 product, then back to float64
+                scores = (q.astype(np.float32) @ k.astype(np.float32).transpose(0, 1, 3, 2)).astype(np.float64)
+            else:
+                scores = q @ k.transpose(0, 1, 3, 2)  # [b, h, T, T]
             scores *= self.scale[None, :, None, None]
             self._check_scores(scores, visible)
             pattern = self.fixed(T, visible, F.softmax(scores, visible))
@@ -292,6 +297,8 @@ class Model:
     `attn_scale` multiplies every q·k: 1.0 (raw dot products, as in the seeds' tables),
     "1/sqrt(d_head)" (GPT-2), or any number. `params` binds sympy symbols in any weight.
     `n_ctx` defaults to the number of W_pos columns (no limit without W_pos).
+    `qk_dtype="float32"` rounds q and k to float32 and takes q·k in float32, as Hugging Face's
+    GPT-Neo does (everything else stays float64); the default computes it exactly in float64.
     """
 
     def __init__(
@@ -308,6 +315,7 @@ class Model:
         attn_scale: float | str = 1.0,
         params: Params | None = None,
         name: str = "model",
+        qk_dtype: str = "float64",
     ):
         if not isinstance(vocab, Vocab):
             raise CircuitError(f"vocab must be a circuits.Vocab, not {type(vocab).__name__}")
@@ -315,7 +323,9 @@ class Model:
             raise CircuitError(f"params must be a dict of symbol -> number, e.g. {{'beta': 2.0}}, not a {type(params).__name__}")
         if n_ctx is not None and (isinstance(n_ctx, bool) or not isinstance(n_ctx, (int, np.integer)) or n_ctx < 1):
             raise CircuitError(f"n_ctx = {n_ctx!r}; the context length must be a whole number ≥ 1")
-        self.vocab, self.name = vocab, name
+        if qk_dtype not in QK_DTYPES:
+            raise CircuitError(f"qk_dtype = {qk_dtype!r}; choose one of {', '.join(map(repr, QK_DTYPES))}")
+        self.vocab, self.name, self.qk_dtype = vocab, name, qk_dtype
         self.params = dict(params or {})
         tokens = ("the vocabulary", vocab.tokens)
         self.W_E = matrix(W_E, "W_E", (None, len(vocab)), ("d_model", "n_vocab"), self.params, (None, tokens))
@@ -335,6 +345,8 @@ class Model:
         self.attn_scale = attn_scale
         self.layers = [_as_layer(l, i) for i, l in enumerate(layers)]
         self.blocks = [self._build_block(i, l) for i, l in enumerate(self.layers)]
+        for block in self.blocks:
+            block.qk_float32 = qk_dtype == "float32"
         self.W_U = None if W_U is None else matrix(W_U, "W_U", (None, d), ("n_vocab", "d_model"), self.params,
                                                    (tokens, resid))
         n_out = self.W_U.shape[0] if self.W_U is not None else 0

@@ -74,3 +74,40 @@ def test_scan_without_a_tokenizer_warns_once_and_scans(no_tokenizer, capsys):
     assert err.strip().splitlines() == [f"circuits: warning: the tokenizer at {str(no_tokenizer)!r} names 1 of the "
                                         "model's 100 token ids, so it is not this model's: tokens are named t0, t1, … "
                                         "instead"]
+
+
+# --- GPT-Neo's float32 q·k ---------------------------------------------------------------------------
+@pytest.mark.parametrize("std", [0.02, 0.1])
+def test_gpt_neo_parity_in_each_q_k_mode(std):
+    """Exact float64 drifts from Hugging Face as q·k grows (HF takes it in float32); qk_dtype="float32" does not."""
+    import numpy as np
+    import torch
+
+    from circuits.hf import from_hf
+    from test_hf import random_ids
+
+    hf_model = neo(V=100, d=64, n_head=4, kinds=("global", "local"), window=4, initializer_range=std)
+    ids, valid = random_ids(100, 3, 24)
+    with torch.no_grad():
+        out = hf_model(ids, attention_mask=valid.long(), output_attentions=True)
+    v = valid.numpy()
+    gaps = {}
+    for mode in ("float64", "float32"):
+        trace = from_hf(hf_model, qk_dtype=mode).run_ids(ids.numpy(), v)
+        gaps[mode] = max(np.abs(t.pattern - a.numpy()).transpose(0, 2, 1, 3)[v].max()
+                         for t, a in zip(trace.layers, out.attentions))
+    assert gaps["float32"] <= 1e-9, gaps
+    if std == 0.1:
+        assert gaps["float64"] > 1e-7, gaps  # the honest default is not HF's numbers at this scale
+
+
+def test_the_q_k_mode_survives_a_save_and_load(tmp_path):
+    from circuits import CircuitError, Model
+    from circuits.export import load, save
+    from circuits.hf import from_hf
+
+    model = from_hf(neo(V=30, d=16, n_head=2), qk_dtype="float32")
+    save(model, tmp_path / "neo.npz")
+    assert load(tmp_path / "neo.npz").qk_dtype == "float32"
+    with pytest.raises(CircuitError, match=r"^qk_dtype = 'float16'; choose one of 'float64', 'float32'$"):
+        Model(model.vocab, model.W_E, qk_dtype="float16")
