@@ -143,3 +143,26 @@ def test_00_a_missing_scale_is_caught():
 
     f = only_failure(check_with("00_attention", attention=unscaled))
     assert "differs" in f.failure.text or "NaN" in f.failure.text
+
+
+def test_04_numbers_with_the_scale_baked_in_must_declare_the_sharpness_symbol():
+    """The worksheet asks for a symbol s; without one the margin once claimed "no sharpness needed", which was false."""
+    attempt = solution("04_previous_token")
+    model = attempt.model()
+    baked = {name: np.array(getattr(model.head(0, i // 2), "W_Q" if i % 2 == 0 else "W_K"))
+             for i, name in enumerate(["W_Q_self", "W_K_self", "W_Q_prev", "W_K_prev"])}
+    result = check_with("04_previous_token", params={}, **baked)
+    assert result.status == "error"
+    assert result.message.count("\n") == 0
+    assert "declare the sharpness as a sympy symbol s" in result.message and "params = {'s': 30}" in result.message
+
+
+def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():
+    from circuits.margins import sharpness
+
+    attempt = solution("04_previous_token")
+    model = attempt.model()
+    for i, name in enumerate(["W_Q_self", "W_K_self", "W_Q_prev", "W_K_prev"]):
+        setattr(attempt.answer, name, np.array(getattr(model.head(0, i // 2), "W_Q" if i % 2 == 0 else "W_K")))
+    attempt.answer.params = {}
+    assert sharpness(attempt) is None
