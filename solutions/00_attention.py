@@ -14,6 +14,8 @@ Before writing weights, write the function every head runs. Two functions, in nu
 
   A row whose keys are all disallowed (padding) must come out as all zeros — in A and in
   C — never NaN. (Filling with −inf and calling softmax gives NaN there: handle it.)
+  Scores can be large (entries of Q and K up to ±500), far past where exp overflows: keep
+  the softmax stable.
 
 Worked example: Q = [[[1, 0]]], K = [[[1, 0], [0, 1]]], V = [[[1], [3]]], no mask:
 scores = [1, 0] / √2 = [0.707, 0];  A = [[[0.670, 0.330]]];  C = [[[1.660]]].
@@ -42,7 +44,9 @@ puzzle = Puzzle(
         Code("attention(Q, K, V, mask) matches the library's on random shapes, values and masks, "
              "fully masked rows included",
              strategy=reference.attention_inputs, compare=reference.compare_attention,
-             examples=[(np.array([[[1.0, 0.0]]]), np.array([[[1.0, 0.0], [0.0, 1.0]]]), np.array([[[1.0], [3.0]]]), None)]),
+             examples=[(np.array([[[1.0, 0.0]]]), np.array([[[1.0, 0.0], [0.0, 1.0]]]), np.array([[[1.0], [3.0]]]), None),
+                       (np.array([[[500.0, 0.0]]]), np.array([[[500.0, 0.0], [499.0, 0.0]]]), np.array([[[1.0], [3.0]]]),
+                        None)]),
     ],
     source="seed 004: CS187 lab 2-6, the attention function and the causal mask",
 )
