@@ -92,19 +92,10 @@ def longest_length(model, puzzle, cap: int | None = None) -> tuple[int, int, lis
     return max(cap, inputs.max_len), cap, None
 
 
-def symbols_in(value) -> set[str]:
-    """The names of the sympy symbols a matrix (named, sympy, numpy or nested lists) is written with."""
-    from .weights import _raw, is_symbolic
-
-    try:
-        entries = _raw(value).flat
-    except Exception:  # noqa: BLE001 - a malformed matrix is the builder's to report, with its shape
-        return set()
-    return {str(x) for e in entries if is_symbolic(e) for x in getattr(e, "free_symbols", ())}
-
-
 def undeclared_sharpness(attempt) -> list[str]:
     """The puzzle's sharpness symbols (not answer matrices) that none of the answer's matrices is written with."""
+    from .weights import symbols_in
+
     puzzle = attempt.puzzle
     wanted = [name for name in puzzle.sharpness if name not in puzzle.answer]
     used: set[str] = set()
