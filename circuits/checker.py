@@ -244,6 +244,7 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
     model = None
     if puzzle.build is not None:
         try:
+            _declares_sharpness(attempt)
             model = attempt.model()
         except CircuitError as e:
             return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", message=str(e)) for l, k in labels],
@@ -270,6 +271,19 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
         result.margins = measure(attempt, model)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _declares_sharpness(attempt) -> None:
+    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
+    from .margins import undeclared_sharpness
+
+    missing = undeclared_sharpness(attempt)
+    if missing:
+        names = " and ".join(missing)
+        example = ", ".join(f"{m!r}: 30" for m in missing)
+        raise CircuitError(f"{display(attempt.path)}: declare the sharpness as a sympy symbol {names} (as the worksheet "
+                           f"does), write your matrices with it and bind it in params, e.g. params = {{{example}}}; "
+                           "numbers with the scale baked in hide how much sharpness your answer needs")
 
 
 def _check_behaviour(model, attempt, idx, results, n_random, property_examples) -> Coverage:

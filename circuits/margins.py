@@ -92,6 +92,18 @@ def longest_length(model, puzzle, cap: int | None = None) -> tuple[int, int, lis
     return max(cap, inputs.max_len), cap, None
 
 
+def undeclared_sharpness(attempt) -> list[str]:
+    """The puzzle's sharpness symbols (not answer matrices) that none of the answer's matrices is written with."""
+    from .weights import symbols_in
+
+    puzzle = attempt.puzzle
+    wanted = [name for name in puzzle.sharpness if name not in puzzle.answer]
+    used: set[str] = set()
+    for name in puzzle.answer:
+        used |= symbols_in(getattr(attempt.answer, name, None))
+    return [name for name in wanted if name not in used]
+
+
 def _scaled(answer, names, factor: float):
     scaled = copy.copy(answer)
     for name in names:
@@ -111,8 +123,8 @@ def _scaled(answer, names, factor: float):
 def sharpness(attempt, steps: int = 9) -> float | None:
     """The smallest factor on the puzzle's sharpness matrices (or symbol) at which every target still passes."""
     puzzle = attempt.puzzle
-    if not puzzle.sharpness:
-        return None
+    if not puzzle.sharpness or undeclared_sharpness(attempt):
+        return None  # not measured: scaling a symbol the answer does not use would change nothing
     inputs = puzzle.inputs
     targets = _behaviour(puzzle)
     batch = inputs.sample(1000, seed=inputs.seed + 1)

@@ -412,8 +412,13 @@ class Attention(Target):
                         f"next best by only {gap:.3g}: sharpen the pattern by scaling W_Q or W_K (or your sharpness symbol) up")
         else:
             s = trace.layers[self.layer].scores[0, self.head, q]
-            hint = (f"attention went to the wrong position: the score of key {top} is {s[top]:.3g} against {s[t]:.3g} for the "
-                    f"target key {t}. Look at W_Q and W_K (for position rotations: check the direction and the sign)")
+            if abs(s[top] - s[t]) <= 1e-9 * max(1.0, abs(float(s[t]))):
+                hint = (f"indistinguishable keys: key {top} and the target key {t} both score {s[t]:.6g}, so {name} "
+                        "splits its attention between them. Look at W_Q and W_K: what should make the target key "
+                        "score higher than the other?")
+            else:
+                hint = (f"attention went to the wrong position: the score of key {top} is {s[top]:.3g} against {s[t]:.3g} "
+                        f"for the target key {t}. Look at W_Q and W_K (for position rotations: check the direction and the sign)")
         return Explanation(q, summary, ["query", "token", "target key", "argmax key (weight)", "on target", ""],
                            rows, hint, (self.layer, self.head), [int(x) for x in targets])
 
@@ -504,8 +509,10 @@ class NextToken(Target):
                     "check where your heads attend when no key matches (W_Q, W_K) and what they write there "
                     "(W_V, W_O, W_U)")
         elif top_is_expected:
-            hint = (f"the expected token is your top guess after position {q}, but with log-prob only {lp[q]:.3g}: "
-                    "sharpen the prediction (a larger scale in W_U, or sharper attention through W_Q and W_K)")
+            hint = (f"the expected token is your top guess after position {q}, but with log-prob only {lp[q]:.3g}. First "
+                    "check that the attention behind it is on the right key and not split with another (circuits show; "
+                    "W_Q and W_K decide it): a larger scale would only hide that. If it is, sharpen the prediction "
+                    "(a larger scale in W_U)")
         else:
             hint = ("check the induction head's pattern first (circuits show; W_Q and W_K decide it), then the path "
                     "from its output to W_U: the attended token's content must reach the unembedding (W_V, W_O, W_U)")

@@ -29,7 +29,9 @@ Write layer 1's head and the unembedding:
 
 When the current letter is new, no key matches, but the softmax must put its attention
 somewhere: put it on BOS, whose content is empty, so the logits stay flat. BOS's key
-should score half-way between a match and a miss. Sharpness comes from two symbols bound
+should score half-way between a match and a miss: scored like a match, it ties with
+the copy and takes half the attention, a mistake a large γ would hide from the
+log-probs alone, so head 1.0's pattern is checked too. Sharpness comes from two symbols bound
 in `params`: `s` in W_Q (how peaked the attention is) and `γ` in W_U (how confident the
 prediction is).
 
@@ -39,6 +41,8 @@ letters, and seed 000's own 20 tokens renamed to letters, each written twice), a
 anything the shrinker makes of them; the margin search then goes on to 20 + 20.
 Per input:
 
+  head 1.0     ≥ 0.9 of its attention right after the earlier copies of the current letter,
+               or on BOS when the letter is new;
   first half   after a letter seen for the first time, the context says nothing about the
                next letter: the mean log-prob of the next letter there must stay within
                ±0.25 of log(1/26) = −3.258, the score of an honest uniform guess;
@@ -70,7 +74,7 @@ import sympy
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.inputs import Inputs, Repeated
 from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import NextToken
+from circuits.targets import Attention, NextToken
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -119,6 +123,11 @@ def second_half(tokens: list[str]) -> list[str | None]:
     return out
 
 
+def after_a_copy(tokens: list[str]) -> list[list[int]]:
+    """Where head 1.0 should look from each letter: right after its earlier copies, else BOS (position −1)."""
+    return [[j + 1 for j in range(i) if tokens[j] == t] or [-1] for i, t in enumerate(tokens)]
+
+
 GIVEN = {name: np.asarray(M) for name, M in [("W_E", W_E), ("W_V0", W_V0), ("W_O0", W_O0)]}  # as numbers, once
 
 
@@ -135,6 +144,9 @@ puzzle = Puzzle(
     answer=["W_Q", "W_K", "W_V", "W_O", "W_U"],
     build=build,
     targets=[
+        Attention(1, 0, after_a_copy, per_input=True, min_mass=0.9,
+                  description="head 1.0 puts ≥ 0.9 of its attention right after an earlier copy of the letter, "
+                              "or on BOS when there is none"),
         NextToken(first_half, lo=UNIFORM - 0.25, hi=UNIFORM + 0.25, mean=True,
                   description="first half: mean log-prob after a new letter within ±0.25 of log(1/26) = −3.258 "
                               "(GPT-2 small: −6.289)"),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import sympy
 
-from helpers import check_with, only_failure, solution
+from helpers import ROOT, check_with, only_failure, solution
 
 from circuits.checker import check
 
@@ -143,3 +143,57 @@ def test_00_a_missing_scale_is_caught():
 
     f = only_failure(check_with("00_attention", attention=unscaled))
     assert "differs" in f.failure.text or "NaN" in f.failure.text
+
+
+def test_04_numbers_with_the_scale_baked_in_must_declare_the_sharpness_symbol():
+    """The worksheet asks for a symbol s; without one the margin once claimed "no sharpness needed", which was false."""
+    attempt = solution("04_previous_token")
+    model = attempt.model()
+    baked = {name: np.array(getattr(model.head(0, i // 2), "W_Q" if i % 2 == 0 else "W_K"))
+             for i, name in enumerate(["W_Q_self", "W_K_self", "W_Q_prev", "W_K_prev"])}
+    result = check_with("04_previous_token", params={}, **baked)
+    assert result.status == "error"
+    assert result.message.count("\n") == 0
+    assert "declare the sharpness as a sympy symbol s" in result.message and "params = {'s': 30}" in result.message
+
+
+def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():
+    from circuits.margins import sharpness
+
+    attempt = solution("04_previous_token")
+    model = attempt.model()
+    for i, name in enumerate(["W_Q_self", "W_K_self", "W_Q_prev", "W_K_prev"]):
+        setattr(attempt.answer, name, np.array(getattr(model.head(0, i // 2), "W_Q" if i % 2 == 0 else "W_K")))
+    attempt.answer.params = {}
+    assert sharpness(attempt) is None
+
+
+def test_00_the_librarys_own_functions_are_not_an_answer():
+    from circuits import functional, reference
+
+    f = only_failure(check_with("00_attention", attention=reference.attention))
+    assert f.label.startswith("attention") and "the library's own function" in f.failure.text
+    f = only_failure(check_with("00_attention", causal_mask=functional.causal_mask))
+    assert f.label.startswith("causal_mask") and "write causal_mask yourself" in f.failure.text
+
+
+def test_00_the_reference_is_not_in_the_learners_file():
+    for folder in ("puzzles", "solutions"):
+        text = (ROOT / folder / "00_attention.py").read_text(encoding="utf-8")
+        assert "def reference_" not in text and "import softmax" not in text
+
+
+def test_00_a_crash_shows_the_input_and_the_learners_line(tmp_path):
+    from circuits.loader import load
+
+    text = (ROOT / "solutions" / "00_attention.py").read_text(encoding="utf-8")
+    crash = "    assert Q.shape[0] == 1, 'one batch only'"
+    text = text.replace("    return A, A @ V", f"{crash}\n    return A, A @ V")
+    path = tmp_path / "00_attention.py"
+    path.write_text(text, encoding="utf-8")
+    line = text.splitlines().index(crash) + 1
+    result = check(load(path), property_examples=50, margins=False)
+    f = only_failure(result)
+    assert f.label.startswith("attention")
+    assert f"your attention raised AssertionError: one batch only at line {line}" in f.failure.text
+    assert "for Q (2, 1, 1), K (2, 1, 1), V (2, 1, 1), mask None" in f.failure.text
