@@ -155,8 +155,8 @@ class _Reader:
             raise CircuitError(f"{self.source}: key {key!r} holds {arr.dtype} values, not numbers")
         self.used.add(key)
         with np.errstate(over="ignore", invalid="ignore"):  # said below in one line, not as a numpy warning
-            out = arr.astype(np.float64)
-        if not np.isfinite(out).all():
+            out = arr.astype(np.float64, copy=False)  # the model copies it once when it is built
+        if out.size and not (np.isfinite(out.min()) and np.isfinite(out.max())):  # NaN propagates through min/max
             at = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
             what = "a value too large for float64" if np.isfinite(arr[at]) else f"{arr[at]}"
             raise CircuitError(f"{self.source}: key {key!r} has {what} at {list(at)}; every entry must be finite")

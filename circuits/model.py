@@ -161,7 +161,7 @@ class Block:
         self.qk_float32 = False
         for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "scale", "W_in_cat", "b_in_cat", "W_O_cat"):
             if getattr(self, k) is not None:  # derived once from the heads: editing them would desynchronise
-                setattr(self, k, frozen(getattr(self, k)))
+                setattr(self, k, frozen(getattr(self, k), owned=True))
 
     def visible(self, T: int, valid: np.ndarray) -> np.ndarray:  # [b, T] -> [b, h, T, T], read-only
         per_head = _causal_masks(tuple(h.window for h in self.heads), T)  # [h, T, T]

@@ -194,35 +194,37 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
             msg += "; it looks transposed"
         raise CircuitError(msg)
     if raw.dtype != object and np.issubdtype(raw.dtype, np.number) and not np.issubdtype(raw.dtype, np.complexfloating):
-        out = raw.astype(np.float64)
+        out = np.array(raw, dtype=np.float64, order="C")  # our own copy, whatever layout the caller had
     else:
         out = _fast(raw, params)
         if out is None:  # entry by entry, so a bad one is named with its index
             out = np.empty(raw.shape, dtype=np.float64)
             for idx, x in np.ndenumerate(raw):
                 out[idx] = _entry(x, name, _where(idx), params)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    lo, hi = (out.min(), out.max()) if out.size else (0.0, 0.0)  # NaN propagates: two passes, no temporaries
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
         raise CircuitError(f"{name} has {out[idx]} at {_where(idx)}; every entry must be finite")
-    big = np.abs(out) > MAX_ABS
-    if big.any():
-        idx = tuple(int(i) for i in np.argwhere(big)[0])
+    if max(-lo, hi) > MAX_ABS:
+        idx = tuple(int(i) for i in np.argwhere(np.abs(out) > MAX_ABS)[0])
         raise CircuitError(
             f"{name} has {out[idx]:.3g} at {_where(idx)}; entries above {MAX_ABS:.0e} in size overflow float64 in q·k"
         )
-    return frozen(out)
+    return frozen(np.ascontiguousarray(out), owned=True)
 
 
-def frozen(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous, read-only copy (or `a` itself when it already is one).
+def frozen(a: np.ndarray, owned: bool = False) -> np.ndarray:
+    """A C-contiguous, read-only float64 copy (or `a` itself when it already is one).
 
     C order fixes the BLAS kernel path, so equal weights give equal bits whatever layout
     they arrived in (a transposed view from a state dict would otherwise round differently);
     read-only, because a built weight edited in place would disagree with the products
-    derived from it at build time.
+    derived from it at build time. `owned`: `a` is a fresh array nobody else holds, so it
+    may be frozen in place rather than copied (a model's large weights are copied once).
     """
-    if a.flags.c_contiguous and not a.flags.writeable and a.base is None:
+    fits = a.dtype == np.float64 and a.flags.c_contiguous and a.base is None
+    if fits and (owned or not a.flags.writeable):
+        a.flags.writeable = False
         return a
     out = np.array(a, dtype=np.float64, order="C", copy=True)
     out.flags.writeable = False
