@@ -1,10 +1,16 @@
-"""Figures for real-model-sized work: composition scores of a GPT-2-small-shaped model.
+"""Figures for real-model-sized work, on random weights of real shapes (nothing is downloaded).
 
-    python benchmarks/real_models.py [--json FILE]
+    python benchmarks/real_models.py [--json FILE] [--skip-hf]
 
-Random weights of GPT-2 small's shapes (12 layers × 12 heads, d_model 768, d_head 64): no download.
-Prints the wall time and peak memory of every Q-, K- and V-composition score with its random baseline
-(target: under 30 s and 2 GB on two cores), and checks a sample against the dense formula.
+- composition: every Q-, K- and V-composition score of a GPT-2-small-shaped model (12 layers ×
+  12 heads, d_model 768, d_head 64) with its random baseline; target under 30 s and 2 GB on two
+  cores; a sample checked against the dense formula;
+- parity (needs the [hf] extra): largest |circuits − Hugging Face| on attention patterns and
+  logits for GPT-2 small and GPT-Neo 125M shapes at T = 128, in float64, and for GPT-Neo in both
+  q·k modes (exact float64, and qk_dtype="float32" as Hugging Face computes it), also at init
+  std 0.1 where q·k is large;
+- forward threads: a GPT-2-small-shaped forward at 8 × 128 with OpenBLAS's default threads and
+  with one.
 """
 
 from __future__ import annotations
@@ -45,15 +51,80 @@ def composition_figures() -> dict:
             "max_error_vs_dense": worst, "met": seconds < TARGET_SECONDS and peak_mb < TARGET_MB}
 
 
+def parity_figures(T: int = 128) -> dict:
+    import torch
+    import transformers
+
+    from circuits.hf import from_hf
+
+    def gap(hf_model, qk_dtype="float64") -> dict:
+        ids = torch.randint(0, hf_model.config.vocab_size, (1, T), generator=torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            out = hf_model(ids, output_attentions=True)
+        trace = from_hf(hf_model, qk_dtype=qk_dtype).run_ids(ids.numpy())
+        patterns = max(float(np.abs(t.pattern - a.numpy()).max()) for t, a in zip(trace.layers, out.attentions))
+        return {"patterns": patterns, "logits": float(np.abs(trace.logits - out.logits.numpy()).max())}
+
+    torch.manual_seed(0)
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(attn_implementation="eager")).double().eval()
+    figures = {"gpt2_small_float64": gap(gpt2)}
+    del gpt2
+    for std in (0.02, 0.1):
+        torch.manual_seed(0)
+        cfg = transformers.GPTNeoConfig(hidden_size=768, num_layers=12, num_heads=12, window_size=256,
+                                        attention_types=[[["global", "local"], 6]], initializer_range=std,
+                                        attn_implementation="eager")
+        neo = transformers.GPTNeoForCausalLM(cfg).double().eval()
+        for mode in ("float64", "float32"):
+            figures[f"gpt_neo_125m_std{std}_qk_{mode}"] = gap(neo, mode)
+        del neo
+    return figures
+
+
+def thread_figures() -> dict:
+    from threadpoolctl import threadpool_limits
+
+    from circuits import LayerNorm, MLP, Layer
+
+    rng = np.random.default_rng(0)
+    r = lambda *shape: rng.normal(0, 0.02, shape)  # noqa: E731
+    d, dh, V = 768, 64, 50257
+    layers = [Layer(heads=[Head(W_Q=r(dh, d), W_K=r(dh, d), W_V=r(dh, d), W_O=r(d, dh)) for _ in range(12)],
+                    mlp=MLP(r(4 * d, d), r(d, 4 * d), act="gelu_tanh"), ln_attn=LayerNorm(), ln_mlp=LayerNorm())
+              for _ in range(12)]
+    model = Model(Vocab.numbered(V), r(d, V), r(d, 1024), layers=layers, W_U=r(V, d), ln_final=LayerNorm(),
+                  attn_scale="1/sqrt(d_head)")
+    ids = rng.integers(0, V, (8, 128))
+    out = {}
+    for label, limit in (("default", None), ("one", 1)):
+        with threadpool_limits(limit):
+            model.run_ids(ids[:1, :4])
+            times = []
+            for _ in range(2):
+                start = time.perf_counter()
+                model.run_ids(ids)
+                times.append(time.perf_counter() - start)
+        out[f"blas_threads_{label}_seconds"] = round(min(times), 2)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON (never over an existing file)")
+    parser.add_argument("--skip-hf", action="store_true", help="leave out the parity figures (no torch needed)")
     args = parser.parse_args()
     figures = {"composition_gpt2_small": composition_figures()}
     c = figures["composition_gpt2_small"]
     print(f"composition scores, GPT-2 small shape: {c['scores']:,} scores in {c['seconds']:.1f} s, "
           f"peak {c['peak_mb']:,} MB (target < {TARGET_SECONDS:.0f} s, < {TARGET_MB:,} MB): "
           f"{'PASS' if c['met'] else 'MISS'}; max |error| vs dense {c['max_error_vs_dense']:.1e}")
+    figures["forward_gpt2_small_8x128"] = t = thread_figures()
+    print(f"forward, GPT-2 small shape, 8 × 128 tokens: {t['blas_threads_default_seconds']:.2f} s with OpenBLAS's "
+          f"default threads, {t['blas_threads_one_seconds']:.2f} s with one")
+    if not args.skip_hf:
+        figures["parity_T128"] = p = parity_figures()
+        for name, gap in p.items():
+            print(f"parity {name:<30} patterns {gap['patterns']:.1e}  logits {gap['logits']:.1e}")
     if args.json:
         with open(args.json, "x", encoding="utf-8") as f:  # never overwrites a file
             json.dump(figures, f, indent=2)
