@@ -2,48 +2,24 @@
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 _BIG = np.finfo(np.float64).max / 4
 _BLOCK = 2**16  # numbers per block of rows: a block's temporaries stay in cache
-_THREADED = 2**20  # arrays at least this large are split into blocks, taken by a thread per core
-_pool: ThreadPoolExecutor | None = None
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def _forget_pool() -> None:  # a forked child has none of the parent's threads
-    global _pool
-    _pool = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+_BLOCKED = 2**20  # arrays at least this large are computed a block of rows at a time
 
 
 def in_blocks(f, x: np.ndarray, *more: np.ndarray | None) -> np.ndarray:
     """f(x, *more) for an f that works row by row, computed over blocks of the first axis when x is
-    large: each block's temporaries stay in cache, and a thread per core takes blocks in turn (numpy
-    releases the GIL in its loops). Row by row, the numbers are the same either way."""
-    global _pool
-    if x.ndim < 2 or x.size < _THREADED or x.dtype != np.float64 or _cores() < 2:
+    large, so each block's temporaries stay in cache. Row by row, the numbers are the same either way.
+    One thread: BLAS already uses every core, and more threads than cores only fight."""
+    if x.ndim < 2 or x.size < _BLOCKED or x.dtype != np.float64:
         return f(x, *more)
     out = np.empty(x.shape)
     step = max(1, _BLOCK * x.shape[0] // x.size)
-    errors = np.geterr()  # numpy's error state is per thread: carry the caller's into the workers
-
-    def block(rows: slice) -> None:
-        with np.errstate(**errors):
-            out[rows] = f(x[rows], *(None if m is None else m[rows] for m in more))
-
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="circuits")
-    list(_pool.map(block, [slice(i, i + step) for i in range(0, x.shape[0], step)]))
+    for i in range(0, x.shape[0], step):
+        rows = slice(i, i + step)
+        out[rows] = f(x[rows], *(None if m is None else m[rows] for m in more))
     return out
 
 
