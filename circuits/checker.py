@@ -4,14 +4,18 @@ hypothesis property test, shrinks the first failure to a minimal input and expla
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import tempfile
 import time
+import traceback
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import limits
 from .errors import CircuitError
 from .loader import Attempt, display
 from .targets import Code, Explanation, Structure, Target, Tokens
@@ -75,10 +79,11 @@ class PuzzleResult:
     margins: object = None
     seconds: float = 0.0
     message: str = ""
+    file: str = ""  # the file's stem, for a file that could not be loaded (attempt None)
 
     @property
     def name(self) -> str:
-        return self.attempt.puzzle.id if self.attempt else "?"
+        return self.attempt.puzzle.id if self.attempt else (self.file or "?")
 
 
 # --- running behaviour targets in batches -------------------------------------------------------------------
@@ -93,11 +98,58 @@ def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.
         for start in range(0, len(idx), CHUNK):
             part = idx[start : start + CHUNK]
             sub = [batch[i] for i in part]
+            limits.doing("running the model")
             trace = model.run(sub)
             for t, target in enumerate(targets):
-                ev = target.evaluate(trace, sub)
+                limits.doing(f"checking target {_quoted(target.label)}")
+                try:
+                    ev = target.evaluate(trace, sub)
+                except (CircuitError, limits.TimeLimit):
+                    raise
+                except BaseException as e:  # noqa: BLE001 - the puzzle file's spec raising is its mistake, said in one line
+                    raise _raised_by_file(e, f"on input {_culprit_input(model, target, sub)} ") from e
                 ok[t, part], worst[t, part] = ev.ok, ev.worst
     return ok, worst
+
+
+def _quoted(label: str, n: int = 60) -> str:
+    return f'"{label}"' if len(label) <= n else f'"{label[: n - 1]}…"'
+
+
+def _shown_input(tokens: Tokens) -> str:
+    return repr("".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens))
+
+
+def _culprit_input(model, target: Target, batch: list[Tokens]) -> str:
+    """The first input of `batch` on which `target` raises on its own (the error path only)."""
+    for toks in batch:
+        try:
+            target.evaluate(model.run([toks]), [toks])
+        except limits.TimeLimit:
+            raise
+        except BaseException:  # noqa: BLE001
+            return _shown_input(toks)
+    return f"{_shown_input(batch[0])} (or another of {len(batch)})"
+
+
+def _file_frames(e: BaseException) -> list:
+    """Traceback frames of `e` in code outside circuits, the standard library and installed packages."""
+    ours = os.path.dirname(os.path.abspath(__file__))
+    theirs = {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return [f for f in traceback.extract_tb(e.__traceback__)
+            if not f.filename.startswith(ours) and not any(f.filename.startswith(p) for p in theirs)
+            and not f.filename.startswith("<")]
+
+
+def _raised_by_file(e: BaseException, on: str) -> CircuitError:
+    """`the puzzle's spec raised ZeroDivisionError at line 40 on input 'ab' while checking target "…": division by zero`."""
+    frames = _file_frames(e)
+    name = f"the puzzle's {'spec' if frames[0].name == 'spec' else frames[0].name + '()'}" if frames else "the puzzle's code"
+    at = f" at line {frames[-1].lineno}" if frames else ""
+    if isinstance(e, limits.ExitCalled):
+        return CircuitError(f"{name} called os._exit(){at} {on}while {limits.now('checking')}; remove it")
+    said = f": {e}" if str(e) else ""
+    return CircuitError(f"{name} raised {type(e).__name__}{at} {on}while {limits.now('checking')}{said}")
 
 
 def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet: Sequence[str], min_len: int) -> Tokens:
@@ -232,7 +284,31 @@ def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, 
 
 def check(attempt: Attempt, n_random: int | None = None, property_examples: int = 100,
           margins: bool = True) -> PuzzleResult:
-    """Check an attempt against every target of its puzzle; never raises for the learner's mistakes."""
+    """Check an attempt against every target of its puzzle; never raises for the learner's mistakes.
+
+    Runs under limits.run: a check that takes longer than limits.CHECK_SECONDS is one error line
+    saying what it was doing, and so is the puzzle file's own code (spec, build) raising."""
+    shown = display(attempt.path)
+
+    def run() -> PuzzleResult:
+        try:
+            return _check(attempt, n_random, property_examples, margins)
+        except (CircuitError, limits.TimeLimit):
+            raise
+        except BaseException as e:  # noqa: BLE001
+            if _file_frames(e):
+                raise _raised_by_file(e, "").within(shown) from e
+            raise
+
+    try:
+        return limits.run(run, "check", "checking", shown, source=attempt.path)
+    except CircuitError as e:
+        msg = str(e)
+        return PuzzleResult(attempt, "error", [TargetResult(t.label, t.kind, "error", message=msg) for t in attempt.puzzle.targets],
+                            message=msg)
+
+
+def _check(attempt: Attempt, n_random: int | None, property_examples: int, margins: bool) -> PuzzleResult:
     start = time.perf_counter()
     puzzle = attempt.puzzle
     labels = [(t.label, t.kind) for t in puzzle.targets]
@@ -243,30 +319,35 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
     results: list[TargetResult | None] = [None] * len(puzzle.targets)
     model = None
     if puzzle.build is not None:
+        limits.doing("building the model")
         try:
             model = attempt.model()
         except CircuitError as e:
             return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", message=str(e)) for l, k in labels],
                                 message=str(e), seconds=time.perf_counter() - start)
     for i, t in enumerate(puzzle.targets):
+        limits.doing(f"checking target {_quoted(t.label)}")
         if isinstance(t, Structure):
             results[i] = _check_structure(t, attempt, model)
         elif isinstance(t, Code):
             results[i] = _check_code(t, attempt, property_examples)
     behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind == "behaviour"]
     coverage = Coverage()
+    message = ""
     if behaviour:
         try:
             coverage = _check_behaviour(model, attempt, behaviour, results, n_random, property_examples)
         except CircuitError as e:
+            message = e.within(display(attempt.path)).args[0]  # every behaviour target: one line for the puzzle
             for i in behaviour:
-                results[i] = TargetResult(*labels[i], "error", message=e.within(display(attempt.path)).args[0])
+                results[i] = TargetResult(*labels[i], "error", message=message)
     status = "solved" if all(r.status == "passed" for r in results) else (
         "error" if any(r.status == "error" for r in results) else "failing")
-    result = PuzzleResult(attempt, status, results, coverage, seconds=0.0)
+    result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, message=message)
     if status == "solved" and margins and behaviour and model is not None:
         from .margins import measure
 
+        limits.doing("measuring margins")
         result.margins = measure(attempt, model)
     result.seconds = time.perf_counter() - start
     return result
@@ -282,6 +363,7 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     cov = Coverage(lengths=(inputs.min_len, inputs.max_len))
     sample = inputs.sample(n_random, seed=inputs.seed)
     examples = _examples(puzzle)
+    limits.doing("choosing the inputs to check (comparing the spec on interchangeable tokens)")
     small, note, short = small_inputs(model, puzzle, targets, sample[:300] + examples)
     extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
     stages = [(STAGES[0], examples), (STAGES[1], small), (STAGES[2], sample + extremes)]
