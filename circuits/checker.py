@@ -4,11 +4,8 @@ hypothesis property test, shrinks the first failure to a minimal input and expla
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
 import tempfile
 import time
-import traceback
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -101,55 +98,11 @@ def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.
             limits.doing("running the model")
             trace = model.run(sub)
             for t, target in enumerate(targets):
-                limits.doing(f"checking target {_quoted(target.label)}")
-                try:
+                limits.doing(f"checking target {limits.quoted(target.label)}")
+                with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
                     ev = target.evaluate(trace, sub)
-                except (CircuitError, limits.TimeLimit):
-                    raise
-                except BaseException as e:  # noqa: BLE001 - the puzzle file's spec raising is its mistake, said in one line
-                    raise _raised_by_file(e, f"on input {_culprit_input(model, target, sub)} ") from e
                 ok[t, part], worst[t, part] = ev.ok, ev.worst
     return ok, worst
-
-
-def _quoted(label: str, n: int = 60) -> str:
-    return f'"{label}"' if len(label) <= n else f'"{label[: n - 1]}…"'
-
-
-def _shown_input(tokens: Tokens) -> str:
-    return repr("".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens))
-
-
-def _culprit_input(model, target: Target, batch: list[Tokens]) -> str:
-    """The first input of `batch` on which `target` raises on its own (the error path only)."""
-    for toks in batch:
-        try:
-            target.evaluate(model.run([toks]), [toks])
-        except limits.TimeLimit:
-            raise
-        except BaseException:  # noqa: BLE001
-            return _shown_input(toks)
-    return f"{_shown_input(batch[0])} (or another of {len(batch)})"
-
-
-def _file_frames(e: BaseException) -> list:
-    """Traceback frames of `e` in code outside circuits, the standard library and installed packages."""
-    ours = os.path.dirname(os.path.abspath(__file__))
-    theirs = {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    return [f for f in traceback.extract_tb(e.__traceback__)
-            if not f.filename.startswith(ours) and not any(f.filename.startswith(p) for p in theirs)
-            and not f.filename.startswith("<")]
-
-
-def _raised_by_file(e: BaseException, on: str) -> CircuitError:
-    """`the puzzle's spec raised ZeroDivisionError at line 40 on input 'ab' while checking target "…": division by zero`."""
-    frames = _file_frames(e)
-    name = f"the puzzle's {'spec' if frames[0].name == 'spec' else frames[0].name + '()'}" if frames else "the puzzle's code"
-    at = f" at line {frames[-1].lineno}" if frames else ""
-    if isinstance(e, limits.ExitCalled):
-        return CircuitError(f"{name} called os._exit(){at} {on}while {limits.now('checking')}; remove it")
-    said = f": {e}" if str(e) else ""
-    return CircuitError(f"{name} raised {type(e).__name__}{at} {on}while {limits.now('checking')}{said}")
 
 
 def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet: Sequence[str], min_len: int) -> Tokens:
@@ -207,6 +160,12 @@ def _class_name(model, members: list[str]) -> str:
     return members[0] if len(members) == 1 else f"{members[0]}…"
 
 
+def _classes_ok(target: Target, canon, sample: list[Tokens]) -> bool:
+    limits.doing(f"checking target {limits.quoted(target.label)}")
+    with limits.blaming(sample, lambda s: target.classes_ok(canon, [s])):
+        return target.classes_ok(canon, sample)
+
+
 def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens]) -> tuple[list[Tokens], str, str]:
     """Every small input, by class pattern where tokens are interchangeable (a certificate), else by token."""
     inputs = puzzle.inputs
@@ -215,7 +174,7 @@ def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens])
     if len(classes) < len(alphabet):
         rep = {t: c[0] for c in classes for t in c}
         canon = lambda s: [rep[t] for t in s]  # noqa: E731
-        if all(t.classes_ok(canon, sample) for t in targets):
+        if all(_classes_ok(t, canon, sample) for t in targets):
             reps = [c[0] for c in classes]
             top = inputs.exhaustive_max_len(len(reps))
             if top >= inputs.min_len:
@@ -295,9 +254,9 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
             return _check(attempt, n_random, property_examples, margins)
         except (CircuitError, limits.TimeLimit):
             raise
-        except BaseException as e:  # noqa: BLE001
-            if _file_frames(e):
-                raise _raised_by_file(e, "").within(shown) from e
+        except BaseException as e:  # noqa: BLE001 - the puzzle file's code raising (spec, build) is one line
+            if limits.file_frames(e):
+                raise limits.blame(e).within(shown) from e
             raise
 
     try:
@@ -326,7 +285,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
             return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", message=str(e)) for l, k in labels],
                                 message=str(e), seconds=time.perf_counter() - start)
     for i, t in enumerate(puzzle.targets):
-        limits.doing(f"checking target {_quoted(t.label)}")
+        limits.doing(f"checking target {limits.quoted(t.label)}")
         if isinstance(t, Structure):
             results[i] = _check_structure(t, attempt, model)
         elif isinstance(t, Code):
@@ -363,7 +322,6 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     cov = Coverage(lengths=(inputs.min_len, inputs.max_len))
     sample = inputs.sample(n_random, seed=inputs.seed)
     examples = _examples(puzzle)
-    limits.doing("choosing the inputs to check (comparing the spec on interchangeable tokens)")
     small, note, short = small_inputs(model, puzzle, targets, sample[:300] + examples)
     extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
     stages = [(STAGES[0], examples), (STAGES[1], small), (STAGES[2], sample + extremes)]

@@ -15,6 +15,7 @@ import ctypes
 import os
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -65,6 +66,55 @@ def now(default: str = "") -> str:
     return _doing.get(threading.get_ident(), default)
 
 
+def quoted(label: str, n: int = 60) -> str:
+    """A target's label in quotes, cut to `n` characters."""
+    return f'"{label}"' if len(label) <= n else f'"{label[: n - 1]}…"'
+
+
+def shown_input(tokens) -> str:
+    return repr("".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens))
+
+
+def file_frames(e: BaseException) -> list[traceback.FrameSummary]:
+    """The frames of `e`'s traceback in the learner's code: outside circuits, Python and installed packages."""
+    ours = os.path.dirname(os.path.abspath(__file__))
+    theirs = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    return [f for f in traceback.extract_tb(e.__traceback__)
+            if not f.filename.startswith((ours, *theirs, "<"))]
+
+
+def blame(e: BaseException, on: str = "") -> CircuitError:
+    """`the puzzle's spec raised ZeroDivisionError at line 40 on input 'ab' while checking target "…": division by zero`."""
+    frames = file_frames(e)
+    name = ("spec" if frames[0].name == "spec" else f"{frames[0].name}()") if frames else "code"
+    at = f" at line {frames[-1].lineno}" if frames else ""
+    on = f" on input {on}" if on else ""
+    if isinstance(e, ExitCalled):
+        return CircuitError(f"the puzzle's {name} called os._exit(){at}{on} while {now('checking')}; remove it")
+    said = f": {e}" if str(e) else ""
+    return CircuitError(f"the puzzle's {name} raised {type(e).__name__}{at}{on} while {now('checking')}{said}")
+
+
+@contextlib.contextmanager
+def blaming(batch: list, one: Callable):
+    """The puzzle file's code raising inside: one line naming it and the first input of `batch` on which `one` raises."""
+    try:
+        yield
+    except (CircuitError, TimeLimit):
+        raise
+    except BaseException as e:  # noqa: BLE001 - the learner's code raising is their mistake, said in one line
+        culprit = ""
+        for item in sorted(batch, key=len):  # the error path only: the shortest input that raises, one at a time
+            try:
+                one(item)
+            except TimeLimit:
+                raise
+            except BaseException:  # noqa: BLE001
+                culprit = shown_input(item)
+                break
+        raise blame(e, culprit) from e
+
+
 def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path | None = None) -> T:
     """`fn()` on a worker thread: its result or its exception, or a CircuitError naming `culprit` and what it
     was doing if it takes longer than the limit for `which` ("import" or "check")."""
@@ -89,9 +139,9 @@ def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path |
             _stop(worker)
             raise
         if worker.is_alive():
-            was = _doing.get(worker.ident, what) + _line_in(worker, source)
+            was, where = _doing.get(worker.ident, what), _line_in(worker, source)
             _stop(worker)
-            raise CircuitError(f"{culprit}: {was} took longer than {limit:g} s, so it was stopped "
+            raise CircuitError(f"{culprit}: {was} took longer than {limit:g} s and was stopped{where} "
                                f"(an endless loop, or waiting for input? to allow more time, set {ENV[which]})")
     _doing.pop(worker.ident, None)
     if "error" in box:
@@ -100,11 +150,11 @@ def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path |
 
 
 def _line_in(worker: threading.Thread, source: Path | None) -> str:
-    """` (at line N)`: where in `source` the worker is now, if it is running that file's code."""
+    """` at line N`: where in `source` the worker is now, if it is running that file's code."""
     frame = sys._current_frames().get(worker.ident) if source is not None else None
     while frame is not None:
         if frame.f_code.co_filename == str(source):
-            return f" (at line {frame.f_lineno})"
+            return f" at line {frame.f_lineno}"
         frame = frame.f_back
     return ""
 

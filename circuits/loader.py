@@ -62,7 +62,8 @@ def _exc(e: BaseException) -> str:
 
 
 def _kind(value) -> str:
-    return "None" if value is None else f"a {type(value).__name__}"
+    name = type(value).__name__
+    return "None" if value is None else f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
 
 
 def _where_raised(exc: BaseException, path: Path) -> str:
@@ -162,7 +163,7 @@ def _check_unique_number(path: Path) -> None:
     if len(same) > 1:
         names = [display(p) for p in same]
         listed = ", ".join(names[:-1]) + " and " + names[-1]
-        raise CircuitError(f"{listed} have the same number, {number}: keep one (rename or move the others out of "
+        raise CircuitError(f"{listed} have the same number, {number}: keep one (rename or move the other{'s' if len(same) > 2 else ''} out of "
                            f"{display(path.parent)}/)")
 
 
