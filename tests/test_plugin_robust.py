@@ -32,8 +32,8 @@ def project(pytester):
 
 
 def files(root) -> list:
-    """Everything in the project but pytester's own temporary folder."""
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if not p.relative_to(root).parts[0].startswith("runpytest"))
+    """Everything in the project's puzzles/ and solutions/ (pytester keeps its own files beside them)."""
+    return sorted(str(p.relative_to(root)) for folder in ("puzzles", "solutions") for p in (root / folder).rglob("*"))
 
 
 def replace(root, old: str, new: str, stem: str = "01_consonants") -> None:
