@@ -74,7 +74,7 @@ def pytest_collect_file(file_path: Path, parent):
     return PuzzleDir.puzzle(parent, file_path)
 
 
-class PuzzleDir(pytest.Directory):
+class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Directory: pytest 8 on
     """puzzles/ (or solutions/): a PuzzleFile for every NN_*.py entry, whatever it is; anything else as pytest would."""
 
     def collect(self):
