@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import limits
 from .errors import CircuitError
 from .loader import Attempt, display
 from .targets import Code, Explanation, Structure, Target, Tokens
@@ -75,10 +76,11 @@ class PuzzleResult:
     margins: object = None
     seconds: float = 0.0
     message: str = ""
+    file: str = ""  # the file's stem, for a file that could not be loaded (attempt None)
 
     @property
     def name(self) -> str:
-        return self.attempt.puzzle.id if self.attempt else "?"
+        return self.attempt.puzzle.id if self.attempt else (self.file or "?")
 
 
 # --- running behaviour targets in batches -------------------------------------------------------------------
@@ -93,9 +95,12 @@ def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.
         for start in range(0, len(idx), CHUNK):
             part = idx[start : start + CHUNK]
             sub = [batch[i] for i in part]
+            limits.doing("running the model")
             trace = model.run(sub)
             for t, target in enumerate(targets):
-                ev = target.evaluate(trace, sub)
+                limits.doing(f"checking target {limits.quoted(target.label)}")
+                with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
+                    ev = target.evaluate(trace, sub)
                 ok[t, part], worst[t, part] = ev.ok, ev.worst
     return ok, worst
 
@@ -155,6 +160,12 @@ def _class_name(model, members: list[str]) -> str:
     return members[0] if len(members) == 1 else f"{members[0]}…"
 
 
+def _classes_ok(target: Target, canon, sample: list[Tokens]) -> bool:
+    limits.doing(f"checking target {limits.quoted(target.label)}")
+    with limits.blaming(sample, lambda s: target.classes_ok(canon, [s])):
+        return target.classes_ok(canon, sample)
+
+
 def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens]) -> tuple[list[Tokens], str, str]:
     """Every small input, by class pattern where tokens are interchangeable (a certificate), else by token."""
     inputs = puzzle.inputs
@@ -163,7 +174,7 @@ def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens])
     if len(classes) < len(alphabet):
         rep = {t: c[0] for c in classes for t in c}
         canon = lambda s: [rep[t] for t in s]  # noqa: E731
-        if all(t.classes_ok(canon, sample) for t in targets):
+        if all(_classes_ok(t, canon, sample) for t in targets):
             reps = [c[0] for c in classes]
             top = inputs.exhaustive_max_len(len(reps))
             if top >= inputs.min_len:
@@ -232,7 +243,31 @@ def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, 
 
 def check(attempt: Attempt, n_random: int | None = None, property_examples: int = 100,
           margins: bool = True) -> PuzzleResult:
-    """Check an attempt against every target of its puzzle; never raises for the learner's mistakes."""
+    """Check an attempt against every target of its puzzle; never raises for the learner's mistakes.
+
+    Runs under limits.run: a check that takes longer than limits.CHECK_SECONDS is one error line
+    saying what it was doing, and so is the puzzle file's own code (spec, build) raising."""
+    shown = display(attempt.path)
+
+    def run() -> PuzzleResult:
+        try:
+            return _check(attempt, n_random, property_examples, margins)
+        except (CircuitError, limits.TimeLimit):
+            raise
+        except BaseException as e:  # noqa: BLE001 - the puzzle file's code raising (spec, build) is one line
+            if limits.file_frames(e):
+                raise limits.blame(e).within(shown) from e
+            raise
+
+    try:
+        return limits.run(run, "check", "checking", shown, source=attempt.path)
+    except CircuitError as e:
+        msg = str(e)
+        return PuzzleResult(attempt, "error", [TargetResult(t.label, t.kind, "error", message=msg) for t in attempt.puzzle.targets],
+                            message=msg)
+
+
+def _check(attempt: Attempt, n_random: int | None, property_examples: int, margins: bool) -> PuzzleResult:
     start = time.perf_counter()
     puzzle = attempt.puzzle
     labels = [(t.label, t.kind) for t in puzzle.targets]
@@ -243,6 +278,7 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
     results: list[TargetResult | None] = [None] * len(puzzle.targets)
     model = None
     if puzzle.build is not None:
+        limits.doing("building the model")
         try:
             _declares_sharpness(attempt)
             model = attempt.model()
@@ -250,24 +286,28 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
             return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", message=str(e)) for l, k in labels],
                                 message=str(e), seconds=time.perf_counter() - start)
     for i, t in enumerate(puzzle.targets):
+        limits.doing(f"checking target {limits.quoted(t.label)}")
         if isinstance(t, Structure):
             results[i] = _check_structure(t, attempt, model)
         elif isinstance(t, Code):
             results[i] = _check_code(t, attempt, property_examples)
     behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind == "behaviour"]
     coverage = Coverage()
+    message = ""
     if behaviour:
         try:
             coverage = _check_behaviour(model, attempt, behaviour, results, n_random, property_examples)
         except CircuitError as e:
+            message = e.within(display(attempt.path)).args[0]  # every behaviour target: one line for the puzzle
             for i in behaviour:
-                results[i] = TargetResult(*labels[i], "error", message=e.within(display(attempt.path)).args[0])
+                results[i] = TargetResult(*labels[i], "error", message=message)
     status = "solved" if all(r.status == "passed" for r in results) else (
         "error" if any(r.status == "error" for r in results) else "failing")
-    result = PuzzleResult(attempt, status, results, coverage, seconds=0.0)
+    result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, message=message)
     if status == "solved" and margins and behaviour and model is not None:
         from .margins import measure
 
+        limits.doing("measuring margins")
         result.margins = measure(attempt, model)
     result.seconds = time.perf_counter() - start
     return result

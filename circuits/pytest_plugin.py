@@ -1,12 +1,15 @@
 """The pytest plugin: `pytest puzzles/` collects puzzle files, one test item per target.
 
-A thin adapter over circuits.checker, in the manner of pytest's doctest plugin. It only
-collects files named NN_*.py inside a folder named puzzles/ or solutions/ that declare a
-circuits Puzzle, so it never touches other projects' Python files.
+A thin adapter over circuits.checker, in the manner of pytest's doctest plugin. It takes over a
+folder named puzzles/ or solutions/ when the folder is named on the command line or one of its
+NN_*.py files declares a circuits Puzzle, so it never touches other projects' Python files. In such
+a folder every NN_*.py entry is a row of the summary, whatever it is (an empty file, a folder, a
+broken link): what cannot be loaded is a failing item with one line saying why.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -15,7 +18,8 @@ import pytest
 from .errors import CircuitError
 
 _RESULTS = pytest.StashKey[list]()
-_NAME = re.compile(r"^\d\d_\w+\.py$")
+_NAME = re.compile(r"^\d\d_.*\.py$")  # as loader.puzzle_files globs: [0-9][0-9]_*.py
+_FOLDERS = ("puzzles", "solutions")
 
 
 def pytest_addoption(parser):
@@ -30,27 +34,90 @@ def pytest_configure(config):
     config.stash[_RESULTS] = []
 
 
-def is_puzzle_file(path: Path) -> bool:
-    if path.suffix != ".py" or path.parent.name not in ("puzzles", "solutions") or not _NAME.match(path.name):
-        return False
+def _declares_puzzle(path: Path) -> bool:
     try:
-        head = path.read_text(encoding="utf-8", errors="replace")
+        if not path.is_file():  # never open a named pipe: it would wait for a writer forever
+            return False
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return "circuits" in head and "Puzzle(" in head
+    return "circuits" in text and "Puzzle(" in text
+
+
+def is_puzzle_file(path: Path) -> bool:
+    """A regular NN_*.py file in a puzzles/ or solutions/ folder that declares a circuits Puzzle."""
+    return path.suffix == ".py" and path.parent.name in _FOLDERS and bool(_NAME.match(path.name)) \
+        and _declares_puzzle(path)
+
+
+def is_puzzle_folder(path: Path, session) -> bool:
+    """puzzles/ or solutions/, named on the command line or holding (or beside) a file that declares a Puzzle."""
+    if path.name not in _FOLDERS:
+        return False
+    if session.isinitpath(path, with_parents=True):
+        return True
+    twin = path.parent / _FOLDERS[path.name == "puzzles"]
+    return any(_declares_puzzle(f) for folder in (path, twin) if folder.is_dir() for f in folder.glob("[0-9][0-9]_*.py"))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: the hook is new in pytest 8
+def pytest_collect_directory(path: Path, parent):
+    if is_puzzle_folder(path, parent.session):
+        return PuzzleDir.from_parent(parent, path=path)
+    return None
 
 
 def pytest_collect_file(file_path: Path, parent):
-    if not is_puzzle_file(file_path):
+    """Before pytest 8 (no directory hook): puzzle files one by one, as long as they declare a Puzzle."""
+    if isinstance(parent, PuzzleDir) or not is_puzzle_file(file_path):
         return None
-    if parent.config.getoption("--solutions") and file_path.parent.name == "puzzles":
-        twin = file_path.parent.parent / "solutions" / file_path.name
-        if not twin.exists():
-            return MissingSolution.from_parent(parent, path=file_path)
-        file_path = twin
-    elif not parent.config.getoption("--solutions") and file_path.parent.name == "solutions":
-        pass  # asked for explicitly: `pytest solutions/` checks the solutions
-    return PuzzleFile.from_parent(parent, path=file_path)
+    return PuzzleDir.puzzle(parent, file_path)
+
+
+class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Directory: pytest 8 on
+    """puzzles/ (or solutions/): a PuzzleFile for every NN_*.py entry, whatever it is; anything else as pytest would."""
+
+    def collect(self):
+        ihook, config = self.ihook, self.config
+        entries = sorted(os.scandir(self.path), key=lambda e: e.name)
+        names = {e.name for e in entries}
+        for entry in entries:
+            path = Path(entry.path)
+            if not self.session.isinitpath(path) and ihook.pytest_ignore_collect(collection_path=path, config=config):
+                continue
+            if _NAME.match(entry.name):
+                yield self.puzzle(self, path)
+            elif entry.is_dir():
+                col = ihook.pytest_collect_directory(path=path, parent=self)
+                if col is not None:
+                    yield col
+            elif entry.is_file():
+                yield from ihook.pytest_collect_file(file_path=path, parent=self)
+        if self.config.getoption("--solutions") and self.path.name == "puzzles":
+            twin = self.path.parent / "solutions"  # a solution with no puzzle file is still checked
+            for path in sorted(twin.glob("[0-9][0-9]_*.py")) if twin.is_dir() else ():
+                if path.name not in names:
+                    yield PuzzleFile.from_parent(self, path=path)
+
+    @staticmethod
+    def puzzle(parent, path: Path) -> pytest.File:
+        """The node for puzzles/NN_x.py: the file itself, or with --solutions the solution of the same name."""
+        if parent.config.getoption("--solutions") and path.parent.name == "puzzles":
+            twin = path.parent.parent / "solutions" / path.name
+            if not (twin.exists() or twin.is_symlink()):
+                return MissingSolution.from_parent(parent, path=path)
+            node = PuzzleFile.from_parent(parent, path=path)  # keeps the path asked for, so `pytest puzzles/NN_x.py` selects it
+            node.source = twin
+            return node
+        return PuzzleFile.from_parent(parent, path=path)
+
+
+def _unloaded(path: Path, message: str):
+    """The summary row of a file that could not be loaded."""
+    from .checker import PuzzleResult, TargetResult
+
+    return PuzzleResult(None, "error", [TargetResult("load", "file", "error", message=message)], message=message,
+                        file=path.name.removesuffix(".py"))
 
 
 class PuzzleFailure(Exception):
@@ -72,6 +139,7 @@ class LoadError(pytest.Item):
         self.message = message
 
     def runtest(self):
+        self.config.stash[_RESULTS].append(_unloaded(self.path, self.message))
         raise CircuitError(self.message)
 
     def repr_failure(self, excinfo):
@@ -86,16 +154,19 @@ class LoadError(pytest.Item):
 class PuzzleFile(pytest.File):
     """One puzzle file; its check runs once, the first time one of its items runs."""
 
+    source: Path | None = None  # the file checked, when not `path` itself (--solutions)
+
     def collect(self):
         from .loader import load
 
+        source = self.source or self.path
         try:
-            self.attempt = load(self.path)
+            self.attempt = load(source)
         except CircuitError as e:
             yield LoadError.from_parent(self, name="load", message=str(e))
             return
         self._result = None
-        lines = self.path.read_text(encoding="utf-8").splitlines()
+        lines = source.read_text(encoding="utf-8-sig", errors="replace").splitlines()
         self.answer_line = next((n for n, line in enumerate(lines) if line.startswith("# ── your answer")), 0)
         for i, target in enumerate(self.attempt.puzzle.targets):
             yield PuzzleItem.from_parent(self, name=f"{i + 1}. {_short(target.label)}", index=i)
@@ -144,7 +215,7 @@ class PuzzleItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, self.parent.answer_line, f"{self.parent.attempt.puzzle.id} · target {self.index + 1}: {self.parent.attempt.puzzle.targets[self.index].label}"
+        return self.parent.source or self.path, self.parent.answer_line, f"{self.parent.attempt.puzzle.id} · target {self.index + 1}: {self.parent.attempt.puzzle.targets[self.index].label}"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
