@@ -78,6 +78,14 @@ class PuzzleResult:
     message: str = ""
     file: str = ""  # the file's stem, for a file that could not be loaded (attempt None)
 
+    @classmethod
+    def unloaded(cls, path, message: str) -> "PuzzleResult":
+        """The summary row of a puzzle file that could not be loaded: an error, never a missing row."""
+        from pathlib import Path
+
+        return cls(None, "error", [TargetResult("load", "file", "error", message=message)], message=message,
+                   file=Path(path).name.removesuffix(".py"))
+
     @property
     def name(self) -> str:
         return self.attempt.puzzle.id if self.attempt else (self.file or "?")

@@ -184,11 +184,12 @@ def cmd_list(args) -> int:
         except CircuitError as e:
             from .checker import PuzzleResult
 
-            results.append(PuzzleResult(None, "error", [], message=str(e)))
             said = str(e)  # most messages name the file already: name it once
-            print(f"circuits: {said if _shown(f) in said else f'{_shown(f)}: {said}'}", file=sys.stderr)
-    _console().print(summary_table([r for r in results if r.attempt], title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
-    return 0
+            said = said if _shown(f) in said else f"{_shown(f)}: {said}"
+            results.append(PuzzleResult.unloaded(f, said))  # a row of its own, never dropped
+            print(f"circuits: {said}", file=sys.stderr)
+    _console().print(summary_table(results, title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
+    return 1 if any(r.attempt is None for r in results) else 0
 
 
 def cmd_check(args) -> int:

@@ -112,14 +112,6 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
         return PuzzleFile.from_parent(parent, path=path)
 
 
-def _unloaded(path: Path, message: str):
-    """The summary row of a file that could not be loaded."""
-    from .checker import PuzzleResult, TargetResult
-
-    return PuzzleResult(None, "error", [TargetResult("load", "file", "error", message=message)], message=message,
-                        file=path.name.removesuffix(".py"))
-
-
 class PuzzleFailure(Exception):
     def __init__(self, result):
         super().__init__(result.label)
@@ -139,7 +131,9 @@ class LoadError(pytest.Item):
         self.message = message
 
     def runtest(self):
-        self.config.stash[_RESULTS].append(_unloaded(self.path, self.message))
+        from .checker import PuzzleResult
+
+        self.config.stash[_RESULTS].append(PuzzleResult.unloaded(self.path, self.message))
         raise CircuitError(self.message)
 
     def repr_failure(self, excinfo):

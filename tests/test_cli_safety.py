@@ -136,6 +136,9 @@ def test_list_names_a_broken_file_once(project):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].count("03_uniform.py") == 1 and "syntax error" in lines[0], lines[0]
+    assert result.returncode == 1  # a broken puzzle file is not a clean listing
+    rows = [line for line in result.stdout.splitlines() if "03_uniform" in line]
+    assert rows and "error" in rows[0], result.stdout  # a row of its own, never dropped
 
 
 # --- 4, 5. sizes and seeds out of range ------------------------------------------------------------------------
