@@ -122,6 +122,20 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "gelu_new": gelu_tanh}
 
 
+def scores_float32(q: np.ndarray, k: np.ndarray) -> np.ndarray:  # [..., n_q, d], [..., n_k, d] -> [..., n_q, n_k]
+    """q·kᵀ as Hugging Face's GPT-Neo takes it: q and k rounded to float32, a float32 product, back to float64.
+
+    A float32 product's last bits depend on the BLAS kernel that sums it, so it is taken by torch
+    when torch is installed (the library Hugging Face itself runs), else by numpy (within ~1e-7).
+    """
+    q32, k32 = q.astype(np.float32), np.swapaxes(k.astype(np.float32), -1, -2)
+    try:
+        import torch
+    except ImportError:
+        return (q32 @ k32).astype(np.float64)
+    return torch.matmul(torch.from_numpy(q32), torch.from_numpy(k32)).numpy().astype(np.float64)
+
+
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndarray, scale: float | np.ndarray = 1.0):
     """q [..., n_q, d], k [..., n_k, d], v [..., n_k, d_v], visible [..., n_q, n_k] -> scores, pattern [..., n_q, n_k], z [..., n_q, d_v]."""
     scores = (q @ np.swapaxes(k, -1, -2)) * scale

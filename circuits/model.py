@@ -205,7 +205,7 @@ class Block:
             v = v.reshape(b, T, n, dv).transpose(0, 2, 1, 3)  # [b, h, T, dv]
             visible = self.visible(T, valid)
             if self.qk_float32:  # HF GPT-Neo's q·k: float32 inputs, a float32 product, then back to float64
-                scores = (q.astype(np.float32) @ k.astype(np.float32).transpose(0, 1, 3, 2)).astype(np.float64)
+                scores = F.scores_float32(q, k)
             else:
                 scores = q @ k.transpose(0, 1, 3, 2)  # [b, h, T, T]
             scores *= self.scale[None, :, None, None]
