@@ -130,12 +130,19 @@ def sharpness(attempt, steps: int = 9) -> float | None:
     batch = inputs.sample(1000, seed=inputs.seed + 1)
     batch += [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
 
+    hard: list[list[str]] = []  # inputs that failed at a smaller factor: they are tried first, alone
+
     def ok(factor: float) -> bool:
         try:
             model = attempt.model(_scaled(attempt.answer, puzzle.sharpness, factor))
         except CircuitError:
             return False
-        return passes(model, targets, batch)[0]
+        if hard and not passes(model, targets, hard)[0]:
+            return False  # the same verdict the whole batch would give (hard is part of it), sooner
+        good, bad = passes(model, targets, batch)
+        if not good:
+            hard.append(bad)
+        return good
 
     if ok(0.0):
         return 0.0
