@@ -9,6 +9,7 @@ A mutant that passes for any other reason means a target is too loose: tighten t
 import time
 
 import pytest
+from conftest import MUTATION_AUDITS
 from helpers import solution
 
 from circuits.mutants import audit, matches, mutants, rejects
@@ -90,8 +91,9 @@ PUZZLES = ["00_attention", "01_consonants", "02_first_consonant", "03_uniform", 
 
 
 @pytest.mark.parametrize("stem", PUZZLES)
-def test_the_checker_kills_every_non_equivalent_mutant(stem):
+def test_the_checker_kills_every_non_equivalent_mutant(stem, request):
     result = audit(solution(stem), ALLOWED.get(stem, ()))
+    request.config.stash[MUTATION_AUDITS].append(result)
     print(f"\n{result.describe()}")
     for name, why in result.allowed:
         print(f"  allowed: {name}: {why}")
