@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import CircuitError
-from .loader import Attempt, display
 from .answer_names import head_matrices as names
 from .answer_names import in_answer_terms
+from .errors import CircuitError
+from .loader import Attempt, display
 from .targets import Code, Explanation, Structure, Target, Tokens
 
 STAGES = ("worked example", "every small input", "random inputs", "property test")

@@ -1,7 +1,6 @@
 """Test settings: deterministic hypothesis, no example database written anywhere; the mutation test's kill rates."""
 
 import pytest
-
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

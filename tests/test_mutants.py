@@ -45,16 +45,16 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("s × 10", SCALED_UP),
         ("W_[QKV]_[abcde][[]*, v:*] 0 → *", "layer 0 reads v:, which only head 0.3 (layer 0) writes: zero at its input"),
         ("W_[QK]_[bc][[]*, [cs][oi][sn]:*", POSITION_ONLY),
-        ("W_Q_a[[]*, [cs][oi][sn]:[123]] 0 → s", "adds s·(a position number, |·| ≤ 0.8) to every key holding the row's "
-                                               "token alike: those keys still tie, and a match still leads the rest "
-                                               "by ≥ 0.2·s = 12, so ≤ 15e^−12 of the attention leaves it"),
+        ("W_Q_a[[]*, [cs][oi][sn]:[123]] 0 → s", ("adds s·(a position number, |·| ≤ 0.8) to every key holding the "
+                                                "row's token alike: those keys still tie, and a match still leads the "
+                                                "rest by ≥ 0.2·s = 12, so ≤ 15e^−12 of the attention leaves it")),
         *((f"W_Q_f[[]{r}, {d}] → 0", POINTER) for r, d in ((0, "v:1"), (1, "v:0"), (2, "v:2"), (2, "v:3"),
                                                             (3, "v:2"), (3, "v:3"))),
         ("W_Q_f[[]*, [cs][oi][sn]:*] 0 → *", POINTER),
         ("W_Q_f[[]*, v:[4567]] 0 → *", POINTER),
         ("W_K_f[[]*, [cs][oi][sn]:*", POINTER),
-        ("W_K_f[[]*, v:[4567]] 0 → 1", "moves each key's score by ≤ 0.8·s × 0.4 = 0.32·s, below half the 0.8·s by "
-                                       "which the key after the copy leads (1.64 vs 0.84): it keeps ≥ 1 − 15e^−9.6"),
+        ("W_K_f[[]*, v:[4567]] 0 → 1", ("moves each key's score by ≤ 0.8·s × 0.4 = 0.32·s, below half the 0.8·s by "
+                                        "which the key after the copy leads (1.64 vs 0.84): it keeps ≥ 1 − 15e^−9.6")),
     ],
     "07_induction_k_composition": [
         ("whole answer × 10", SCALED_UP),

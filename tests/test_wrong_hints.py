@@ -32,7 +32,7 @@ def test_07_keys_reading_what_nothing_writes_say_so_through_the_cli(tmp_path, ca
 
 def test_06_beta_too_large_blames_the_position_weight_and_later_parts_point_back():
     failed = failing("06_induction_pointer", params={"s": 60, "β": 3})
-    d = [t for label, t in failed.items() if label.startswith("(d)")][0].failure.explanation
+    d = next(t for label, t in failed.items() if label.startswith("(d)")).failure.explanation
     assert "the position term outweighs the tok:* term" in d.hint and "W_Q_d's entries on cos/sin" in d.hint
     assert "rotation" not in d.hint
     for label, t in failed.items():
@@ -54,7 +54,7 @@ def test_06_pointer_failing_only_because_the_copy_is_wrong_points_at_e():
 
 def test_06_heads_of_one_layer_do_not_point_at_each_other():
     failed = failing("06_induction_pointer", params={"s": 3, "β": 0.33})
-    b = [t for label, t in failed.items() if label.startswith("(b)")][0].failure.explanation
+    b = next(t for label, t in failed.items() if label.startswith("(b)")).failure.explanation
     assert "may follow" not in b.hint  # (b) reads nothing (a) writes
 
 
@@ -87,7 +87,7 @@ def test_01_to_03_hints_never_name_a_W_O_the_puzzle_does_not_have():
 
 def test_not_sharp_enough_says_by_how_much_and_that_factor_is_enough():
     failed = failing("07_induction_k_composition", params={"s": 2})
-    f = [t for label, t in failed.items() if label.startswith("head 0.0")][0]
+    f = next(t for label, t in failed.items() if label.startswith("head 0.0"))
     factor = float(re.search(r"the scores need ×([\d.]+)", f.failure.explanation.hint).group(1))
     assert 1 < factor < 2
     target = solution("07_induction_k_composition").puzzle.targets[0]
