@@ -351,8 +351,8 @@ def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> N
     for n in failed:
         same_head = results[n].failure.explanation.head == results[first].failure.explanation.head is not None
         if n != first and (targets[n].stage > targets[first].stage or same_head):
-            results[n].failure.explanation.hint += (f" This may follow from the failure of {name}, earlier in the "
-                                                     "circuit: fix that first.")
+            e = results[n].failure.explanation
+            e.hint = e.hint.rstrip(".") + f". This may follow from the failure of {name}, earlier in the circuit: fix that first."
 
 
 def _check_structure(target: Structure, attempt, model) -> TargetResult:
