@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import limits
+from .answer_names import head_matrices as names
+from .answer_names import in_answer_terms
 from .errors import CircuitError
 from .loader import Attempt, display
 from .targets import Code, Explanation, Structure, Target, Tokens
@@ -378,9 +380,27 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             f.tokens = shrink(f.tokens, fails, list(inputs.alphabet), inputs.min_len)
             f.trace = model.run([f.tokens])
             f.explanation = t.explain(f.trace, f.tokens)
+            f.explanation.hint = in_answer_terms(f.explanation.hint, f.explanation.head, names(attempt, model))
             res.status, res.failure, res.worst = "failed", f, None
         results[i] = res
+    _earliest_first(targets, [results[i] for i in idx])
     return cov
+
+
+def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> None:
+    """Later failures may only echo the earliest one in the circuit (layer order, then the puzzle's): say so
+    where the later target reads what the earlier one failed to make (a later layer, or the same head)."""
+    failed = [n for n, r in enumerate(results) if r.status == "failed" and r.failure.explanation is not None]
+    if len(failed) < 2:
+        return
+    first = min(failed, key=lambda n: (targets[n].stage, n))
+    label = results[first].label
+    name = f"part {label.split(' ', 1)[0]}" if label.startswith("(") else repr(label)
+    for n in failed:
+        same_head = results[n].failure.explanation.head == results[first].failure.explanation.head is not None
+        if n != first and (targets[n].stage > targets[first].stage or same_head):
+            e = results[n].failure.explanation
+            e.hint = e.hint.rstrip(".") + f". This may follow from the failure of {name}, earlier in the circuit: fix that first."
 
 
 def _check_structure(target: Structure, attempt, model) -> TargetResult:

@@ -37,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("puzzle")
     sh.add_argument("input", help="the input, e.g. abcce (tokens separated by spaces for word vocabularies)")
     sh.add_argument("--solution", action="store_true")
-    sh.add_argument("--json", action="store_true", help="print JSON: tokens, patterns[layer][head][query][key], output, expected")
+    sh.add_argument("--json", action="store_true", help="print JSON: tokens, patterns[layer][head][query][key], and targets: each target's "
+                    "label, kind, expected and output per position")
     sh.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page")
     sh.add_argument("--force", action="store_true", help=FORCE_HELP)
     an = sub.add_parser("analyze", help="QK/OV circuits, composition scores and paths of a puzzle's model")
@@ -217,30 +218,49 @@ def _built(args, verb: str):
     return attempt, attempt.model()
 
 
-def _expected_and_output(attempt, trace, tokens) -> tuple[list, list, str]:
+def shown_targets(attempt, trace, tokens) -> list[dict]:
+    """Every behaviour target the puzzle checks, on one input: what it expects and what the model does, per position."""
     from .targets import Attention, NextToken, Output
 
+    out = []
     for t in attempt.puzzle.targets:
-        if isinstance(t, Output):
+        if isinstance(t, Attention):
+            pattern = trace.pattern(t.layer, t.head)[0]
+            keys = t.key_sets(trace, [tokens])[0]  # [query, key]
+            out.append({"label": t.label, "kind": "attention", "head": [t.layer, t.head],
+                        "readout": f"head {t.layer}.{t.head}: attended key (argmax)",
+                        "expected": [[int(k) for k in np.flatnonzero(row)] or None for row in keys],
+                        "output": [int(np.argmax(r)) for r in pattern]})
+        elif isinstance(t, Output):
             yours = t.readout.get(trace)[0]
             off = yours.shape[0] - len(tokens)
             exp = [None] * off + [None if e is None else list(map(float, e)) for e in t.spec(tokens)]
-            return exp, yours.tolist(), t.readout.label
-        if isinstance(t, Attention):
-            pat = trace.pattern(t.layer, t.head)[0]
-            tg = t.targets(trace, [tokens])[0]
-            return [int(x) if x >= 0 else None for x in tg], [int(np.argmax(r)) for r in pat], \
-                f"head {t.layer}.{t.head}: attended key (argmax)"
-        if isinstance(t, NextToken):
+            out.append({"label": t.label, "kind": "output", "readout": t.readout.label, "expected": exp,
+                        "output": yours.tolist()})
+        elif isinstance(t, NextToken) and trace.logprobs is not None:
             vocab = trace.model.vocab
             off = trace.ids.shape[1] - len(tokens)
-            exp = [None] * off + list(t.spec(tokens))
-            return exp, [vocab.tokens[int(i)] for i in trace.logprobs[0].argmax(-1)], "next-token prediction"
-    return [], [], ""
+            out.append({"label": t.label, "kind": "next-token", "readout": "next-token prediction",
+                        "expected": [None] * off + list(t.spec(tokens)),
+                        "output": [vocab.tokens[int(i)] for i in trace.logprobs[0].argmax(-1)]})
+    return out
+
+
+def _readout_table(target: dict, labels: list[str]):
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold")
+    for col in ("pos", "token", "expected", "yours"):
+        table.add_column(col, justify="right")
+    fmt = lambda v: "—" if v is None else (  # noqa: E731
+        "[" + ", ".join(f"{x:.3g}" for x in v) + "]" if isinstance(v, list) else str(v))
+    for i, tok in enumerate(labels):
+        e = target["expected"][i] if i < len(target["expected"]) else None
+        table.add_row(str(i), repr(tok), fmt(e), fmt(target["output"][i]))
+    return table
 
 
 def cmd_show(args) -> int:
-    from rich.table import Table
     from rich.text import Text
 
     from .render import pattern_heatmap
@@ -251,31 +271,33 @@ def cmd_show(args) -> int:
     model.vocab.encode(args.input)  # an unknown token is reported against the text as typed
     trace = model.run([tokens])
     labels = trace.tokens(0)
-    expected, output, what = _expected_and_output(attempt, trace, tokens)
+    targets = shown_targets(attempt, trace, tokens)
     patterns = [[trace.pattern(l, h)[0].tolist() for h in range(model.n_heads(l))] for l in range(model.n_layers)]
     if args.html:
         from .html import write_html
 
         write_html(args.html, trace, force=args.force)
     if args.json:
-        print(json.dumps({"puzzle": attempt.puzzle.id, "tokens": labels, "patterns": patterns, "readout": what,
-                          "output": output, "expected": expected}))
+        first = targets[0] if targets else {"readout": "", "output": [], "expected": [], "kind": ""}
+        expected = [max(k) if k else None for k in first["expected"]] if first["kind"] == "attention" else first["expected"]
+        print(json.dumps({"puzzle": attempt.puzzle.id, "tokens": labels, "patterns": patterns, "targets": targets,
+                          # the first target alone, as before `targets` (attention: the latest expected key)
+                          "readout": first["readout"], "output": first["output"], "expected": expected}))
         return 0
     c = _console()
+    marked = {tuple(t["head"]): t for t in targets if t["kind"] == "attention"}
     for l in range(model.n_layers):
         for h in range(model.n_heads(l)):
-            c.print(pattern_heatmap(trace.pattern(l, h)[0], labels, title=f"head {l}.{h}"))
+            target = marked.get((l, h))
+            title = f"head {l}.{h}" + (f" — {target['label']} (* = expected key)" if target else "")
+            c.print(Text(title, style="bold"))
+            c.print(pattern_heatmap(trace.pattern(l, h)[0], labels, targets=target["expected"] if target else None))
             c.print()
-    if what:
-        table = Table(title=what, title_justify="left", box=None, header_style="bold")
-        for col in ("pos", "token", "expected", "yours"):
-            table.add_column(col, justify="right")
-        fmt = lambda v: "—" if v is None else (  # noqa: E731
-            "[" + ", ".join(f"{x:.3g}" for x in v) + "]" if isinstance(v, list) else str(v))
-        for i, tok in enumerate(labels):
-            e = expected[i] if i < len(expected) else None
-            table.add_row(str(i), repr(tok), fmt(e), fmt(output[i]))
-        c.print(table)
+    for target in targets:
+        if target["kind"] != "attention":
+            c.print(Text(f"{target['label']} — {target['readout']}, yours vs expected", style="bold"))
+            c.print(_readout_table(target, labels))
+            c.print()
     if args.html:
         c.print(Text(f"wrote {args.html}"))
     return 0

@@ -101,7 +101,56 @@ class Repeated:
         return strategies.repeated_sequences(alphabet, bottom, top, self.distinct)
 
 
-Family = Uniform | Runs | Repeated
+@dataclass(frozen=True)
+class Copies:
+    """One token exactly twice, at m < q, among other tokens: what an induction head points from.
+
+    Its extremes put the pair at every (m, q) of the longest length, so a head whose pattern
+    depends on the copy's position and the query's is checked at every pair it can meet.
+    """
+
+    tokens: Sequence[str] = ()  # the alphabet, for the extremes
+    name: str = "one earlier copy"
+
+    @staticmethod
+    def _place(row: list[str], m: int, q: int, token: str) -> list[str]:
+        row[m] = row[q] = token
+        return row
+
+    def sample(self, rng, n, alphabet, lo, hi):
+        if len(alphabet) < 2 or hi < 2:
+            raise CircuitError("one earlier copy needs two tokens and inputs of two or more")
+        out = []
+        for L in rng.integers(max(lo, 2), hi + 1, size=n):
+            q = int(rng.integers(1, L))
+            m, a = int(rng.integers(0, q)), int(rng.integers(len(alphabet)))
+            others = [t for i, t in enumerate(alphabet) if i != a]
+            out.append(self._place([others[int(i)] for i in rng.integers(0, len(others), size=L)], m, q, alphabet[a]))
+        return out
+
+    def strategy(self, alphabet, lo, hi):
+        from hypothesis import strategies as st
+
+        @st.composite
+        def one_copy(draw):
+            L = draw(st.integers(max(lo, 2), hi))
+            q = draw(st.integers(1, L - 1))
+            m, a = draw(st.integers(0, q - 1)), draw(st.sampled_from(list(alphabet)))
+            row = draw(st.lists(st.sampled_from([t for t in alphabet if t != a]), min_size=L, max_size=L))
+            return self._place(row, m, q, a)
+
+        return one_copy()
+
+    def extremes(self, lo: int, hi: int) -> list[list[str]]:
+        """At the longest length, the first token at every pair m < q, the others cycling around it."""
+        if len(self.tokens) < 2:
+            return []
+        a, others = self.tokens[0], list(self.tokens[1:])
+        return [self._place([others[i % len(others)] for i in range(hi)], m, q, a)
+                for q in range(1, hi) for m in range(q)]
+
+
+Family = Uniform | Runs | Repeated | Copies
 
 
 @dataclass(frozen=True)

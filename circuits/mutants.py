@@ -226,9 +226,52 @@ def mutants(attempt) -> list[Mutant]:
 
 
 # --- the fast check ---------------------------------------------------------------------------------------------
-def rejects(attempt, answer, n_random: int = FAST_RANDOM) -> bool:
+class Numbers:
+    """Answer matrices bound to numbers once: a mutant edits one matrix, and the others need not be re-bound.
+
+    Binding symbols (sympy) costs more than running a mutant on a thousand inputs, so the fast
+    check builds each mutant's model from cached float copies of the matrices it did not edit.
+    """
+
+    def __init__(self):
+        self._cache: dict[tuple, tuple[object, object]] = {}
+
+    def __call__(self, name: str, value, params):
+        from .weights import matrix
+
+        key = (id(value), tuple(sorted((str(k), float(v)) for k, v in dict(params or {}).items())))
+        hit = self._cache.get(key)
+        if hit is None or hit[0] is not value:
+            try:
+                numbers = _with(value, np.array(matrix(value, name, (None, None), params=params)))
+            except (CircuitError, TypeError, ValueError):
+                numbers = value  # the model's own build reports it
+            hit = self._cache[key] = (value, numbers)
+        return hit[1]
+
+    def answer(self, attempt, answer) -> types.SimpleNamespace:
+        """The answer with every matrix in numbers (and no params left to bind, when all of them bound)."""
+        bound = copy.copy(answer)
+        done = True
+        for name in attempt.puzzle.answer:
+            value = getattr(answer, name, None)
+            if name != "params" and value is not None and not callable(value):
+                numbers = self(name, value, getattr(answer, "params", None))
+                setattr(bound, name, numbers)
+                done = done and numbers is not value
+        if done and getattr(answer, "params", None):
+            bound.params = {}
+        return bound
+
+
+FIRST = 100  # random inputs tried before the exhaustive small inputs: most mutants fail on a few
+
+
+def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | None = None) -> bool:
     """Whether the checker rejects `answer`: the full check's stages in order, stopping at the first failure,
-    without margins, shrinking or the property test (a mutant this lets through is re-checked in full)."""
+    without margins, shrinking or the property test (a mutant this lets through is re-checked in full).
+
+    Cheapest first: the worked examples, a few random inputs, then every small input and the rest."""
     from .checker import _check_code, _check_structure, _declares_sharpness, _examples, evaluate, small_inputs
     from .targets import Code, Structure
 
@@ -239,7 +282,7 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM) -> bool:
     if puzzle.build is not None:
         try:
             _declares_sharpness(trial)
-            model = trial.model()
+            model = attempt.model(numbers.answer(attempt, answer) if numbers is not None else answer)
         except CircuitError:
             return True
     for t in puzzle.targets:
@@ -253,12 +296,13 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM) -> bool:
     inputs = puzzle.inputs
     sample = inputs.sample(n_random, seed=inputs.seed)
     examples = _examples(puzzle)
+    fails = lambda batch: bool(batch) and not evaluate(model, behaviour, batch)[0].all()  # noqa: E731
     try:
-        if not evaluate(model, behaviour, examples)[0].all():
+        if fails(examples) or fails(sample[:FIRST]):
             return True
         small, _, _ = small_inputs(model, puzzle, behaviour, sample[:300] + examples)
         extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
-        return any(batch and not evaluate(model, behaviour, batch)[0].all() for batch in (sample + extremes, small))
+        return fails(small) or fails(sample[FIRST:] + extremes)
     except CircuitError:
         return True
 
@@ -281,8 +325,9 @@ def audit(attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST
     """Run every mutant; `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent)."""
     start = time.perf_counter()
     result = Audit(attempt.puzzle.id)
+    numbers = Numbers()
     for m in mutants(attempt):
-        if rejects(attempt, m.answer, n_random):
+        if rejects(attempt, m.answer, n_random, numbers):
             result.killed.append(m.name)
             continue
         reason = next((why for pattern, why in allowed if matches(m.name, pattern)), None)

@@ -37,7 +37,8 @@ def pattern_heatmap(pattern: np.ndarray, query_labels: Sequence[str], key_labels
     """An attention pattern `[query, key]` as a table: query rows, key columns, token labels on both axes.
 
     Weights print as .xx (1. for ≥ .995, 0 for < .005), so the table reads without colour;
-    hidden (future) keys print as ·. `targets[q]` marks the key a target expects with *.
+    hidden (future) keys print as ·. `targets[q]` (a key, or a collection of keys) marks the keys a
+    target expects with *.
     Long inputs show their last `max_len` positions.
     """
     T = pattern.shape[0]
@@ -51,9 +52,18 @@ def pattern_heatmap(pattern: np.ndarray, query_labels: Sequence[str], key_labels
         cells = []
         for k in range(start, T):
             p = pattern[q, k] if k <= q or pattern[q, k] > 0 else np.nan
-            cells.append(_cell(float(p), targets is not None and targets[q] == k))
+            cells.append(_cell(float(p), targets is not None and _expects(targets[q], k)))
         table.add_row(f"{q} {_label(query_labels[q])} ", *cells)
     return table
+
+
+def _expects(target, k: int) -> bool:
+    """Whether a query's target (a key, −1 or None for none, or a collection of keys) includes key k."""
+    if target is None:
+        return False
+    if isinstance(target, (int, np.integer)):
+        return int(target) == k
+    return k in target
 
 
 def _label(tok: str) -> str:

@@ -116,9 +116,63 @@ class Explanation:
     marks: list[int] | None = None  # per query row: the key a target expects (−1: none)
 
 
-def _fmt_vec(v) -> str:
+def _fmt_vec(v, digits: int = 3) -> str:
     v = np.atleast_1d(np.asarray(v, dtype=float))
-    return "[" + ", ".join(f"{x:.3g}" if abs(x) >= 1e-3 else "0" for x in v) + "]"
+    small = 1e-3 if digits == 3 else 0.0
+    return "[" + ", ".join(f"{x:.{digits}g}" if x != 0 and abs(x) >= small else "0" for x in v) + "]"
+
+
+def _fmt_pair(expected, yours) -> tuple[str, str]:
+    """Both vectors with just enough digits to show that they differ (3 when that is enough)."""
+    for digits in (3, 6, 9, 12, 17):
+        a, b = _fmt_vec(expected, digits), _fmt_vec(yours, digits)
+        if a != b:
+            return a, b
+    return a, b
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def factor_needed(scores: np.ndarray, ok: Callable[[np.ndarray], bool], top: float = 1e4) -> float | None:
+    """The smallest factor on one query's scores `[keys]` whose softmax passes `ok` (None: not even ×`top`)."""
+    if ok(_softmax(scores)):
+        return 1.0
+    hi = 2.0
+    while not ok(_softmax(hi * scores)):
+        hi *= 2
+        if hi > top:
+            return None
+    lo = hi / 2
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if ok(_softmax(mid * scores)) else (mid, hi)
+    return hi
+
+
+def _scale_by(factor: float | None, q: int) -> str:
+    if factor is None:
+        return "no scale up to ×10⁴ is enough, so sharpening alone will not fix it"
+    return f"at this length ({q + 1} keys visible) the scores need ×{factor:.3g} (scale W_Q or W_K, or your sharpness symbol, by that much)"
+
+
+def _group(label: str) -> str:
+    """A residual direction's family: tok:a → tok:*, cos:1 and sin:1 → cos/sin:* (position)."""
+    prefix, colon, _ = label.partition(":")
+    if not colon:
+        return label
+    return "cos/sin:*" if prefix in ("cos", "sin") else f"{prefix}:*"
+
+
+def _rotates(W: np.ndarray) -> bool:
+    """Whether some row of W mixes two directions (a rotation of a cos/sin pair), rather than weighing one."""
+    return bool(((np.asarray(W) != 0).sum(-1) >= 2).any())
+
+
+def _groups(labels) -> str:
+    return ", ".join(dict.fromkeys(_group(x) for x in labels))
 
 
 def _tok(tokens: Tokens, i: int) -> str:
@@ -133,6 +187,16 @@ class Target:
     metric = "metric"
     higher_is_worse = True
     reads_logits = False
+
+    @property
+    def stage(self) -> float:
+        """Where in the circuit the target looks: its layer (a readout after layer l: l + 0.5; the logits: ∞)."""
+        if hasattr(self, "layer"):
+            return float(self.layer)
+        readout = getattr(self, "readout", None)
+        if isinstance(readout, Residual):
+            return np.inf if readout.after_layer is None else readout.after_layer + 0.5
+        return float(readout.layer) if readout is not None else np.inf
 
     def evaluate(self, trace, batch: list[Tokens]) -> Evaluation:
         raise NotImplementedError
@@ -215,8 +279,9 @@ class Output(Target):
         tokens = trace.tokens(0)
         rows = [[str(i), repr(t), "—" if np.isnan(exp[i]).all() else _fmt_vec(exp[i]), _fmt_vec(yours[i]),
                  f"{err[i]:.3g}" if err[i] >= 1e-9 else "0", "✗" if err[i] > self.tol else "✓"] for i, t in enumerate(tokens)]
-        summary = (f"at position {_tok(tokens, q)} the expected {self.readout.label} is {_fmt_vec(exp[q])}, "
-                   f"yours is {_fmt_vec(yours[q])} (error {err[q]:.3g} > tolerance {self.tol:g})")
+        shown_exp, shown_yours = _fmt_pair(exp[q], yours[q])
+        summary = (f"at position {_tok(tokens, q)} the expected {self.readout.label} is {shown_exp}, "
+                   f"yours is {shown_yours} (error {err[q]:.3g} > tolerance {self.tol:g})")
         head = getattr(self.readout, "layer", None), getattr(self.readout, "head", None)
         head = head if head[0] is not None else None
         hint = self._hint(trace, tokens, q, exp[q]) if head else self._residual_hint(trace, q, yours[q] - exp[q])
@@ -247,6 +312,11 @@ class Output(Target):
         d = order[0]
         p = parts(model.residual.index(names[d]))
         written = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if abs(v) > 1e-12) or "nothing"
+        heads = [k for k, v in p.items() if k.startswith("head") and abs(v) > 1e-12]
+        if heads:
+            return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): "
+                    f"{' and '.join(heads)} {'writes' if len(heads) == 1 else 'write'} it, but the wrong value — check "
+                    f"which direction W_V of {heads[-1]} reads (from which position) and where its W_O writes it")
         return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): the head "
                 "that should write it does not — check which rows of W_O write this direction, and what W_V reads")
 
@@ -267,18 +337,20 @@ class Output(Target):
             scores = trace.layers[l].scores[0, h, q, : q + 1]
             gap = float(scores[good].min() - np.delete(scores, good).max()) if len(good) <= q else np.inf
             if np.isfinite(gap) and gap > 0:
+                close = lambda p: np.abs(p @ values - expected).max() <= self.tol  # noqa: E731
                 return (f"attention is aimed right but not sharp enough: at position {q} the keys whose value would give "
                         f"the expected vector ({where}) score {gap:.3g} above the rest, yet hold only {mass:.3f} of "
                         f"{name}'s attention because {q + 1 - len(good)} other keys share the softmax. The gap must grow "
-                        f"with length (about log(length / tolerance)): scale W_Q or W_K up.")
+                        f"with length (about log(length / tolerance)): {_scale_by(factor_needed(scores, close), q)}.")
             return (f"attention went to the wrong positions: only {mass:.3f} of {name}'s attention at position {q} is on "
                     f"the keys whose value would give the expected vector ({where}). Look at W_Q and W_K.")
         if np.abs(values.mean(0) - expected).max() <= self.tol:
             return (f"attending evenly to positions 0..{q} would give the expected vector, but {name} does not: "
                     "look at W_Q and W_K (a zero W_QK attends evenly)")
+        matrices = "W_V and W_O" if isinstance(self.readout, HeadOutput) else "W_V"
         return (f"no key's value is close to the expected vector {_fmt_vec(expected)} (the values at positions 0..{q} are "
                 f"{', '.join(_fmt_vec(v) for v in values[:4])}{' …' if q >= 4 else ''}), so no attention pattern can "
-                "produce it: look at W_V (and W_O)")
+                f"produce it: look at {matrices}")
 
 
 @dataclass
@@ -408,19 +480,68 @@ class Attention(Target):
                         "Look at W_Q and W_K: which directions make these keys score differently?")
             else:
                 gap = float(inside.min() - rest.max()) if len(rest) else np.inf
+                target_keys = keys[q, : q + 1]
+                need = self.min_mass / n_keys if self.evenly else self.min_mass
+                ok = (lambda p: p[target_keys].min() >= need) if self.evenly else (lambda p: p[target_keys].sum() >= need)
                 hint = (f"{name} attends most to the right key{'s' if n_keys > 1 else ''}, but the score there beats the "
-                        f"next best by only {gap:.3g}: sharpen the pattern by scaling W_Q or W_K (or your sharpness symbol) up")
+                        f"next best by only {gap:.3g}: sharpen the pattern; {_scale_by(factor_needed(scores, ok), q)}")
         else:
-            s = trace.layers[self.layer].scores[0, self.head, q]
-            if abs(s[top] - s[t]) <= 1e-9 * max(1.0, abs(float(s[t]))):
-                hint = (f"indistinguishable keys: key {top} and the target key {t} both score {s[t]:.6g}, so {name} "
-                        "splits its attention between them. Look at W_Q and W_K: what should make the target key "
-                        "score higher than the other?")
-            else:
-                hint = (f"attention went to the wrong position: the score of key {top} is {s[top]:.3g} against {s[t]:.3g} "
-                        f"for the target key {t}. Look at W_Q and W_K (for position rotations: check the direction and the sign)")
+            hint = self._wrong_key_hint(trace, q, top, t, name)
         return Explanation(q, summary, ["query", "token", "target key", "argmax key (weight)", "on target", ""],
                            rows, hint, (self.layer, self.head), [int(x) for x in targets])
+
+    def _wrong_key_hint(self, trace, q: int, top: int, t: int, name: str) -> str:
+        """Why key `top` beat the target `t`: directions read that nothing writes, a tie, or which directions decide it."""
+        layer = trace.layers[self.layer]
+        head = layer.heads[self.head]
+        labels = trace.model.residual.labels
+        x = layer.attn_in[0, : q + 1]  # [keys, d_model]: what the head reads
+        s = layer.scores[0, self.head, q]
+        for what, W in (("keys", head.W_K), ("queries", head.W_Q)):
+            read = np.flatnonzero(np.abs(W).sum(0) > 0)
+            if len(read) and not np.abs(x[:, read]).any():
+                written = np.flatnonzero(np.abs(layer.attn_in[0]).sum(0) > 0)
+                writers = [f"head {l}.{h}" for l in range(self.layer) for h in range(trace.model.n_heads(l))
+                           if np.abs(trace.model.head(l, h).W_O).any()]
+                earlier = ", ".join(["the embedding", *writers])
+                fix = f"Look at W_{'K' if what == 'keys' else 'Q'} of {name}" + "".join(
+                    f", or at W_O of {w}" for w in writers[:3]) + ": one must read what the other writes"
+                return (f"{name}'s {what} read {_groups(labels[i] for i in read)}, which nothing writes before layer "
+                        f"{self.layer} ({earlier} write only {_groups(labels[i] for i in written) or 'nothing'} at this "
+                        f"input), so every key scores the same ({s[t]:.3g}). {fix}")
+        q_vec = layer.q[0, self.head, q, : head.W_K.shape[0]]
+        per_dir = (q_vec @ head.W_K) * (x[t] - x[top])  # [d_model]: how much each key direction favours the target
+        if abs(per_dir.sum()) > 1e-12:  # in the score's own units (the attention scale, if any)
+            per_dir = per_dir * (s[t] - s[top]) / per_dir.sum()
+        by_group: dict[str, float] = {}
+        for i in np.flatnonzero(np.abs(per_dir) > 1e-9):
+            by_group[_group(labels[i])] = by_group.get(_group(labels[i]), 0.0) + float(per_dir[i])
+        if abs(s[top] - s[t]) <= 1e-9 * max(1.0, abs(float(s[t]))):
+            differ = np.flatnonzero(np.abs(x[t] - x[top]) > 1e-9)
+            return (f"indistinguishable keys: key {top} and the target key {t} both score {s[t]:.6g}, so {name} splits "
+                    f"its attention between them. Their residuals differ in {_groups(labels[i] for i in differ) or 'nothing'}: "
+                    "look at W_Q and W_K — reading those directions would make the target key score higher")
+        pro = {g: v for g, v in by_group.items() if v > 0}
+        con = {g: -v for g, v in by_group.items() if v < 0}
+        said = lambda d, who: " and ".join(  # noqa: E731
+            f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.3g}" for g, v in sorted(d.items(), key=lambda kv: -kv[1]))
+        head_line = f"attention went to the wrong position: key {top} scores {s[top]:.3g} against {s[t]:.3g} for the target key {t}"
+        if not con:
+            return f"{head_line}. Look at W_Q and W_K"
+        worst = max(con, key=con.get)
+        favours = f"; of the directions W_K reads, {said(con, f'key {top}')}"
+        if pro:
+            favours += f", {said(pro, 'the target')}"
+        if worst == "cos/sin:*" and pro:
+            advice = (f"the position term outweighs the {', '.join(pro)} term that should decide: keep the weight on "
+                      "position smaller than the content's lead at every distance (look at W_Q's entries on cos/sin)")
+        elif worst == "cos/sin:*" and _rotates(head.W_Q):
+            advice = "look at W_Q and W_K on cos/sin: W_Q rotates the position, so check the rotation's direction and its sign"
+        elif worst == "cos/sin:*":
+            advice = "look at the signs and sizes of W_Q's and W_K's entries on cos/sin"
+        else:
+            advice = f"look at W_Q and W_K on {worst}"
+        return f"{head_line}{favours}: {advice}"
 
 
 @dataclass

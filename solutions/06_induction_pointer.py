@@ -33,13 +33,15 @@ Write six heads. Scores are raw dot products q·k, with a causal mask.
                 reads the copied position from v:0 … v:3 and turns it one step *forward*;
                 its key reads pairs 0 and 1.  W_Q_f, W_K_f: 4 × 20.
 
-Each part is checked on every string of 1 to 16 tokens, by where its head looks:
+Each part is checked on strings of 1 to 16 tokens (every pair of positions for a token
+seen once before), by where its head looks:
 
   (a) each of the k positions holding the current token gets ≥ 0.9 / k of head 0.0's attention;
   (b) ≥ 0.9 on the query's own position;   (c) ≥ 0.9 on the previous position;
   (d) ≥ 0.9 on the earlier copies together, wherever the current token appeared before;
   (e) where the current token appeared exactly once before, head 0.3 writes that copy's
-      8 position numbers into v:0 … v:7 (±0.05);
+      8 position numbers into v:0 … v:7 (±0.05); everywhere, it writes nothing (±0.05) into
+      the other 12 directions, which later heads read as content and position;
   (f) there, ≥ 0.9 of head 1.0's attention is on the position right after the copy.
 
 (e) and (f) skip a token seen twice or more before: head 0.3 then blends two positions
@@ -63,7 +65,7 @@ import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank, names, sinusoidal, sinusoidal_names
-from circuits.inputs import Inputs, Repeated, Uniform
+from circuits.inputs import Copies, Inputs, Repeated, Uniform
 from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
 from circuits.targets import Attention, HeadOutput, Output
 
@@ -112,6 +114,10 @@ def copied_position(tokens: list[str]) -> list:  # (e): the one earlier copy's 8
     return out
 
 
+def nothing(tokens: list[str]) -> list:  # (e): head 0.3 leaves content and position alone, at every position
+    return [[0.0] * len(CONTENT + POSITION)] * len(tokens)
+
+
 def build(answer) -> Model:
     read_content = np.eye(len(resid))[:4]  # heads 0.0–0.2 write nothing; their values show the attended token
     return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="induction_pointer", layers=[
@@ -141,11 +147,14 @@ puzzle = Puzzle(
                   description="(d) head 0.3 puts ≥ 0.9 of its attention on earlier copies of the current token"),
         Output(HeadOutput(0, 3, tuple(SCRATCH)), copied_position, tol=0.05,
                description="(e) head 0.3 writes the position of the one earlier copy into v:0 … v:7 (±0.05)"),
+        Output(HeadOutput(0, 3, tuple(CONTENT + POSITION)), nothing, tol=0.05,
+               description="(e) head 0.3 writes nothing outside v:0 … v:7 (±0.05)"),
         Attention(1, 0, after_the_copy, min_mass=0.9,
                   description="(f) head 1.0 puts ≥ 0.9 of its attention on the position right after the earlier copy"),
     ],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=N_CTX,
-                  families=[Uniform(), Repeated(), Repeated(distinct=True)], exhaustive_budget=1_500),
+                  families=[Uniform(), Repeated(), Repeated(distinct=True), Copies(vocab.tokens)],
+                  exhaustive_budget=1_500),
     examples=["abcab", "abcdabcd", "aabbccdd", "dcbaabcd"],
     sharpness=["s"],
     source="seed 003: Transformer Circuit Exercises, exercise 2(a)–(f)",

@@ -57,7 +57,7 @@ def test_06_previous_position_rotated_the_wrong_way_looks_two_back():
     f = the(failed, "(c)")
     assert len(f.tokens) <= 3
     assert "wrong position" in f.explanation.hint and "W_Q" in f.explanation.hint
-    assert "direction and the sign" in f.explanation.hint
+    assert "rotation's direction and its sign" in f.explanation.hint
 
 
 def test_06_induction_query_rotated_backwards_misses_the_next_position():
@@ -65,7 +65,7 @@ def test_06_induction_query_rotated_backwards_misses_the_next_position():
     assert [label[:3] for label in failed] == ["(f)"]
     f = the(failed, "(f)")
     assert len(f.tokens) <= 3
-    assert "W_Q" in f.explanation.hint and "direction and the sign" in f.explanation.hint
+    assert "W_Q" in f.explanation.hint and "rotation's direction and its sign" in f.explanation.hint
 
 
 def test_06_a_missing_minus_on_beta_attends_to_itself():
@@ -76,7 +76,8 @@ def test_06_a_missing_minus_on_beta_attends_to_itself():
     failed = failing("06_induction_pointer", W_Q_d=plus_beta)
     f = the(failed, "(d)")
     assert f.tokens in (["a", "a"], ["b", "b"], ["c", "c"], ["d", "d"])  # the shortest input with a copy
-    assert "wrong position" in f.explanation.hint and "W_Q and W_K" in f.explanation.hint
+    assert "wrong position" in f.explanation.hint and "signs and sizes of W_Q_d's and W_K_d's entries" in f.explanation.hint
+    assert "rotation" not in f.explanation.hint  # (d) weighs the position, it does not rotate it
     assert "(f)" in " ".join(label[:3] for label in failed)  # the pointer built on it fails too
 
 
@@ -103,7 +104,7 @@ def test_06_a_self_position_head_is_not_a_same_content_head():
     failed = failing("06_induction_pointer", W_Q_a=attempt.answer.W_Q_b, W_K_a=attempt.answer.W_K_b)
     f = the(failed, "(a)")
     assert len(f.tokens) == 2 and f.tokens[0] == f.tokens[1]
-    assert "evenly" in f.explanation.hint and "W_Q and W_K" in f.explanation.hint
+    assert "evenly" in f.explanation.hint and "W_Q_a and W_K_a" in f.explanation.hint
 
 
 # --- 07 induction by K-composition --------------------------------------------------------------------------
@@ -111,7 +112,7 @@ def test_07_previous_token_head_rotated_the_wrong_way():
     failed = failing("07_induction_k_composition", W_Q1=turned_the_other_way)
     f = the(failed, "head 0.0")
     assert len(f.tokens) <= 3
-    assert "W_Q" in f.explanation.hint and "direction and the sign" in f.explanation.hint
+    assert "W_Q" in f.explanation.hint and "rotation's direction and its sign" in f.explanation.hint
 
 
 def test_07_keys_reading_the_current_token_make_a_duplicate_head_not_an_induction_head():
@@ -123,7 +124,7 @@ def test_07_keys_reading_the_current_token_make_a_duplicate_head_not_an_inductio
     assert list(failed) == [label for label in failed if label.startswith("head 1.0")]
     f = the(failed, "head 1.0")
     assert len(f.tokens) <= 3
-    assert "W_Q and W_K" in f.explanation.hint
+    assert "W_Q2 and W_K2" in f.explanation.hint
 
 
 def test_07_writing_the_previous_token_where_head_2_does_not_read_fails_the_induction_target():
