@@ -34,9 +34,11 @@ to itself there, and would write position 0's own token into prev. With BOS at p
 that token has no content: keys 0 and 1 announce nothing.
 
 Your W_K2 must read exactly the directions W_O1 writes; the K-composition score of the two
-heads, ‖W_QK² W_OV¹‖ / (‖W_QK²‖ ‖W_OV¹‖), then sits far above that of random matrices
-(`circuits analyze 07` shows it, once you have an answer). Multiply both queries by a sharpness symbol
-`s`, bound in `params`: a blurred previous-token pattern blurs every key of head 2.
+heads, ‖W_QK² W_OV¹‖ / (‖W_QK²‖ ‖W_OV¹‖), then sits above that of random matrices of the same
+rank: the reference scores 0.500 against 0.264 ± 0.062, z = +3.8, which `circuits analyze 07`
+calls "above" (beyond 3 standard deviations; run it once you have an answer). Multiply both
+queries by a sharpness symbol `s`, bound in `params`: a blurred previous-token pattern blurs
+every key of head 2.
 
 Worked example, "abcab", which the model reads as  0 BOS, 1 a, 2 b, 3 c, 4 a, 5 b.
 After head 1, prev holds at each position the token before it: —, —, a, b, c, a.

@@ -519,3 +519,16 @@ def test_reference_virtual_head_product_is_exact():
     for (a, b), m in products.items():
         if A.is_exact(model.head(*map(int, a.split(".")))) and A.is_exact(model.head(*map(int, b.split(".")))):
             np.testing.assert_allclose(np.array(A.exact_virtual_ov(model, a, b, bind=True), dtype=float), m.AB, atol=1e-12)
+
+
+def test_the_worksheets_claims_about_composition_hold_for_the_reference_solutions():
+    """07 says its K-composition sits above random (0.500 vs 0.264 ± 0.062); 05's virtual head stands out."""
+    from circuits.loader import load
+
+    seven = load(ROOT / "solutions" / "07_induction_k_composition.py")
+    (k,) = [c for c in A.composition_scores(seven.model()) if c.kind == "K"]
+    assert (round(k.score, 3), round(k.baseline, 3), round(k.baseline_std, 3)) == (0.5, 0.264, 0.062)
+    assert k.verdict == "above" and round(k.z, 1) == 3.8
+    five = load(ROOT / "solutions" / "05_virtual_head.py")
+    (v,) = A.virtual_strengths(five.model())
+    assert v.verdict == "above" and v.score == pytest.approx(1.0)
