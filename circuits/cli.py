@@ -1,4 +1,4 @@
-"""The `circuits` command: list, check, show and analyze puzzles; scan real models."""
+"""The `circuits` command: watch, list, check, hint, reset, show and analyze puzzles; scan real models."""
 
 from __future__ import annotations
 
@@ -27,12 +27,23 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="circuits", description="Build transformer circuits by hand and check them.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    ls = sub.add_parser("list", help="every puzzle and its status")
+    no_cache = "check again even if this exact file was solved before (the cache is in $XDG_CACHE_HOME/circuits)"
+    wa = sub.add_parser("watch", help="check the first unsolved puzzle each time you save it, then move to the next")
+    wa.add_argument("puzzle", nargs="?", help="start here instead of at the first unsolved puzzle")
+    wa.add_argument("--no-cache", action="store_true", help=no_cache)
+    ls = sub.add_parser("list", help="every puzzle and its status, and your progress")
     ls.add_argument("--solutions", action="store_true", help="the reference solutions instead of your files")
+    ls.add_argument("--no-cache", action="store_true", help=no_cache)
     ck = sub.add_parser("check", help="check one puzzle; exit 0 only when every target passes")
     ck.add_argument("puzzle", help="a puzzle's name, number or file path")
     ck.add_argument("--solution", action="store_true", help="check the reference solution")
     ck.add_argument("--no-margins", action="store_true", help="skip the margin search")
+    ck.add_argument("--no-cache", action="store_true", help=no_cache)
+    hi = sub.add_parser("hint", help="a puzzle's hints, one level at a time: from a nudge to a near-answer")
+    hi.add_argument("puzzle")
+    hi.add_argument("--level", type=int, default=1, metavar="N", help="show hints 1..N (default 1)")
+    rs = sub.add_parser("reset", help="restore a puzzle's stub, after backing up your file (never overwritten)")
+    rs.add_argument("puzzle")
     sh = sub.add_parser("show", help="one input through a puzzle's model: attention heatmaps, yours vs expected")
     sh.add_argument("puzzle")
     sh.add_argument("input", help="the input, e.g. abcce (tokens separated by spaces for word vocabularies)")
@@ -170,9 +181,9 @@ def _console():
 
 
 def cmd_list(args) -> int:
-    from .checker import check
+    from .cache import cached_check
     from .loader import load, puzzle_files
-    from .report import summary_table
+    from .report import progress, summary_table
 
     files = puzzle_files(args.solutions)
     if not files:
@@ -181,7 +192,7 @@ def cmd_list(args) -> int:
     for f in files:
         try:
             attempt = load(_puzzle_file(_shown(f), False))
-            results.append(check(attempt, n_random=2000, property_examples=50, margins=False))
+            results.append(cached_check(attempt, not args.no_cache, n_random=2000, property_examples=50, margins=False))
         except CircuitError as e:
             from .checker import PuzzleResult
 
@@ -189,19 +200,65 @@ def cmd_list(args) -> int:
             said = said if _shown(f) in said else f"{_shown(f)}: {said}"
             results.append(PuzzleResult.unloaded(f, said))  # a row of its own, never dropped
             print(f"circuits: {said}", file=sys.stderr)
-    _console().print(summary_table(results, title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
+    c = _console()
+    c.print(summary_table(results, title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
+    c.print(progress(results))
     return 1 if any(r.attempt is None for r in results) else 0
 
 
 def cmd_check(args) -> int:
-    from .checker import check
+    from .cache import cached_check
     from .report import puzzle_report
 
-    result = check(_load(args.puzzle, args.solution), margins=not args.no_margins)
+    result = cached_check(_load(args.puzzle, args.solution), not args.no_cache, margins=not args.no_margins)
     if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
         raise CircuitError(result.message)
     _console().print(puzzle_report(result))
     return 0 if result.status == "solved" else 1
+
+
+def cmd_hint(args) -> int:
+    from rich.text import Text
+
+    attempt = _load(args.puzzle, False)
+    hints = list(attempt.puzzle.hints)
+    if not hints:
+        raise CircuitError(f"{attempt.puzzle.id} declares no hints (hints=[...] in its Puzzle)")
+    if not 1 <= args.level <= len(hints):
+        raise CircuitError(f"--level {args.level}: {attempt.puzzle.id} has hints 1 to {len(hints)}")
+    c = _console()
+    for n in range(args.level):
+        c.print(Text.assemble((f"hint {n + 1} of {len(hints)}: ", "bold yellow"), hints[n]))
+    if args.level < len(hints):
+        c.print(Text(f"more: circuits hint {attempt.puzzle.number} --level {args.level + 1}", style="dim"))
+    return 0
+
+
+def cmd_reset(args) -> int:
+    from .loader import _root, find
+    from .reset import reset
+
+    try:
+        puzzle = find(args.puzzle, False)
+    except CircuitError:  # a deleted puzzle file is restored too, from its solution
+        puzzle = _root() / "puzzles" / find(args.puzzle, True).name
+    solution = puzzle.resolve().parent.parent / "solutions" / puzzle.name
+    if not solution.is_file():
+        raise CircuitError(f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "
+                           "so its stub cannot be restored")
+    saved = reset(puzzle, solution)
+    if saved is None:
+        print(f"{_shown(puzzle)} is the stub already (or was missing): restored, nothing to back up")
+    else:
+        print(f"saved your {_shown(puzzle)} to {saved}")
+        print(f"restored the stub of {_shown(puzzle)}")
+    return 0
+
+
+def cmd_watch(args) -> int:
+    from .watch import watch
+
+    return watch(args.puzzle, use_cache=not args.no_cache)
 
 
 def _built(args, verb: str):
@@ -318,7 +375,8 @@ def check_length(model, n_tokens: int, what: str) -> None:
                            "(MAX_TOKENS in circuits/cli.py)")
 
 
-COMMANDS = {"list": cmd_list, "check": cmd_check, "show": cmd_show, "analyze": cmd_analyze}
+COMMANDS = {"watch": cmd_watch, "list": cmd_list, "check": cmd_check, "hint": cmd_hint, "reset": cmd_reset,
+            "show": cmd_show, "analyze": cmd_analyze}
 
 if __name__ == "__main__":
     raise SystemExit(main())

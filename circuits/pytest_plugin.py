@@ -28,6 +28,9 @@ def pytest_addoption(parser):
                     help="check the reference solutions (solutions/NN_*.py) instead of your puzzle files")
     group.addoption("--no-margins", action="store_true", default=False,
                     help="skip the margin search on solved puzzles (faster)")
+    group.addoption("--no-cache", action="store_true", default=False, dest="circuits_no_cache",
+                    help="check again even puzzles solved before with this exact file (the verdict cache is in "
+                         "$XDG_CACHE_HOME/circuits)")
 
 
 def pytest_configure(config):
@@ -167,9 +170,10 @@ class PuzzleFile(pytest.File):
 
     def result(self):
         if self._result is None:
-            from .checker import check
+            from .cache import cached_check
 
-            self._result = check(self.attempt, margins=not self.config.getoption("--no-margins"))
+            self._result = cached_check(self.attempt, not self.config.getoption("circuits_no_cache"),
+                                        margins=not self.config.getoption("--no-margins"))
             self.config.stash[_RESULTS].append(self._result)
         return self._result
 
@@ -205,6 +209,13 @@ class PuzzleItem(pytest.Item):
             buf = io.StringIO()
             c = console(file=buf, color=markup, width=max(100, self.config.get_terminal_writer().fullwidth))
             c.print(target_report(excinfo.value.result))
+            hints = self.parent.attempt.puzzle.hints
+            if hints and not getattr(self.parent, "hinted", False):  # once per puzzle, under its first failure
+                from rich.text import Text
+
+                self.parent.hinted = True
+                more = f" (more: circuits hint {self.parent.attempt.puzzle.number} --level 2)" if len(hints) > 1 else ""
+                c.print(Text.assemble(("\npuzzle hint 1 of " + f"{len(hints)}: ", "bold yellow"), hints[0] + more))
             return buf.getvalue().rstrip()
         return super().repr_failure(excinfo)
 
@@ -219,11 +230,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     import io
 
     from .render import console
-    from .report import summary_table
+    from .report import progress, summary_table
 
     buf = io.StringIO()
     width = max(100, terminalreporter._tw.fullwidth)
     c = console(file=buf, color=terminalreporter._tw.hasmarkup, width=width)
     which = "solutions" if config.getoption("--solutions") else "your puzzles"
     c.print(summary_table(results, title=f"circuits · {which}"))
+    c.print(progress(results))
     terminalreporter.write("\n" + buf.getvalue())

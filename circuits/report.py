@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .checker import PuzzleResult, TargetResult
+from .loader import display
 from .render import matrix_table, pattern_heatmap, to_text
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
@@ -87,7 +88,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""
     parts += [
         Text(f"found by: {f.stage}{shrunk}"),
-        Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"), f" ({len(f.tokens)} tokens)"),
+        Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"), f" ({len(f.tokens)} token{'' if len(f.tokens) == 1 else 's'})"),
         Text(e.summary),
         Text(""),
         Text("yours vs expected, per position:", style="bold"),
@@ -142,6 +143,21 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
     return table
 
 
+def progress(results: list[PuzzleResult], bar: int = 20) -> Text:
+    """"solved k of n" with a bar, and the next puzzle to open (the first one not solved)."""
+    solved = sum(r.status == "solved" for r in results)
+    filled = round(bar * solved / len(results)) if results else 0
+    line = Text.assemble(f"solved {solved} of {len(results)} ", ("█" * filled, "green"), ("░" * (bar - filled), "dim"))
+    nxt = next((r for r in results if r.status != "solved"), None)
+    if nxt is None:
+        line.append("  every puzzle solved")
+    else:
+        number = nxt.name.partition("_")[0]
+        where = display(nxt.attempt.path) if nxt.attempt else nxt.name
+        line.append(f"  next: {where} (circuits watch {int(number) if number.isdigit() else nxt.name})")
+    return line
+
+
 def puzzle_report(result: PuzzleResult) -> Group:
     """Everything `circuits check` prints for one puzzle."""
     head = Text(f"{result.name} · {result.attempt.puzzle.title if result.attempt else ''} · {result.status}",
@@ -157,8 +173,11 @@ def puzzle_report(result: PuzzleResult) -> Group:
         parts.append(Text(f"checked on: {result.coverage.describe()}", style="dim"))
     if result.margins is not None:
         parts.append(Text(f"margins: {result.margins.describe()}"))
-    parts.append(Text(f"({result.seconds:.1f} s)", style="dim"))
+    if getattr(result, "cached", False):
+        parts.append(Text("(solved before: this file and the library are unchanged; --no-cache checks again)", style="dim"))
+    else:
+        parts.append(Text(f"({result.seconds:.1f} s)", style="dim"))
     return Group(*parts)
 
 
-__all__ = ["target_report", "summary_table", "puzzle_report", "to_text"]
+__all__ = ["target_report", "summary_table", "puzzle_report", "progress", "to_text"]

@@ -71,6 +71,16 @@ puzzle = Puzzle(
     examples=["abcce", "eaeia", "ccrs", "aeri"],
     sharpness=["W_Q"],
     source="seed 002: Assignment 12, problem 1",
+    hints=[
+        "Every query can be the same: the score then depends only on the key. Decide what a vowel's key and a"
+        " consonant's key should score.",
+        "W_V can pass the two directions straight through, so the result is the attention-weighted share of "
+        "vowels and consonants. Before the first consonant only vowels are visible, and the result is [1, 0] "
+        "whatever the scores.",
+        "The worked example fails on long strings: one consonant must keep ≥ 0.9 of the attention against up "
+        "to 39 vowels. With a gap g between a consonant's score and a vowel's, that share is e^g / (e^g + "
+        "39). Which g makes it ≥ 0.9? Write that gap into W_K, with W_Q reading 1 from every token.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
@@ -80,3 +90,10 @@ W_Q = [[1, 1]]
 W_K = [[0, 20]]
 W_V = [[1, 0],
        [0, 1]]
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_Q and W_K: (d_head, 2), d_head of your choice (1 is enough).  W_V: (2, 2).
+# W_Q = FILL_ME_IN("roughly 2 non-zero entries")
+# W_K = FILL_ME_IN("roughly 1 non-zero entry")
+# W_V = FILL_ME_IN("roughly 2 non-zero entries")

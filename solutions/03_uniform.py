@@ -55,6 +55,13 @@ puzzle = Puzzle(
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"})]),
     examples=["abcce", "aeiou", "xyz"],
     source="seed 004: CS187 lab 2-6, the uniform attention model; seed 002, problem 1(e)",
+    hints=[
+        "When every score in a row is equal, the softmax gives every visible key the same weight 1/(i+1), so "
+        "the result is a plain mean.",
+        "Equal scores come for free: queries or keys that are all zeros make every score 0.",
+        "W_V must turn each letter into 1 for a vowel and 0 for a consonant: one non-zero entry, in the vowel"
+        " column.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
@@ -62,3 +69,10 @@ puzzle = Puzzle(
 W_Q = [[  0,    0  ]]
 W_K = [[  0,    0  ]]
 W_V = [[  1,    0  ]]
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_Q, W_K: (d_head, 2)   W_V: (1, 2)
+# W_Q = FILL_ME_IN("roughly 0 non-zero entries")
+# W_K = FILL_ME_IN("roughly 0 non-zero entries")
+# W_V = FILL_ME_IN("roughly 1 non-zero entry")
