@@ -585,7 +585,7 @@ def render_analysis(model: Model, trace=None, inputs=None, summary: dict | None 
 
 def analyze_command(model: Model, html: str | None = None, as_json: bool = False, out=None, inputs=None,
                     force: bool = False) -> int:
-    """`circuits analyze`: print the report (or JSON) to `out`, write HTML to the path `html` if given; returns 0.
+    """`circuits analyze`: print the report (or JSON) to `out`, or write HTML to the path `html` and say so; returns 0.
 
     `force` lets the page replace an existing file that circuits did not write (never a Python file).
     """
@@ -597,7 +597,7 @@ def analyze_command(model: Model, html: str | None = None, as_json: bool = False
     if as_json:
         json.dump(summary, out, indent=1, allow_nan=False)
         out.write("\n")
-    else:
+    elif not html:  # with --html the page is the report: one line says where it is
         from .render import analysis_report, console
 
         console(file=out).print(analysis_report(summary))

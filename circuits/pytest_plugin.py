@@ -20,6 +20,7 @@ from .errors import CircuitError
 _RESULTS = pytest.StashKey[list]()
 _NAME = re.compile(r"^\d\d_.*\.py$")  # as loader.puzzle_files globs: [0-9][0-9]_*.py
 _FOLDERS = ("puzzles", "solutions")
+NAME_CHARS = 28  # of a target's label in its test name: "FAILED puzzles/NN_longest_name.py::2. …" fits 80 columns
 
 
 def pytest_addoption(parser):
@@ -166,7 +167,7 @@ class PuzzleFile(pytest.File):
         lines = source.read_text(encoding="utf-8-sig", errors="replace").splitlines()
         self.answer_line = next((n for n, line in enumerate(lines) if line.startswith("# ── your answer")), 0)
         for i, target in enumerate(self.attempt.puzzle.targets):
-            yield PuzzleItem.from_parent(self, name=f"{i + 1}. {_short(target.label)}", index=i)
+            yield PuzzleItem.from_parent(self, name=f"{i + 1}. {_short(target.label, NAME_CHARS)}", index=i)
 
     def result(self):
         if self._result is None:
@@ -207,7 +208,7 @@ class PuzzleItem(pytest.Item):
             import io
 
             buf = io.StringIO()
-            c = console(file=buf, color=markup, width=max(100, self.config.get_terminal_writer().fullwidth))
+            c = console(file=buf, color=markup, width=self.config.get_terminal_writer().fullwidth)
             c.print(target_report(excinfo.value.result))
             hints = self.parent.attempt.puzzle.hints
             if hints and not getattr(self.parent, "hinted", False):  # once per puzzle, under its first failure
@@ -220,7 +221,10 @@ class PuzzleItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.parent.source or self.path, self.parent.answer_line, f"{self.parent.attempt.puzzle.id} · target {self.index + 1}: {self.parent.attempt.puzzle.targets[self.index].label}"
+        where = f"{self.parent.attempt.puzzle.id} · target {self.index + 1}: "
+        room = self.config.get_terminal_writer().fullwidth - len(where) - 6  # the header is "_ where label _"
+        label = _short(self.parent.attempt.puzzle.targets[self.index].label, max(room, 20))
+        return self.parent.source or self.path, self.parent.answer_line, where + label
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -233,7 +237,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     from .report import progress, summary_table
 
     buf = io.StringIO()
-    width = max(100, terminalreporter._tw.fullwidth)
+    width = terminalreporter._tw.fullwidth
     c = console(file=buf, color=terminalreporter._tw.hasmarkup, width=width)
     which = "solutions" if config.getoption("--solutions") else "your puzzles"
     c.print(summary_table(results, title=f"circuits · {which}"))

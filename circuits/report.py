@@ -30,8 +30,10 @@ def _rows_to_show(n: int, q: int) -> list[int | None]:
 
 def _table(expl) -> Table:
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
-    for c in expl.columns:
-        table.add_column(c, justify="right" if c not in ("token",) else "left", no_wrap=True)
+    for n, c in enumerate(expl.columns):  # vectors wrap inside their cells; position, token and error columns stay whole
+        vector = any(str(row[n]).startswith("[") for row in expl.rows if n < len(row))
+        table.add_column(c, justify="left" if vector or c == "token" else "right", no_wrap=not vector,
+                         overflow="fold", min_width=8 if vector else None)
     for i in _rows_to_show(len(expl.rows), expl.position):
         if i is None:
             table.add_row(*(["…"] + [""] * (len(expl.columns) - 1)))
