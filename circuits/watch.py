@@ -129,34 +129,47 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         else:
             c.print(compact(result))
         hints = list(result.attempt.puzzle.hints) if result is not None and result.attempt else []
-        shown = 0
-        offer = (lambda: c.print(Text(f"stuck? h = hint {shown + 1} of {len(hints)}", style="yellow"))
-                 if shown < len(hints) else None)
-        offer()
+        _offer(c, hints, 0)
         c.print(Text(f"watching {display(path)} · {KEYS}", style="dim"))
-        while True:
-            key = keys.wait(poll)
-            if key == "q":
-                return 0
-            if key == "n":
-                i += 1
-                if i < len(files):
-                    c.print(Text(f"→ next: {display(files[i])}", style="bold"))
-                break
-            if key == "h":
-                if shown < len(hints):
-                    c.print(Text.assemble((f"hint {shown + 1} of {len(hints)}: ", "bold yellow"), hints[shown]))
-                    shown += 1
-                    offer()
-                else:
-                    c.print(Text("no more hints for this puzzle", style="dim"))
-            if _stamp(path) != stamp:
-                c.print(Text(f"{display(path)} changed: checking…", style="dim"))
-                break
-    files_now = puzzle_files(False)
-    results = [_check(f, use_cache)[0] for f in files_now]
+        step = _wait(c, keys, path, stamp, hints, poll)
+        if step == "q":
+            return 0
+        if step == "n":
+            i += 1
+            if i < len(files):
+                c.print(Text(f"→ next: {display(files[i])}", style="bold"))
+    _progress(c, use_cache)
+    return 0
+
+
+def _offer(c, hints: list[str], shown: int) -> None:
+    if shown < len(hints):
+        c.print(Text(f"stuck? h = hint {shown + 1} of {len(hints)}", style="yellow"))
+
+
+def _wait(c, keys: _Keys, path: Path, stamp, hints: list[str], poll: float) -> str:
+    """Until the file is saved ("saved"), or the learner asks for the next puzzle ("n") or to quit ("q"); hints on h."""
+    shown = 0
+    while True:
+        key = keys.wait(poll)
+        if key in ("q", "n"):
+            return key
+        if key == "h":
+            if shown < len(hints):
+                c.print(Text.assemble((f"hint {shown + 1} of {len(hints)}: ", "bold yellow"), hints[shown]))
+                shown += 1
+                _offer(c, hints, shown)
+            else:
+                c.print(Text("no more hints for this puzzle", style="dim"))
+        if _stamp(path) != stamp:
+            c.print(Text(f"{display(path)} changed: checking…", style="dim"))
+            return "saved"
+
+
+def _progress(c, use_cache: bool) -> None:
+    """After the last puzzle: solved k of n, and the first one still open."""
     from .checker import PuzzleResult
 
-    results = [r if r is not None else PuzzleResult.unloaded(f, "cannot load") for r, f in zip(results, files_now)]
-    c.print(progress(results))
-    return 0
+    files = puzzle_files(False)
+    results = [_check(f, use_cache)[0] for f in files]
+    c.print(progress([r if r is not None else PuzzleResult.unloaded(f, "cannot load") for r, f in zip(results, files)]))

@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from circuits.loader import load
 from circuits.reset import MARK, backup, stub_text
-from helpers import ROOT
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
@@ -34,7 +34,7 @@ def answer(stem: str, **values: str) -> str:
     """puzzles/<stem>.py with some FILL_ME_IN lines replaced by `name = value`."""
     text = (ROOT / "puzzles" / f"{stem}.py").read_text(encoding="utf-8")
     for name, value in values.items():
-        text, n = re.subn(rf"^{name} = FILL_ME_IN\(.*\)$", f"{name} = {value}", text, flags=re.M)
+        text, n = re.subn(rf"^{name} = FILL_ME_IN\(.*\)$", f"{name} = {value}", text, flags=re.MULTILINE)
         assert n == 1, name
     return text
 
@@ -56,7 +56,7 @@ def env(cwd: Path) -> dict:
 
 
 def run(args, cwd, **kw):
-    return subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True, timeout=300, **kw)
+    return subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True, timeout=300, check=False, **kw)
 
 
 class Watch:

@@ -9,12 +9,12 @@ import subprocess
 import sys
 
 import pytest
+from helpers import ROOT
 from rich.cells import cell_len
 
 from circuits.checker import _examples, check
 from circuits.loader import load
 from circuits.mutants import mutants
-from helpers import ROOT
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
@@ -97,7 +97,7 @@ def test_tables_keep_their_row_labels_and_whole_numbers(reports):
     for r in reports:
         assert not re.search(r"\d\.…", r.stdout), " ".join(r.args[3:])
     analyze4 = next(r for r in reports if r.args[3:5] == ["analyze", "4"])
-    assert "columns 0 to" in analyze4.stdout and re.search(r"^ +23 +", analyze4.stdout, flags=re.M)
+    assert "columns 0 to" in analyze4.stdout and re.search(r"^ +23 +", analyze4.stdout, flags=re.MULTILINE)
 
 
 def _failing_mutant(stem: str) -> int:
