@@ -146,7 +146,7 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
 
 
 def progress(results: list[PuzzleResult], bar: int = 20) -> Text:
-    """"solved k of n" with a bar, and the next puzzle to open (the first one not solved)."""
+    """"solved k of n" with a bar and, on the next line, the next puzzle to open (the first one not solved)."""
     solved = sum(r.status == "solved" for r in results)
     filled = round(bar * solved / len(results)) if results else 0
     line = Text.assemble(f"solved {solved} of {len(results)} ", ("█" * filled, "green"), ("░" * (bar - filled), "dim"))
@@ -156,7 +156,7 @@ def progress(results: list[PuzzleResult], bar: int = 20) -> Text:
     else:
         number = nxt.name.partition("_")[0]
         where = display(nxt.attempt.path) if nxt.attempt else nxt.name
-        line.append(f"  next: {where} (circuits watch {int(number) if number.isdigit() else nxt.name})")
+        line.append(f"\nnext: {where} (circuits watch {int(number) if number.isdigit() else nxt.name})")
     return line
 
 

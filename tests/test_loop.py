@@ -266,9 +266,9 @@ def test_a_lighter_check_does_not_stand_for_a_full_one(project):
 def test_list_and_pytest_show_progress_and_the_next_puzzle(project):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]"))
     ls = run([*CIRCUITS, "list"], project)
-    assert re.search(r"solved 1 of 2 █+░+ +next: puzzles/04_previous_token\.py \(circuits watch 4\)", ls.stdout), ls.stdout
+    assert re.search(r"solved 1 of 2 █+░+\nnext: puzzles/04_previous_token\.py \(circuits watch 4\)", ls.stdout), ls.stdout
     py = run([*PYTEST, "puzzles/", "--no-cache"], project)
-    assert py.returncode == 0 and re.search(r"solved 1 of 2 .*next: puzzles/04_previous_token\.py", py.stdout), py.stdout
+    assert py.returncode == 0 and re.search(r"solved 1 of 2 .*\nnext: puzzles/04_previous_token\.py", py.stdout), py.stdout
 
 
 def test_a_failing_pytest_report_shows_the_first_hint_once(project):

@@ -1,5 +1,5 @@
-"""Output fits an 80-column terminal: with COLUMNS=80 no line of `circuits check N --solution`, `show`, `analyze`
-or a failing `pytest puzzles/` report is wider than 80 columns, for every puzzle file found (new ones included)."""
+"""Output fits an 80-column terminal: with COLUMNS=80 no line of `circuits check N --solution`, `show`, `analyze`,
+`list` or a failing `pytest puzzles/` report is wider than 80 columns, for every puzzle file found (new ones included)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def reports(tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
     shutil.copytree(ROOT / "puzzles", root / "puzzles")
     shutil.copytree(ROOT / "solutions", root / "solutions")
-    commands = [c for stem in STEMS for c in _commands(stem)]
+    commands = [c for stem in STEMS for c in _commands(stem)] + [[*CIRCUITS, "list", "--solutions"]]
     return run_all(commands, root)
 
 
