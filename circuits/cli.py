@@ -235,23 +235,27 @@ def cmd_hint(args) -> int:
 
 
 def cmd_reset(args) -> int:
-    from .loader import _root, find
+    from .loader import find
     from .reset import reset
 
     try:
         puzzle = find(args.puzzle, False)
     except CircuitError:  # a deleted puzzle file is restored too, from its solution
-        puzzle = _root() / "puzzles" / find(args.puzzle, True).name
+        twin = find(args.puzzle, True)
+        puzzle = twin.parent.parent / "puzzles" / twin.name
     solution = puzzle.resolve().parent.parent / "solutions" / puzzle.name
     if not solution.is_file():
         raise CircuitError(f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "
                            "so its stub cannot be restored")
+    existed = puzzle.exists()
     saved = reset(puzzle, solution)
-    if saved is None:
-        print(f"{_shown(puzzle)} is the stub already (or was missing): restored, nothing to back up")
-    else:
+    if saved is not None:
         print(f"saved your {_shown(puzzle)} to {saved}")
         print(f"restored the stub of {_shown(puzzle)}")
+    elif existed:
+        print(f"{_shown(puzzle)} is the stub already: nothing to back up, nothing changed")
+    else:
+        print(f"{_shown(puzzle)} was missing: restored its stub, nothing to back up")
     return 0
 
 

@@ -32,7 +32,7 @@ def console(file=None, width: int | None = None, color: bool | None = None) -> C
 
 class Fit:
     """A table that fits the console: its label columns on the left of every block, the other columns in as many
-    blocks as the width needs ("columns 0–9 of 32"), and a column wider than a whole block wrapped inside it.
+    blocks as the width needs, each titled "columns 0 to 10 (1 of 3)", and a column wider than a block wrapped inside it.
 
     `labels` are (header, cells) pairs, `columns` the same for the data; cells are str or Text, one per row."""
 
@@ -228,14 +228,15 @@ def circuit_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequen
     visible = np.tril(np.ones(A.shape, dtype=bool)) if causal else np.ones(A.shape, dtype=bool)
     top = float(np.nanmax(np.abs(A))) if A.size and not np.all(np.isnan(A)) else 0.0
     caption = note or None
+    peaks = {}
+    for i in rows:
+        finite = [A[i, j] for j in cols if visible[i, j] and not np.isnan(A[i, j])]
+        peaks[i] = max(finite) if finite and max(finite) != min(finite) else None
     columns = []
     for j in cols:
         cells = []
         for i in rows:
-            shown = [A[i, jj] if visible[i, jj] else np.nan for jj in cols]
-            finite = [x for x in shown if not np.isnan(x)]
-            peak = max(finite) if finite and max(finite) != min(finite) else None
-            x = A[i, j]
+            x, peak = A[i, j], peaks[i]
             if not visible[i, j]:
                 cells.append(Text("·", style="dim"))
                 continue

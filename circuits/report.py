@@ -90,7 +90,8 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""
     parts += [
         Text(f"found by: {f.stage}{shrunk}"),
-        Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"), f" ({len(f.tokens)} token{'' if len(f.tokens) == 1 else 's'})"),
+        Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"),
+                      f" ({len(f.tokens)} token{'' if len(f.tokens) == 1 else 's'})"),
         Text(e.summary),
         Text(""),
         Text("yours vs expected, per position:", style="bold"),
