@@ -108,6 +108,8 @@ def test_watch_sees_a_wrong_answer_then_a_right_one_and_moves_on(project):
         seen = w.until(r"watching puzzles/03_uniform\.py")  # the first puzzle not solved
         assert any("03_uniform" in line and "not attempted" in line for line in w.lines)
         wrong = answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]")  # counts consonants
+        save(project / "puzzles" / "03_uniform.py", wrong.replace("W_V = [[0, 1]]", "W_V = [[0, 1]"))
+        seen = w.until(r"^! puzzles/03_uniform\.py line \d+: syntax error", seen)  # half-typed: one line, still watching
         save(project / "puzzles" / "03_uniform.py", wrong)
         seen = w.until(r"03_uniform .* failing", seen)
         seen = w.until(r"shortest failing input", seen)
