@@ -106,7 +106,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         if named not in wanted:
             raise CircuitError(f"{name}: watch follows the puzzles in {display(files[0].parent)}/; name one of them")
         i = wanted.index(named)
-    skip_solved = name is None
+    skip_solved, moved, step = name is None, False, ""
     c.print(Text(f"circuits watch: {KEYS}; Ctrl-C ends it", style="dim"))
     while i < len(files):
         path = files[i]
@@ -117,13 +117,13 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             if said:
                 what = "solved before (unchanged)" if getattr(result, "cached", False) else "solved"
                 c.print(Text(f"✓ {result.name} {what}: {certified(result)}", style="bold green"))
-            i, skip_solved = i + 1, True
-            if said and i < len(files):
-                c.print(Text(f"→ next: {display(files[i])}", style="bold"))
+            i, skip_solved, moved = i + 1, True, moved or said
             continue
-        skip_solved = False
-        if c.is_terminal:
-            c.clear()
+        if moved:  # the way here stays on screen: what was solved, and where we are now
+            c.print(Text(f"→ next: {display(path)}", style="bold"))
+        elif step == "saved" and c.is_terminal:
+            c.clear()  # the same puzzle again: only its new report
+        skip_solved = moved = False
         if result is None or result.attempt is None or (error and result.status == "error"):
             c.print(Text(f"! {error}", style="bold red"))
         else:
@@ -135,9 +135,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         if step == "q":
             return 0
         if step == "n":
-            i += 1
-            if i < len(files):
-                c.print(Text(f"→ next: {display(files[i])}", style="bold"))
+            i, moved = i + 1, True
     _progress(c, use_cache)
     return 0
 
