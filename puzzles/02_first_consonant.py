@@ -31,9 +31,9 @@ string get before position 0's share drops below 0.9?
 """
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import HeadResult, Output
+from circuits.checking.inputs import Inputs, Runs, Uniform
+from circuits.checking.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.checking.targets import HeadResult, Output
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 VOWELS = "aeiou"

@@ -17,9 +17,9 @@ Hint: what pattern does the softmax give when every score in a row is the same?
 """
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import HeadResult, Output
+from circuits.checking.inputs import Inputs, Runs, Uniform
+from circuits.checking.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.checking.targets import HeadResult, Output
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 VOWELS = "aeiou"

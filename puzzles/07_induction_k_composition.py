@@ -55,9 +55,9 @@ import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank, sinusoidal, sinusoidal_names
-from circuits.inputs import Inputs, Repeated, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Attention
+from circuits.checking.inputs import Inputs, Repeated, Uniform
+from circuits.checking.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.checking.targets import Attention
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16

@@ -72,9 +72,9 @@ import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Repeated
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Attention, NextToken
+from circuits.checking.inputs import Inputs, Repeated
+from circuits.checking.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.checking.targets import Attention, NextToken
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -32,9 +32,9 @@ That answer gets this example right, but it does not solve the puzzle. Find out 
 """
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import HeadResult, Output
+from circuits.checking.inputs import Inputs, Runs, Uniform
+from circuits.checking.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
+from circuits.checking.targets import HeadResult, Output
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 VOWELS = "aeiou"

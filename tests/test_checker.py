@@ -7,10 +7,10 @@ import pytest
 from helpers import check_with, solution
 
 from circuits import cli
-from circuits.checker import check, shrink, token_classes
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.margins import longest_length
-from circuits.targets import HeadResult, Output
+from circuits.checking.checker import check, shrink, token_classes
+from circuits.checking.inputs import Inputs, Runs, Uniform
+from circuits.checking.margins import longest_length
+from circuits.checking.targets import HeadResult, Output
 
 VOWELS = "aeiou"
 
@@ -81,7 +81,7 @@ def test_shrink_finds_the_shortlex_smallest_failure():
 
 
 def test_a_stub_is_never_a_pass_nor_a_failure():
-    from circuits.loader import load
+    from circuits.checking.loader import load
     from helpers import ROOT
 
     result = check(load(ROOT / "puzzles" / "01_consonants.py"))

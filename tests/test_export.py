@@ -8,8 +8,8 @@ import pytest
 import sympy
 
 from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab, blank, names
-from circuits.basis import Basis
-from circuits.export import (CONFIG_KEY, from_hf_state_dict, from_tl_state_dict, load, model_config, save,
+from circuits.model.basis import Basis
+from circuits.io.export import (CONFIG_KEY, from_hf_state_dict, from_tl_state_dict, load, model_config, save,
                              to_hf_state_dict, to_tl_state_dict)
 
 
@@ -265,8 +265,8 @@ def test_npz_needs_only_numpy(tmp_path):
     code = (
         "import sys, numpy as np\n"
         "from circuits import Model, Vocab, Head\n"
-        "from circuits.export import save, load\n"
-        "from circuits.scan import scan\n"
+        "from circuits.io.export import save, load\n"
+        "from circuits.analysis.scan import scan\n"
         "m = Model(Vocab.numbered(4), np.eye(4), layers=[[Head(W_V=np.eye(4), pattern='previous')]])\n"
         f"load(save(m, {str(tmp_path / 'm.npz')!r}))\n"
         "scan(m, seq_len=2)\n"

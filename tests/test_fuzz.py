@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab
-from circuits import functional as F
-from circuits.weights import MAX_ABS
+from circuits.model import functional as F
+from circuits.model.weights import MAX_ABS
 
 # Powers of ten a matrix's entries are drawn around: tiny, ordinary, large, and the largest allowed.
 EXPONENTS = st.sampled_from([0, 0, 0, -300, -8, 3, 12, 50, 100])

@@ -12,7 +12,7 @@ import pytest
 from conftest import MUTATION_AUDITS
 from helpers import solution
 
-from circuits.mutants import audit, matches, mutants, rejects
+from circuits.checking.mutants import audit, matches, mutants, rejects
 
 SCALED_UP = "more sharpness only raises attention on the targets (lower bounds); the values it writes are unchanged"
 WHOLE_CONTEXT = ("the heads read positions only and every length up to n_ctx is checked, so passing means the "
@@ -106,7 +106,7 @@ def test_the_checker_kills_every_non_equivalent_mutant(stem, request):
 def test_mutants_cover_every_non_zero_entry(stem):
     attempt = solution(stem)
     names = {m.name for m in mutants(attempt)}
-    from circuits.weights import _raw
+    from circuits.model.weights import _raw
 
     for matrix in attempt.puzzle.answer:
         raw = _raw(getattr(attempt.answer, matrix))
@@ -124,7 +124,7 @@ def test_06_allowed_pointer_edits_hold_at_every_copy_and_query():
     """The POINTER reason, checked: every allowed edit of head 1.0 attends right for each copy m < query q ≤ 15."""
     import copy
 
-    from circuits.checker import evaluate
+    from circuits.checking.checker import evaluate
 
     attempt = solution("06_induction_pointer")
     f = next(t for t in attempt.puzzle.targets if t.label.startswith("(f)"))

@@ -7,12 +7,16 @@ import sys
 import numpy as np
 import pytest
 
-from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab, blank, functional as F, names
-from circuits.basis import Basis
-from circuits.behaviours import mass_on_target
-from circuits.export import save
-from circuits.render import to_text
-from circuits.scan import cli_scan, repeated_inputs, scan, scan_table, targets_for
+from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab, blank, names
+
+from circuits.model import functional as F
+from circuits.model.basis import Basis
+from circuits.checking.behaviours import mass_on_target
+from circuits.io.export import save
+from circuits.display.render import to_text
+from circuits.analysis.scan import repeated_inputs, scan, targets_for
+from circuits.cli import cli_scan
+from circuits.display.tables import scan_table
 
 N_TOKENS, SEQ_LEN = 16, 8
 STRENGTH = 20.0  # q·k for a match: e^20 outweighs every other key

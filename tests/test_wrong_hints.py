@@ -6,7 +6,7 @@ import numpy as np
 from helpers import ROOT, check_with, only_failure, solution
 from test_wrong_induction import failing
 
-from circuits.checker import evaluate
+from circuits.checking.checker import evaluate
 from circuits.cli import main
 
 

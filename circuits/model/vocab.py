@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .errors import CircuitError
+from circuits.errors import CircuitError
 
 
 def _listing(tokens: Sequence[str], most: int = 40) -> str:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CircuitError
-from .inputs import Inputs
+from circuits.checking.inputs import Inputs
+from circuits.errors import CircuitError
 
 PER_LENGTH = 120  # random inputs per length in the length search, besides the deterministic extremes
 
@@ -53,7 +53,7 @@ def _at_length(inputs: Inputs, L: int, seed: int) -> list[list[str]]:
 
 def passes(model, targets, batch) -> tuple[bool, list[str] | None]:
     """Whether every target passes on every input; stops at the first length that fails."""
-    from .checker import evaluate
+    from circuits.checking.evaluation import evaluate
 
     by_len: dict[int, list[list[str]]] = {}
     for x in batch:
@@ -94,7 +94,7 @@ def longest_length(model, puzzle, cap: int | None = None) -> tuple[int, int, lis
 
 def undeclared_sharpness(attempt) -> list[str]:
     """The puzzle's sharpness symbols (not answer matrices) that none of the answer's matrices is written with."""
-    from .weights import symbols_in
+    from circuits.model.weights import symbols_in
 
     puzzle = attempt.puzzle
     wanted = [name for name in puzzle.sharpness if name not in puzzle.answer]

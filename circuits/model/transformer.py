@@ -15,12 +15,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import functional as F
-from .basis import Basis, NamedMatrix, as_basis
-from .errors import CircuitError, CircuitWarning
-from .trace import LayerTrace, Trace
-from .vocab import Vocab
-from .weights import Params, check_labels, exact, frozen, matrix, symbols_in, vector
+from circuits.errors import CircuitError, CircuitWarning
+from circuits.model import functional as F
+from circuits.model.basis import Basis, NamedMatrix, as_basis
+from circuits.model.trace import LayerTrace, Trace
+from circuits.model.vocab import Vocab
+from circuits.model.weights import (
+    Params,
+    check_labels,
+    exact,
+    frozen,
+    matrix,
+    symbols_in,
+    vector,
+)
 
 FIXED_PATTERNS = ("previous", "self", "first", "uniform")
 QK_DTYPES = ("float64", "float32")

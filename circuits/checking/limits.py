@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from .errors import CircuitError
+from circuits.errors import CircuitError
 
 IMPORT_SECONDS = 30.0  # one puzzle file's import (its givens and Puzzle); each reference file takes under 0.1 s
 CHECK_SECONDS = 120.0  # one puzzle's check, margins included; the slowest reference solution takes about 3 s

@@ -10,9 +10,9 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import limits
-from .errors import CircuitError
-from .puzzle import Puzzle, Stub
+from circuits.checking import limits
+from circuits.checking.puzzle import Puzzle, Stub
+from circuits.errors import CircuitError
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Attempt:
 
     def model(self, answer: types.SimpleNamespace | None = None):
         """The Model the answer builds; a CircuitError names the file on any mistake."""
-        from .model import Model
+        from circuits.model.transformer import Model
 
         try:
             model = self.puzzle.build(answer or self.answer)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import VIRTUAL_MEANING
+from circuits.analysis.composition import VIRTUAL_MEANING
 
 CSS = """
 .cv-root { font: 13px/1.4 system-ui, sans-serif; color: #111; }
@@ -222,7 +222,7 @@ def _paths_html(paths: dict, into: str) -> str:
 
 def analysis_html(model, trace=None, inputs=None, summary: dict | None = None, max_inputs: int = 8) -> str:
     """A whole page: every head's pattern, its circuit tables, composition beside baselines, virtual heads, paths."""
-    from .analysis import analyze, example_inputs
+    from circuits.analysis.summary import analyze, example_inputs
 
     if trace is None:
         if inputs is None:
@@ -267,7 +267,7 @@ def html_target(path, force: bool = False) -> Path:
     Never a Python file (a learner's puzzle or solution); an existing file only when circuits
     wrote it, unless `force`; the folder must exist and be writable.
     """
-    from .errors import CircuitError
+    from circuits.errors import CircuitError
 
     shown = str(path)
     try:
@@ -281,7 +281,7 @@ def html_target(path, force: bool = False) -> Path:
                            "give a name ending in .html")
     if is_dir:
         raise CircuitError(f"{shown} is a folder; give a file name for the HTML page, "
-                           f"e.g. {Path(shown) / 'circuits.html'}")
+                           f"e.g. {Path(shown) / 'circuits.display.html'}")
     if not folder_ok:
         raise CircuitError(f"cannot write the HTML page {shown}: {Path(shown).parent} is not an existing folder")
     if os.path.lexists(real) and not exists:
@@ -299,7 +299,7 @@ def write_html(path, trace=None, model=None, summary: dict | None = None, force:
 
     `path` is checked first (`html_target`): no Python file, and no existing file circuits did not write unless `force`.
     """
-    from .errors import CircuitError
+    from circuits.errors import CircuitError
 
     if model is None and trace is None:
         raise CircuitError("write_html needs a model or a trace to show")

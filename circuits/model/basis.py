@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .errors import CircuitError
+from circuits.errors import CircuitError
 
 
 def names(prefix: str, n: int) -> list[str]:

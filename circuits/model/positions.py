@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .basis import names
+from circuits.model.basis import names
 
 
 def one_hot_positions(n_ctx: int) -> np.ndarray:
@@ -27,7 +27,7 @@ def sinusoidal(n_ctx: int, freqs: Sequence[float], mags: Sequence[float] | None 
     """
     mags = [1.0] * len(freqs) if mags is None else list(mags)
     if len(mags) != len(freqs):
-        from .errors import CircuitError
+        from circuits.errors import CircuitError
 
         raise CircuitError(f"sinusoidal positions got {len(freqs)} frequencies but {len(mags)} magnitudes")
     n = np.arange(n_ctx)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import CircuitError
+from circuits.errors import CircuitError
 
 FAST_RANDOM = 1000  # random inputs in the fast check; a survivor is confirmed by the full check
 
@@ -62,7 +62,7 @@ def _labels(value, shape) -> tuple[list[str], list[str]]:
 
 def _with(value, raw: np.ndarray):
     """The same kind of matrix as `value` (named matrices keep their labels) holding `raw`."""
-    from .basis import NamedMatrix
+    from circuits.model.basis import NamedMatrix
 
     if isinstance(value, NamedMatrix) and raw.shape == value.shape:
         return NamedMatrix(value.rows, value.cols, raw)
@@ -104,7 +104,7 @@ def largest_entry(raw: np.ndarray, params) -> object:
     A literal 1 beside entries of s = 30 is a 3% nudge that a circuit with any margin shrugs off, which
     says nothing about the checker; an entry as large as the matrix's own ones is a real wrong reading.
     """
-    from .weights import matrix
+    from circuits.model.weights import matrix
 
     try:
         numbers = np.abs(matrix(raw, "a mutant", (None, None), params=params))
@@ -118,7 +118,7 @@ def largest_entry(raw: np.ndarray, params) -> object:
 
 def matrix_mutants(name: str, value, params=None) -> Iterator[tuple[str, object]]:
     """(description, mutated matrix) for one answer matrix; edits that change nothing are left out."""
-    from .weights import _raw
+    from circuits.model.weights import _raw
 
     raw = np.array(_raw(value), dtype=object)
     if raw.ndim != 2:
@@ -154,7 +154,7 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _scaled(value, factor):
-    from .weights import _raw
+    from circuits.model.weights import _raw
 
     return _with(value, np.array(_raw(value), dtype=object) * factor)
 
@@ -237,7 +237,7 @@ class Numbers:
         self._cache: dict[tuple, tuple[object, object]] = {}
 
     def __call__(self, name: str, value, params):
-        from .weights import matrix
+        from circuits.model.weights import matrix
 
         key = (id(value), tuple(sorted((str(k), float(v)) for k, v in dict(params or {}).items())))
         hit = self._cache.get(key)
@@ -272,8 +272,15 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
     without margins, shrinking or the property test (a mutant this lets through is re-checked in full).
 
     Cheapest first: the worked examples, a few random inputs, then every small input and the rest."""
-    from .checker import _check_code, _check_structure, _declares_sharpness, _examples, evaluate, small_inputs
-    from .targets import Code, Structure
+    from circuits.checking.checker import (
+        _check_code,
+        _check_structure,
+        _declares_sharpness,
+        _examples,
+        evaluate,
+        small_inputs,
+    )
+    from circuits.checking.targets import Code, Structure
 
     trial = copy.copy(attempt)
     trial.answer = answer
@@ -309,7 +316,7 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
 
 def passes_in_full(attempt, answer) -> bool:
     """The full check, as a learner would run it (margins aside)."""
-    from .checker import check
+    from circuits.checking.checker import check
 
     trial = copy.copy(attempt)
     trial.answer = answer

@@ -6,21 +6,20 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import limits
-from .answer_names import head_matrices as names
-from .answer_names import in_answer_terms
-from .errors import CircuitError
-from .loader import Attempt, display
-from .targets import Code, Explanation, Structure, Target, Tokens
+from circuits.checking import limits
+from circuits.checking.answer_names import head_matrices as names
+from circuits.checking.answer_names import in_answer_terms
+from circuits.checking.evaluation import CHUNK, evaluate  # noqa: F401  (CHUNK, evaluate: part of checker's API)
+from circuits.checking.loader import Attempt, display
+from circuits.checking.targets import Code, Explanation, Structure, Target, Tokens
+from circuits.errors import CircuitError
 
 STAGES = ("worked example", "every small input", "random inputs", "property test")
-CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
 
 
 @dataclass
@@ -94,27 +93,6 @@ class PuzzleResult:
 
 
 # --- running behaviour targets in batches -------------------------------------------------------------------
-def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.ndarray, np.ndarray]:
-    """ok and worst `[n_targets, len(batch)]`, inputs of one length run as one batch (chunked)."""
-    ok = np.ones((len(targets), len(batch)), dtype=bool)
-    worst = np.zeros((len(targets), len(batch)))
-    by_len: dict[int, list[int]] = defaultdict(list)
-    for i, toks in enumerate(batch):
-        by_len[len(toks)].append(i)
-    for idx in by_len.values():
-        for start in range(0, len(idx), CHUNK):
-            part = idx[start : start + CHUNK]
-            sub = [batch[i] for i in part]
-            limits.doing("running the model")
-            trace = model.run(sub)
-            for t, target in enumerate(targets):
-                limits.doing(f"checking target {limits.quoted(target.label)}")
-                with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
-                    ev = target.evaluate(trace, sub)
-                ok[t, part], worst[t, part] = ev.ok, ev.worst
-    return ok, worst
-
-
 def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet: Sequence[str], min_len: int) -> Tokens:
     """Greedy, deterministic shrinking toward the shortest, then alphabetically first, failing input:
     drop positions, replace tokens by earlier ones in the alphabet, move earlier tokens forward."""
@@ -315,7 +293,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         "error" if any(r.status == "error" for r in results) else "failing")
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, message=message)
     if status == "solved" and margins and behaviour and model is not None:
-        from .margins import measure
+        from circuits.checking.margins import measure
 
         limits.doing("measuring margins")
         result.margins = measure(attempt, model)
@@ -325,7 +303,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
 
 def _declares_sharpness(attempt) -> None:
     """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
-    from .margins import undeclared_sharpness
+    from circuits.checking.margins import undeclared_sharpness
 
     missing = undeclared_sharpness(attempt)
     if missing:

@@ -3,7 +3,7 @@
 Per head: the QK circuit W_QK = W_Q^T W_K and the OV circuit W_OV = W_O W_V (kept factored),
 the token × token and position × position QK tables, the full OV circuit W_U W_OV W_E and its
 copying score. Between heads: Q-, K- and V-composition scores beside a random baseline,
-virtual heads, and (attention-only models) the path decomposition of the logits.
+virtual heads (the path decomposition is in paths.py, the JSON summary in summary.py).
 Column-vector convention throughout: rows of a QK table are queries, columns are keys;
 rows of a full OV table are output tokens, columns are the attended (source) tokens.
 """
@@ -11,18 +11,16 @@ rows of a full OV table are output tokens, columns are the attended (source) tok
 from __future__ import annotations
 
 import functools
-import json
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .errors import CircuitError
-from .factored import FactoredMatrix
-from .model import HeadWeights, Model
-from .threads import single_blas_thread
-from .weights import symbols_in
+from circuits.analysis.factored import FactoredMatrix
+from circuits.errors import CircuitError
+from circuits.model.threads import single_blas_thread
+from circuits.model.transformer import HeadWeights, Model
+from circuits.model.weights import symbols_in
 
 COMPOSITION_KINDS = ("Q", "K", "V")
 BASELINE_SAMPLES = 200
@@ -347,7 +345,7 @@ def exact_composition(model: Model, kind: str, earlier, later, bind: bool = Fals
 
 def exact_token_table(model: Model, head, bind: bool = False):
     """W_E^T W_QK W_E as a sympy Matrix."""
-    from .weights import exact
+    from circuits.model.weights import exact
 
     h = get_head(model, head)
     W_E = exact(model.W_E)
@@ -356,255 +354,8 @@ def exact_token_table(model: Model, head, bind: bool = False):
 
 def exact_full_ov(model: Model, head, bind: bool = False):
     """W_U W_OV W_E as a sympy Matrix."""
-    from .weights import exact
+    from circuits.model.weights import exact
 
     h = get_head(model, head)
     full_ov(model, h)  # validates W_U
     return (exact(model.W_U) * h.exact("W_OV", bind) * exact(model.W_E)).expand()
-
-
-# --- the path view -----------------------------------------------------------------------------
-def check_attention_only(model: Model) -> None:
-    """The path view is exact only without MLPs and LayerNorm; say which part is in the way."""
-    for l, layer in enumerate(model.layers):
-        if layer.mlp is not None:
-            raise CircuitError(f"the path view needs an attention-only model, but layer {l} has an MLP")
-        if layer.ln_attn is not None or layer.ln_mlp is not None:
-            raise CircuitError(f"the path view needs a model without LayerNorm, but layer {l} has one")
-    if model.ln_final is not None:
-        raise CircuitError("the path view needs a model without LayerNorm, but it has ln_final")
-
-
-def path_count(model: Model) -> int:
-    return int(np.prod([1 + model.n_heads(l) for l in range(model.n_layers)]))
-
-
-def path_decomposition(trace) -> dict[str, np.ndarray]:
-    """Each path's share of the logits `[b, T, n_vocab]` (of the final residual `[b, T, d_model]` without W_U).
-
-    With the attention patterns of this trace held fixed, an attention-only model is linear in its
-    embedding, so the logits are exactly the sum over paths: "direct" (W_U x), each head alone
-    ("0.1": W_U A x W_OV^T), each chain of heads in increasing layers ("0.1 → 1.0"), and the
-    biases ("bias 0" for b_O and b_V of layer 0, then through later heads; "b_U").
-    """
-    model = trace.model
-    check_attention_only(model)
-    terms = {"direct": trace.embed + trace.pos_embed}  # [b, T, d_model] each
-    for l, block in enumerate(model.blocks):
-        new = {}
-        for name, x in terms.items():  # every path so far ends before layer l
-            for h in block.heads:
-                A = trace.pattern(l, h.index)  # [b, T, T]
-                new[head_name(h) if name == "direct" else f"{name} → {head_name(h)}"] = A @ x @ h.W_OV.T
-        bias = _layer_bias(trace, l)
-        if bias is not None:
-            new[f"bias {l}"] = bias
-        terms.update(new)
-    if model.W_U is None:
-        return terms
-    out = {name: x @ model.W_U.T for name, x in terms.items()}  # [b, T, n_vocab]
-    if model.b_U is not None:
-        out["b_U"] = np.broadcast_to(model.b_U, trace.logits.shape).copy()
-    return out
-
-
-def _layer_bias(trace, l: int) -> np.ndarray | None:  # [b, T, d_model]
-    """b_O plus each head's W_O b_V (weighted by its pattern's row sums, 1 wherever a row sees a key)."""
-    block = trace.model.blocks[l]
-    if block.b_O is None and not any(np.any(h.b_V) for h in block.heads):
-        return None
-    total = np.zeros(trace.resid_final.shape)
-    if block.b_O is not None:
-        total += block.b_O
-    for h in block.heads:
-        rows = trace.pattern(l, h.index).sum(-1, keepdims=True)  # [b, T, 1]
-        total += rows * (h.W_O @ h.b_V)
-    return total
-
-
-# --- the summary --------------------------------------------------------------------------------
-def example_inputs(model: Model, seed: int = 0) -> list[list[str]]:
-    """One random token sequence followed by its repeat (so induction heads show), fitting n_ctx."""
-    tokens = [t for t in model.vocab.tokens if t != model.vocab.bos]
-    room = (model.n_ctx or 16) - (1 if model.vocab.bos is not None else 0)
-    half = max(1, min(8, room // 2, len(tokens)))
-    rng = np.random.default_rng(seed)
-    seq = [str(t) for t in rng.choice(tokens, size=half, replace=False)] if tokens else []
-    return [(seq + seq)[: max(room, 1)]]
-
-
-def analyze(model: Model, trace=None, inputs=None, max_table: int = MAX_TABLE) -> dict:
-    """Everything above for every head, as plain JSON-serialisable data (NaN becomes None).
-
-    The patterns come from `trace`, else from running `inputs`, else from `example_inputs(model)`.
-    """
-    if trace is None:
-        trace = model.run(inputs if inputs is not None else example_inputs(model))
-    tokens = list(model.vocab.tokens)
-    summary = {
-        "model": model.name,
-        "d_model": model.d_model,
-        "n_layers": model.n_layers,
-        "n_heads": [model.n_heads(l) for l in range(model.n_layers)],
-        "residual": list(model.residual.labels),
-        "tokens": tokens,
-        "inputs": [trace.tokens(n) for n in range(trace.batch)],
-        "heads": [_head_summary(model, h, trace, max_table) for h in model.heads()],
-        "composition": [c.to_dict() for c in composition_scores(model) + virtual_strengths(model)],
-        "virtual_heads": _virtual_summaries(model, max_table),
-        "paths": _path_summary(trace),
-        "paths_into": "logits" if model.W_U is not None else "final residual",
-    }
-    return _plain(summary)
-
-
-def _head_summary(model: Model, h: HeadWeights, trace, max_table: int) -> dict:
-    labels, tokens = list(model.residual.labels), list(model.vocab.tokens)
-    small = model.d_model <= max_table
-    qk, ov = qk_circuit(h), ov_circuit(h)
-    out = {
-        "name": head_name(h), "layer": h.layer, "index": h.index, "scale": h.scale,
-        "fixed_pattern": None if h.pattern is None else (h.pattern if isinstance(h.pattern, str) else "custom"),
-        "patterns": [trace.pattern(h.layer, h.index)[n][: len(trace.tokens(n)), : len(trace.tokens(n))]
-                     for n in range(trace.batch)],
-        "qk": _circuit_summary(qk, labels, small) if has_qk(h) else None,
-        "ov": {**_circuit_summary(ov, labels, small), "eigenvalues": _complex(ov.eigenvalues())},
-        "token_table": None, "position_table": None, "position_offset": None,
-        "full_ov": None, "copying_score": None, "exact": None,
-        "writes": h.source.W_O is not None,  # without W_O the head's result z is read directly, not written
-        "W_V": None,
-    }
-    if not out["writes"] and small:
-        out["W_V"] = _table(h.W_V, [f"v:{i}" for i in range(h.W_V.shape[0])], labels)
-    if has_qk(h) and len(tokens) <= max_table:
-        out["token_table"] = _table(token_table(model, h), tokens, tokens)
-    if has_qk(h) and model.W_pos is not None:
-        table = position_table(model, h)
-        out["position_offset"] = peak_offset(table)
-        if table.shape[0] <= max_table:
-            positions = [str(i) for i in range(table.shape[0])]
-            out["position_table"] = _table(table, positions, positions)
-    if model.W_U is not None:
-        circuit = full_ov(model, h)
-        if max(circuit.shape) <= max_table:
-            out["full_ov"] = _table(circuit.AB, _out_labels(model), tokens)
-        if circuit.shape[0] == circuit.shape[1]:
-            out["copying_score"] = copying_score(model, h)
-    if small and is_exact(h):
-        values = [f"v:{i}" for i in range(h.W_V.shape[0])]
-        out["exact"] = {"W_QK": _exact_table(h.exact("W_QK"), labels, labels) if has_qk(h) else None,
-                        "W_OV": _exact_table(h.exact("W_OV"), labels, labels),
-                        "W_V": None if out["writes"] else _exact_table(h.exact("W_V"), values, labels)}
-    return out
-
-
-def _circuit_summary(m: FactoredMatrix, labels: list[str], dense: bool) -> dict:
-    return {"rank": m.rank(), "norm": m.norm(), "singular_values": m.S,
-            "matrix": _table(m.AB, labels, labels) if dense else None}
-
-
-def _virtual_summaries(model: Model, max_table: int) -> list[dict]:
-    out = []
-    labels = list(model.residual.labels)
-    heads = model.heads()
-    for h1 in heads:
-        for h2 in heads:
-            if h2.layer <= h1.layer:
-                continue
-            m = virtual_ov(model, h1, h2)
-            if m.norm() == 0:
-                continue
-            item = {"earlier": head_name(h1), "later": head_name(h2), "rank": m.rank(), "norm": m.norm(),
-                    "matrix": _table(m.AB, labels, labels) if model.d_model <= max_table else None, "exact": None}
-            if model.d_model <= max_table and is_exact(h1) and is_exact(h2):
-                item["exact"] = _exact_table(exact_virtual_ov(model, h1, h2), labels, labels)
-            out.append(item)
-    return out
-
-
-def _path_summary(trace) -> dict | None:
-    """Root-mean-square size of each path's logits (final residual without W_U) over real tokens;
-    None where the path view does not apply."""
-    try:
-        check_attention_only(trace.model)
-    except CircuitError:
-        return None
-    if path_count(trace.model) > MAX_PATHS:
-        return None
-    valid = trace.valid[..., None]  # [b, T, 1]
-    n = max(int(valid.sum()) * (trace.logits.shape[-1] if trace.logits is not None else trace.model.d_model), 1)
-    return {name: float(np.sqrt(np.sum(np.where(valid, part, 0.0) ** 2) / n))
-            for name, part in path_decomposition(trace).items()}
-
-
-def _out_labels(model: Model) -> list[str]:
-    n_out = model.W_U.shape[0]
-    return list(model.vocab.tokens) if n_out == len(model.vocab) else [str(i) for i in range(n_out)]
-
-
-def _table(M: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> dict:
-    return {"rows": list(rows), "cols": list(cols), "values": M}
-
-
-def _exact_table(M, rows: Sequence[str], cols: Sequence[str]) -> dict:
-    """The non-zero rows and columns of a sympy Matrix, entries as exact strings."""
-    keep_r = [i for i in range(M.rows) if any(x != 0 for x in M.row(i))]
-    keep_c = [j for j in range(M.cols) if any(x != 0 for x in M.col(j))]
-    return {"rows": [rows[i] for i in keep_r], "cols": [cols[j] for j in keep_c],
-            "values": [[str(M[i, j]) for j in keep_c] for i in keep_r]}
-
-
-def _complex(lam: np.ndarray) -> list[list[float]]:
-    return [[float(z.real), float(z.imag)] for z in lam]
-
-
-def _plain(x):
-    """Numpy and friends to plain Python for JSON; NaN and ±inf become None."""
-    if isinstance(x, dict):
-        return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _plain(x.tolist())
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return float(x) if np.isfinite(x) else None
-    return x
-
-
-# --- display and the command -------------------------------------------------------------------
-def render_analysis(model: Model, trace=None, inputs=None, summary: dict | None = None):
-    """The analysis as a rich renderable: heatmaps, labelled circuit tables, composition, paths."""
-    from .render import analysis_report
-
-    return analysis_report(summary if summary is not None else analyze(model, trace, inputs))
-
-
-def analyze_command(model: Model, html: str | None = None, as_json: bool = False, out=None, inputs=None,
-                    force: bool = False) -> int:
-    """`circuits analyze`: print the report (or JSON) to `out`, write HTML to the path `html` if given; returns 0.
-
-    `force` lets the page replace an existing file that circuits did not write (never a Python file).
-    """
-    import sys
-
-    out = out if out is not None else sys.stdout
-    trace = model.run(inputs if inputs is not None else example_inputs(model))
-    summary = analyze(model, trace)
-    if as_json:
-        json.dump(summary, out, indent=1, allow_nan=False)
-        out.write("\n")
-    else:
-        from .render import analysis_report, console
-
-        console(file=out).print(analysis_report(summary))
-    if html:
-        from .html import write_html
-
-        path = write_html(html, trace=trace, model=model, summary=summary, force=force)
-        if not as_json:
-            out.write(f"wrote {path}\n")
-    return 0

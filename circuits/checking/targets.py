@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import behaviours
-from .errors import CircuitError
+from circuits.checking import behaviours
+from circuits.errors import CircuitError
 
 Tokens = list[str]
 
@@ -357,7 +357,7 @@ class Output(Target):
 class Attention(Target):
     """Head `layer.head` puts at least `min_mass` of its attention on the target key at every query that has one.
 
-    `where` is a behaviour name ("previous-token", "induction", …, see circuits.behaviours),
+    `where` is a behaviour name ("previous-token", "induction", …, see circuits.checking.behaviours),
     a function of token ids `[b, T] -> [b, T]`, or `per_input=True` with a function
     tokens -> list of key positions (None where a query has no target). A query may also
     have a set of target keys (a collection in a per_input list, or a function of ids

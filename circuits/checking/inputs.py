@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import strategies
-from .errors import CircuitError
+from circuits.checking import strategies
+from circuits.errors import CircuitError
 
 
 @dataclass(frozen=True)

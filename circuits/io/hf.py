@@ -1,6 +1,6 @@
 """Hugging Face GPT-2 and GPT-Neo as circuits models, with the seeds' experiments (needs the [hf] extra).
 
-    from circuits.hf import from_hf
+    from circuits.io.hf import from_hf
     model = from_hf("path/to/gpt2")         # a local directory, or a model object; nothing is downloaded
 
 Weights come over unprocessed (no LayerNorm folding, no centring), so a circuits Trace holds the
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import export
-from .errors import CircuitError, CircuitWarning
-from .model import Model
-from .trace import Trace
+from circuits.errors import CircuitError, CircuitWarning
+from circuits.io import export
+from circuits.model.trace import Trace
+from circuits.model.transformer import Model
 
 INSTALL = 'pip install "circuits-workbench[hf]"'
 

@@ -6,14 +6,14 @@ import re
 
 import numpy as np
 
-from .errors import CircuitError
+from circuits.errors import CircuitError
 
 ROLES = ("W_Q", "W_K", "W_V", "W_O")
 
 
 def head_matrices(attempt, model) -> dict[tuple[int, int, str], str]:
     """(layer, head, role) → the answer's name for it, matched by value in the order both are written."""
-    from .weights import matrix
+    from circuits.model.weights import matrix
 
     answer = attempt.answer
     slots = [(l, h, role) for l in range(model.n_layers) for h in range(model.n_heads(l)) for role in ROLES

@@ -81,8 +81,3 @@ class Trace:
         if layer == -1:
             return self.embed + self.pos_embed
         return self.layers[layer].resid_post
-
-    def _repr_html_(self) -> str:
-        from .html import trace_html
-
-        return trace_html(self, standalone=False)

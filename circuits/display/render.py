@@ -9,7 +9,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from .analysis import VIRTUAL_MEANING
+from circuits.analysis.composition import VIRTUAL_MEANING
 
 
 def console(file=None, width: int | None = None, color: bool | None = None) -> Console:
@@ -234,7 +234,7 @@ def paths_table(sizes: dict, title: str | None = "paths: root-mean-square logit 
 
 
 def analysis_report(summary: dict):
-    """The whole analysis (the dict of `circuits.analysis.analyze`) as one renderable."""
+    """The whole analysis (the dict of `circuits.analysis.summary.analyze`) as one renderable."""
     parts: list = [Text(f"{summary['model']}: d_model = {summary['d_model']}, heads per layer {summary['n_heads']}",
                         style="bold")]
     for n, tokens in enumerate(summary["inputs"]):

@@ -6,8 +6,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from .checker import PuzzleResult, TargetResult
-from .render import matrix_table, pattern_heatmap, to_text
+from circuits.checking.checker import PuzzleResult, TargetResult
+from circuits.display.render import matrix_table, pattern_heatmap, to_text
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
 STYLE = {"passed": "green", "failed": "red", "error": "red", "not attempted": "yellow",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .errors import CircuitError
-from .inputs import Inputs
-from .targets import Target
+from circuits.checking.inputs import Inputs
+from circuits.checking.targets import Target
+from circuits.errors import CircuitError
 
 
 class Stub:

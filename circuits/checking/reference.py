@@ -10,7 +10,7 @@ import traceback
 
 import numpy as np
 
-from . import functional
+from circuits.model import functional
 
 
 def attention(Q, K, V, mask=None):  # [b, q, d], [b, k, d], [b, k, d_v], [b, q, k] -> ([b, q, k], [b, q, d_v])

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .basis import NamedMatrix
-from .errors import CircuitError
+from circuits.errors import CircuitError
+from circuits.model.basis import NamedMatrix
 
 # Larger entries make q·k overflow float64 (1e150 squared is 1e300); refuse them up front.
 MAX_ABS = 1e100

@@ -21,9 +21,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CircuitError
-from .model import FIXED_PATTERNS, MLP, QK_DTYPES, Head, Layer, LayerNorm, Model
-from .vocab import Vocab
+from circuits.errors import CircuitError
+from circuits.model.transformer import (
+    FIXED_PATTERNS,
+    MLP,
+    QK_DTYPES,
+    Head,
+    Layer,
+    LayerNorm,
+    Model,
+)
+from circuits.model.vocab import Vocab
 
 FORMAT = "circuits-model"
 VERSION = 1
@@ -442,7 +450,7 @@ def check_hf_config(config, source: str) -> None:
         L * (4 * d * d + 2 * d * m + m + 9 * d)
     if 8 * count > MAX_BYTES:
         raise CircuitError(f"{source}: the config describes {count:,} parameters, {_bytes(8 * count)} as float64, "
-                           f"beyond the {_bytes(MAX_BYTES)} circuits holds (circuits.export.MAX_BYTES)")
+                           f"beyond the {_bytes(MAX_BYTES)} circuits holds (circuits.io.export.MAX_BYTES)")
 
 
 def _neo_kinds(config: Mapping, L: int, source: str) -> list[str]:
@@ -777,7 +785,7 @@ def _npz_members(archive: zipfile.ZipFile, path: Path) -> dict[str, tuple[zipfil
         if CONFIG_KEY in names:
             raise CircuitError(f"{path}: member {CONFIG_KEY!r} has no .npy suffix; circuits .npz files hold "
                                "only .npy arrays, as np.savez writes them")
-        raise CircuitError(f"{path}: key {CONFIG_KEY!r} is missing; this .npz was not written by circuits.export.save")
+        raise CircuitError(f"{path}: key {CONFIG_KEY!r} is missing; this .npz was not written by circuits.io.export.save")
     members, total = {}, 0
     for info in infos:
         if not info.filename.endswith(".npy"):
@@ -788,7 +796,7 @@ def _npz_members(archive: zipfile.ZipFile, path: Path) -> dict[str, tuple[zipfil
             raise CircuitError(f"{path}: key {key!r} is stored twice")
         if info.file_size > MAX_BYTES:
             raise CircuitError(f"{path}: key {key!r} declares {_bytes(info.file_size)}, beyond the "
-                               f"{_bytes(MAX_BYTES)} circuits reads (circuits.export.MAX_BYTES)")
+                               f"{_bytes(MAX_BYTES)} circuits reads (circuits.io.export.MAX_BYTES)")
         with archive.open(info) as f:
             dtype, shape, header = _npy_header(f, path, f"key {key!r}")
         if dtype.hasobject:
@@ -799,7 +807,7 @@ def _npz_members(archive: zipfile.ZipFile, path: Path) -> dict[str, tuple[zipfil
         if total > MAX_BYTES:
             size = f"{_bytes(need)} as float64, beyond" if need > MAX_BYTES else "which takes the file beyond"
             raise CircuitError(f"{path}: key {key!r} declares shape {shape}, {size} the {_bytes(MAX_BYTES)} "
-                               "circuits reads (circuits.export.MAX_BYTES)")
+                               "circuits reads (circuits.io.export.MAX_BYTES)")
         if header + count * dtype.itemsize != info.file_size:
             raise CircuitError(f"{path}: key {key!r} is damaged: its header declares shape {shape} of {dtype} "
                                f"({_bytes(count * dtype.itemsize)}) but the archive holds {_bytes(info.file_size - header)}")
@@ -869,11 +877,11 @@ def _load_safetensors(path: Path) -> Model:
         raise CircuitError(f"{path}: not a readable .safetensors file ({_first_line(e)})") from None
     if METADATA_KEY not in metadata:
         raise CircuitError(f"{path}: metadata {METADATA_KEY!r} is missing; for a Hugging Face checkpoint use "
-                           "circuits.hf.from_hf(its directory)")
+                           "circuits.io.hf.from_hf(its directory)")
     total = sum(math.prod(shape) for shape in shapes.values()) * 8
     if total > MAX_BYTES:
         raise CircuitError(f"{path}: its arrays take {_bytes(total)} as float64, beyond the {_bytes(MAX_BYTES)} "
-                           "circuits reads (circuits.export.MAX_BYTES)")
+                           "circuits reads (circuits.io.export.MAX_BYTES)")
     cfg = _check_config(_parse_config(metadata[METADATA_KEY].encode("utf-8"), path), str(path))
     _check_keys(shapes, cfg, str(path))
     try:

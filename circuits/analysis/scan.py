@@ -11,17 +11,14 @@ its attention, on average, lands on the target).
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .behaviours import BEHAVIOURS, mass_on_target
-from .errors import CircuitError
-from .model import Model
+from circuits.checking.behaviours import BEHAVIOURS, mass_on_target
+from circuits.errors import CircuitError
+from circuits.model.transformer import Model
 
 DEFAULT_BEHAVIOURS = ("previous-token", "duplicate-token", "induction", "first-token")
 DEFAULT_THRESHOLD = 0.5
@@ -142,125 +139,3 @@ def scan(model: Model, ids: np.ndarray | None = None, behaviours: Sequence[str] 
             scores += [HeadScore(b, l, h, float(s), rows) for h, s in enumerate(per_head)]
         ranked[b] = sorted(scores, key=lambda s: (-s.score, s.layer, s.head))
     return ScanResult(ranked, float(threshold), tuple(ids.shape))
-
-
-# --- display --------------------------------------------------------------------------------
-def scan_table(result: ScanResult, top: int = 5):
-    """A rich table: for each behaviour its best `top` heads, with ✓ on those at or above the threshold."""
-    from rich.table import Table
-
-    table = Table(title=f"Head scan on {result.inputs[0]} × {result.inputs[1]} tokens: mean attention on the target "
-                        f"over rows that have one (✓ ≥ {result.threshold:g})",
-                  title_justify="left", box=None, padding=(0, 1))
-    for col, justify in (("behaviour", "left"), ("rank", "right"), ("head", "left"), ("score", "right"),
-                         ("", "left"), ("rows", "right")):
-        table.add_column(col, justify=justify, no_wrap=True)
-    for behaviour, scores in result.ranked.items():
-        for rank, s in enumerate(scores[:top], 1):
-            mark = "✓" if s.score >= result.threshold else ""
-            bar = "█" * int(round(s.score * 10))
-            table.add_row(behaviour if rank == 1 else "", str(rank), s.name, f"{s.score:.3f}", f"{bar:<10} {mark}",
-                          str(s.rows))
-        table.add_section()
-    return table
-
-
-# --- command line ---------------------------------------------------------------------------
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise CircuitError(message)
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="circuits scan", description="Rank every head of a model by the puzzles' attention behaviours, "
-                "on random tokens repeated once. Nothing is downloaded.")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--hf", metavar="PATH_OR_NAME", help="a local GPT-2 / GPT-Neo directory, or a name already in the "
-                     "local Hugging Face cache (needs the [hf] extra)")
-    src.add_argument("--npz", metavar="FILE", help="a model saved by circuits.export.save (.npz or .safetensors)")
-    p.add_argument("--behaviour", action="append", metavar="NAME",
-                   help=f"one of {', '.join(BEHAVIOURS)}; repeat or comma-separate "
-                        f"(default: {', '.join(DEFAULT_BEHAVIOURS)})")
-    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
-                   help=f"score at or above which a head shows the behaviour (default {DEFAULT_THRESHOLD})")
-    p.add_argument("--seq-len", type=int, default=20, help="random tokens before the repeat (default 20)")
-    p.add_argument("--batch", type=int, default=4, help="sequences to average over (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the tokens (default 0)")
-    p.add_argument("--top", type=int, default=5, help="heads shown per behaviour (default 5)")
-    p.add_argument("--json", action="store_true", help="print every score as JSON instead of a table")
-    return p
-
-
-def _load(args) -> tuple[Model, int | None]:
-    """The model named on the command line, and the BOS id to put in front of the scanned tokens."""
-    if args.npz:
-        from .export import load
-
-        return load(args.npz), None
-    from .hf import from_hf, load_hf, load_tokenizer
-
-    hf_model = load_hf(args.hf)
-    model = from_hf(hf_model, tokenizer=load_tokenizer(args.hf, required=False, n_vocab=hf_model.config.vocab_size))
-    bos = hf_model.config.bos_token_id
-    return model, (int(bos) if bos is not None and 0 <= bos < len(model.vocab) else None)
-
-
-def _check_numbers(args) -> None:
-    """Numbers on the command line that are out of range, in one line, before a model is loaded."""
-    if args.seed < 0:
-        raise CircuitError(f"--seed {args.seed}: a seed is a whole number ≥ 0")
-    if args.top < 1:
-        raise CircuitError(f"--top {args.top}: show at least 1 head per behaviour")
-    if not 1 <= args.batch <= MAX_BATCH:
-        raise CircuitError(f"--batch {args.batch}: choose from 1 to {MAX_BATCH} sequences (MAX_BATCH in circuits/scan.py)")
-    if args.seq_len < 1:
-        raise CircuitError(f"--seq-len {args.seq_len}: choose at least 1 token before the repeat")
-
-
-def _check_size(model: Model, args, bos_id: int | None) -> None:
-    """Refuse a scan longer than MAX_TOKENS (without n_ctx) or whose patterns would not fit MAX_PATTERN_BYTES."""
-    from .cli import MAX_TOKENS
-
-    bos = bos_id is not None
-    T = 2 * args.seq_len + bos
-    if model.n_ctx is not None and T > model.n_ctx:
-        return  # repeated_inputs says the model's own limit
-    if model.n_ctx is None and T > MAX_TOKENS:
-        raise CircuitError(f"--seq-len {args.seq_len} makes {T} tokens; a model without n_ctx takes at most "
-                           f"{MAX_TOKENS} (MAX_TOKENS in circuits/cli.py): use --seq-len ≤ {(MAX_TOKENS - bos) // 2}")
-    heads = sum(model.n_heads(l) for l in range(model.n_layers))
-    need = 8 * args.batch * heads * T * T
-    if need > MAX_PATTERN_BYTES:
-        raise CircuitError(f"--batch {args.batch} × {T} tokens on {heads} heads needs {need / 2**20:,.0f} MiB of "
-                           f"attention patterns; the limit is {MAX_PATTERN_BYTES / 2**20:,.0f} MiB "
-                           "(MAX_PATTERN_BYTES in circuits/scan.py): use a smaller --batch or --seq-len")
-
-
-def cli_scan(argv: list[str]) -> int:
-    """`circuits scan …`: print the ranked heads; a mistake prints one line to stderr and returns 2."""
-    try:
-        args = _parser().parse_args(argv)
-        _check_numbers(args)
-        behaviours = [b.strip() for arg in (args.behaviour or [",".join(DEFAULT_BEHAVIOURS)])
-                      for b in arg.split(",") if b.strip()]
-        for b in behaviours:
-            targets_for(b, np.zeros((1, 1), dtype=np.int64))
-        model, bos_id = _load(args)
-        _check_size(model, args, bos_id)
-        result = scan(model, behaviours=behaviours, threshold=args.threshold, seq_len=args.seq_len,
-                      batch=args.batch, seed=args.seed, bos_id=bos_id)
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
-    except CircuitError as e:
-        print(f"circuits scan: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"circuits scan: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=1))
-    else:
-        from .render import console
-
-        console().print(scan_table(result, top=args.top))
-    return 0

@@ -1,0 +1,1 @@
+"""Checking: puzzles, their targets and inputs, the checker, margins, the loader and mutation tests."""
