@@ -161,7 +161,7 @@ class TorchForward:
             mlp = None if blk.mlp is None else (t(blk.mlp[0]), t(blk.mlp[1]), t(blk.mlp[2]), t(blk.mlp[3]), blk.mlp[4])
             lns = [None if ln is None else (t(ln[0]), t(ln[1]), ln[2]) for ln in (blk.ln_attn, blk.ln_mlp)]
             self.blocks.append(dict(
-                n=n, dk=blk.d_k, dv=blk.d_v, heads=blk.heads, W_in=t(blk.W_in_cat), b_in=t(blk.b_in_cat),
+                n=n, dk=blk.d_k, dv=blk.d_v, heads=blk.heads, W_in=t(blk.W_QKV), b_in=t(blk.b_QKV),
                 W_O=t(blk.W_O_cat), scale=t(blk.scale.reshape(1, n, 1, 1)) if n else None, b_O=t(blk.b_O),
                 mlp=mlp, ln_attn=lns[0], ln_mlp=lns[1]))
         self._masks: dict[tuple[int, int], tuple] = {}

@@ -83,14 +83,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return COMMANDS[args.command](args)
 
-    return _guard(run)
+    return _guard(run, "circuits scan" if argv[:1] == ["scan"] else "circuits")  # scan's lines name it
 
 
 def _warn(message, category, filename, lineno, file=None, line=None):
     print(f"circuits: warning: {message}", file=sys.stderr)
 
 
-def _guard(run) -> int:
+def _guard(run, prog: str = "circuits") -> int:
     """Run a command: a mistake, Ctrl-C or a closed output is one line on stderr (or none), never a traceback."""
     import warnings
 
@@ -103,7 +103,7 @@ def _guard(run) -> int:
         sys.stdout.flush()  # a closed or full output fails here, inside the guard, not at exit
         return code
     except CircuitError as e:
-        print(f"circuits: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("circuits: interrupted (Ctrl-C)", file=sys.stderr)
@@ -117,7 +117,7 @@ def _guard(run) -> int:
         return 2
     except OSError as e:
         if e.filename is not None:  # a file the command opened: not a bug in circuits, so one line
-            print(f"circuits: {e.filename}: {e.strerror or e}", file=sys.stderr)
+            print(f"{prog}: {e.filename}: {e.strerror or e}", file=sys.stderr)
             return 2
         if e.errno in (errno.ENOSPC, errno.EIO, errno.EBADF):  # writing the output failed
             _discard_stdout()

@@ -78,7 +78,7 @@ def random_model(seed=0, d=12, n_vocab=7, n_heads=(2, 2), d_head=3, n_ctx=10, bi
                     ln_attn=LayerNorm() if ln else None)
               for n in n_heads]
     return Model(Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d),
-                 b_U=r(n_vocab) if bias else None, attn_scale="1/sqrt(d_head)", name=f"random {seed}")
+                 b_U=r(n_vocab) if bias else None, qk_multiplier="1/sqrt(d_head)", name=f"random {seed}")
 
 
 # --- FactoredMatrix equals its dense product -----------------------------------------------------

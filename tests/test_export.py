@@ -26,7 +26,7 @@ def gpt_like(seed=0, V=30, d=16, n_heads=4, n_layers=2, n_ctx=12, scale="1/sqrt(
                     b_O=w(d), mlp=MLP(W_in=w(3 * d, d), W_out=w(d, 3 * d), b_in=w(3 * d), b_out=w(d), act=act),
                     ln_attn=ln(), ln_mlp=ln()) for l in range(n_layers)]
     return Model(Vocab.numbered(V), w(d, V), w(d, n_ctx), layers=layers, W_U=w(V, d), ln_final=ln(),
-                 attn_scale=scale, name=f"gpt-like {seed}")
+                 qk_multiplier=scale, name=f"gpt-like {seed}")
 
 
 def hand_built() -> Model:
@@ -55,7 +55,7 @@ def hand_built() -> Model:
               ln_mlp=LayerNorm(eps=1e-3)),
     ]
     return Model(vocab, W_E, W_pos, layers=layers, W_U=rng.normal(size=(6, 12)), b_U=rng.normal(size=6),
-                 residual=resid, attn_scale=2 * a, params={"a": 1.5}, name="hand-built")
+                 residual=resid, qk_multiplier=2 * a, params={"a": 1.5}, name="hand-built")
 
 
 MODELS = {"gpt2-like": gpt_like, "neo-like": lambda: gpt_like(1, scale=1.0, windows=(None, 3), qkv_bias=False),

@@ -66,7 +66,7 @@ def models(draw) -> Model:
         layers.append(Layer(heads=heads, b_O=w.maybe(d), mlp=mlp, ln_attn=ln(), ln_mlp=ln()))
     return Model(Vocab.numbered(n_vocab), w(d, n_vocab), W_pos=w.maybe(d, n_ctx), n_ctx=n_ctx, layers=layers,
                  W_U=w.maybe(n_vocab, d), ln_final=LayerNorm() if draw(st.booleans()) else None,
-                 attn_scale=draw(st.sampled_from([1.0, "1/sqrt(d_head)"])))
+                 qk_multiplier=draw(st.sampled_from([1.0, "1/sqrt(d_head)"])))
 
 
 @st.composite

@@ -85,7 +85,7 @@ def random_model(seed=0, d=8, n_vocab=6, n_layers=2, n_heads=2, d_head=3, n_ctx=
                             ln_attn=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None,
                             ln_mlp=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None))
     return Model(Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d),
-                 ln_final=LayerNorm() if ln else None, attn_scale=scale)
+                 ln_final=LayerNorm() if ln else None, qk_multiplier=scale)
 
 
 def test_seed_001_factored_attention_and_ov():
@@ -294,7 +294,7 @@ def test_built_weights_are_read_only_and_c_contiguous():
     W = np.arange(4.0).reshape(2, 2)
     model = Model(Vocab.chars_of("ab"), W.T, layers=[[Head(W_Q=W.T, W_K=W, W_V=W, W_O=W.T)]])
     head = model.head(0, 0)
-    arrays = [model.W_E, head.W_Q, head.W_K, head.W_V, head.W_O, head.b_Q, model.blocks[0].W_in_cat]
+    arrays = [model.W_E, head.W_Q, head.W_K, head.W_V, head.W_O, head.b_Q, model.blocks[0].W_QKV]
     for a in arrays:
         assert a.flags.c_contiguous and not a.flags.writeable
     with pytest.raises(ValueError, match="read-only"):

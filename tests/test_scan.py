@@ -115,7 +115,7 @@ def random_gpt(rng, V=50, d=64, n_heads=2, n_layers=2, n_ctx=32) -> Model:
                     b_O=w(d), mlp=MLP(W_in=w(4 * d, d), W_out=w(d, 4 * d), b_in=w(4 * d), act="gelu_tanh"),
                     ln_attn=ln(), ln_mlp=ln()) for _ in range(n_layers)]
     return Model(Vocab.numbered(V - 1, bos="BOS"), w(d, V), rng.normal(0, 1.0, (d, n_ctx)), layers=layers,
-                 W_U=w(V, d), ln_final=ln(), attn_scale="1/sqrt(d_head)", name="random")
+                 W_U=w(V, d), ln_final=ln(), qk_multiplier="1/sqrt(d_head)", name="random")
 
 
 def previous_token_qk(X: np.ndarray, d_head: int, strength: float) -> tuple[np.ndarray, np.ndarray]:
@@ -136,7 +136,7 @@ def plant_previous_token(model: Model, layer: int, head: int, T: int) -> Model:
     layers = [dataclasses.replace(lay, heads=list(lay.heads)) for lay in model.layers]
     layers[layer].heads[head] = Head(W_Q=W_Q, W_K=W_K, W_V=h.W_V, W_O=h.W_O)
     return Model(model.vocab, model.W_E, model.W_pos, layers=layers, W_U=model.W_U,
-                 ln_final=LayerNorm(*model.ln_final), attn_scale=model.attn_scale)
+                 ln_final=LayerNorm(*model.ln_final), qk_multiplier=model.qk_multiplier)
 
 
 def test_scan_finds_a_previous_token_head_planted_in_a_random_model():

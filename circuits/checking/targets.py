@@ -19,15 +19,16 @@ Tokens = list[str]
 
 # --- readouts: what part of a trace is compared ----------------------------------------------------------
 @dataclass(frozen=True)
-class HeadResult:
-    """A head's value mix z = Σ_j A_ij v_j (before W_O), `[b, T, d_head]`."""
+class HeadZ:
+    """A head's value mix z = Σ_j A_ij v_j, before W_O, `[b, T, d_head]` (TransformerLens's hook_z;
+    TL's hook_result is after W_O: that is HeadOutput here)."""
 
     layer: int = 0
     head: int = 0
 
     @property
     def label(self) -> str:
-        return f"head {self.layer}.{self.head} result (A·V)"
+        return f"head {self.layer}.{self.head} z (A·V)"
 
     def get(self, trace) -> np.ndarray:
         return trace.z(self.layer, self.head)
@@ -91,7 +92,7 @@ class Residual:
         return [model.residual.labels[i] for i in model.residual.index(list(self.directions))]
 
 
-Readout = HeadResult | HeadOutput | Residual
+Readout = HeadZ | HeadOutput | Residual
 
 
 # --- results -----------------------------------------------------------------------------------------

@@ -73,10 +73,10 @@ def model_config(model: Model) -> dict:
 
 
 def _scale_setting(model: Model) -> float | str:
-    s = model.attn_scale
+    s = model.qk_multiplier
     if isinstance(s, str):
         return s
-    return model._scale(Head(), 0, "the model")  # binds a symbolic scale to its number
+    return model.head_multiplier(Head(), 0, "the model")  # binds a symbolic scale to its number
 
 
 def _ln_config(ln) -> dict | None:
@@ -205,7 +205,7 @@ def _from_tl_state_dict(state: Mapping[str, object], cfg: Mapping, source: str) 
     b_U = r.take("unembed.b_U", (V,)) if cfg["b_U"] else None
     r.finish()
     return _build(source, vocab, W_E, W_pos=W_pos, layers=layers, W_U=W_U, b_U=b_U, ln_final=ln_final,
-                  residual=cfg["residual"], n_ctx=cfg["n_ctx"], attn_scale=cfg["attn_scale"], name=cfg["name"],
+                  residual=cfg["residual"], n_ctx=cfg["n_ctx"], qk_multiplier=cfg["attn_scale"], name=cfg["name"],
                   qk_dtype=cfg.get("qk_dtype", "float64"))
 
 
@@ -399,7 +399,7 @@ def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Seq
     vocab = _vocab(tokens, V, bos)
     scale = _gpt2_scale(config) if kind == "gpt2" else 1.0
     return _build(source, vocab, W_E, W_pos=W_pos, layers=layers, W_U=W_U, ln_final=ln_final,
-                  n_ctx=W_pos.shape[1], attn_scale=scale, name=name or config.get("_name_or_path") or kind,
+                  n_ctx=W_pos.shape[1], qk_multiplier=scale, name=name or config.get("_name_or_path") or kind,
                   qk_dtype=qk_dtype)
 
 

@@ -160,14 +160,14 @@ class Block:
         self.scale = np.array([h.scale for h in heads], dtype=np.float64)
         self.d_k, self.d_v = dk, dv
         n, d = len(heads), (heads[0].W_V.shape[1] if heads else 0)
-        self.W_in_cat = np.concatenate(  # [d, h·dk + h·dk + h·dv]: one matmul for q, k and v
+        self.W_QKV = np.concatenate(  # [d, h·dk + h·dk + h·dv]: one matmul for q, k and v
             [self.W_Q.reshape(n * dk, d), self.W_K.reshape(n * dk, d), self.W_V.reshape(n * dv, d)]
         ).T if heads else None
-        self.b_in_cat = np.concatenate([self.b_Q.ravel(), self.b_K.ravel(), self.b_V.ravel()]) if heads else None
+        self.b_QKV = np.concatenate([self.b_Q.ravel(), self.b_K.ravel(), self.b_V.ravel()]) if heads else None
         self.W_O_cat = self.W_O.transpose(0, 2, 1).reshape(n * dv, d) if heads else None  # [h·dv, d]
         self.b_O, self.mlp, self.ln_attn, self.ln_mlp = b_O, mlp, ln_attn, ln_mlp
         self.qk_float32 = False
-        for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "scale", "W_in_cat", "b_in_cat", "W_O_cat"):
+        for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "scale", "W_QKV", "b_QKV", "W_O_cat"):
             if getattr(self, k) is not None:  # derived once from the heads: editing them would desynchronise
                 setattr(self, k, frozen(getattr(self, k), owned=True))
 
@@ -205,8 +205,8 @@ class Block:
         a_in = F.layer_norm(x, *self.ln_attn) if self.ln_attn else x
         t.attn_in = a_in
         if n:
-            qkv = a_in.reshape(b * T, d) @ self.W_in_cat  # [b·T, h·(2dk+dv)]
-            qkv += self.b_in_cat
+            qkv = a_in.reshape(b * T, d) @ self.W_QKV  # [b·T, h·(2dk+dv)]
+            qkv += self.b_QKV
             q, k, v = np.split(qkv, [n * dk, 2 * n * dk], axis=-1)
             q = q.reshape(b, T, n, dk).transpose(0, 2, 1, 3)  # [b, h, T, dk]
             k = k.reshape(b, T, n, dk).transpose(0, 2, 1, 3)
@@ -302,8 +302,9 @@ class Model:
         trace.pattern(0, 0)          # [batch, query, key]
 
     `residual` names the d_model directions (a Basis or list of names).
-    `attn_scale` multiplies every q·k: 1.0 (raw dot products, as in the seeds' tables),
-    "1/sqrt(d_head)" (GPT-2), or any number. `params` binds sympy symbols in any weight.
+    `qk_multiplier` multiplies every q·k: 1.0 (raw dot products, as in the seeds' tables),
+    "1/sqrt(d_head)" (GPT-2), or any number (TransformerLens's `attn_scale` divides instead:
+    TL's attn_scale = sqrt(d_head) is qk_multiplier = "1/sqrt(d_head)"). `params` binds sympy symbols in any weight.
     `n_ctx` defaults to the number of W_pos columns (no limit without W_pos).
     `qk_dtype="float32"` rounds q and k to float32 and takes q·k in float32, as Hugging Face's
     GPT-Neo does (everything else stays float64); the default computes it exactly in float64.
@@ -320,11 +321,15 @@ class Model:
         ln_final: LayerNorm | None = None,
         residual: Basis | Sequence[str] | None = None,
         n_ctx: int | None = None,
-        attn_scale: float | str = 1.0,
+        qk_multiplier: float | str = 1.0,
         params: Params | None = None,
         name: str = "model",
         qk_dtype: str = "float64",
+        attn_scale=None,
     ):
+        if attn_scale is not None:
+            raise CircuitError(f"attn_scale={attn_scale!r}: it is now qk_multiplier (it multiplies q·k; "
+                               "TransformerLens's attn_scale divides): write qk_multiplier=...")
         if not isinstance(vocab, Vocab):
             raise CircuitError(f"vocab must be a circuits.Vocab, not {type(vocab).__name__}")
         if params is not None and not isinstance(params, Mapping):
@@ -350,7 +355,7 @@ class Model:
         if W_pos is not None:
             self.W_pos = matrix(W_pos, "W_pos", (d, n_ctx), ("d_model", "n_ctx"), self.params, (resid, None))
         self.n_ctx = n_ctx if n_ctx is not None else (self.W_pos.shape[1] if self.W_pos is not None else None)
-        self.attn_scale = attn_scale
+        self.qk_multiplier = qk_multiplier
         self.layers = [_as_layer(l, i) for i, l in enumerate(layers)]
         self.blocks = [self._build_block(i, l) for i, l in enumerate(self.layers)]
         for block in self.blocks:
@@ -373,8 +378,9 @@ class Model:
             raise CircuitError(f"{name} has eps = {ln.eps!r}; it must be a positive number")
         return (frozen(w), frozen(b), float(ln.eps))
 
-    def _scale(self, head: Head, d_head: int, name: str) -> float:
-        s = head.scale if head.scale is not None else self.attn_scale
+    def head_multiplier(self, head: Head, d_head: int, name: str) -> float:
+        """The number q·k is multiplied by in `head` (its own `scale`, else the model's qk_multiplier)."""
+        s = head.scale if head.scale is not None else self.qk_multiplier
         if isinstance(s, str):
             if s.replace(" ", "") in ("1/sqrt(d_head)", "1/sqrt(dhead)", "rsqrt"):
                 return 1.0 / np.sqrt(d_head) if d_head else 1.0
@@ -421,7 +427,7 @@ class Model:
             key = "position 0" if h.pattern == "first" else "the previous position"
             raise CircuitError(f"{name} has pattern={h.pattern!r} with window = {h.window}: the window hides {key}, "
                                "so some queries would attend to nothing; drop the window")
-        return HeadWeights(l, i, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, self._scale(h, dk, name), h.window, h.pattern, h, p)
+        return HeadWeights(l, i, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, self.head_multiplier(h, dk, name), h.window, h.pattern, h, p)
 
     def _build_block(self, l: int, layer: Layer) -> Block:
         heads = [self._build_head(l, i, h) for i, h in enumerate(layer.heads)]
