@@ -323,3 +323,11 @@ def test_run_ids_refuses_a_valid_mask_of_another_shape():
     model = Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2))]])
     with pytest.raises(CircuitError, match=r"valid has shape \(1, 3\) but the ids have \(1, 2\)"):
         model.run_ids(np.array([[0, 1]]), np.ones((1, 3), dtype=bool))
+
+
+def test_the_old_attn_scale_keyword_is_refused_in_one_line_naming_the_new_one():
+    vocab = Vocab(list("ab"))
+    with pytest.raises(CircuitError, match=r"^attn_scale=2\.0: it is now qk_multiplier \(it multiplies q·k; "
+                                           r"TransformerLens's attn_scale divides\)"):
+        Model(vocab, np.eye(2), attn_scale=2.0)
+    assert Model(vocab, np.eye(2), qk_multiplier=2.0).qk_multiplier == 2.0

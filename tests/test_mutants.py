@@ -106,7 +106,7 @@ def test_the_checker_kills_every_non_equivalent_mutant(stem, request):
 def test_mutants_cover_every_non_zero_entry(stem):
     attempt = solution(stem)
     names = {m.name for m in mutants(attempt)}
-    from circuits.model.weights import _raw
+    from circuits.model.weights import raw_array as _raw
 
     for matrix in attempt.puzzle.answer:
         raw = _raw(getattr(attempt.answer, matrix))

@@ -118,7 +118,7 @@ def largest_entry(raw: np.ndarray, params) -> object:
 
 def matrix_mutants(name: str, value, params=None) -> Iterator[tuple[str, object]]:
     """(description, mutated matrix) for one answer matrix; edits that change nothing are left out."""
-    from circuits.model.weights import _raw
+    from circuits.model.weights import raw_array as _raw
 
     raw = np.array(_raw(value), dtype=object)
     if raw.ndim != 2:
@@ -154,7 +154,7 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _scaled(value, factor):
-    from circuits.model.weights import _raw
+    from circuits.model.weights import raw_array as _raw
 
     return _with(value, np.array(_raw(value), dtype=object) * factor)
 

@@ -525,7 +525,7 @@ class Model:
         if not isinstance(inputs[0], list) or not inputs[0]:
             return None
         T = len(inputs[0])
-        ids_of = self.vocab._ids
+        ids_of = self.vocab.ids
         try:
             flat = [ids_of[t] for row in inputs for t in row]
         except (KeyError, TypeError):

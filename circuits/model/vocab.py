@@ -37,7 +37,7 @@ class Vocab:
             seen[t] = i
         self.tokens: tuple[str, ...] = tuple(tokens)
         self.bos = bos
-        self._ids = seen
+        self.ids: dict[str, int] = seen  # token -> id (read-only by convention)
         self.chars = all(len(t) == 1 for t in tokens if t != bos)
 
     @classmethod
@@ -54,7 +54,7 @@ class Vocab:
         return len(self.tokens)
 
     def __contains__(self, token: str) -> bool:
-        return token in self._ids
+        return token in self.ids
 
     def __repr__(self) -> str:
         bos = f", bos={self.bos!r}" if self.bos is not None else ""
@@ -72,7 +72,7 @@ class Vocab:
 
     def id(self, token: str) -> int:
         try:
-            return self._ids[token]
+            return self.ids[token]
         except KeyError:
             raise CircuitError(
                 f"unknown token {token!r}; the vocabulary is {_listing(self.tokens)}"
@@ -94,7 +94,7 @@ class Vocab:
             tokens, offset = [self.bos, *tokens], 1
         ids = np.empty(len(tokens), dtype=np.int64)
         for i, t in enumerate(tokens):
-            if t not in self._ids:
+            if t not in self.ids:
                 raise CircuitError(
                     f"unknown token {t!r} at position {i - offset} of {_show(text)}; "
                     f"the vocabulary is {_listing(self.tokens)}"
@@ -103,7 +103,7 @@ class Vocab:
                 raise CircuitError(
                     f"the BOS token {t!r} may only stand at position 0, but {_show(text)} has it at position {i - offset}"
                 )
-            ids[i] = self._ids[t]
+            ids[i] = self.ids[t]
         return ids
 
     def decode(self, ids: Iterable[int]) -> list[str]:

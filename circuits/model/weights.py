@@ -26,7 +26,7 @@ def is_symbolic(x) -> bool:
     return type(x).__module__.split(".")[0] == "sympy"
 
 
-def _raw(value) -> np.ndarray:
+def raw_array(value) -> np.ndarray:
     """Any matrix-like as an object or numeric numpy array, without judging its entries."""
     if isinstance(value, NamedMatrix):
         return value.values
@@ -169,7 +169,7 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
         raise CircuitError(f"{name} is a masked array, and the model would ignore its mask: "
                            "pass plain numbers (e.g. a.filled(0))")
     try:
-        raw = _raw(value)
+        raw = raw_array(value)
     except _Ragged as e:
         raise CircuitError(f"{name} {e}") from None
     if raw.size > MAX_ENTRIES:
@@ -271,7 +271,7 @@ def _where(idx) -> str:
 def symbols_in(value) -> set[str]:
     """Names of the sympy symbols a matrix-like uses (empty for plain numbers)."""
     try:
-        raw = _raw(value)
+        raw = raw_array(value)
     except _Ragged:
         return set()
     if raw.dtype != object:
@@ -290,7 +290,7 @@ def exact(value, params: Params | None = None):
     """
     import sympy
 
-    raw = _raw(value)
+    raw = raw_array(value)
     if raw.ndim == 1:
         raw = raw.reshape(1, -1)
 
