@@ -331,3 +331,14 @@ def test_the_old_attn_scale_keyword_is_refused_in_one_line_naming_the_new_one():
                                            r"TransformerLens's attn_scale divides\)"):
         Model(vocab, np.eye(2), attn_scale=2.0)
     assert Model(vocab, np.eye(2), qk_multiplier=2.0).qk_multiplier == 2.0
+
+
+def test_built_mlp_and_layernorm_are_named_and_read_only():
+    vocab = Vocab(list("ab"))
+    model = Model(vocab, np.eye(2), layers=[Layer(heads=[], mlp=MLP(W_in=np.ones((3, 2)), W_out=np.ones((2, 3))),
+                                                  ln_attn=LayerNorm(eps=1e-3))])
+    block = model.blocks[0]
+    assert block.mlp.W_in.shape == (3, 2) and block.mlp.b_out.shape == (2,) and block.mlp.act == "relu"
+    assert block.ln_attn.eps == 1e-3 and block.ln_attn.w.shape == (2,)
+    with pytest.raises(ValueError):
+        block.mlp.W_in[0, 0] = 5.0

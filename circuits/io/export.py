@@ -80,7 +80,7 @@ def _scale_setting(model: Model) -> float | str:
 
 
 def _ln_config(ln) -> dict | None:
-    return None if ln is None else {"eps": ln[2]}
+    return None if ln is None else {"eps": ln.eps}
 
 
 def _layer_config(model: Model, l: int) -> dict:
@@ -102,7 +102,7 @@ def _layer_config(model: Model, l: int) -> dict:
     return {
         "heads": heads,
         "b_O": block.b_O is not None,
-        "mlp": None if block.mlp is None else {"act": block.mlp[4]},
+        "mlp": None if block.mlp is None else {"act": block.mlp.act},
         "ln_attn": _ln_config(block.ln_attn),
         "ln_mlp": _ln_config(block.ln_mlp),
     }
@@ -118,7 +118,7 @@ def to_tl_state_dict(model: Model) -> dict[str, np.ndarray]:
     for l, block in enumerate(model.blocks):
         p = f"blocks.{l}."
         if block.ln_attn is not None:
-            sd[p + "ln1.w"], sd[p + "ln1.b"] = block.ln_attn[0], block.ln_attn[1]
+            sd[p + "ln1.w"], sd[p + "ln1.b"] = block.ln_attn.w, block.ln_attn.b
         if block.heads:
             sd[p + "attn.W_Q"] = block.W_Q.transpose(0, 2, 1)  # [h, d_model, d_head]
             sd[p + "attn.W_K"] = block.W_K.transpose(0, 2, 1)
@@ -128,13 +128,13 @@ def to_tl_state_dict(model: Model) -> dict[str, np.ndarray]:
         if block.b_O is not None:
             sd[p + "attn.b_O"] = block.b_O  # [d_model]
         if block.ln_mlp is not None:
-            sd[p + "ln2.w"], sd[p + "ln2.b"] = block.ln_mlp[0], block.ln_mlp[1]
+            sd[p + "ln2.w"], sd[p + "ln2.b"] = block.ln_mlp.w, block.ln_mlp.b
         if block.mlp is not None:
             W_in, b_in, W_out, b_out, _ = block.mlp
             sd[p + "mlp.W_in"], sd[p + "mlp.b_in"] = W_in.T, b_in  # [d_model, d_mlp]
             sd[p + "mlp.W_out"], sd[p + "mlp.b_out"] = W_out.T, b_out  # [d_mlp, d_model]
     if model.ln_final is not None:
-        sd["ln_final.w"], sd["ln_final.b"] = model.ln_final[0], model.ln_final[1]
+        sd["ln_final.w"], sd["ln_final.b"] = model.ln_final.w, model.ln_final.b
     if model.W_U is not None:
         sd["unembed.W_U"] = model.W_U.T  # [d_model, n_vocab]
     if model.b_U is not None:
@@ -599,8 +599,8 @@ def to_hf_state_dict(model: Model, arch: str | None = None) -> tuple[dict[str, n
         Wo = np.concatenate([h.W_O for h in block.heads], axis=1)  # [d_model, n·d_head]
         W_in, b_in, W_out, b_out, _ = block.mlp
         b_O = block.b_O if block.b_O is not None else np.zeros(model.d_model)
-        sd[p + "ln_1.weight"], sd[p + "ln_1.bias"] = block.ln_attn[0], block.ln_attn[1]
-        sd[p + "ln_2.weight"], sd[p + "ln_2.bias"] = block.ln_mlp[0], block.ln_mlp[1]
+        sd[p + "ln_1.weight"], sd[p + "ln_1.bias"] = block.ln_attn.w, block.ln_attn.b
+        sd[p + "ln_2.weight"], sd[p + "ln_2.bias"] = block.ln_mlp.w, block.ln_mlp.b
         if arch == "gpt2":
             bq, bk, bv = (np.concatenate([getattr(h, m) for h in block.heads]) for m in ("b_Q", "b_K", "b_V"))
             sd[p + "attn.c_attn.weight"] = np.concatenate([Wq, Wk, Wv]).T  # Conv1D [d_model, 3·d_model]
@@ -614,7 +614,7 @@ def to_hf_state_dict(model: Model, arch: str | None = None) -> tuple[dict[str, n
             sd[a + "out_proj.weight"], sd[a + "out_proj.bias"] = Wo, b_O
             sd[p + "mlp.c_fc.weight"], sd[p + "mlp.c_fc.bias"] = W_in, b_in  # [d_mlp, d_model]
             sd[p + "mlp.c_proj.weight"], sd[p + "mlp.c_proj.bias"] = W_out, b_out  # [d_model, d_mlp]
-    sd["transformer.ln_f.weight"], sd["transformer.ln_f.bias"] = model.ln_final[0], model.ln_final[1]
+    sd["transformer.ln_f.weight"], sd["transformer.ln_f.bias"] = model.ln_final.w, model.ln_final.b
     sd["lm_head.weight"] = model.W_U  # [n_vocab, d_model]
     config = _hf_config(model, arch, n, d_mlp, eps, act, kinds)
     return {k: np.ascontiguousarray(v, dtype=np.float64) for k, v in sd.items()}, config
@@ -631,7 +631,7 @@ def _gpt_shape(model: Model) -> tuple[int, int, int, float, str]:
         raise CircuitError("b_U is not zero, but GPT-2 and GPT-Neo unembed without a bias")
     if not model.n_layers:
         raise CircuitError("a Hugging Face model needs at least one layer; this model has none")
-    d, eps = model.d_model, model.ln_final[2]
+    d, eps = model.d_model, model.ln_final.eps
     n = model.n_heads(0)
     if not n or d % n:
         raise CircuitError(f"layer 0 has {n} head(s), which cannot split d_model = {d} evenly")
@@ -649,11 +649,11 @@ def _gpt_shape(model: Model) -> tuple[int, int, int, float, str]:
             if h.W_Q.shape[0] != dh or h.W_V.shape[0] != dh:
                 raise CircuitError(f"{h.name} has d_head {h.W_Q.shape[0]} (value {h.W_V.shape[0]}) but HF needs {dh}")
         for ln, where in ((block.ln_attn, "ln_attn"), (block.ln_mlp, "ln_mlp")):
-            if ln[2] != eps:
-                raise CircuitError(f"{where} of layer {l} has eps {ln[2]} but ln_final has {eps}; HF uses one eps")
-        d_mlp = d_mlp or block.mlp[0].shape[0]
-        act = act or block.mlp[4]
-        if block.mlp[0].shape[0] != d_mlp or block.mlp[4] != act:
+            if ln.eps != eps:
+                raise CircuitError(f"{where} of layer {l} has eps {ln.eps} but ln_final has {eps}; HF uses one eps")
+        d_mlp = d_mlp or block.mlp.W_in.shape[0]
+        act = act or block.mlp.act
+        if block.mlp.W_in.shape[0] != d_mlp or block.mlp.act != act:
             raise CircuitError(f"the MLP of layer {l} differs from layer 0's in size or activation; HF uses one")
     if act not in TO_HF_ACT:
         raise CircuitError(f"the MLP activation {act!r} has no Hugging Face name")

@@ -1,5 +1,11 @@
 """The model: heads, layers and a batched forward pass over hand-written weights.
 
+Shape glossary (used in every shape comment and message of the package):
+  d_model  width of the residual stream        d_head   width of one head's q, k (and v, z)
+  n_heads  heads in a layer                    d_mlp    hidden width of an MLP
+  n_ctx    longest input (W_pos columns)       n_vocab  tokens in the vocabulary (d_vocab in TL)
+  batch    inputs run together                 seq      positions of an input (query / key axes)
+
 Convention (column vectors, as in "A Mathematical Framework for Transformer Circuits"):
 x is a d_model column; q = W_Q x + b_Q; W_E is [d_model, n_vocab] (a column per token),
 W_pos is [d_model, n_ctx], W_Q/W_K/W_V are [d_head, d_model], W_O is [d_model, d_head],
@@ -12,6 +18,7 @@ import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -90,6 +97,24 @@ class Layer:
     mlp: MLP | None = None
     ln_attn: LayerNorm | None = None
     ln_mlp: LayerNorm | None = None
+
+
+class LayerNormWeights(NamedTuple):
+    """A built LayerNorm: read-only `w`, `b` `[d_model]` and its `eps`."""
+
+    w: np.ndarray
+    b: np.ndarray
+    eps: float
+
+
+class MLPWeights(NamedTuple):
+    """A built MLP: read-only W_in `[d_mlp, d_model]`, b_in `[d_mlp]`, W_out `[d_model, d_mlp]`, b_out `[d_model]`."""
+
+    W_in: np.ndarray
+    b_in: np.ndarray
+    W_out: np.ndarray
+    b_out: np.ndarray
+    act: str
 
 
 @dataclass(eq=False)
@@ -368,7 +393,7 @@ class Model:
         self._warn_unused_params(W_E, W_pos, W_U, b_U)
 
     # --- building -------------------------------------------------------------------------
-    def _ln(self, ln: LayerNorm | None, name: str):
+    def _ln(self, ln: LayerNorm | None, name: str) -> LayerNormWeights | None:
         if ln is None:
             return None
         d = self.d_model
@@ -376,7 +401,7 @@ class Model:
         b = np.zeros(d) if ln.b is None else vector(ln.b, f"the bias of {name}", d, "d_model", self.params)
         if isinstance(ln.eps, bool) or not isinstance(ln.eps, (int, float, np.integer, np.floating)) or not ln.eps > 0:
             raise CircuitError(f"{name} has eps = {ln.eps!r}; it must be a positive number")
-        return (frozen(w), frozen(b), float(ln.eps))
+        return LayerNormWeights(frozen(w), frozen(b), float(ln.eps))
 
     def head_multiplier(self, head: Head, d_head: int, name: str) -> float:
         """The number q·k is multiplied by in `head` (its own `scale`, else the model's qk_multiplier)."""
@@ -446,7 +471,7 @@ class Model:
             b_out = np.zeros(d) if m.b_out is None else vector(m.b_out, f"b_out of the MLP in layer {l}", d, "d_model", self.params)
             if m.act not in F.ACTIVATIONS:
                 raise CircuitError(f"the MLP in layer {l} has act={m.act!r}; choose one of {', '.join(F.ACTIVATIONS)}")
-            mlp = (W_in, frozen(b_in), W_out, frozen(b_out), m.act)
+            mlp = MLPWeights(W_in, frozen(b_in), W_out, frozen(b_out), m.act)
         return Block(heads, b_O, mlp, self._ln(layer.ln_attn, f"ln_attn of layer {l}"), self._ln(layer.ln_mlp, f"ln_mlp of layer {l}"))
 
     def _warn_unused_params(self, *extra) -> None:
