@@ -90,6 +90,23 @@ PUZZLES = ["00_attention", "01_consonants", "02_first_consonant", "03_uniform", 
            "05_virtual_head", "06_induction_pointer", "07_induction_k_composition", "08_induction_repeated"]
 
 
+# ── curriculum A (puzzles 09–15): kept in one block to ease merging ─────────────────────────────────────
+BOS_QUERY_ONLY = "only the BOS query reads bos; BOS sees one key (itself), which gets all the attention"
+ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
+    "09_duplicate_token": [
+        ("whole answer × 10", SCALED_UP),
+        ("s × 10", SCALED_UP),
+        ("W_Q[[]*, bos] 0 → s", BOS_QUERY_ONLY),
+        ("W_Q[[]5, pos:0] 0 → s", "pos:0 is BOS's position, and BOS sees one key (itself)"),
+        *((f"W_Q[[]{n + 5}, pos:{n}] 0 → s", "the row's key reads pos:n+1, after the query at n: masked, never seen")
+          for n in range(1, 11)),
+        ("W_K columns bos ↔ pos:0", "bos and pos:0 are both 1 at position 0 (BOS) and 0 everywhere else"),
+    ],
+}
+ALLOWED.update(ALLOWED_CURRICULUM_A)
+PUZZLES += ["09_duplicate_token"]
+
+
 @pytest.mark.parametrize("stem", PUZZLES)
 def test_the_checker_kills_every_non_equivalent_mutant(stem, request):
     result = audit(solution(stem), ALLOWED.get(stem, ()))

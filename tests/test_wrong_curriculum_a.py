@@ -1,0 +1,49 @@
+"""Puzzles 09-15 reject wrong answers with a shrunk counterexample and a report that points at the cause."""
+
+import numpy as np
+import pytest
+from helpers import check_with, only_failure, solution
+
+from circuits.checker import check
+from circuits.report import target_report
+
+STEMS = ["09_duplicate_token"]
+
+
+def report_text(target) -> str:
+    """The report a learner reads (80 columns), with its line breaks folded into spaces."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(target_report(target))
+    return " ".join(console.export_text().split())
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_reference_solution_passes(stem):
+    result = check(solution(stem), n_random=2000, property_examples=50, margins=False)
+    assert result.status == "solved", [(t.label, t.status, t.message) for t in result.targets]
+
+
+# --- 09 duplicate token ---------------------------------------------------------------------------------------
+def test_09_content_alone_ties_the_query_with_its_copy():
+    """Without the position term the query's own key scores like its copy: the classic first attempt."""
+    attempt = solution("09_duplicate_token")
+    W_Q, W_K = attempt.answer.W_Q, attempt.answer.W_K
+    failed = only_failure(check_with("09_duplicate_token", W_Q=W_Q[:5, :], W_K=W_K[:5, :]))
+    assert failed.failure.tokens == ["a"]  # a new token: its own key outscores BOS
+    text = report_text(failed)
+    assert "at query 1 'a' the target is key 0 '<bos>', but head 0.0 puts only 0.000 there" in text
+    assert "key 1 scores 20 against 10 for the target key 0" in text
+
+
+def test_09_no_bos_sink_leaves_a_new_token_on_itself():
+    attempt = solution("09_duplicate_token")
+    W_K = attempt.answer.W_K.T.T
+    W_K.values = np.array(W_K.values, dtype=object).copy()
+    W_K[4, "bos"] = 0
+    f = only_failure(check_with("09_duplicate_token", W_K=W_K)).failure
+    assert len(f.tokens) == 1
+    assert "the target is key 0 '<bos>'" in f.explanation.summary
