@@ -102,9 +102,16 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
           for n in range(1, 11)),
         ("W_K columns bos ↔ pos:0", "bos and pos:0 are both 1 at position 0 (BOS) and 0 everywhere else"),
     ],
+    "10_seen_before": [
+        ("s × 10", SCALED_UP),
+        ("W_Q[[]*, bos] 0 → s", BOS_QUERY_ONLY),
+        ("W_[QKV][[]*, seen] 0 → *", "head 1.0 reads seen, which only head 1.0 itself writes: zero at its input"),
+        *((f"W_O[[]{d}, 0] 0 → 1", f"layer 1 is the last and the check reads seen only: {d} is never read after it")
+          for d in ("tok:*", "prev:*", "bos")),
+    ],
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
-PUZZLES += ["09_duplicate_token"]
+PUZZLES += ["09_duplicate_token", "10_seen_before"]
 
 
 @pytest.mark.parametrize("stem", PUZZLES)

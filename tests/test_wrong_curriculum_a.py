@@ -7,7 +7,7 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.report import target_report
 
-STEMS = ["09_duplicate_token"]
+STEMS = ["09_duplicate_token", "10_seen_before"]
 
 
 def report_text(target) -> str:
@@ -47,3 +47,23 @@ def test_09_no_bos_sink_leaves_a_new_token_on_itself():
     f = only_failure(check_with("09_duplicate_token", W_K=W_K)).failure
     assert len(f.tokens) == 1
     assert "the target is key 0 '<bos>'" in f.explanation.summary
+
+
+# --- 10 seen before ---------------------------------------------------------------------------------------------
+def test_10_keys_on_content_see_the_query_itself():
+    """Keys that read tok:* (puzzle 09's first attempt) match the query's own position: every token looks seen."""
+    attempt = solution("10_seen_before")
+    W_K = np.array(attempt.answer.W_K.values, dtype=object)
+    W_K[:4, 0:4], W_K[:4, 5:9] = W_K[:4, 5:9], 0  # tok:t instead of prev:t
+    failed = only_failure(check_with("10_seen_before", W_K=W_K))
+    assert failed.failure.tokens == ["a"]
+    text = report_text(failed)
+    assert "at position 1 'a' the expected residual seen is [0], yours is [1]" in text
+
+
+def test_10_a_value_that_reads_bos_writes_the_opposite():
+    W_V = np.zeros((1, 10))
+    W_V[0, 4] = 1  # bos: 1 at BOS, where a new token looks
+    failed = only_failure(check_with("10_seen_before", W_V=W_V))
+    assert failed.failure.tokens == ["a"]
+    assert "head 1.0" in failed.failure.explanation.hint
