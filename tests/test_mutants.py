@@ -109,9 +109,19 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
         *((f"W_O[[]{d}, 0] 0 → 1", f"layer 1 is the last and the check reads seen only: {d} is never read after it")
           for d in ("tok:*", "prev:*", "bos")),
     ],
+    "11_copying_head": [
+        ("whole answer × 10", "logits × 100: the attended token, already the top guess, only gets surer"),
+        ("γ × 10", "logits × 10: the attended token, already the top guess, only gets surer"),
+        ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
+        ("W_O[[]tok:*, *] 0 → γ", "W_U reads out: only, and the head is the last layer: tok: is never read after it"),
+        *((f"W_V[[]0, tok:{t}] → 0", (f"{t} is written as (0, ±.951)γ, still nearest its own corner: {t} keeps the "
+                                      "top logit, by .345γ, log-prob −0.06 ≥ −0.1 and a copying score ≥ 0.9. The "
+                                      "logits depend on the attended token alone (5 cases, every one checked): "
+                                      "another correct answer")) for t in "be"),
+    ],
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
-PUZZLES += ["09_duplicate_token", "10_seen_before"]
+PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head"]
 
 
 @pytest.mark.parametrize("stem", PUZZLES)

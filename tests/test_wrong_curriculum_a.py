@@ -7,7 +7,7 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.report import target_report
 
-STEMS = ["09_duplicate_token", "10_seen_before"]
+STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head"]
 
 
 def report_text(target) -> str:
@@ -67,3 +67,47 @@ def test_10_a_value_that_reads_bos_writes_the_opposite():
     failed = only_failure(check_with("10_seen_before", W_V=W_V))
     assert failed.failure.tokens == ["a"]
     assert "head 1.0" in failed.failure.explanation.hint
+
+
+# --- 11 copying head --------------------------------------------------------------------------------------------
+def test_11_writing_each_token_at_its_neighbours_corner_is_not_copying():
+    attempt = solution("11_copying_head")
+    W_V = np.array(attempt.answer.W_V.values, dtype=object)
+    W_V[:, :5] = np.roll(W_V[:, :5], 1, axis=1)  # token k written at corner k − 1
+    result = check_with("11_copying_head", W_V=W_V)
+    structure, behaviour = result.targets
+    assert structure.status == behaviour.status == "failed"
+    text = report_text(structure)
+    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 0.309 (needs ≥ 0.9)" in text
+    assert "(wrong: a → e, b → a, c → b, d → c …)" in text
+    assert behaviour.failure.tokens == ["a", "a"] and "log-prob -6.912 < -0.1" in behaviour.failure.explanation.summary
+
+
+def test_11_too_small_a_gamma_copies_but_not_surely():
+    result = check_with("11_copying_head", params={"γ": 2})
+    structure, behaviour = result.targets
+    assert structure.status == "passed"  # the circuit copies; only the confidence is short
+    assert behaviour.status == "failed"
+    assert "the expected token is your top guess after position 1, but with log-prob only -0.442" in \
+        behaviour.failure.explanation.hint
+
+
+def test_11_the_copying_score_of_known_matrices():
+    from circuits.targets_ov import copying_score, raised
+
+    assert copying_score(np.eye(3)) == 1.0
+    assert copying_score(-2 * np.eye(3)) == -1.0
+    assert copying_score(np.zeros((3, 3))) == 0.0
+    assert abs(copying_score(np.diag([1.0, 1.0, -2.0]))) < 1e-12
+    assert copying_score(np.array([[0, 1], [1, 0]])) == 0.0  # eigenvalues ±1: a swap neither copies nor suppresses
+    assert raised(np.array([[1, 0], [1, 2]]), ["x", "y"]) == ["(tie)", "y"]
+
+
+def test_ov_circuit_needs_an_unembedding():
+    from circuits import Head, Model, Vocab
+    from circuits.errors import CircuitError
+    from circuits.targets_ov import full_ov
+
+    model = Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_V=np.eye(2), W_O=np.eye(2), pattern="self")]])
+    with pytest.raises(CircuitError, match="has no W_U, so head 0.0 has no full OV circuit"):
+        full_ov(model, 0, 0)
