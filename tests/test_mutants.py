@@ -119,9 +119,15 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
                                       "logits depend on the attended token alone (5 cases, every one checked): "
                                       "another correct answer")) for t in "be"),
     ],
+    "12_successor_head": [
+        ("whole answer × 10", "logits × 100: the successor, already the top guess, only gets surer"),
+        ("γ × 10", "logits × 10: the successor, already the top guess, only gets surer"),
+        ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
+        ("W_O[[]mod:*, *] 0 → *", "W_U reads out: only, and the head is the last layer: mod: is never read after it"),
+    ],
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
-PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head"]
+PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head"]
 
 
 @pytest.mark.parametrize("stem", PUZZLES)

@@ -7,7 +7,7 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.report import target_report
 
-STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head"]
+STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head"]
 
 
 def report_text(target) -> str:
@@ -111,3 +111,31 @@ def test_ov_circuit_needs_an_unembedding():
     model = Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_V=np.eye(2), W_O=np.eye(2), pattern="self")]])
     with pytest.raises(CircuitError, match="has no W_U, so head 0.0 has no full OV circuit"):
         full_ov(model, 0, 0)
+
+
+# --- 12 successor head ------------------------------------------------------------------------------------------
+def test_12_a_copying_head_is_not_a_successor_head():
+    import sympy
+
+    W_O = np.zeros((4, 2), dtype=object)
+    W_O[2, 0] = W_O[3, 1] = sympy.Symbol("γ")  # out = mod: no turn
+    structure, behaviour = check_with("12_successor_head", W_O=W_O).targets
+    assert "(wrong: 0 → 0, 1 → 1, 2 → 2, 3 → 3 …)" in report_text(structure)
+    assert behaviour.failure.tokens == ["0"]
+    assert "after position 0 '0' the expected next token has log-prob -5.736 < -0.1" in report_text(behaviour)
+
+
+def test_12_turning_the_wrong_way_gives_the_predecessor():
+    W_O = np.array(solution("12_successor_head").answer.W_O.values, dtype=object)
+    W_O[2, 1], W_O[3, 0] = W_O[3, 0], W_O[2, 1]  # R(−θ)
+    structure, behaviour = check_with("12_successor_head", W_O=W_O).targets
+    assert "(wrong: 0 → 9, 1 → 0, 2 → 1, 3 → 2 …)" in report_text(structure)
+    assert behaviour.status == "failed"
+
+
+def test_12_the_worksheets_copying_score_of_a_successor_head():
+    """The worksheet says the copying score cannot tell a successor head from a copier well: cos 36° = 0.81."""
+    from circuits.targets_ov import copying_score, full_ov
+
+    M = full_ov(solution("12_successor_head").model(), 0, 0)
+    assert abs(copying_score(M) - np.cos(np.pi / 5)) < 1e-9
