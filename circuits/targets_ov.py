@@ -72,8 +72,9 @@ class OVCircuit(Structure):
         rows = []
         if self.min_score is not None or self.max_score is not None:
             score = copying_score(M)
-            bound = " and ".join(b for b in (f"≥ {self.min_score:g}" if self.min_score is not None else "",
-                                             f"≤ {self.max_score:g}" if self.max_score is not None else "") if b)
+            bound = " and ".join(b.replace("-", "−") for b in (
+                f"≥ {self.min_score:g}" if self.min_score is not None else "",
+                f"≤ {self.max_score:g}" if self.max_score is not None else "") if b)
             ok = (self.min_score is None or score >= self.min_score) and (self.max_score is None or score <= self.max_score)
             rows.append((f"{name}'s copying score Σλ/Σ|λ| of W_U W_OV W_E is {score:.3f} (needs {bound})",
                          sympy.Matrix([[sympy.Float(round(score, 3), 3)]]), sympy.Matrix([[sympy.Symbol(bound)]]), ok))

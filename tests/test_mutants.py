@@ -125,9 +125,15 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
         ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
         ("W_O[[]mod:*, *] 0 → *", "W_U reads out: only, and the head is the last layer: mod: is never read after it"),
     ],
+    "13_copy_suppression": [
+        ("s × 10", SCALED_UP),
+        ("W_Q[[]*, bos] 0 → s", BOS_QUERY_ONLY),
+        *((f"W_O[[]{d}, *] 0 → -1", f"W_U and the check read pred: only, and the head is the last layer: {d} is "
+                                     "never read after it") for d in ("tok:*", "bos")),
+    ],
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
-PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head"]
+PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head", "13_copy_suppression"]
 
 
 @pytest.mark.parametrize("stem", PUZZLES)

@@ -7,7 +7,8 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.report import target_report
 
-STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head"]
+STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head",
+         "13_copy_suppression"]
 
 
 def report_text(target) -> str:
@@ -139,3 +140,23 @@ def test_12_the_worksheets_copying_score_of_a_successor_head():
 
     M = full_ov(solution("12_successor_head").model(), 0, 0)
     assert abs(copying_score(M) - np.cos(np.pi / 5)) < 1e-9
+
+
+# --- 13 copy suppression ----------------------------------------------------------------------------------------
+def test_13_a_positive_head_copies_instead_of_suppressing():
+    W_O = -np.array(solution("13_copy_suppression").answer.W_O.values, dtype=object)
+    behaviour, structure = check_with("13_copy_suppression", W_O=W_O).targets
+    assert behaviour.failure.tokens == ["c", "b"]
+    assert "at position 2 'b' the expected residual pred:a, pred:b, pred:c, pred:d, pred:e is [0, 0, 0, 0, 0], " \
+           "yours is [0, 0, 2, 0, 0]" in report_text(behaviour)
+    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 1.000 (needs ≤ −0.9)" in report_text(structure)
+
+
+def test_13_a_query_on_content_suppresses_the_current_token():
+    """Query "I am t" instead of "I predict t": a duplicate-token head, which finds the query itself."""
+    W_Q = np.array(solution("13_copy_suppression").answer.W_Q.values, dtype=object)
+    W_Q[:, 0:5], W_Q[:, 6:11] = W_Q[:, 6:11], 0
+    behaviour, structure = check_with("13_copy_suppression", W_Q=W_Q).targets
+    assert structure.status == "passed"  # the OV circuit is right; where it looks is not
+    assert behaviour.failure.tokens == ["a"]
+    assert "yours is [-1, 1, 0, 0, 0]" in report_text(behaviour)
