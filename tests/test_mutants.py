@@ -131,9 +131,22 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
         *((f"W_O[[]{d}, *] 0 → -1", f"W_U and the check read pred: only, and the head is the last layer: {d} is "
                                      "never read after it") for d in ("tok:*", "bos")),
     ],
+    "14_skip_trigram": [
+        ("whole answer × 10", "scores × 100 and logits × 100: the right keys and the right completion only get surer"),
+        ("s × 10", SCALED_UP),
+        ("γ × 10", "logits × 10 where a head attends to keep: the right completion only gets surer"),
+        ("W_[QKV][12][[]*, out:*] 0 → *", "layer 0 reads out:, which only layer 0 itself writes: zero at its input"),
+        ("W_Q[12][[]1, bos] 0 → s", BOS_QUERY_ONLY),
+        ("W_O[12][[]tok:*, 0] 0 → γ", "W_U reads out: only, and layer 0 is the last: tok: is never read after it"),
+        ("W_O[12][[]bos, 0] 0 → γ", "W_U reads out: only, and layer 0 is the last: bos is never read after it"),
+        ("W_V[12][[]0, tok:*] 0 → 1", ("(a) and (b) hold each head on keep or BOS (≥ 0.9; the reference ≥ 0.9995, "
+                                      "which these edits do not change): another word's value is weighted by "
+                                      "≤ 5e-4, moving a logit by ≤ 0.005")),
+    ],
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
-PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head", "13_copy_suppression"]
+PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head", "13_copy_suppression",
+            "14_skip_trigram"]
 
 
 @pytest.mark.parametrize("stem", PUZZLES)

@@ -8,7 +8,7 @@ from circuits.checker import check
 from circuits.report import target_report
 
 STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head",
-         "13_copy_suppression"]
+         "13_copy_suppression", "14_skip_trigram"]
 
 
 def report_text(target) -> str:
@@ -160,3 +160,32 @@ def test_13_a_query_on_content_suppresses_the_current_token():
     assert structure.status == "passed"  # the OV circuit is right; where it looks is not
     assert behaviour.failure.tokens == ["a"]
     assert "yours is [-1, 1, 0, 0, 0]" in report_text(behaviour)
+
+
+# --- 14 skip-trigrams -------------------------------------------------------------------------------------------
+def test_14_one_head_for_both_trigrams_has_the_bug():
+    """The worksheet's single head: from in and at to keep, raising mind and bay alike."""
+    import sympy
+
+    attempt = solution("14_skip_trigram")
+    s, γ = sympy.symbols("s γ")
+    W_Q1 = np.array(attempt.answer.W_Q1.values, dtype=object)
+    W_Q1[0, 2] = s  # "I am in or at"
+    W_O1 = np.array(attempt.answer.W_O1.values, dtype=object)
+    W_O1[9, 0] = γ  # mind and bay
+    a, b, c = check_with("14_skip_trigram", W_Q1=W_Q1, W_O1=W_O1, W_O2=np.zeros((10, 1))).targets
+    assert a.status == "failed" and a.failure.tokens == ["keep", "at"]
+    assert "at query 2 'at' the target is key 0 '<bos>', but head 0.0 puts only 0.000 there" in report_text(a)
+    assert b.status == "passed"
+    assert c.failure.tokens == ["keep", "in"]
+    text = report_text(c)
+    assert "after position 2 'in' the expected next token has log-prob -0.693 < -0.1" in text
+    assert "This may follow from the failure of part (a)" in text
+
+
+def test_14_a_head_without_a_bos_fallback_leaks_into_the_other_trigram():
+    W_K2 = np.array(solution("14_skip_trigram").answer.W_K2.values, dtype=object)
+    W_K2[1, 7] = 0  # no key reads bos: from "in", head 0.1 spreads over every key, keep included
+    a, b, c = check_with("14_skip_trigram", W_K2=W_K2).targets
+    assert a.status == "passed" and b.status == "failed"
+    assert b.failure.tokens == ["keep"]
