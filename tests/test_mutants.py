@@ -143,10 +143,20 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
                                       "which these edits do not change): another word's value is weighted by "
                                       "≤ 5e-4, moving a logit by ≤ 0.005")),
     ],
+    "15_q_composition": [
+        ("s × 10", SCALED_UP),
+        ("W_V0[[]*, first:*] 0 → 1", "layer 0 reads first:, which only layer 0 itself writes: zero at its input"),
+        ("W_K1[[]*, first:*] 0 → 1", ("first: holds the same value at every position (head 0.0 attends to position "
+                                     "0 from all of them): every key gains the same score, which the softmax ignores")),
+        *((f"W_O0[[]{d}, *] 0 → 1", (f"head 0.0 writes the same {d} at every position: every key of head 1.0 gains "
+                                     "the same score (s or −s/2), which the softmax ignores; (a) reads first: only"))
+          for d in ("tok:*", "start")),
+        ("W_Q1[[]4, start] 0 → s", "only the query at position 0 reads start, and it sees one key (itself)"),
+    ],
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
 PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head", "13_copy_suppression",
-            "14_skip_trigram"]
+            "14_skip_trigram", "15_q_composition"]
 
 
 @pytest.mark.parametrize("stem", PUZZLES)

@@ -8,7 +8,7 @@ from circuits.checker import check
 from circuits.report import target_report
 
 STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head",
-         "13_copy_suppression", "14_skip_trigram"]
+         "13_copy_suppression", "14_skip_trigram", "15_q_composition"]
 
 
 def report_text(target) -> str:
@@ -189,3 +189,43 @@ def test_14_a_head_without_a_bos_fallback_leaks_into_the_other_trigram():
     a, b, _ = check_with("14_skip_trigram", W_K2=W_K2).targets
     assert a.status == "passed" and b.status == "failed"
     assert b.failure.tokens == ["keep"]
+
+
+# --- 15 Q-composition -------------------------------------------------------------------------------------------
+def test_15_a_query_on_the_current_token_is_a_duplicate_token_head():
+    """Reading tok:* instead of first:* in the query: no composition, and the head finds the current token."""
+    W_Q1 = np.array(solution("15_q_composition").answer.W_Q1.values, dtype=object)
+    W_Q1[:, 0:4], W_Q1[:, 5:9] = W_Q1[:, 5:9], 0
+    a, b = check_with("15_q_composition", W_Q1=W_Q1).targets
+    assert a.status == "passed" and b.status == "failed"
+    assert b.failure.tokens == ["a", "b"]
+    assert "at query 1 'b' the target is key 0 'a', but head 1.0 puts only" in report_text(b)
+
+
+def test_15_without_the_start_term_position_0_ties_with_a_repeat():
+    W_K1 = np.array(solution("15_q_composition").answer.W_K1.values, dtype=object)
+    W_K1[4, 4] = 0
+    a, b = check_with("15_q_composition", W_K1=W_K1).targets
+    assert b.failure.tokens == ["a", "a"]
+    text = report_text(b)
+    assert "the target is key 1 'a', but head 1.0 puts only 0.500 there" in text
+    assert "indistinguishable keys" in text and "start" in text
+
+
+def test_15_head_0_writing_the_wrong_directions_is_reported_at_head_0():
+    W_O0 = np.zeros((9, 4))
+    W_O0[:4, :4] = np.eye(4)  # into tok:*, not first:*
+    a, b = check_with("15_q_composition", W_O0=W_O0).targets
+    assert a.status == b.status == "failed"
+    assert a.failure.tokens == ["a"]
+    assert "This may follow from the failure of part (a)" in b.failure.explanation.hint
+
+
+def test_15_the_worksheets_composition_scores():
+    from circuits import analysis
+
+    scores = {c.kind: c for c in analysis.composition_scores(solution("15_q_composition").model())}
+    q, k = scores["Q"], scores["K"]
+    assert (round(q.score, 3), round(q.baseline, 3), round(q.baseline_std, 3)) == (0.5, 0.321, 0.077)
+    assert q.verdict == "near" and round(q.z, 1) == 2.3
+    assert k.score == 0.0
