@@ -115,7 +115,7 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
         ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
         ("W_O[[]tok:*, *] 0 → γ", "W_U reads out: only, and the head is the last layer: tok: is never read after it"),
         *((f"W_V[[]0, tok:{t}] → 0", (f"{t} is written as (0, ±.951)γ, still nearest its own corner: {t} keeps the "
-                                      "top logit, by .345γ, log-prob −0.06 ≥ −0.1 and a copying score ≥ 0.9. The "
+                                      "top logit, by .345γ: log-prob −0.031 ≥ −0.1, copying score 1.0. The "
                                       "logits depend on the attended token alone (5 cases, every one checked): "
                                       "another correct answer")) for t in "be"),
     ],
