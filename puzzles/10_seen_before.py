@@ -40,9 +40,8 @@ With s = 20, query 3 puts 1/(1 + 3e⁻¹⁰) = 0.99986 on BOS, so seen = 0.00014
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Copies, Inputs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Output, Residual
+from circuits.checking import Copies, Inputs, Output, Puzzle, Residual, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 vocab = Vocab.chars_of("abcd", bos="<bos>")

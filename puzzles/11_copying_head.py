@@ -43,10 +43,8 @@ of that head is γ times the pentagon's 5 × 5 table of cosines, whose eigenvalu
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import NextToken
-from circuits.targets_ov import OVCircuit
+from circuits.checking import Inputs, NextToken, OVCircuit, Puzzle
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 TOKENS = "abcde"

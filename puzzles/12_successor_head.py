@@ -36,10 +36,8 @@ has eigenvalues 5γ·e^(±iθ) (and zeros), so it scores cos 36° = 0.81, not fa
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import NextToken
-from circuits.targets_ov import OVCircuit
+from circuits.checking import Inputs, NextToken, OVCircuit, Puzzle
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 DIGITS = "0123456789"

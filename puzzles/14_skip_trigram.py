@@ -39,9 +39,8 @@ Multiply each W_Q by a sharpness symbol `s` and each W_O by `γ`, both bound in 
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Attention, NextToken
+from circuits.checking import Attention, Inputs, NextToken, Puzzle, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 WORDS = ["keep", "in", "at", "mind", "bay", "the", "it"]

@@ -50,9 +50,8 @@ blunt, and reading which directions each head reads and writes says more.
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Copies, Inputs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Attention, HeadOutput, Output
+from circuits.checking import Attention, Copies, HeadOutput, Inputs, Output, Puzzle, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16

@@ -42,10 +42,8 @@ The logits (a … e) at position 3 go from (0, 0, 5, 0, 0), c at 0.967, to flat:
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Copies, Inputs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Output, Residual
-from circuits.targets_ov import OVCircuit
+from circuits.checking import Copies, Inputs, Output, OVCircuit, Puzzle, Residual, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 TOKENS = "abcde"

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from helpers import check_with, only_failure, solution
 
-from circuits.checker import check
-from circuits.report import target_report
+from circuits.checking.checker import check
+from circuits.display.report import target_report
 
 STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head",
          "13_copy_suppression", "14_skip_trigram", "15_q_composition"]
@@ -94,7 +94,7 @@ def test_11_too_small_a_gamma_copies_but_not_surely():
 
 
 def test_11_the_copying_score_of_known_matrices():
-    from circuits.targets_ov import copying_score, raised
+    from circuits.checking.targets_ov import copying_score, raised
 
     assert copying_score(np.eye(3)) == 1.0
     assert copying_score(-2 * np.eye(3)) == -1.0
@@ -107,7 +107,7 @@ def test_11_the_copying_score_of_known_matrices():
 def test_ov_circuit_needs_an_unembedding():
     from circuits import Head, Model, Vocab
     from circuits.errors import CircuitError
-    from circuits.targets_ov import full_ov
+    from circuits.checking.targets_ov import full_ov
 
     model = Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_V=np.eye(2), W_O=np.eye(2), pattern="self")]])
     with pytest.raises(CircuitError, match="has no W_U, so head 0.0 has no full OV circuit"):
@@ -117,7 +117,7 @@ def test_ov_circuit_needs_an_unembedding():
 def test_ov_circuit_target_on_a_tiny_model():
     """OVCircuit on its own: the score within both bounds, the raised tokens, only the tokens asked for."""
     from circuits import Head, Model, Vocab
-    from circuits.targets_ov import OVCircuit
+    from circuits.checking.targets_ov import OVCircuit
 
     swap = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1]])  # a ↔ b, c stays
     model = Model(Vocab.chars_of("abc"), np.eye(3), W_U=np.eye(3),
@@ -151,7 +151,7 @@ def test_12_turning_the_wrong_way_gives_the_predecessor():
 
 def test_12_the_worksheets_copying_score_of_a_successor_head():
     """The worksheet says the copying score cannot tell a successor head from a copier well: cos 36° = 0.81."""
-    from circuits.targets_ov import copying_score, full_ov
+    from circuits.checking.targets_ov import copying_score, full_ov
 
     M = full_ov(solution("12_successor_head").model(), 0, 0)
     assert abs(copying_score(M) - np.cos(np.pi / 5)) < 1e-9

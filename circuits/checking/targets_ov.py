@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import CircuitError
-from .targets import Structure
+from circuits.checking.targets import Structure
+from circuits.errors import CircuitError
 
 
 def full_ov(model, layer: int, head: int, tokens=None) -> np.ndarray:
