@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from .checker import Coverage, PuzzleResult, TargetResult, check
+from circuits.checking.checker import Coverage, PuzzleResult, TargetResult, check
 
 FORMAT = 1  # bump when the stored entry changes shape
 
@@ -25,7 +25,7 @@ _LIBRARY: list[str] = []
 def library_version() -> str:
     """The version and a hash of the library's own source: an edited library (an editable install) is a new version."""
     if not _LIBRARY:
-        from . import __version__
+        from circuits import __version__
 
         h = hashlib.sha256(__version__.encode())
         package = Path(__file__).resolve().parent
@@ -47,7 +47,7 @@ class _Margins:
 
 def _key(attempt) -> str:
     """The file's content, the library, the puzzle, which folder, and the time limits the check ran under."""
-    from .limits import ENV
+    from circuits.checking.limits import ENV
 
     h = hashlib.sha256(attempt.path.read_bytes())
     for part in (library_version(), attempt.puzzle.id, attempt.path.parent.name,

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from .errors import CircuitError
+from circuits.errors import CircuitError
 
 MARK = "# ── your answer"
 STUB = "# ── stub: what `circuits reset` restores"

@@ -11,11 +11,11 @@ from pathlib import Path
 from rich.console import Group
 from rich.text import Text
 
-from .cache import cached_check
-from .errors import CircuitError
-from .loader import display, find, load, puzzle_files
-from .render import console
-from .report import ICON, STYLE, progress, target_report
+from circuits.cache import cached_check
+from circuits.checking.loader import display, find, load, puzzle_files
+from circuits.display.render import console
+from circuits.display.report import ICON, STYLE, progress, target_report
+from circuits.errors import CircuitError
 
 POLL = 0.1  # seconds between two looks at the file's modification time (and at the keyboard)
 KEYS = "save the file to check it again · h = next hint · n = next puzzle · q = quit (then Enter)"
@@ -166,7 +166,7 @@ def _wait(c, keys: _Keys, path: Path, stamp, hints: list[str], poll: float) -> s
 
 def _progress(c, use_cache: bool) -> None:
     """After the last puzzle: solved k of n, and the first one still open."""
-    from .checker import PuzzleResult
+    from circuits.checking.checker import PuzzleResult
 
     files = puzzle_files(False)
     results = [_check(f, use_cache)[0] for f in files]

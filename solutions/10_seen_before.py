@@ -90,6 +90,21 @@ puzzle = Puzzle(
     examples=["abca", "aaaa", "abcdabcd", "dcbaabcd"],
     sharpness=["s"],
     source="TransformerLens, head detector: duplicate_token_head; the readout, as later heads consume it",
+    hints=[
+        (
+            "Look at which key would match if the key read prev:* instead of tok:*: key m answers 'the token "
+            "before me was u', and that never includes the query itself."
+        ),
+        (
+            "Let query 'I am t' (tok:t) meet key 'the token before me was t' (prev:t), and every query meet BOS "
+            "at half a match, so a new token attends to BOS."
+        ),
+        (
+            "The value decides what is written into seen: BOS's key should write 0, every other key 1. One row of"
+            " W_V reading the right directions, and W_O writing that row into seen, does it; raise s until it is "
+            "sharp."
+        ),
+    ],
 )
 HINTS = [  # staged: read one, try again, then the next
     ("What must head 1.0 write for a new token, and which key holds that value? Every input starts with BOS, "
@@ -118,3 +133,12 @@ W_O = blank(resid, 1)
 W_O["seen", 0] = 1
 
 params = {"s": 20}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_Q, W_K: (d_head, 10), d_head of your choice; multiply W_Q by s and bind s in params.
+# # W_V: (1, 10). W_O: (10, 1).
+# W_Q = FILL_ME_IN("roughly 8 non-zero entries")
+# W_K = FILL_ME_IN("roughly 5 non-zero entries")
+# W_V = FILL_ME_IN("roughly 4 non-zero entries")
+# W_O = FILL_ME_IN("roughly 1 non-zero entry")

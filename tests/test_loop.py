@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-from circuits.loader import load
+from circuits.checking.loader import load
 from circuits.reset import MARK, backup, stub_text
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
@@ -167,7 +167,7 @@ def test_hint_shows_the_levels_asked_for(project):
 
 def test_a_puzzle_with_a_bad_hints_list_is_refused_when_built():
     from circuits.errors import CircuitError
-    from circuits.puzzle import Puzzle
+    from circuits.checking.puzzle import Puzzle
 
     good = load(ROOT / "solutions" / "03_uniform.py").puzzle
     with pytest.raises(CircuitError, match="hints= must be a list of non-empty strings"):

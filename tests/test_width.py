@@ -12,9 +12,9 @@ import pytest
 from helpers import ROOT
 from rich.cells import cell_len
 
-from circuits.checker import _examples, check
-from circuits.loader import load
-from circuits.mutants import mutants
+from circuits.checking.checker import _examples, check
+from circuits.checking.loader import load
+from circuits.checking.mutants import mutants
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
@@ -29,9 +29,9 @@ WRONG = '''
 import types as _types
 from pathlib import Path as _Path
 
-from circuits.loader import Attempt as _Attempt
-from circuits.mutants import mutants as _mutants
-from circuits.puzzle import Puzzle as _Puzzle
+from circuits.checking.loader import Attempt as _Attempt
+from circuits.checking.mutants import mutants as _mutants
+from circuits.checking.puzzle import Puzzle as _Puzzle
 
 _puzzle = next(v for v in list(globals().values()) if isinstance(v, _Puzzle))
 _answer = _types.SimpleNamespace(**{"params": globals().get("params", {}), **{n: globals()[n] for n in _puzzle.answer}})
