@@ -166,8 +166,8 @@ def test_hint_shows_the_levels_asked_for(project):
 
 
 def test_a_puzzle_with_a_bad_hints_list_is_refused_when_built():
-    from circuits.errors import CircuitError
     from circuits.checking.puzzle import Puzzle
+    from circuits.errors import CircuitError
 
     good = load(ROOT / "solutions" / "03_uniform.py").puzzle
     with pytest.raises(CircuitError, match="hints= must be a list of non-empty strings"):
