@@ -197,7 +197,7 @@ def _console():
 
 
 def cmd_list(args) -> int:
-    from circuits.cache import cached_check
+    from circuits.checking.cache import cached_check
     from circuits.checking.loader import load, puzzle_files
     from circuits.display.report import progress, summary_table
 
@@ -223,7 +223,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from circuits.cache import cached_check
+    from circuits.checking.cache import cached_check
     from circuits.display.report import puzzle_report
 
     result = cached_check(_load(args.puzzle, args.solution), not args.no_cache, margins=not args.no_margins)
@@ -234,7 +234,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_hint(args) -> int:
-    from rich.text import Text
+    from circuits.display.report import hints_report
 
     attempt = _load(args.puzzle, False)
     hints = list(attempt.puzzle.hints)
@@ -242,17 +242,13 @@ def cmd_hint(args) -> int:
         raise CircuitError(f"{attempt.puzzle.id} declares no hints (hints=[...] in its Puzzle)")
     if not 1 <= args.level <= len(hints):
         raise CircuitError(f"--level {args.level}: {attempt.puzzle.id} has hints 1 to {len(hints)}")
-    c = _console()
-    for n in range(args.level):
-        c.print(Text.assemble((f"hint {n + 1} of {len(hints)}: ", "bold yellow"), hints[n]))
-    if args.level < len(hints):
-        c.print(Text(f"more: circuits hint {attempt.puzzle.number} --level {args.level + 1}", style="dim"))
+    _console().print(hints_report(hints, args.level, attempt.puzzle.number))
     return 0
 
 
 def cmd_reset(args) -> int:
     from circuits.checking.loader import find
-    from circuits.reset import reset
+    from circuits.checking.reset import reset
 
     try:
         puzzle = find(args.puzzle, False)
@@ -276,7 +272,7 @@ def cmd_reset(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from circuits.watch import watch
+    from circuits.display.watch import watch
 
     return watch(args.puzzle, use_cache=not args.no_cache)
 

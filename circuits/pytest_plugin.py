@@ -171,7 +171,7 @@ class PuzzleFile(pytest.File):
 
     def result(self):
         if self._result is None:
-            from circuits.cache import cached_check
+            from circuits.checking.cache import cached_check
 
             self._result = cached_check(self.attempt, not self.config.getoption("circuits_no_cache"),
                                         margins=not self.config.getoption("--no-margins"))
@@ -212,11 +212,10 @@ class PuzzleItem(pytest.Item):
             c.print(target_report(excinfo.value.result))
             hints = self.parent.attempt.puzzle.hints
             if hints and not getattr(self.parent, "hinted", False):  # once per puzzle, under its first failure
-                from rich.text import Text
+                from circuits.display.report import first_hint
 
                 self.parent.hinted = True
-                more = f" (more: circuits hint {self.parent.attempt.puzzle.number} --level 2)" if len(hints) > 1 else ""
-                c.print(Text.assemble(("\npuzzle hint 1 of " + f"{len(hints)}: ", "bold yellow"), hints[0] + more))
+                c.print(first_hint(hints, self.parent.attempt.puzzle.number))
             return buf.getvalue().rstrip()
         return super().repr_failure(excinfo)
 

@@ -20,7 +20,7 @@ import pytest
 from helpers import ROOT
 
 from circuits.checking.loader import load
-from circuits.reset import MARK, backup, stub_text
+from circuits.checking.reset import MARK, backup, stub_text
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]

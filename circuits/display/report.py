@@ -161,6 +161,20 @@ def progress(results: list[PuzzleResult], bar: int = 20) -> Text:
     return line
 
 
+def hints_report(hints, level: int, number: int) -> Group:
+    """Hints 1..level of a puzzle, and how to ask for the next one."""
+    parts: list = [Text.assemble((f"hint {n + 1} of {len(hints)}: ", "bold yellow"), hints[n]) for n in range(level)]
+    if level < len(hints):
+        parts.append(Text(f"more: circuits hint {number} --level {level + 1}", style="dim"))
+    return Group(*parts)
+
+
+def first_hint(hints, number: int) -> Text:
+    """The puzzle's first hint, under a failing pytest report."""
+    more = f" (more: circuits hint {number} --level 2)" if len(hints) > 1 else ""
+    return Text.assemble(("\npuzzle hint 1 of " + f"{len(hints)}: ", "bold yellow"), hints[0] + more)
+
+
 def puzzle_report(result: PuzzleResult) -> Group:
     """Everything `circuits check` prints for one puzzle."""
     head = Text(f"{result.name} · {result.attempt.puzzle.title if result.attempt else ''} · {result.status}",

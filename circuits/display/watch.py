@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Group
 from rich.text import Text
 
-from circuits.cache import cached_check
+from circuits.checking.cache import cached_check
 from circuits.checking.loader import display, find, load, puzzle_files
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, progress, target_report
