@@ -307,7 +307,7 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
         elif isinstance(t, Output):
             yours = t.readout.get(trace)[0]
             off = yours.shape[0] - len(tokens)
-            exp = [None] * off + [None if e is None else list(map(float, e)) for e in t.spec(tokens)]
+            exp = [None] * off + [None if e is None else list(map(float, np.atleast_1d(e))) for e in t.spec(tokens)]  # a scalar spec too
             out.append({"label": t.label, "kind": "output", "readout": t.readout.label, "expected": exp,
                         "output": yours.tolist()})
         elif isinstance(t, NextToken) and trace.logprobs is not None:
