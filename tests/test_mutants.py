@@ -90,6 +90,15 @@ PUZZLES = ["00_attention", "01_consonants", "02_first_consonant", "03_uniform", 
            "05_virtual_head", "06_induction_pointer", "07_induction_k_composition", "08_induction_repeated"]
 
 
+# --- curriculum B (puzzles 16-21): its allow-list and puzzles, kept apart to ease merging ----------------------
+ALLOWED_B: dict[str, list[tuple[str, str]]] = {
+    "16_xor_mlp": [
+        ("W_in[[]*, 3] 0 → *", "the MLP reads xor, which only the MLP itself writes: zero at its input"),
+    ],
+}
+ALLOWED.update(ALLOWED_B)
+PUZZLES += ["16_xor_mlp"]
+
 @pytest.mark.parametrize("stem", PUZZLES)
 def test_the_checker_kills_every_non_equivalent_mutant(stem, request):
     result = audit(solution(stem), ALLOWED.get(stem, ()))
