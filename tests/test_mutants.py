@@ -95,9 +95,14 @@ ALLOWED_B: dict[str, list[tuple[str, str]]] = {
     "16_xor_mlp": [
         ("W_in[[]*, 3] 0 → *", "the MLP reads xor, which only the MLP itself writes: zero at its input"),
     ],
+    "17_kv_memory": [
+        ("W_in[[]*, city:*] 0 → *", "the MLP reads city:, which only the MLP itself writes: zero at its input"),
+        ("W_in rows 0 ↔ 1", "units 0 and 1 (Ada Lovelace, Alan Turing) both write city:London: swapping their keys "
+                            "stores the same two facts"),
+    ],
 }
 ALLOWED.update(ALLOWED_B)
-PUZZLES += ["16_xor_mlp"]
+PUZZLES += ["16_xor_mlp", "17_kv_memory"]
 
 @pytest.mark.parametrize("stem", PUZZLES)
 def test_the_checker_kills_every_non_equivalent_mutant(stem, request):

@@ -7,7 +7,7 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.targets_mlp import MLPOut, MLPOutput
 
-STEMS = ["16_xor_mlp"]
+STEMS = ["16_xor_mlp", "17_kv_memory"]
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -50,7 +50,7 @@ def test_the_mlp_output_target_says_when_the_layer_has_no_mlp():
 def test_16_one_unit_that_adds_the_features_fails_at_d():
     f = only_failure(check_with("16_xor_mlp", W_in=[[1, 1, 0, 0]], W_out=[[0], [0], [0], [1]])).failure
     assert f.tokens == ["d"]
-    assert "[0, 0, 0, 2]" in f.explanation.summary
+    assert "yours is xor 2" in f.explanation.summary
     assert "hidden units W_in x are [2]" in f.explanation.hint and "W_out" in f.explanation.hint
 
 
@@ -63,3 +63,32 @@ def test_16_units_without_a_threshold_fail_where_one_feature_is_on():
 def test_16_writing_into_x_is_caught():
     f = only_failure(check_with("16_xor_mlp", W_out=[[1, 0], [0, 0], [0, 0], [1, -2]])).failure
     assert f.tokens == ["b"] and "worst on 'x'" in f.explanation.hint
+
+
+# --- 17 key-value memory ---------------------------------------------------------------------------------------
+def _kv_answer(threshold: int):
+    attempt = solution("17_kv_memory")
+    W_in = np.array(attempt.answer.W_in.values, dtype=float)
+    W_in[:, list(attempt.answer.W_in.cols.labels).index("one")] = threshold
+    return W_in
+
+
+def test_17_keys_without_a_threshold_fire_on_half_a_name():
+    f = only_failure(check_with("17_kv_memory", W_in=_kv_answer(0))).failure
+    assert f.tokens == ["Ada"]  # a first name alone: prev:Ada at position 0 (it attends to itself) fires the key
+    assert "W_in" in f.explanation.hint and "one = 1" in f.explanation.hint
+
+
+def test_17_a_threshold_of_two_forgets_every_fact():
+    f = only_failure(check_with("17_kv_memory", W_in=_kv_answer(-2))).failure
+    assert len(f.tokens) == 2 and "after the ReLU [0, 0, 0, 0]" in f.explanation.hint  # a whole fact, and no unit fires
+
+
+def test_17_one_unit_per_city_mixes_up_the_london_names():
+    attempt = solution("17_kv_memory")
+    W_in = np.array(attempt.answer.W_in.values, dtype=float)[[0, 2, 3]]
+    W_in[0] += np.array(attempt.answer.W_in.values, dtype=float)[1]
+    W_in[0, list(attempt.answer.W_in.cols.labels).index("one")] = -1
+    W_out = np.array(attempt.answer.W_out.values, dtype=float)[:, [0, 2, 3]]
+    f = only_failure(check_with("17_kv_memory", W_in=W_in, W_out=W_out)).failure
+    assert f.tokens in (["Ada", "Turing"], ["Alan", "Lovelace"])  # half of one London name, half of the other
