@@ -100,9 +100,13 @@ ALLOWED_B: dict[str, list[tuple[str, str]]] = {
         ("W_in rows 0 ↔ 1", "units 0 and 1 (Ada Lovelace, Alan Turing) both write city:London: swapping their keys "
                             "stores the same two facts"),
     ],
+    "18_histogram": [
+        ("W_Q[[]*, 4] 0 → s", "only the BOS query reads bos, and BOS sees one key; nothing is asked at BOS"),
+        ("s × 10", "a larger s only shrinks what the unpicked keys leak (e^−s of a picked key's weight)"),
+    ],
 }
 ALLOWED.update(ALLOWED_B)
-PUZZLES += ["16_xor_mlp", "17_kv_memory"]
+PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram"]
 
 @pytest.mark.parametrize("stem", PUZZLES)
 def test_the_checker_kills_every_non_equivalent_mutant(stem, request):

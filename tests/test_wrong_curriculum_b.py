@@ -7,7 +7,7 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.targets_mlp import MLPOut, MLPOutput
 
-STEMS = ["16_xor_mlp", "17_kv_memory"]
+STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram"]
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -92,3 +92,32 @@ def test_17_one_unit_per_city_mixes_up_the_london_names():
     W_out = np.array(attempt.answer.W_out.values, dtype=float)[:, [0, 2, 3]]
     f = only_failure(check_with("17_kv_memory", W_in=W_in, W_out=W_out)).failure
     assert f.tokens in (["Ada", "Turing"], ["Alan", "Lovelace"])  # half of one London name, half of the other
+
+
+# --- 18 histogram ----------------------------------------------------------------------------------------------
+def test_18_without_bos_the_head_sees_only_the_copies():
+    """Leaving BOS out of the picked keys: the head averages over the copies alone, whose values are 0."""
+    W_Q = np.array(solution("18_histogram").answer.W_Q, dtype=object)
+    W_Q[4] = 0
+    result = check_with("18_histogram", W_Q=W_Q)
+    attention, output = (t.failure for t in result.targets)
+    assert attention.tokens == output.tokens == ["a"]
+    assert "puts only 0.000 on key 0 '<bos>'" in attention.explanation.summary
+    assert "their scores differ (0: 0, 1: 20)" in attention.explanation.hint
+    assert "expected head 0.0 result (A·V) is [0.5], yours is [0]" in output.explanation.summary
+    assert "fix that first" in output.explanation.hint
+
+
+def test_18_bos_scored_twice_as_high_takes_the_attention():
+    import sympy
+
+    s = sympy.Symbol("s")
+    W_Q = np.array(solution("18_histogram").answer.W_Q, dtype=object)
+    W_Q[4] = [2 * s] * 4 + [0]
+    f = only_failure(check_with("18_histogram", W_Q=W_Q)).failure
+    assert f.tokens == ["a"] and "W_Q and W_K" in f.explanation.hint
+
+
+def test_18_too_little_sharpness_leaks_onto_other_tokens():
+    f = only_failure(check_with("18_histogram", params={"s": 4})).failure
+    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
