@@ -104,9 +104,16 @@ ALLOWED_B: dict[str, list[tuple[str, str]]] = {
         ("W_Q[[]*, 4] 0 → s", "only the BOS query reads bos, and BOS sees one key; nothing is asked at BOS"),
         ("s × 10", "a larger s only shrinks what the unpicked keys leak (e^−s of a picked key's weight)"),
     ],
+    "20_find_min": [
+        ("W_Q[[]0, [02]] 0 → s", "the query becomes s·(1 + its value or position) ≥ s, a positive factor on all of "
+                                "its scores: the same order, only sharper"),
+        ("W_K[[]0, 1] 0 → -1", "adds the same −s to every key's score, which the softmax ignores"),
+        ("whole answer × 10", SCALED_UP),
+        ("s × 10", SCALED_UP),
+    ],
 }
 ALLOWED.update(ALLOWED_B)
-PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram"]
+PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "20_find_min"]
 
 @pytest.mark.parametrize("stem", PUZZLES)
 def test_the_checker_kills_every_non_equivalent_mutant(stem, request):

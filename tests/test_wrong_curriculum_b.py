@@ -7,7 +7,7 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.targets_mlp import MLPOut, MLPOutput
 
-STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram"]
+STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram", "20_find_min"]
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -121,3 +121,29 @@ def test_18_bos_scored_twice_as_high_takes_the_attention():
 def test_18_too_little_sharpness_leaks_onto_other_tokens():
     f = only_failure(check_with("18_histogram", params={"s": 4})).failure
     assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
+
+
+# --- 20 find the minimum ---------------------------------------------------------------------------------------
+def test_20_without_the_position_term_copies_of_the_minimum_tie():
+    f = only_failure(check_with("20_find_min", W_K=[[-1, 0, 0]])).failure
+    assert f.tokens == ["0", "0"]
+    assert "only 0.500 there" in f.explanation.summary
+    assert "beats the next best by only 0" in f.explanation.hint and "sharpening alone will not fix it" in f.explanation.hint
+
+
+def test_20_a_position_term_that_outweighs_the_value_keeps_an_earlier_larger_digit():
+    f = only_failure(check_with("20_find_min", W_K=[[-1, 0, -20]])).failure
+    assert len(f.tokens) == 2 and f.tokens[0] > f.tokens[1]  # the later, smaller digit loses to the earlier one
+    assert "pos favours key 0" in f.explanation.hint and "look at W_Q and W_K on pos" in f.explanation.hint
+
+
+def test_20_favouring_the_latest_copy_is_caught():
+    import sympy
+
+    f = only_failure(check_with("20_find_min", W_K=[[-1, 0, sympy.Rational(1, 2)]])).failure
+    assert f.tokens == ["0", "0"] and "attention went to the wrong position" in f.explanation.hint
+
+
+def test_20_too_little_sharpness_fails_on_a_long_tie():
+    f = only_failure(check_with("20_find_min", params={"s": 40})).failure
+    assert "sharpen the pattern" in f.explanation.hint
