@@ -51,6 +51,10 @@ class MLPOut:
 class MLPOutput(Output):
     """At every position the MLP of a layer writes `spec(tokens)[i]` (within `tol`); hints name W_in and W_out."""
 
+    @property
+    def stage(self) -> float:
+        return self.readout.layer + 0.5  # after the layer's heads, before the next layer
+
     def explain(self, trace, tokens):
         e = super().explain(trace, tokens)
         e.head = None  # no attention heatmap: the culprit is the MLP

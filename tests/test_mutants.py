@@ -111,9 +111,20 @@ ALLOWED_B: dict[str, list[tuple[str, str]]] = {
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
     ],
+    "19_balanced_parens": [
+        ("W_V0[[]0, [3456]] 0 → *", "head 0.0 reads bal/neg/ever/balanced, which only later stages write: zero there"),
+        ("W_in0[[]*, [456]] 0 → *", "MLP 0 reads neg/ever/balanced, which only it and later stages write: zero there"),
+        ("W_V1[[]0, [56]] 0 → *", "head 1.0 reads ever/balanced, which only later stages write: zero there"),
+        ("W_in1[[]0, 6] 0 → *", "MLP 1 reads balanced, which only it writes: zero at its input"),
+        ("W_in1[[]0, 0] 0 → -420", "a prefix that ends in ( is never balanced (the balance was −1 just before, or is "
+                                  "now > 0): pushing the unit down there changes nothing"),
+        ("W_in1[[]0, 4] 0 → -420", "neg = 1 only where ever ≥ 1/(i + 1) already holds the unit at 0"),
+        ("W_in1 columns 1 ↔ 2", "close replaces one as the unit's +1: every non-empty balanced prefix ends in ), and "
+                                "where close is 0 the −420·ever or −20·bal term already holds the unit at 0"),
+    ],
 }
 ALLOWED.update(ALLOWED_B)
-PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "20_find_min"]
+PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min"]
 
 @pytest.mark.parametrize("stem", PUZZLES)
 def test_the_checker_kills_every_non_equivalent_mutant(stem, request):

@@ -7,7 +7,7 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.targets_mlp import MLPOut, MLPOutput
 
-STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram", "20_find_min"]
+STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min"]
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -147,3 +147,25 @@ def test_20_favouring_the_latest_copy_is_caught():
 def test_20_too_little_sharpness_fails_on_a_long_tie():
     f = only_failure(check_with("20_find_min", params={"s": 40})).failure
     assert "sharpen the pattern" in f.explanation.hint
+
+
+# --- 19 balanced parentheses -----------------------------------------------------------------------------------
+def test_19_a_shallow_step_misses_a_small_negative_balance():
+    f = only_failure(check_with("19_balanced_parens", W_in0=[[0, 0, 0, -5, 0, 0, 0], [0, 0, -1, -5, 0, 0, 0]]))
+    assert f.label.startswith("MLP 0")
+    assert len(f.failure.tokens) == 7  # bal = −1/7 at the end: −5·bal = 5/7 never reaches the step
+    assert "yours is neg 0.714" in f.failure.explanation.summary and "W_in" in f.failure.explanation.hint
+
+
+def test_19_forgetting_that_the_balance_went_negative_is_caught_in_the_last_stage():
+    f = only_failure(check_with("19_balanced_parens", W_in1=[[0, 0, 1, -20, 0, 0, 0]]))
+    assert f.label.startswith("MLP 1") and f.failure.tokens == [")"]
+    assert "yours is balanced 21" in f.failure.explanation.summary and "ever = 1" in f.failure.explanation.hint
+
+
+def test_19_counting_only_the_opens_fails_first_and_later_stages_say_so():
+    result = check_with("19_balanced_parens", W_V0=[[1, 0, 0, 0, 0, 0, 0]])
+    failed = [t for t in result.targets if t.status == "failed"]
+    assert failed[0].label.startswith("head 0.0") and failed[0].failure.tokens == [")"]
+    assert "look at W_V" in failed[0].failure.explanation.hint
+    assert all("fix that first" in t.failure.explanation.hint for t in failed[1:])
