@@ -180,7 +180,7 @@ puzzle = Puzzle(
                   description="head 2.0 (name mover): from 'to', the indirect object (≥ 0.9)"),
         NextToken(next_is_io, lo=-0.1, description="after 'to' the indirect object has log-prob ≥ −0.1"),
     ],
-    inputs=Inputs(NAMES + FILLERS, min_len=6, max_len=N_CTX - 1, families=[Sentences()], n_random=500),
+    inputs=Inputs(NAMES + FILLERS, min_len=6, max_len=N_CTX - 1, families=[Sentences()], n_random=200),
     examples=["Ann and Bob then Bob gave to", "Ann and Bob then Ann gave to", "Cat and Dan Dan gave to"],
     sharpness=["s"],
     source="Wang, Variengien, Conmy, Shlegeris & Steinhardt (2022), Interpretability in the Wild: "

@@ -7,7 +7,7 @@ from helpers import check_with, only_failure, solution
 from circuits.checker import check
 from circuits.targets_mlp import MLPOut, MLPOutput
 
-STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min"]
+STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -169,3 +169,55 @@ def test_19_counting_only_the_opens_fails_first_and_later_stages_say_so():
     assert failed[0].label.startswith("head 0.0") and failed[0].failure.tokens == [")"]
     assert "look at W_V" in failed[0].failure.explanation.hint
     assert all("fix that first" in t.failure.explanation.hint for t in failed[1:])
+
+
+# --- 21 IOI in miniature ---------------------------------------------------------------------------------------
+NAMES = ["Ann", "Bob", "Cat", "Dan"]
+
+
+def test_21_a_duplicate_token_head_that_finds_itself_fails_and_later_heads_say_so():
+    import copy
+
+    W_Q0 = copy.deepcopy(solution("21_ioi_mini").answer.W_Q0)
+    for i in range(12):
+        W_Q0[4 + i, f"pos:{i}"] = 0  # no "not myself" term
+    result = check_with("21_ioi_mini", W_Q0=W_Q0)
+    first = result.targets[0].failure
+    assert first.tokens[0] == "Ann" and "the target is key 0 '<bos>'" in first.explanation.summary
+    assert "tok:* favour key 1 by 20, bos favours the target by 10" in first.explanation.hint
+    later = [t for t in result.targets[1:] if t.status == "failed"]
+    assert later and all("fix that first" in t.failure.explanation.hint for t in later)
+
+
+def test_21_a_name_mover_without_s_inhibition_splits_over_the_names():
+    import copy
+
+    W_Q2 = copy.deepcopy(solution("21_ioi_mini").answer.W_Q2)
+    for k, n in enumerate(NAMES):
+        W_Q2[1 + k, f"s:{n}"] = 0
+    result = check_with("21_ioi_mini", W_Q2=W_Q2)
+    assert [t.status for t in result.targets] == ["passed", "passed", "failed", "failed"]
+    mover = result.targets[2].failure
+    assert mover.tokens == ["Ann", "and", "Bob", "Ann", "gave", "to"]
+    assert "puts only 0.333 there" in mover.explanation.summary and "indistinguishable keys" in mover.explanation.hint
+    assert "log-prob -3.377" in result.targets[3].failure.explanation.summary
+
+
+def test_21_inhibiting_the_wrong_way_round_picks_the_subject():
+    import copy
+
+    W_Q2 = copy.deepcopy(solution("21_ioi_mini").answer.W_Q2)
+    for k, n in enumerate(NAMES):
+        W_Q2[1 + k, f"s:{n}"] = -W_Q2[1 + k, f"s:{n}"]  # +2s: the name mover prefers the subject
+    f = check_with("21_ioi_mini", W_Q2=W_Q2).targets[2].failure
+    assert f.tokens == ["Ann", "and", "Bob", "Ann", "gave", "to"]
+    assert "its largest weight, 0.500, is on key 1 'Ann'" in f.explanation.summary  # the subject, twice
+    assert "key 1 scores 60 against 20 for the target key 3" in f.explanation.hint and "W_Q2 and W_K2" in f.explanation.hint
+
+
+def test_21_the_template_is_checked_whole():
+    attempt = solution("21_ioi_mini")
+    family = attempt.puzzle.inputs.families[0]
+    sentences = family.extremes(6, 11)
+    assert len(sentences) == len({tuple(s) for s in sentences}) == 144
+    assert all(attempt.puzzle.targets[3].spec(s)[-1] not in (None, s[-3]) for s in sentences)
