@@ -34,7 +34,7 @@ One unit cannot do it: what x + y says at d must be taken back. (Goodfellow et a
 XOR with two ReLU units; find them.)
 """
 
-from circuits import Basis, Layer, MLP, Model, Vocab, blank
+from circuits import MLP, Basis, Layer, Model, Vocab, blank
 from circuits.inputs import Inputs, Uniform
 from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
 from circuits.targets_mlp import MLPOut, MLPOutput
@@ -73,8 +73,8 @@ puzzle = Puzzle(
 HINTS = [
     "A unit that reads x + y gives 0, 1, 1, 2 for a, b, c, d: right except at d, where it is 1 too many.",
     "Add a second unit that is 0 unless both features are on: read x + y with a threshold of 1 (−1 on one).",
-    "W_in = [[1, 1, 0, 0], [1, 1, −1, 0]]: the units give relu(x + y) and relu(x + y − 1); write the first "
-    "minus twice the second into xor.",
+    ("W_in = [[1, 1, 0, 0], [1, 1, −1, 0]]: the units give relu(x + y) and relu(x + y − 1); write the first "
+    "minus twice the second into xor."),
 ]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -37,7 +37,7 @@ adds its two halves, W_in's row = prev:Ada + tok:Lovelace, W_out's column = city
 A key must fire on the whole pair and on nothing less: give it a threshold.
 """
 
-from circuits import Basis, Head, Layer, MLP, Model, Vocab, blank
+from circuits import MLP, Basis, Head, Layer, Model, Vocab, blank
 from circuits.inputs import Inputs, Uniform
 from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
 from circuits.targets_mlp import MLPOut, MLPOutput
@@ -92,12 +92,12 @@ puzzle = Puzzle(
     source="Geva, Schuster, Berant & Levy (2021), Transformer Feed-Forward Layers Are Key-Value Memories",
 )
 HINTS = [
-    "One hidden unit per fact: its W_in row is the key (which prev: and which tok:), its W_out column the value "
-    "(which city:).",
-    "A unit that reads prev:Ada + tok:Lovelace gives 2 on the whole pair and 1 on half of it: subtract 1 (read "
-    "one with weight −1) so that only the whole pair gets past the ReLU.",
-    "Two facts may share a value: the units for Ada Lovelace and Alan Turing both write into city:London, but they "
-    "need separate keys.",
+    ("One hidden unit per fact: its W_in row is the key (which prev: and which tok:), its W_out column the value "
+    "(which city:)."),
+    ("A unit that reads prev:Ada + tok:Lovelace gives 2 on the whole pair and 1 on half of it: subtract 1 (read "
+    "one with weight −1) so that only the whole pair gets past the ReLU."),
+    ("Two facts may share a value: the units for Ada Lovelace and Alan Turing both write into city:London, but they "
+    "need separate keys."),
 ]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -18,7 +18,7 @@ def test_reference_solution_passes(stem):
 
 # --- the MLP output target, on its own ------------------------------------------------------------------------
 def test_the_mlp_output_target_reads_what_the_mlp_writes_and_rejects_a_wrong_value():
-    from circuits import Basis, Layer, MLP, Model, Vocab, blank
+    from circuits import MLP, Basis, Layer, Model, Vocab, blank
 
     vocab = Vocab.chars_of("ab")
     resid = Basis(["one", "out"])
