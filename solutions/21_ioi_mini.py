@@ -43,7 +43,7 @@ Worked example, "Ann and Bob then Bob gave to", read as 0 BOS, 1 Ann, 2 and, 3 B
 
     head 0.0   query 5 'Bob' → key 3 'Bob'  (dup = 1 at 5);  every other query → 0 BOS
     head 1.0   query 7 'to'  → key 5 'Bob'  (the only key with dup = 1);  s:Bob = 1 at 7
-    head 2.0   query 7 'to'  → key 1 'Ann'.  Its scores with s = 1, keys 0 … 7:
+    head 2.0   query 7 'to'  → key 1 'Ann'.  Its scores in units of s, keys 0 … 7:
                  0  1  0  −1  0  −1  0  0   (a name scores 1, the name in s: 2 less)
     prediction 'Ann'
 

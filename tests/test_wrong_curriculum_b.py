@@ -221,3 +221,27 @@ def test_21_the_template_is_checked_whole():
     sentences = family.extremes(6, 11)
     assert len(sentences) == len({tuple(s) for s in sentences}) == 144
     assert all(attempt.puzzle.targets[3].spec(s)[-1] not in (None, s[-3]) for s in sentences)
+
+
+# --- the worked examples say what the model does ---------------------------------------------------------------
+def test_worked_examples_match_the_reference_models():
+    xor = solution("16_xor_mlp")
+    one_unit = xor.puzzle.build(type(xor.answer)(W_in=[[1, 1, 0, 0]], W_out=[[0], [0], [0], [1]], params={}))
+    assert one_unit.run(["abcd"]).layers[0].mlp_out[0, :, 3].tolist() == [0, 1, 1, 2]
+
+    hist = solution("18_histogram")
+    assert np.allclose(hist.model().run(["abca"]).z(0, 0)[0, 1:, 0], [1 / 2, 1 / 2, 1 / 2, 1 / 3])
+
+    dyck = solution("19_balanced_parens")
+    stages = [np.asarray(t.spec(list("())("))).sum(-1) for t in dyck.puzzle.targets]  # bal, neg, ever, balanced
+    assert np.allclose(np.array(stages).T, [(1, 0, 0, 0), (0, 0, 0, 1), (-1 / 3, 1, 1 / 3, 0), (0, 0, 1 / 4, 0)])
+    assert np.allclose(dyck.model().run(["())("]).resid(1)[0, :, 3:], np.array(stages).T)
+
+    earliest_min = solution("20_find_min").puzzle.targets[0].where
+    assert earliest_min(list("2130")) == [0, 1, 1, 3] and earliest_min(list("1010"))[3] == 1
+
+    ioi = solution("21_ioi_mini")
+    trace = ioi.model().run(["Ann and Bob then Bob gave to".split()])
+    s = ioi.answer.params["s"]
+    assert np.allclose(trace.layers[2].scores[0, 0, 7] / s, [0, 1, 0, -1, 0, -1, 0, 0], atol=1e-3)
+    assert np.allclose(trace.resid(1)[0, 7, ioi.model().residual.index(["s:Bob"])], 1, atol=1e-3)
