@@ -41,9 +41,8 @@ import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Attention, HeadResult, Output
+from circuits.checking import Attention, HeadZ, Inputs, Output, Puzzle, Runs, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 TOKENS = "abcd"
@@ -80,7 +79,7 @@ puzzle = Puzzle(
     targets=[Attention(0, 0, picked, evenly=True, min_mass=0.99,
                        description="head 0.0 splits its attention evenly over BOS and the copies of the current token "
                                    "(each ≥ 0.99/(n + 1))"),
-             Output(HeadResult(0, 0), spec, tol=1e-3,
+             Output(HeadZ(0, 0), spec, tol=1e-3,
                     description="head 0.0's result is 1/(n + 1), n = the count of the current token so far (±0.001)")],
     inputs=Inputs(list(TOKENS), min_len=1, max_len=16,
                   families=[Uniform(), Runs({"a": "a", "b": "b", "c": "c", "d": "d"})]),

@@ -56,11 +56,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.errors import CircuitError
-from circuits.inputs import Inputs
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Attention, NextToken
+from circuits import Basis, CircuitError, Head, Model, Vocab, blank
+from circuits.checking import Attention, Inputs, NextToken, Puzzle
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 NAMES = ["Ann", "Bob", "Cat", "Dan"]

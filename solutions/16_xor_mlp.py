@@ -35,9 +35,8 @@ XOR with two ReLU units; find them.)
 """
 
 from circuits import MLP, Basis, Layer, Model, Vocab, blank
-from circuits.inputs import Inputs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets_mlp import MLPOut, MLPOutput
+from circuits.checking import Inputs, MLPOut, MLPOutput, Puzzle, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 FEATURES = {"a": (0, 0), "b": (0, 1), "c": (1, 0), "d": (1, 1)}  # token -> (x, y)

@@ -38,9 +38,8 @@ A key must fire on the whole pair and on nothing less: give it a threshold.
 """
 
 from circuits import MLP, Basis, Head, Layer, Model, Vocab, blank
-from circuits.inputs import Inputs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets_mlp import MLPOut, MLPOutput
+from circuits.checking import Inputs, MLPOut, MLPOutput, Puzzle, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 FIRST = ["Ada", "Alan", "Marie", "Albert"]

@@ -39,10 +39,8 @@ Worked example, "())(":
 """
 
 from circuits import MLP, Basis, Head, Layer, Model, Vocab, blank
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import HeadOutput, Output
-from circuits.targets_mlp import MLPOut, MLPOutput
+from circuits.checking import HeadOutput, Inputs, MLPOut, MLPOutput, Output, Puzzle, Runs, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 vocab = Vocab.chars_of("()")

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from helpers import check_with, only_failure, solution
 
-from circuits.checker import check
-from circuits.targets_mlp import MLPOut, MLPOutput
+from circuits.checking.checker import check
+from circuits.checking.targets_mlp import MLPOut, MLPOutput
 
 STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
 
@@ -104,7 +104,7 @@ def test_18_without_bos_the_head_sees_only_the_copies():
     assert attention.tokens == output.tokens == ["a"]
     assert "puts only 0.000 on key 0 '<bos>'" in attention.explanation.summary
     assert "their scores differ (0: 0, 1: 20)" in attention.explanation.hint
-    assert "expected head 0.0 result (A·V) is [0.5], yours is [0]" in output.explanation.summary
+    assert "expected head 0.0 z (A·V) is [0.5], yours is [0]" in output.explanation.summary
     assert "fix that first" in output.explanation.hint
 
 
