@@ -85,3 +85,9 @@ W_out = [[0,  0],            # x
          [0,  0],            # y
          [0,  0],            # one
          [1, -2]]            # xor = unit 0 − 2 · unit 1
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_in: (d_mlp, 4), d_mlp of your choice (2 is enough).  W_out: (4, d_mlp).
+# W_in = FILL_ME_IN("roughly 5 non-zero entries")
+# W_out = FILL_ME_IN("roughly 2 non-zero entries")

@@ -96,3 +96,9 @@ HINTS = [
 W_Q = [[  0,   s,    0  ]]     # every query alike: "find the smallest"
 W_K = [[ -1,   0, sympy.Rational(-1, 2)]]  # smaller value first; among equals, earlier position
 params = {"s": 200}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_Q and W_K: (d_head, 3), d_head of your choice (1 is enough); write W_Q with the symbol s.
+# W_Q = FILL_ME_IN("roughly 1 non-zero entry")
+# W_K = FILL_ME_IN("roughly 2 non-zero entries")
