@@ -110,14 +110,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("Where should the head look from position i? At an earlier position holding the token that position i "
-     "*predicts*: its query must read pred:*, its key tok:*. And when the prediction is new, at BOS."),
-    ("What the head writes depends only on the attended key, so the value must say which token sits there "
-     "(W_V reads tok:*), and W_O writes minus that token's pred direction."),
-    ("Query rows s·pred:y against key rows tok:y; one more row, s/2 on every pred:y against bos. W_V copies tok:t "
-     "to value t, W_O writes −1 into pred:t. The full OV circuit is then −5 times the identity: score −1."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_Q, W_K: (d_head, 11), d_head of your choice; multiply W_Q by s and bind s in params.

@@ -114,14 +114,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("Start from the worked example's single head and see which target fails and why: what the head writes "
-     "depends only on the key it attends to, never on the query."),
-    ("So the two completions need two heads whose patterns differ: head 0.0 looks back at keep only from "
-     "\"in\", head 0.1 only from \"at\". Every other query must look somewhere harmless: BOS, whose value is 0."),
-    ("Head 0.0: query s·tok:in against key tok:keep, and s/2 on every tok:w against bos; value tok:keep, "
-     "written as γ·out:mind. Head 0.1 the same with at and bay."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Head 0.0 (keep … in → mind) and head 0.1 (keep … at → bay). W_Q, W_K: (d_head, 10), d_head of your

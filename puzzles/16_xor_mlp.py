@@ -83,12 +83,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [
-    "A unit that reads x + y gives 0, 1, 1, 2 for a, b, c, d: right except at d, where it is 1 too many.",
-    "Add a second unit that is 0 unless both features are on: read x + y with a threshold of 1 (−1 on one).",
-    ("W_in = [[1, 1, 0, 0], [1, 1, −1, 0]]: the units give relu(x + y) and relu(x + y − 1); write the first "
-    "minus twice the second into xor."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_in: (d_mlp, 4), d_mlp of your choice (2 is enough).  W_out: (4, d_mlp).

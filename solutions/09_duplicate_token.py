@@ -104,14 +104,6 @@ puzzle = Puzzle(
     ],
 )
 
-HINTS = [  # staged: read one, try again, then the next
-    ("Start with content: a query row that reads tok:t and a key row that reads tok:t make every copy of t "
-     "score alike. Which key scores just as well as the earlier copy, and why?"),
-    ("The query's own key holds the same token. Its position is what differs: a row whose query reads pos:n and "
-     "whose key reads pos:n (with a minus sign) counts against exactly the key at the query's own position."),
-    ("A new token has no copy, so give BOS a score between a match and a miss: a row whose query reads every "
-     "tok:t with ½ and whose key reads bos. With s = 20 the gaps are 10, enough for 11 keys."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_Q and W_K: (d_head, 17); d_head = 16 below. Multiply W_Q by s.

@@ -106,14 +106,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("What must head 1.0 write for a new token, and which key holds that value? Every input starts with BOS, "
-     "and BOS's residual is the only one with no tok:* in it."),
-    ("A key that reads prev:t says \"the token before me was t\". Such keys sit right after earlier copies of t, "
-     "never at the query itself (its prev holds the token before it): no positions needed."),
-    ("Query rows s·tok:t against key rows prev:t; one more row, s/2 on every tok:t against bos, makes BOS the "
-     "fallback. W_V sums tok:* (1 at every token, 0 at BOS) and W_O writes that into seen."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Rows 0–3: "I am t" against "the token before me was t". Row 4: any token against BOS, at half a match.

@@ -102,14 +102,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("The logits are W_U times what the head writes, and W_U reads only out:x and out:y. Which 2-vector, "
-     "written there, makes token c's logit the largest? (Compare the rows of W_U.)"),
-    ("Each row of W_U is a unit vector, and a dot product of unit vectors is largest for the vector itself: "
-     "writing token t's own row of W_U makes t's logit the largest."),
-    ("W_V's column tok:t holds the corner (cos kθ, sin kθ) of token t; W_O copies the two value dimensions "
-     "into out:x and out:y, times γ. γ = 10 leaves more than 6 between the right logit and the next."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # The value of token k is its own corner of the pentagon, W_U's row k …

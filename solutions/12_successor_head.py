@@ -98,14 +98,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("W_U reads digit d at its point of the circle. Which point must the head write, when it attends to 3, "
-     "for 4 to get the largest logit?"),
-    ("Digit 4's point is digit 3's point turned by θ = 36°, and the same turn takes every digit to its "
-     "successor, 9 to 0 included: the OV circuit is one rotation."),
-    ("W_V can read mod:x and mod:y as they are; W_O writes them into out:x and out:y turned by +θ: "
-     "γ·[[cos θ, −sin θ], [sin θ, cos θ]]. The gap between the successor and its neighbours is γ(1 − cos θ)."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Read the digit's point as it is …

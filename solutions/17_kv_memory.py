@@ -104,14 +104,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [
-    ("One hidden unit per fact: its W_in row is the key (which prev: and which tok:), its W_out column the value "
-    "(which city:)."),
-    ("A unit that reads prev:Ada + tok:Lovelace gives 2 on the whole pair and 1 on half of it: subtract 1 (read "
-    "one with weight −1) so that only the whole pair gets past the ReLU."),
-    ("Two facts may share a value: the units for Ada Lovelace and Alan Turing both write into city:London, but they "
-    "need separate keys."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_in: (d_mlp, 16), d_mlp of your choice (4 is enough).  W_out: (16, d_mlp).

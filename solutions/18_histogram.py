@@ -101,12 +101,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [
-    "With BOS among the picked keys and a value of 1 on BOS only, an even split over BOS and n tokens gives 1/(n + 1).",
-    ("Make a key score s when it holds the query's token (query tok:x against key tok:x), and make BOS score s for "
-    "every query too: one more row of W_Q reads 'I am a token' and the same row of W_K reads bos."),
-    "Every other key scores 0, so it keeps e^(−s) of a picked key's weight: s = 20 leaves an error far below 0.001.",
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Rows 0–3: "I am x" against "I am x". Row 4: every token's query against BOS's key.

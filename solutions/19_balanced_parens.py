@@ -113,13 +113,6 @@ puzzle = Puzzle(
         ),
     ],
 )
-HINTS = [
-    "Head 0.0: its value reads open − close, and W_O0 writes it into bal; the uniform pattern does the dividing.",
-    ("MLP 0 is a step: relu(−L·bal) − relu(−L·bal − 1) is 1 once −bal ≥ 1/L and 0 for bal ≥ 0. A negative bal is at "
-    "least 1/(i + 1) below zero, so L ≥ 12 is enough for 12 brackets. Head 1.0 is head 0.0 again, on neg."),
-    ("MLP 1 can be one unit, relu(1 − A·bal − B·ever): A must push it to 0 when bal ≥ 1/12, and B when ever ≥ 1/12 "
-    "even where bal is as low as −1 (B ≥ 12·(1 + A))."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Stage by stage; L = 20 is the step's slope (holds to 20 brackets).
