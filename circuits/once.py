@@ -7,7 +7,6 @@ import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 
 _open = threading.local()  # the memo of the check running on this thread: {key: {input: value}}
-_MISSING = object()
 
 
 @contextlib.contextmanager
@@ -21,20 +20,19 @@ def per_check() -> Iterator[None]:
         _open.tables = saved
 
 
-def each(key: Hashable, batch: Sequence[Sequence[str]], compute: Callable) -> list:
+def each(key: Hashable, batch: Sequence[Sequence[str]], compute: Callable, many: Callable | None = None) -> list:
     """`[compute(tokens) for tokens in batch]`, computing each distinct input once per `key` inside `per_check`.
 
-    `key` names the computation (it holds the spec function, so the memo keeps it alive); values are
-    shared between calls, so callers must not change them."""
+    `many(inputs)`, if given, computes the values of several inputs at once (the same as `compute` on
+    each). `key` names the computation (it holds the spec function, so the memo keeps it alive);
+    values are shared between calls, so callers must not change them."""
+    many = many or (lambda inputs: [compute(tokens) for tokens in inputs])
     tables = getattr(_open, "tables", None)
     if tables is None:
-        return [compute(tokens) for tokens in batch]
+        return many(batch)
     table = tables.setdefault(key, {})
-    out = []
-    for tokens in batch:
-        k = tuple(tokens)
-        value = table.get(k, _MISSING)
-        if value is _MISSING:
-            value = table[k] = compute(tokens)
-        out.append(value)
-    return out
+    keys = [tuple(tokens) for tokens in batch]
+    new = {k: tokens for k, tokens in zip(keys, batch) if k not in table}
+    if new:
+        table.update(zip(new, many(list(new.values()))))
+    return [table[k] for k in keys]

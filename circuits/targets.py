@@ -212,7 +212,8 @@ class Target:
 def _spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:
     """The spec's expectations `[b, T, k]` (NaN where none); a BOS token shifts positions by one."""
     out = np.full((len(batch), T, k), np.nan)
-    rows = once.each((spec, "expected", k, what), batch, lambda toks: _spec_row(spec, toks, k, what))
+    rows = once.each((spec, "expected", k, what), batch, lambda toks: _spec_row(spec, toks, k, what),
+                     lambda inputs: _spec_rows(spec, inputs, k, what))
     L = len(batch[0]) if batch else 0
     if all(len(t) == L for t in batch):  # the common case: one copy for the whole batch
         out[:, T - L :] = np.stack(rows) if rows else 0.0
@@ -220,6 +221,18 @@ def _spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndar
     for n, (toks, row) in enumerate(zip(batch, rows)):
         out[n, T - len(toks) :] = row
     return out
+
+
+def _spec_rows(spec, batch: list[Tokens], k: int, what: str) -> list[np.ndarray]:
+    """`_spec_row` of each input, converted in one step where every input has one length and a number everywhere."""
+    specs = [spec(toks) for toks in batch]
+    L = len(batch[0]) if batch else 0
+    if all(len(e) == L == len(t) for e, t in zip(specs, batch)):
+        try:
+            return list(np.asarray(specs, dtype=float).reshape(len(batch), L, k))
+        except (TypeError, ValueError):
+            pass
+    return [_spec_row(lambda _, e=e: e, toks, k, what) for toks, e in zip(batch, specs)]
 
 
 def _spec_row(spec, toks: Tokens, k: int, what: str) -> np.ndarray:
