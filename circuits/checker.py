@@ -55,6 +55,7 @@ class Coverage:
     random: int = 0
     property_examples: int = 0
     lengths: tuple[int, int] = (0, 0)
+    small_max_len: int = 0  # the longest length of the small inputs (of class patterns, when certified)
 
     def describe(self) -> str:
         parts = []
@@ -98,21 +99,24 @@ def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.
     """ok and worst `[n_targets, len(batch)]`, inputs of one length run as one batch (chunked)."""
     ok = np.ones((len(targets), len(batch)), dtype=bool)
     worst = np.zeros((len(targets), len(batch)))
-    by_len: dict[int, list[int]] = defaultdict(list)
-    for i, toks in enumerate(batch):
-        by_len[len(toks)].append(i)
-    for idx in by_len.values():
-        for start in range(0, len(idx), CHUNK):
-            part = idx[start : start + CHUNK]
-            sub = [batch[i] for i in part]
-            limits.doing("running the model")
-            trace = model.run(sub)
-            for t, target in enumerate(targets):
-                limits.doing(f"checking target {limits.quoted(target.label)}")
-                with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
-                    ev = target.evaluate(trace, sub)
-                ok[t, part], worst[t, part] = ev.ok, ev.worst
+    for part in by_length(batch):
+        sub = [batch[i] for i in part]
+        limits.doing("running the model")
+        trace = model.run(sub)
+        for t, target in enumerate(targets):
+            limits.doing(f"checking target {limits.quoted(target.label)}")
+            with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
+                ev = target.evaluate(trace, sub)
+            ok[t, part], worst[t, part] = ev.ok, ev.worst
     return ok, worst
+
+
+def by_length(batch: Sequence[Tokens]) -> list[list[int]]:
+    """The indices of `batch` as the checker runs them: grouped by length, each group cut into CHUNKs."""
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i, toks in enumerate(batch):
+        groups[len(toks)].append(i)
+    return [idx[start : start + CHUNK] for idx in groups.values() for start in range(0, len(idx), CHUNK)]
 
 
 def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet: Sequence[str], min_len: int) -> Tokens:
@@ -376,7 +380,7 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
     stages = [(STAGES[0], examples), (STAGES[1], small), (STAGES[2], sample + extremes)]
     cov.examples, cov.small, cov.small_note, cov.random = len(examples), len(small), note, len(sample) + len(extremes)
-    cov.small_short = short
+    cov.small_short, cov.small_max_len = short, max(map(len, small), default=0)
     for stage, batch in stages:
         open_t = [t for t in range(len(targets)) if t not in failed]
         if not batch or not open_t:
