@@ -223,6 +223,18 @@ def _spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndar
     return out
 
 
+def _batched_array(batched, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:
+    """A batched spec's expectations `[b, T, k]` for inputs of one length (NaN where none, BOS shifting as above)."""
+    b, L = len(batch), len(batch[0])
+    exp = np.asarray(batched(np.array(batch, dtype=str).reshape(b, L)), dtype=float)
+    if exp.shape != (b, L, k):
+        raise CircuitError(f"the batched spec for {what} returned shape {exp.shape} for {b} inputs of {L} tokens; "
+                           f"it needs ({b}, {L}, {k})")
+    out = np.full((b, T, k), np.nan)
+    out[:, T - L :] = exp
+    return out
+
+
 def _spec_rows(spec, batch: list[Tokens], k: int, what: str) -> list[np.ndarray]:
     """`_spec_row` of each input, converted in one step where every input has one length and a number everywhere."""
     specs = [spec(toks) for toks in batch]
@@ -259,12 +271,18 @@ def _spec_row(spec, toks: Tokens, k: int, what: str) -> np.ndarray:
 
 @dataclass
 class Output(Target):
-    """At every position the readout is within `tol` (max abs difference) of `spec(tokens)[i]`."""
+    """At every position the readout is within `tol` (max abs difference) of `spec(tokens)[i]`.
+
+    `batched`, optional, is the same spec on a whole batch at once, for speed where a Python loop per
+    input is slow: tokens `[b, L]` (a numpy array of str) -> expectations `[b, L, k]` (NaN for None).
+    The checker uses it on its batches; `spec` stays the readable reference, shown in explanations,
+    and the puzzle's tests hold the two equal."""
 
     readout: Readout
     spec: Callable[[Tokens], Sequence]
     tol: float = 0.1
     description: str = ""
+    batched: Callable[[np.ndarray], np.ndarray] | None = None
     metric: str = field(default="largest error", init=False)
 
     @property
@@ -273,7 +291,10 @@ class Output(Target):
 
     def evaluate(self, trace, batch):
         yours = self.readout.get(trace)  # [b, T, k]
-        exp = _spec_array(self.spec, batch, yours.shape[1], yours.shape[2], self.label)
+        if self.batched is not None and batch and all(len(t) == len(batch[0]) for t in batch):
+            exp = _batched_array(self.batched, batch, yours.shape[1], yours.shape[2], self.label)
+        else:
+            exp = _spec_array(self.spec, batch, yours.shape[1], yours.shape[2], self.label)
         err = np.nanmax(np.where(np.isnan(exp), -np.inf, np.abs(yours - exp)), axis=-1)  # [b, T]
         err = np.where(np.isfinite(err), err, np.nan)
         worst = np.nanmax(np.where(np.isnan(err), -np.inf, err), axis=-1)
