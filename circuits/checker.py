@@ -18,6 +18,7 @@ from .answer_names import in_answer_terms
 from .errors import CircuitError
 from .loader import Attempt, display
 from .targets import Code, Explanation, Structure, Target, Tokens
+from .threads import one_blas_thread
 
 STAGES = ("worked example", "every small input", "random inputs", "property test")
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
@@ -290,7 +291,9 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
 
     def run() -> PuzzleResult:
         try:
-            with once.per_check():  # each spec runs once per distinct input, across stages and margins
+            # each spec runs once per distinct input, across stages and margins; BLAS on one thread, since at
+            # puzzle sizes a second one gains nothing and, spinning, costs a busy machine half its speed
+            with once.per_check(), one_blas_thread():
                 return _check(attempt, n_random, property_examples, margins)
         except (CircuitError, limits.TimeLimit):
             raise
