@@ -98,6 +98,12 @@ class PuzzleResult:
 # --- running behaviour targets in batches -------------------------------------------------------------------
 def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.ndarray, np.ndarray]:
     """ok and worst `[n_targets, len(batch)]`, inputs of one length run as one batch (chunked)."""
+    keys = [tuple(toks) for toks in batch]
+    distinct = {k: n for n, k in enumerate(dict.fromkeys(keys))}
+    if len(distinct) < len(batch):  # a repeated input is run once (random samples repeat short inputs)
+        ok, worst = evaluate(model, targets, [list(k) for k in distinct])
+        at = [distinct[k] for k in keys]
+        return ok[:, at], worst[:, at]
     ok = np.ones((len(targets), len(batch)), dtype=bool)
     worst = np.zeros((len(targets), len(batch)))
     for part in by_length(batch):
