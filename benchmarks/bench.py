@@ -7,11 +7,12 @@
 
 Sections: the wall time of `pytest puzzles/ --solutions` and of `circuits check N --solution` for each
 puzzle, interpreter start included (fresh processes, the best of --repeats); checking a batch at once
-against one call per string (checker.evaluate both ways); circuits' forward pass against a plain torch
-forward on the same weights at the checker's shapes (its batches by length, both on two threads; skipped
-without torch); and coverage: random inputs, exhaustive or certified lengths and property examples per
-puzzle. Wall times drift on a shared machine, so each is the best of a few runs, contenders interleaved.
-Everything here goes through circuits' public API: the checker's batching and certification are its own.
+against one call per string (checker.evaluate both ways, on one BLAS thread as a check runs); circuits'
+forward against a plain torch forward on the same weights at the checker's shapes (its batches by
+length, both on two threads; skipped without torch); and coverage: random inputs, exhaustive or
+certified lengths and property examples per puzzle. Wall times drift on a shared machine, so each is
+the best of a few runs, contenders interleaved. Everything goes through circuits' public API: the
+checker's batching and certification are its own.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import numpy as np
 from circuits import checker
 from circuits.loader import load, puzzle_files
 from circuits.model import fixed_pattern
+from circuits.threads import one_blas_thread
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 80
@@ -149,8 +151,10 @@ def batching(attempts, cfg: Settings) -> list[Figure]:
         model, inputs = a.model(), a.puzzle.inputs
         sample = inputs.sample(cfg.n_batch, seed=1)
         few = sample[: cfg.n_string]
-        s = best_of({"batch": lambda m=model, t=targets, b=sample: checker.evaluate(m, t, b),
-                     "strings": lambda m=model, t=targets, b=few: [checker.evaluate(m, t, [x]) for x in b]}, cfg.repeats)
+        with one_blas_thread():  # as the checker runs
+            s = best_of({"batch": lambda m=model, t=targets, b=sample: checker.evaluate(m, t, b),
+                         "strings": lambda m=model, t=targets, b=few: [checker.evaluate(m, t, [x]) for x in b]},
+                        cfg.repeats)
         speedup = (s["strings"] / len(few)) / (s["batch"] / len(sample))
         out.append(Figure("batching", f"{a.puzzle.id}: batched vs one call per string", speedup, "×", ">=", 20.0,
                           f"{len(sample) / s['batch']:,.0f} inputs/s batched"))
