@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from circuits.checker import check, evaluate
+from circuits.checking.checker import check, evaluate
+from circuits.checking.loader import load
 from circuits.errors import CircuitError
-from circuits.loader import load
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(p for folder in ("puzzles", "solutions") for p in (ROOT / folder).glob("[0-9][0-9]_*.py")
