@@ -30,6 +30,8 @@ Watch the last row: every later key takes its share of the softmax. How long can
 string get before position 0's share drops below 0.9?
 """
 
+import numpy as np
+
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.checking import HeadZ, Inputs, Output, Puzzle, Runs, Uniform
 from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
@@ -52,6 +54,12 @@ def spec(letters: list[str]) -> list[list[int]]:
     return [answer for _ in letters]
 
 
+def spec_batched(letters):
+    """The same as spec on a whole batch at once (for the checker's speed): letters [b, L] -> [b, L, 2]."""
+    consonant = ~np.isin(letters[:, :1], list(VOWELS))  # [b, 1]: the first letter
+    return np.stack([np.broadcast_to(consonant, letters.shape), np.zeros(letters.shape)], axis=-1)
+
+
 def build(answer) -> Model:
     return Model(vocab, W_E, W_pos=W_pos, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)]],
                  name="first_consonant", params=answer.params)
@@ -63,7 +71,7 @@ puzzle = Puzzle(
     title="Is the first letter a consonant?",
     answer=["W_Q", "W_K", "W_V"],
     build=build,
-    targets=[Output(HeadZ(0, 0), spec, tol=0.1,
+    targets=[Output(HeadZ(0, 0), spec, tol=0.1, batched=spec_batched,
                     description="head 0.0's result is [1, 0] when the first letter is a consonant, else [0, 0] (±0.1)")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=40,
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"})]),
