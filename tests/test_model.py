@@ -236,13 +236,45 @@ def build(**head):
     (dict(W_Q=[[1e300, 0]]), r"W_Q of head 0\.0 has 1e\+300 at \[0, 0\]; entries above 1e\+100"),
     (dict(W_Q=[[sympy.Symbol("beta"), 0]]), r"W_Q of head 0\.0 uses symbol beta at \[0, 0\] with no value"),
     (dict(W_Q=None), r"W_Q of head 0\.0 is missing"),
-    (dict(pattern="prev"), r"head 0\.0 has pattern='prev'; choose one of previous, self"),
-    (dict(window=0), r"head 0\.0 has window = 0"),
+    (dict(pattern="prev"), r"^a Head has pattern='prev'; choose one of previous, self"),
+    (dict(window=0), r"^a Head has window = 0; a local window must be a whole number ≥ 1$"),
 ])
 def test_validation_names_the_culprit(head, message):
     with pytest.raises(CircuitError, match=message) as err:
         build(**head)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Head(window=2.5), r"^a Head has window = 2\.5; a local window must be a whole number ≥ 1$"),
+    (lambda: Head(window=True), r"^a Head has window = True"),
+    (lambda: Head(pattern="previous", window=1), r"^a Head has pattern='previous' with window = 1: the window hides "
+                                                 r"the previous position"),
+    (lambda: LayerNorm(eps=0), r"^a LayerNorm has eps = 0; it must be a positive number$"),
+    (lambda: LayerNorm(eps="1e-5"), r"^a LayerNorm has eps = '1e-5'"),
+    (lambda: MLP(W_in=[[1]], W_out=[[1]], act="tanh"), r"^an MLP has act='tanh'; choose one of relu, gelu, gelu_tanh"),
+])
+def test_specs_check_their_own_fields_when_made(make, message):
+    with pytest.raises(CircuitError, match=message):
+        make()
+
+
+def test_a_spec_changed_after_it_was_made_is_checked_again_under_its_name():
+    head, ln, mlp = Head(W_V=np.eye(2), pattern="self"), LayerNorm(), MLP(W_in=np.eye(2), W_out=np.eye(2))
+    head.window, ln.eps, mlp.act = 0, -1.0, "swish"
+    vocab = Vocab.chars_of("ab")
+    with pytest.raises(CircuitError, match=r"^head 0\.0 has window = 0; a local window"):
+        Model(vocab, np.eye(2), layers=[[head]])
+    with pytest.raises(CircuitError, match=r"^ln_attn of layer 0 has eps = -1\.0; it must be a positive number$"):
+        Model(vocab, np.eye(2), layers=[Layer(ln_attn=ln)])
+    with pytest.raises(CircuitError, match=r"^the MLP in layer 0 has act='swish'; choose one of"):
+        Model(vocab, np.eye(2), layers=[Layer(mlp=mlp)])
+
+
+def test_the_activation_names_specs_accept_are_the_ones_the_forward_pass_has():
+    from circuits.model.specs import ACTIVATION_NAMES
+
+    assert set(ACTIVATION_NAMES) == set(C.functional.ACTIVATIONS)
 
 
 def test_mismatched_d_model_between_parts():
