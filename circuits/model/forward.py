@@ -18,7 +18,7 @@ from circuits.model.trace import LayerTrace
 def split_heads(qkv: np.ndarray, n: int, d_head: int, d_value: int):  # [b, T, h·(2·d_head + d_value)] -> 3 × [b, h, T, ·]
     b, T, _ = qkv.shape
     q, k, v = np.split(qkv, [n * d_head, 2 * n * d_head], axis=-1)  # [b, T, h·d_head] ×2, [b, T, h·d_value]
-    heads = lambda x, width: x.reshape(b, T, n, width).transpose(0, 2, 1, 3)  # noqa: E731  [b, T, h·w] -> [b, h, T, w]
+    heads = lambda x, width: x.reshape(b, T, n, width).transpose(0, 2, 1, 3)
     return heads(q, d_head), heads(k, d_head), heads(v, d_value)
 
 

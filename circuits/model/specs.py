@@ -114,7 +114,7 @@ def fixed_pattern(pattern, T: int, name: str) -> np.ndarray:  # -> [T, T]
     if callable(pattern):
         try:
             out = np.asarray(pattern(T), dtype=np.float64)
-        except Exception as e:  # noqa: BLE001 - the user's function failing is reported in one line
+        except Exception as e:
             raise CircuitError(f"the fixed pattern of {name} raised {type(e).__name__} for T={T}: {e}") from e
         if out.shape != (T, T):
             raise CircuitError(f"the fixed pattern of {name} returned shape {out.shape} for T={T}; it needs ({T}, {T})")

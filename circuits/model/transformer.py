@@ -38,7 +38,14 @@ from circuits.model.specs import (  # noqa: F401  (FIXED_PATTERNS, fixed_pattern
 )
 from circuits.model.trace import Trace, check_keep
 from circuits.model.vocab import Vocab
-from circuits.model.weights import Params, check_labels, frozen, matrix, symbols_in, vector
+from circuits.model.weights import (
+    Params,
+    check_labels,
+    frozen,
+    matrix,
+    symbols_in,
+    vector,
+)
 
 QK_DTYPES = ("float64", "float32")
 DTYPES = ("float64", "float32")
@@ -144,7 +151,7 @@ class Model:
 
     def _ready(self) -> None:
         """The forward pass's own copies in `dtype`, made once: weights are read-only, so never checked again."""
-        cast = lambda a: None if a is None else (a if a.dtype == self.dtype else frozen_as(a, self.dtype))  # noqa: E731
+        cast = lambda a: None if a is None else (a if a.dtype == self.dtype else frozen_as(a, self.dtype))
         self._run_blocks = [b.astype(self.dtype) for b in self.blocks]
         self._W_E_rows = cast(self.W_E.T)  # [n_vocab, d_model]: a row per token (a view in float64)
         self._W_pos_rows = None if self.W_pos is None else cast(self.W_pos.T)  # [n_ctx, d_model]
