@@ -33,12 +33,12 @@ HF_FLAGS = ("scale_attn_weights", "scale_attn_by_inverse_layer_idx", "tie_word_e
 
 def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Sequence[str] | None = None,
                        bos: str | None = None, name: str | None = None, source: str = "the state dict",
-                       qk_dtype: str = "float64") -> Model:
+                       qk_dtype: str = "float64", dtype: str = "float64") -> Model:
     """A GPT-2 or GPT-Neo state dict (numpy arrays, HF names) and its config dict -> a circuits Model.
 
     The weights are used as they are: no LayerNorm folding, no centring. `tokens` names the
     vocabulary (else "t0", "t1", …); `bos` marks the BOS token among them. `qk_dtype="float32"`
-    reproduces Hugging Face GPT-Neo's float32 q·k (see `Model`).
+    reproduces Hugging Face GPT-Neo's float32 q·k; `dtype="float32"` runs the forward in float32 (see `Model`).
     """
     check_hf_config(config, source)
     kind = config["model_type"]
@@ -66,7 +66,7 @@ def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Seq
     scale = _gpt2_scale(config) if kind == "gpt2" else 1.0
     return build_model(source, vocab, W_E, W_pos=W_pos, layers=layers, W_U=W_U, ln_final=ln_final,
                   n_ctx=W_pos.shape[1], qk_multiplier=scale, name=name or config.get("_name_or_path") or kind,
-                  qk_dtype=qk_dtype)
+                  qk_dtype=qk_dtype, dtype=dtype)
 
 
 # Sizes a config must give, and sizes it may give (else Hugging Face's default, used for the size estimate).

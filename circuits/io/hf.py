@@ -132,7 +132,7 @@ def _uncovered(tokenizer, n_vocab: int, what: str) -> str | None:
     return None if named == n_vocab else f"{what} names {named:,} of the model's {n_vocab:,} token ids"
 
 
-def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64") -> Model:
+def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64", dtype: str = "float64") -> Model:
     """A circuits Model with the exact weights of a HF GPT2LMHeadModel / GPTNeoForCausalLM (or their base models).
 
     `model_or_path` is a model object or a local directory (or a name in the local cache).
@@ -140,6 +140,7 @@ def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64") -> Model:
     without one, tokens are named "t0", "t1", …. Hugging Face's GPT-Neo rounds q and k to float32
     and takes q·k in float32 even in a float64 model: `qk_dtype="float32"` does the same, so its
     attention patterns match to float64 rounding; the default computes q·k exactly in float64.
+    `dtype="float32"` runs the whole forward pass in float32, as HF's default float32 model does.
     """
     _require("torch", "transformers")
     hf_model = model_or_path
@@ -162,7 +163,8 @@ def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64") -> Model:
     V = int(config["vocab_size"])
     tokens = vocab_tokens(tokenizer, V) if tokenizer is not None else None
     bos = getattr(tokenizer, "bos_token", None) if tokenizer is not None else None
-    return gpt.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name, source=source, qk_dtype=qk_dtype)
+    return gpt.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name, source=source, qk_dtype=qk_dtype,
+                                  dtype=dtype)
 
 
 def vocab_tokens(tokenizer, n_vocab: int) -> list[str]:
