@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from circuits import Head, Layer, LayerNorm, MLP, Model, Vocab
+from circuits import MLP, Head, Layer, LayerNorm, Model, Vocab
 from circuits.model.specs import fixed_pattern
 
 FLOAT32_TOLERANCE = 1e-3  # |logit| difference of the float32 path from float64 HF, GPT-2 small at init (README)
@@ -151,7 +151,7 @@ class TorchForward:
         import torch
 
         self.torch, self.model = torch, model
-        t = lambda a: None if a is None else torch.from_numpy(np.array(a))  # noqa: E731
+        t = lambda a: None if a is None else torch.from_numpy(np.array(a))
         self.W_E, self.W_pos = t(model.W_E.T), t(None if model.W_pos is None else model.W_pos.T)
         self.W_U = t(model.W_U)
         self.ln_final = None if model.ln_final is None else tuple(map(t, model.ln_final[:2])) + (model.ln_final.eps,)
@@ -223,10 +223,10 @@ def puzzle_figures(n_inputs: int, repeats: int, torch) -> list[Figure]:
         for toks in sample:
             groups.setdefault(len(toks), []).append(toks)
         batches = [model.encode(g)[0] for g in groups.values()]  # [b, T] per length
-        runs = {"circuits": lambda: [model.run_ids(ids) for ids in batches]}
+        runs = {"circuits": lambda model=model, batches=batches: [model.run_ids(ids) for ids in batches]}
         if torch is not None:
             forward = TorchForward(model)
-            runs["torch"] = lambda: [forward(ids) for ids in batches]
+            runs["torch"] = lambda forward=forward, batches=batches: [forward(ids) for ids in batches]
         s = best_of(runs, repeats)
         out.append(Figure("puzzles", f"{pid}: circuits forward, {n_inputs} inputs", s["circuits"] * 1e3, "ms"))
         if torch is not None:
@@ -239,8 +239,8 @@ def puzzle_figures(n_inputs: int, repeats: int, torch) -> list[Figure]:
 def scaling_model(seed: int = 0, d: int = 32, n_vocab: int = 26, n_ctx: int = 1024) -> Model:
     """Puzzle-sized but long: two layers of two heads and an MLP, LayerNorms, n_ctx 1024."""
     rng = np.random.default_rng(seed)
-    r = lambda *shape: rng.normal(0, 0.3, shape)  # noqa: E731
-    layer = lambda: Layer(heads=[Head(W_Q=r(8, d), W_K=r(8, d), W_V=r(8, d), W_O=r(d, 8)) for _ in range(2)],  # noqa: E731
+    r = lambda *shape: rng.normal(0, 0.3, shape)
+    layer = lambda: Layer(heads=[Head(W_Q=r(8, d), W_K=r(8, d), W_V=r(8, d), W_O=r(d, 8)) for _ in range(2)],
                           b_O=r(d), mlp=MLP(W_in=r(4 * d, d), W_out=r(d, 4 * d), act="relu"), ln_attn=LayerNorm(),
                           ln_mlp=LayerNorm())
     return Model(Vocab.chars_of("abcdefghijklmnopqrstuvwxyz"[:n_vocab]), r(d, n_vocab), W_pos=r(d, n_ctx),
@@ -255,9 +255,9 @@ def scaling_figures(shapes, repeats: int, torch) -> list[Figure]:
     out = []
     for b, T in shapes:
         ids = rng.integers(0, len(model.vocab), size=(b, T))
-        runs = {"circuits": lambda: model.run_ids(ids), "numpy": lambda: plain(ids)}
+        runs = {"circuits": lambda ids=ids: model.run_ids(ids), "numpy": lambda ids=ids: plain(ids)}
         if forward is not None:
-            runs["torch"] = lambda: forward(ids)
+            runs["torch"] = lambda ids=ids: forward(ids)
         s = best_of(runs, repeats)
         best = min(v for k, v in s.items() if k != "circuits")
         out.append(Figure("scaling", f"{b} × {T}: circuits forward", s["circuits"] * 1e3, "ms"))
@@ -274,8 +274,10 @@ def gpt2_figures(shapes, repeats: int, quick: bool) -> list[Figure]:
 
     from circuits.io.hf import from_hf
 
-    shape = dict(n_layer=2, n_embd=64, n_head=4, vocab_size=512, n_positions=256, bos_token_id=0, eos_token_id=0) if quick else \
-        dict(n_layer=12, n_embd=768, n_head=12)
+    shape = {"n_layer": 12, "n_embd": 768, "n_head": 12}
+    if quick:
+        shape = {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 512, "n_positions": 256, "bos_token_id": 0,
+                 "eos_token_id": 0}
     torch.manual_seed(0)
     hf32 = transformers.GPT2LMHeadModel(transformers.GPT2Config(**shape, attn_implementation="eager")).eval()
     model32 = from_hf(hf32, dtype="float32")
@@ -285,11 +287,11 @@ def gpt2_figures(shapes, repeats: int, quick: bool) -> list[Figure]:
         ids = rng.integers(0, shape.get("vocab_size", 50257), size=(b, T))
         x = torch.from_numpy(ids)
 
-        def hf():
+        def hf(x=x):
             with torch.inference_mode():
                 return hf32(x, use_cache=False).logits
 
-        s = best_of({"hf32": hf, "circuits": lambda: model32.run_ids(ids, keep=())}, repeats)
+        s = best_of({"hf32": hf, "circuits": lambda ids=ids: model32.run_ids(ids, keep=())}, repeats)
         out.append(Figure("gpt2", f"{b} × {T}: HF float32 forward", s["hf32"] * 1e3, "ms"))
         out.append(Figure("gpt2", f"{b} × {T}: circuits float32 forward", s["circuits"] * 1e3, "ms"))
         out.append(at_most("gpt2", f"{b} × {T}: circuits float32 / HF float32", s["circuits"] / s["hf32"], 1.2))
