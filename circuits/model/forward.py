@@ -29,13 +29,14 @@ def merge_heads(z: np.ndarray) -> np.ndarray:  # [b, h, T, d_value] -> [b, T, h�
 
 def multi_head_attention(x: np.ndarray, block: Block, valid: np.ndarray):  # [b, T, d_model] -> ..., [b, T, d_model]
     """Every head of a layer at once: q, k, v, scores, pattern, z and what the heads write, W_O z + b_O."""
-    T = x.shape[1]
+    T, padded = x.shape[1], not valid.all()
     visible = block.visible(T, valid)  # [b, h, T, T]
-    fixed = block.fixed_patterns(T, visible, padded=not valid.all())  # [b | 1, h, T, T] or None
+    mask = visible if padded else visible[:1]  # [b | 1, h, T, T]: unpadded inputs share one mask
+    fixed = block.fixed_patterns(T, visible, padded)  # [b | 1, h, T, T] or None
     q, k, v = split_heads(F.linear(x, block.W_QKV, block.b_QKV), len(block.heads), block.d_k, block.d_v)  # [b, h, T, ·]
-    scores, pattern, z = F.attention(q, k, v, visible, block.scale[:, None, None], fixed, block.qk_float32)  # [b, h, T, T] ×2, [b, h, T, d_value]
+    scores, pattern, z = F.attention(q, k, v, mask, block.scale[:, None, None], fixed, block.qk_float32)  # [b, h, T, T] ×2, [b, h, T, d_value]
     check_scores(scores, visible, block)
-    np.copyto(scores, -np.inf, where=~visible)  # the trace shows hidden scores as −inf
+    np.copyto(scores, -np.inf, where=~mask)  # the trace shows hidden scores as −inf
     out = F.linear(merge_heads(z), block.W_O_cat, block.b_O)  # [b, T, d_model]
     return q, k, v, scores, pattern, z, out
 

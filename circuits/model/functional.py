@@ -44,7 +44,7 @@ def softmax(x: np.ndarray, visible: np.ndarray | None = None) -> np.ndarray:  # 
     return in_blocks(_softmax, x, visible)
 
 
-def _softmax(x: np.ndarray, visible: np.ndarray | None) -> np.ndarray:
+def _softmax(x: np.ndarray, visible: np.ndarray | None) -> np.ndarray:  # [..., k], [..., k] -> [..., k]
     if visible is not None:
         x = np.where(visible, x, -np.inf)
     m = np.max(x, axis=-1, keepdims=True)  # NaN or ±inf here means a row needs the careful path
@@ -73,7 +73,7 @@ def log_softmax(x: np.ndarray) -> np.ndarray:  # [..., v] -> [..., v]
     return in_blocks(_log_softmax, rows).reshape(x.shape)
 
 
-def _log_softmax(x: np.ndarray) -> np.ndarray:
+def _log_softmax(x: np.ndarray) -> np.ndarray:  # [n, v] -> [n, v]
     out = x - np.max(x, axis=-1, keepdims=True)
     out -= np.log(np.sum(np.exp(out), axis=-1, keepdims=True))
     return out
@@ -96,25 +96,25 @@ def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.ndar
     return out.reshape(*x.shape[:-1], W.shape[1])
 
 
-def relu(x: np.ndarray) -> np.ndarray:
+def relu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     return np.maximum(x, 0.0)
 
 
-def gelu(x: np.ndarray) -> np.ndarray:
+def gelu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     """The exact GELU, x·Φ(x)."""
     from math import erf, sqrt
 
     return (0.5 * x * (1.0 + np.vectorize(erf, otypes=[float])(x / sqrt(2.0)))).astype(x.dtype, copy=False)
 
 
-def gelu_tanh(x: np.ndarray) -> np.ndarray:
+def gelu_tanh(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     """GPT-2's tanh approximation of GELU ("gelu_new")."""
     x = _floats(x)
     rows = x.reshape(-1, x.shape[-1]) if x.ndim > 1 and x.flags.c_contiguous else x  # [n, d_mlp], a view
     return in_blocks(_gelu_tanh, rows).reshape(x.shape)
 
 
-def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:  # [n, d_mlp] -> [n, d_mlp]
     inner = x * x * x  # not x**3: pow is ten times slower (and may differ in the last bit)
     inner *= 0.044715
     inner += x
@@ -156,6 +156,8 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray, sca
 
     q [..., n_q, d_head], k [..., n_k, d_head], v [..., n_k, d_value], mask [..., n_q, n_k] (True: visible).
     `fixed` [..., n_q, n_k] replaces the pattern wherever it is not NaN (heads with a fixed pattern).
+    This is the one attention the model runs. (checking.reference.attention is a different thing:
+    puzzle 00's reference answer, with its own 1/sqrt(d) scale, that a learner's function is compared with.)
     """
     scores = scores_float32(q, k) if qk_float32 else q @ np.swapaxes(k, -1, -2)  # [..., n_q, n_k]
     scores *= scale

@@ -13,12 +13,13 @@ from circuits.model.functional import log_softmax
 LAYER_FIELDS = ("resid_pre", "attn_in", "q", "k", "v", "scores", "pattern", "z", "attn_out", "resid_mid",
                 "mlp_in", "mlp_pre", "mlp_post", "mlp_out", "resid_post")
 KEEP_NAMES = (*LAYER_FIELDS, "embed")
+_ALL = frozenset(KEEP_NAMES)
 
 
 def check_keep(keep) -> frozenset[str]:
     """`keep` ("all", or names among KEEP_NAMES) as a set of names, or a one-line error naming the stranger."""
-    if keep == "all":
-        return frozenset(KEEP_NAMES)
+    if keep == "all" or keep is _ALL:
+        return _ALL
     names = (keep,) if isinstance(keep, str) else tuple(keep)
     if unknown := [n for n in names if n not in KEEP_NAMES]:
         raise CircuitError(f"keep names {unknown[0]!r}, which a trace does not hold; choose \"all\" or among "
