@@ -228,10 +228,10 @@ def puzzle_figures(n_inputs: int, repeats: int, torch) -> list[Figure]:
             forward = TorchForward(model)
             runs["torch"] = lambda forward=forward, batches=batches: [forward(ids) for ids in batches]
         s = best_of(runs, repeats)
-        out.append(Figure("puzzles", f"{pid}: circuits forward, {n_inputs} inputs", s["circuits"] * 1e3, "ms"))
+        out.append(Figure("puzzles", f"{pid}: circuits, {n_inputs} inputs", s["circuits"] * 1e3, " ms"))
         if torch is not None:
             ratio = s["torch"] / s["circuits"]
-            out.append(at_least("puzzles", f"{pid}: torch time / circuits time", ratio, 1.0))
+            out.append(at_least("puzzles", f"{pid}: torch / circuits time", ratio, 1.0))
     return out
 
 
@@ -260,10 +260,10 @@ def scaling_figures(shapes, repeats: int, torch) -> list[Figure]:
             runs["torch"] = lambda ids=ids: forward(ids)
         s = best_of(runs, repeats)
         best = min(v for k, v in s.items() if k != "circuits")
-        out.append(Figure("scaling", f"{b} × {T}: circuits forward", s["circuits"] * 1e3, "ms"))
+        out.append(Figure("scaling", f"{b} × {T}: circuits forward", s["circuits"] * 1e3, " ms"))
         which = "numpy" if best == s["numpy"] else "torch"
         out.append(at_most("scaling", f"{b} × {T}: circuits / best of numpy, torch", s["circuits"] / best, 1.2,
-                           note=f"best: {which}"))
+                           note=which))
     return out
 
 
@@ -292,8 +292,8 @@ def gpt2_figures(shapes, repeats: int, quick: bool) -> list[Figure]:
                 return hf32(x, use_cache=False).logits
 
         s = best_of({"hf32": hf, "circuits": lambda ids=ids: model32.run_ids(ids, keep=())}, repeats)
-        out.append(Figure("gpt2", f"{b} × {T}: HF float32 forward", s["hf32"] * 1e3, "ms"))
-        out.append(Figure("gpt2", f"{b} × {T}: circuits float32 forward", s["circuits"] * 1e3, "ms"))
+        out.append(Figure("gpt2", f"{b} × {T}: HF float32 forward", s["hf32"] * 1e3, " ms"))
+        out.append(Figure("gpt2", f"{b} × {T}: circuits float32 forward", s["circuits"] * 1e3, " ms"))
         out.append(at_most("gpt2", f"{b} × {T}: circuits float32 / HF float32", s["circuits"] / s["hf32"], 1.2))
     b, T = shapes[0]
     ids = rng.integers(0, shape.get("vocab_size", 50257), size=(b, T))
@@ -325,14 +325,16 @@ def trace_bytes(trace) -> int:
 # --- printing and the command -----------------------------------------------------------------------------
 def line(f: Figure) -> str:
     """One figure in at most 80 columns: what, measured, target, verdict."""
-    value = "skipped" if f.measured is None else f"{f.measured:.3g}{f.unit}"
+    if f.measured is None:
+        value = "skipped"
+    else:
+        value = (f"{f.measured:,.0f}" if abs(f.measured) >= 1000 else f"{f.measured:.3g}") + f.unit
     verdict = "" if f.met is None else ("met" if f.met else "MISSED")
-    target = f.target or ""
     what = f.what + (f" ({f.note})" if f.note else "")
-    room = 80 - 2 - 12 - 10 - 7
+    room = 80 - 2 - 11 - 9 - 7
     if len(what) > room:
         what = what[: room - 1] + "…"
-    return f"  {what:<{room}}{value:>12}{target:>10}{verdict:>7}"
+    return f"  {what:<{room}}{value:>11}{f.target or '':>9}{verdict:>7}"
 
 
 def run(args) -> list[Figure]:
