@@ -145,21 +145,19 @@ class Block:
         out._fixed = {}
         return out
 
-    def visible(self, T: int, valid: np.ndarray) -> np.ndarray:  # [b, T] -> [b, h, T, T], read-only
+    def visible(self, T: int, valid: np.ndarray | None) -> np.ndarray:  # [b, T] or None -> [b | 1, h, T, T]
+        """Which keys each query of each head sees; `valid` None: no padding, one mask for every input (read-only)."""
         per_head = causal_masks(tuple(h.window for h in self.heads), T)  # [h, T, T]
-        if valid.all():  # the checker's batches are unpadded: a view, not b copies
-            return np.broadcast_to(per_head, (valid.shape[0], *per_head.shape))
-        return per_head[None] & valid[:, None, None, :]
+        return per_head[None] if valid is None else per_head[None] & valid[:, None, None, :]
 
     def fixed_patterns(self, T: int, visible: np.ndarray, padded: bool) -> np.ndarray | None:
-        """[b | 1, h, T, T]: each fixed head's pattern on what it may see, renormalised; NaN for computed heads.
-
-        Unpadded batches share one per length, computed (and a user's function checked) once."""
+        """[b | 1, h, T, T]: each fixed head's pattern on what `visible` [b | 1, h, T, T] shows, renormalised;
+        NaN for computed heads. Unpadded batches share one per length, computed (and a user's function checked) once."""
         if self.computed.all():
             return None
         if not padded and T in self._fixed:
             return self._fixed[T]
-        vis = visible if padded else visible[:1]  # [b | 1, h, T, T]
+        vis = visible  # [b | 1, h, T, T]
         out = np.full(vis.shape, np.nan, dtype=self.W_QKV.dtype)
         for i, h in enumerate(self.heads):
             if h.pattern is not None:

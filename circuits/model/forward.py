@@ -17,7 +17,7 @@ from circuits.model.trace import LayerTrace
 
 def split_heads(qkv: np.ndarray, n: int, d_head: int, d_value: int):  # [b, T, h·(2·d_head + d_value)] -> 3 × [b, h, T, ·]
     b, T, _ = qkv.shape
-    q, k, v = np.split(qkv, [n * d_head, 2 * n * d_head], axis=-1)  # [b, T, h·d_head] ×2, [b, T, h·d_value]
+    q, k, v = qkv[..., : n * d_head], qkv[..., n * d_head : 2 * n * d_head], qkv[..., 2 * n * d_head :]  # [b, T, h·d_head] ×2, [b, T, h·d_value]
     heads = lambda x, width: x.reshape(b, T, n, width).transpose(0, 2, 1, 3)
     return heads(q, d_head), heads(k, d_head), heads(v, d_value)
 
@@ -27,21 +27,21 @@ def merge_heads(z: np.ndarray) -> np.ndarray:  # [b, h, T, d_value] -> [b, T, h�
     return z.transpose(0, 2, 1, 3).reshape(b, T, n * dv)
 
 
-def multi_head_attention(x: np.ndarray, block: Block, valid: np.ndarray):  # [b, T, d_model] -> ..., [b, T, d_model]
-    """Every head of a layer at once: q, k, v, scores, pattern, z and what the heads write, W_O z + b_O."""
-    T, padded = x.shape[1], not valid.all()
-    visible = block.visible(T, valid)  # [b, h, T, T]
-    mask = visible if padded else visible[:1]  # [b | 1, h, T, T]: unpadded inputs share one mask
-    fixed = block.fixed_patterns(T, visible, padded)  # [b | 1, h, T, T] or None
+def multi_head_attention(x: np.ndarray, block: Block, valid: np.ndarray | None):  # [b, T, d_model] -> ..., [b, T, d_model]
+    """Every head of a layer at once: q, k, v, scores, pattern, z and what the heads write, W_O z + b_O.
+    `valid` [b, T] marks real tokens of a padded batch; None: no padding (one mask serves every input)."""
+    T = x.shape[1]
+    mask = block.visible(T, valid)  # [b | 1, h, T, T]
+    fixed = block.fixed_patterns(T, mask, padded=valid is not None)  # [b | 1, h, T, T] or None
     q, k, v = split_heads(F.linear(x, block.W_QKV, block.b_QKV), len(block.heads), block.d_k, block.d_v)  # [b, h, T, ·]
     scores, pattern, z = F.attention(q, k, v, mask, block.scale[:, None, None], fixed, block.qk_float32)  # [b, h, T, T] ×2, [b, h, T, d_value]
-    check_scores(scores, visible, block)
+    check_scores(scores, mask, block)
     np.copyto(scores, -np.inf, where=~mask)  # the trace shows hidden scores as −inf
     out = F.linear(merge_heads(z), block.W_O_cat, block.b_O)  # [b, T, d_model]
     return q, k, v, scores, pattern, z, out
 
 
-def transformer_block(x: np.ndarray, block: Block, valid: np.ndarray, index: int, keep) -> tuple[np.ndarray, LayerTrace]:
+def transformer_block(x: np.ndarray, block: Block, valid: np.ndarray | None, index: int, keep) -> tuple[np.ndarray, LayerTrace]:
     """x + attention(ln(x)), then + mlp(ln(·)): [b, T, d_model] -> [b, T, d_model] and the layer's trace."""
     attn_in = F.layer_norm(x, *block.ln_attn) if block.ln_attn else x  # [b, T, d_model]
     q = k = v = scores = pattern = z = None

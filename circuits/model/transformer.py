@@ -376,9 +376,9 @@ class Model:
         embed = self._W_E_rows[ids]  # [b, T, d_model]
         pos = (self._W_pos_rows[:T] if self._W_pos_rows is not None else np.zeros(self.d_model, self.dtype))  # [T | 1, d_model]
         x = embed + pos  # [b, T, d_model]
-        layers = []
+        layers, padding = [], None if valid.all() else valid  # None: every input is full length, one mask for all
         for i, block in enumerate(self._run_blocks):
-            x, layer = transformer_block(x, block, valid, i, keep)  # [b, T, d_model]
+            x, layer = transformer_block(x, block, padding, i, keep)  # [b, T, d_model]
             layers.append(layer)
         final = F.layer_norm(x, *self._ln_final) if self._ln_final else x  # [b, T, d_model]
         logits = None if self._W_U_cols is None else F.linear(final, self._W_U_cols, self._b_U)  # [b, T, n_vocab]
