@@ -231,7 +231,7 @@ def test_bos_where_it_is_not_allowed(project, capsys):
 def test_a_local_window_of_zero(project, capsys):
     edit(project, "Head(W_Q=answer.W_Q", "Head(window=0, W_Q=answer.W_Q")
     one_line(*circuits(capsys, "show", "1", "abc"),
-             f"circuits: {PUZZLE}: head 0.0 has window = 0; a local window must be a whole number ≥ 1")
+             f"circuits: {PUZZLE}: a Head has window = 0; a local window must be a whole number ≥ 1")
 
 
 def test_the_largest_allowed_weights_give_finite_numbers(project, capsys):
@@ -279,7 +279,7 @@ def test_a_fixed_pattern_function_is_checked(pattern, message):
 
 
 def test_a_fixed_pattern_its_window_hides_is_refused():
-    with pytest.raises(CircuitError, match=r"head 0\.0 has pattern='first' with window = 3: the window hides position 0"):
+    with pytest.raises(CircuitError, match=r"^a Head has pattern='first' with window = 3: the window hides position 0"):
         Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_V=np.eye(2), pattern="first", window=3)]])
 
 

@@ -318,3 +318,23 @@ def test_cli_scan_hf_name_not_in_cache_is_one_line(capsys, monkeypatch, tmp_path
     assert cli_scan(["--hf", "someone/not-a-cached-model"]) == 2
     err = capsys.readouterr().err
     assert "no local model at 'someone/not-a-cached-model'" in err and err.count("\n") == 1
+
+
+FLOAT32_TOL = 1e-4  # the float32 path's stated tolerance on logits (README, "Real models"), GPT-2 at init
+
+
+def test_the_float32_path_matches_hf_float32_and_float64_within_its_tolerance():
+    """from_hf(dtype="float32") runs in float32 as HF's default model does: within FLOAT32_TOL of HF in either dtype."""
+    hf64 = gpt2(seed=3, V=120, d=64, n_head=4, n_layer=3)
+    hf32 = gpt2(seed=3, V=120, d=64, n_head=4, n_layer=3).float()
+    ids, valid = random_ids(120, 3, 40, seed=4)
+    model = from_hf(hf32, dtype="float32")
+    trace = model.run_ids(ids.numpy(), valid.numpy(), keep=())
+    assert trace.logits.dtype == np.float32 and all(layer.pattern is None for layer in trace.layers)
+    v = valid.numpy()
+    with torch.no_grad():
+        want32 = hf32(ids, attention_mask=valid.long()).logits.numpy()
+        want64 = hf64(ids, attention_mask=valid.long()).logits.numpy()
+    for want in (want32, want64):
+        err = np.abs(trace.logits.astype(np.float64) - want)[v].max()
+        assert 0 < err < FLOAT32_TOL, err

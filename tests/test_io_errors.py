@@ -19,7 +19,7 @@ import pytest
 
 from circuits import CircuitError, Head, Model, Vocab
 
-from circuits.io import export
+from circuits.io import export, files, sizes
 from circuits.io.export import CONFIG_KEY, load, model_config, save, tl_keys, to_tl_state_dict
 from helpers import ROOT
 from test_catalogue import circuits, one_line
@@ -90,7 +90,7 @@ def scan_subprocess(*argv: str) -> str:
 def test_a_member_declaring_a_huge_shape(saved, capsys):
     path = rezip(saved, replace={"embed.W_E.npy": npy_header((10**6, 10**6)) + bytes(32)})
     scan_npz(capsys, path, "key 'embed.W_E' declares shape (1000000, 1000000), 7.3 TiB as float64, beyond the "
-                           "4.0 GiB circuits reads (circuits.io.export.MAX_BYTES)")
+                           "4.0 GiB circuits reads (circuits.io.sizes.MAX_BYTES)")
 
 
 def test_a_member_whose_header_and_data_disagree(saved, capsys):
@@ -117,8 +117,8 @@ def test_a_member_with_a_damaged_header(saved, capsys):
 
 def test_an_unknown_member_is_refused_before_any_array_is_read(saved, capsys, monkeypatch):
     read = []
-    original = export._NpzArrays.__getitem__
-    monkeypatch.setattr(export._NpzArrays, "__getitem__", lambda self, key: read.append(key) or original(self, key))
+    original = files._NpzArrays.__getitem__
+    monkeypatch.setattr(files._NpzArrays, "__getitem__", lambda self, key: read.append(key) or original(self, key))
     path = rezip(saved, add={"extra.npy": npy_header((1000,)) + bytes(8000)})
     scan_npz(capsys, path, "unexpected key 'extra'; it is not part of the model its config describes")
     assert read == []
@@ -126,15 +126,15 @@ def test_an_unknown_member_is_refused_before_any_array_is_read(saved, capsys, mo
 
 def test_a_member_inflating_beyond_the_limit_is_refused_from_the_zip_directory(saved, capsys, monkeypatch):
     """The 1.9 MB file that inflates to 2 GB, scaled down: a 2 MiB member under a 1 MiB limit, deflated to a few KB."""
-    monkeypatch.setattr(export, "MAX_BYTES", 2**20)
+    monkeypatch.setattr(sizes, "MAX_BYTES", 2**20)
     path = rezip(saved, add={"extra.npy": npy_header((2**18,)) + bytes(2**21)}, compression=zipfile.ZIP_DEFLATED)
     assert path.stat().st_size < 2**15
     scan_npz(capsys, path, "key 'extra' declares 2.0 MiB, beyond the 1.0 MiB circuits reads")
 
 
 def test_members_that_together_pass_the_limit(saved, capsys, monkeypatch):
-    monkeypatch.setattr(export, "MAX_BYTES", 200)  # each member fits, all of them do not
-    scan_npz(capsys, saved, "which takes the file beyond the 200 bytes circuits reads (circuits.io.export.MAX_BYTES)")
+    monkeypatch.setattr(sizes, "MAX_BYTES", 200)  # each member fits, all of them do not
+    scan_npz(capsys, saved, "which takes the file beyond the 200 bytes circuits reads (circuits.io.sizes.MAX_BYTES)")
 
 
 def test_an_absurd_size_in_a_file_is_refused_before_allocating(saved, capsys):
@@ -146,7 +146,7 @@ def test_an_absurd_size_in_a_file_is_refused_before_allocating(saved, capsys):
 def test_a_safetensors_file_beyond_the_limit(saved, capsys, monkeypatch):
     pytest.importorskip("safetensors")
     path = save(load(saved), saved.with_suffix(".safetensors"))
-    monkeypatch.setattr(export, "MAX_BYTES", 100)
+    monkeypatch.setattr(sizes, "MAX_BYTES", 100)
     scan_npz(capsys, path, "its arrays take 256 bytes as float64, beyond the 100 bytes circuits reads")
 
 
@@ -316,7 +316,7 @@ HF_CASES = {
                                   "attention_layers [\"local\", \"global\"] disagrees with attention_types"),
     "absurd size": ("gpt2", lambda c: c.update(n_embd=100_000, n_head=1),
                     ("the config describes 120,005,100,000 parameters, 894.1 GiB as float64, beyond the 4.0 GiB "
-                    "circuits holds (circuits.io.export.MAX_BYTES)")),
+                    "circuits holds (circuits.io.sizes.MAX_BYTES)")),
 }
 
 

@@ -236,13 +236,45 @@ def build(**head):
     (dict(W_Q=[[1e300, 0]]), r"W_Q of head 0\.0 has 1e\+300 at \[0, 0\]; entries above 1e\+100"),
     (dict(W_Q=[[sympy.Symbol("beta"), 0]]), r"W_Q of head 0\.0 uses symbol beta at \[0, 0\] with no value"),
     (dict(W_Q=None), r"W_Q of head 0\.0 is missing"),
-    (dict(pattern="prev"), r"head 0\.0 has pattern='prev'; choose one of previous, self"),
-    (dict(window=0), r"head 0\.0 has window = 0"),
+    (dict(pattern="prev"), r"^a Head has pattern='prev'; choose one of previous, self"),
+    (dict(window=0), r"^a Head has window = 0; a local window must be a whole number ≥ 1$"),
 ])
 def test_validation_names_the_culprit(head, message):
     with pytest.raises(CircuitError, match=message) as err:
         build(**head)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Head(window=2.5), r"^a Head has window = 2\.5; a local window must be a whole number ≥ 1$"),
+    (lambda: Head(window=True), r"^a Head has window = True"),
+    (lambda: Head(pattern="previous", window=1), r"^a Head has pattern='previous' with window = 1: the window hides "
+                                                 r"the previous position"),
+    (lambda: LayerNorm(eps=0), r"^a LayerNorm has eps = 0; it must be a positive number$"),
+    (lambda: LayerNorm(eps="1e-5"), r"^a LayerNorm has eps = '1e-5'"),
+    (lambda: MLP(W_in=[[1]], W_out=[[1]], act="tanh"), r"^an MLP has act='tanh'; choose one of relu, gelu, gelu_tanh"),
+])
+def test_specs_check_their_own_fields_when_made(make, message):
+    with pytest.raises(CircuitError, match=message):
+        make()
+
+
+def test_a_spec_changed_after_it_was_made_is_checked_again_under_its_name():
+    head, ln, mlp = Head(W_V=np.eye(2), pattern="self"), LayerNorm(), MLP(W_in=np.eye(2), W_out=np.eye(2))
+    head.window, ln.eps, mlp.act = 0, -1.0, "swish"
+    vocab = Vocab.chars_of("ab")
+    with pytest.raises(CircuitError, match=r"^head 0\.0 has window = 0; a local window"):
+        Model(vocab, np.eye(2), layers=[[head]])
+    with pytest.raises(CircuitError, match=r"^ln_attn of layer 0 has eps = -1\.0; it must be a positive number$"):
+        Model(vocab, np.eye(2), layers=[Layer(ln_attn=ln)])
+    with pytest.raises(CircuitError, match=r"^the MLP in layer 0 has act='swish'; choose one of"):
+        Model(vocab, np.eye(2), layers=[Layer(mlp=mlp)])
+
+
+def test_the_activation_names_specs_accept_are_the_ones_the_forward_pass_has():
+    from circuits.model.specs import ACTIVATION_NAMES
+
+    assert set(ACTIVATION_NAMES) == set(C.functional.ACTIVATIONS)
 
 
 def test_mismatched_d_model_between_parts():
@@ -342,3 +374,76 @@ def test_built_mlp_and_layernorm_are_named_and_read_only():
     assert block.ln_attn.eps == 1e-3 and block.ln_attn.w.shape == (2,)
     with pytest.raises(ValueError):
         block.mlp.W_in[0, 0] = 5.0
+
+
+# --- the forward pass as functions, keep=, dtype= ---------------------------------------------------------------
+def test_the_block_is_attention_and_mlp_as_the_functions_compute_them():
+    """The model's layer is functional.attention + functional.mlp on its built weights, nothing hidden."""
+    F = C.functional
+    model = random_model(seed=5)
+    trace = model.run_ids(np.random.default_rng(6).integers(0, 6, size=(2, 9)))
+    for l, block in enumerate(model.blocks):
+        t = trace.layers[l]
+        for h in block.heads:
+            q = t.attn_in @ h.W_Q.T + h.b_Q  # [b, T, d_head]
+            k, v = t.attn_in @ h.W_K.T + h.b_K, t.attn_in @ h.W_V.T + h.b_V
+            scores, pattern, z = F.attention(q, k, v, F.causal_mask(9)[None], h.scale)
+            np.testing.assert_allclose(pattern, trace.pattern(l, h.index), atol=1e-12)
+            np.testing.assert_allclose(z, trace.z(l, h.index), atol=1e-12)
+        pre, post, out = F.mlp(t.mlp_in, *block.mlp)
+        np.testing.assert_allclose(out, t.mlp_out, atol=1e-12)
+        np.testing.assert_allclose(post, F.gelu_tanh(t.mlp_in @ block.mlp.W_in.T + block.mlp.b_in), atol=1e-12)
+
+
+def test_keep_holds_only_what_is_asked_and_the_rest_says_how_to_get_it():
+    model = random_model(seed=7)
+    ids = np.random.default_rng(8).integers(0, 6, size=(3, 8))
+    full, lean = model.run_ids(ids), model.run_ids(ids, keep=("pattern",))
+    for a, b in zip(full.layers, lean.layers):
+        assert np.array_equal(a.pattern, b.pattern)  # the same code on the same arrays: bit for bit
+        assert b.q is None and b.z is None and b.mlp_pre is None and b.resid_post is None
+    assert np.array_equal(full.logits, lean.logits) and np.array_equal(full.logprobs, lean.logprobs)
+    with pytest.raises(CircuitError, match=r"^the trace holds no z: it was run with keep=\('pattern',\); "
+                                           r"run again with keep including 'z'$"):
+        lean.z(0, 1)
+    with pytest.raises(CircuitError, match=r"^the trace holds no residual stream after layer 0: .*'resid_post'"):
+        lean.resid(0)
+    with pytest.raises(CircuitError, match="the trace holds no embedding"):
+        model.run_ids(ids, keep=()).resid(-1)
+    with pytest.raises(CircuitError, match=r"^keep names 'patterns', which a trace does not hold; choose \"all\" or among"):
+        model.run_ids(ids, keep=("patterns",))
+
+
+def test_logprobs_are_computed_when_first_read():
+    model = random_model(seed=9)
+    trace = model.run_ids(np.random.default_rng(1).integers(0, 6, size=(2, 5)))
+    assert trace._logprobs is None
+    np.testing.assert_array_equal(trace.logprobs, C.functional.log_softmax(trace.logits))
+    assert trace.logprobs is trace.logprobs
+
+
+def test_head_out_of_a_trace_and_of_a_layer_are_one_computation():
+    model = random_model(seed=11)
+    trace = model.run_ids(np.random.default_rng(2).integers(0, 6, size=(2, 6)))
+    for l, layer in enumerate(trace.layers):
+        for h in range(2):
+            assert np.array_equal(trace.head_out(l, h), layer.head_out[:, h])
+
+
+def test_float32_forward_agrees_with_float64_within_its_tolerance():
+    """dtype="float32" computes every activation in float32; logits agree with float64 to 1e-4 here."""
+    F64 = random_model(seed=12, d=16)
+    layers = F64.layers
+    F32 = Model(F64.vocab, F64.W_E, W_pos=F64.W_pos, layers=layers, W_U=F64.W_U, ln_final=LayerNorm(),
+                qk_multiplier=F64.qk_multiplier, dtype="float32")
+    F64 = Model(F64.vocab, F64.W_E, W_pos=F64.W_pos, layers=layers, W_U=F64.W_U, ln_final=LayerNorm(),
+                qk_multiplier=F64.qk_multiplier)
+    ids = np.random.default_rng(3).integers(0, 6, size=(4, 12))
+    t32, t64 = F32.run_ids(ids), F64.run_ids(ids)
+    assert t32.logits.dtype == np.float32 and t32.layers[1].pattern.dtype == np.float32
+    assert F32.head(0, 0).W_Q.dtype == np.float64  # built weights stay float64 for analysis
+    np.testing.assert_allclose(t32.logits, t64.logits, atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(t32.layers[1].pattern, t64.layers[1].pattern, atol=1e-5)
+    assert np.abs(t32.logits - t64.logits).max() > 0  # it really ran in float32
+    with pytest.raises(CircuitError, match=r"^dtype = 'float16'; choose one of 'float64', 'float32'$"):
+        Model(F64.vocab, F64.W_E, dtype="float16")

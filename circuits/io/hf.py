@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from circuits.errors import CircuitError, CircuitWarning
-from circuits.io import export
+from circuits.io import gpt, sizes
+from circuits.io.reader import IGNORED_SUFFIXES
 from circuits.model.trace import Trace
 from circuits.model.transformer import Model
 
@@ -58,14 +59,14 @@ def load_hf(path_or_name: str | os.PathLike):
             f"no local model at {where!r} ({_first_line(e)[:160]}); circuits never downloads: "
             "save one with save_pretrained first (README, \"Real models\")"
         ) from None
-    except Exception as e:  # transformers' and huggingface_hub's own errors for configs and weights it cannot use
+    except Exception as e:  # noqa: BLE001 - transformers' and huggingface_hub's own errors for configs and weights it cannot use
         said = " ".join(str(e).split()) or type(e).__name__
         raise CircuitError(f"{where}: transformers cannot build the model ({said[:300]})") from None
 
 
 def check_config_file(path: Path) -> dict:
     """config.json of a local GPT-2 / GPT-Neo directory, read and checked by circuits before transformers sees it."""
-    if path.stat().st_size > export.MAX_CONFIG_BYTES:
+    if path.stat().st_size > sizes.MAX_CONFIG_BYTES:
         raise CircuitError(f"{path}: {path.stat().st_size:,} bytes is too large for a model config")
     data = path.read_bytes()
     try:
@@ -76,7 +77,7 @@ def check_config_file(path: Path) -> dict:
         raise CircuitError(f"{path}: not valid JSON ({e.msg} at character {e.pos})") from None
     except RecursionError:
         raise CircuitError(f"{path}: nests too deeply to be a model config") from None
-    export.check_hf_config(config, str(path))
+    gpt.check_hf_config(config, str(path))
     return config
 
 
@@ -131,7 +132,7 @@ def _uncovered(tokenizer, n_vocab: int, what: str) -> str | None:
     return None if named == n_vocab else f"{what} names {named:,} of the model's {n_vocab:,} token ids"
 
 
-def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64") -> Model:
+def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64", dtype: str = "float64") -> Model:
     """A circuits Model with the exact weights of a HF GPT2LMHeadModel / GPTNeoForCausalLM (or their base models).
 
     `model_or_path` is a model object or a local directory (or a name in the local cache).
@@ -139,6 +140,7 @@ def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64") -> Model:
     without one, tokens are named "t0", "t1", …. Hugging Face's GPT-Neo rounds q and k to float32
     and takes q·k in float32 even in a float64 model: `qk_dtype="float32"` does the same, so its
     attention patterns match to float64 rounding; the default computes q·k exactly in float64.
+    `dtype="float32"` runs the whole forward pass in float32, as HF's default float32 model does.
     """
     _require("torch", "transformers")
     hf_model = model_or_path
@@ -156,12 +158,13 @@ def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64") -> Model:
     config = hf_model.config.to_dict()
     name = config.get("_name_or_path") or (str(model_or_path) if not hasattr(model_or_path, "config") else None)
     source = name or str(config.get("model_type", "the model"))
-    export.check_hf_config(config, source)  # before a float64 copy of every weight is made
+    gpt.check_hf_config(config, source)  # before a float64 copy of every weight is made
     state = {k: v.detach().cpu().double().numpy() for k, v in hf_model.state_dict().items()}
     V = int(config["vocab_size"])
     tokens = vocab_tokens(tokenizer, V) if tokenizer is not None else None
     bos = getattr(tokenizer, "bos_token", None) if tokenizer is not None else None
-    return export.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name, source=source, qk_dtype=qk_dtype)
+    return gpt.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name, source=source, qk_dtype=qk_dtype,
+                                  dtype=dtype)
 
 
 def vocab_tokens(tokenizer, n_vocab: int) -> list[str]:
@@ -172,7 +175,7 @@ def vocab_tokens(tokenizer, n_vocab: int) -> list[str]:
 def to_hf(model: Model, arch: str | None = None, dtype=None):
     """The circuits model as a HF GPT2LMHeadModel / GPTNeoForCausalLM (float64 unless `dtype`), eval mode."""
     torch, transformers = _require("torch", "transformers")
-    state, config = export.to_hf_state_dict(model, arch)
+    state, config = gpt.to_hf_state_dict(model, arch)
     kind = config.pop("model_type")
     cls = {"gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
            "gpt_neo": (transformers.GPTNeoConfig, transformers.GPTNeoForCausalLM)}[kind]
@@ -180,7 +183,7 @@ def to_hf(model: Model, arch: str | None = None, dtype=None):
     hf_model = cls[1](hf_config).to(dtype or torch.float64).eval()
     # np.array copies: the state dict may hold the model's own read-only arrays, which torch must not share.
     missing, unexpected = hf_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=False)
-    missing = [k for k in missing if not k.endswith(export.IGNORED_SUFFIXES)]
+    missing = [k for k in missing if not k.endswith(IGNORED_SUFFIXES)]
     if missing or unexpected:
         raise CircuitError(f"the {kind} state dict does not fit: missing {missing[:3]}, unexpected {unexpected[:3]}")
     return hf_model

@@ -1,4 +1,4 @@
-"""The model: heads, layers and a batched forward pass over hand-written weights.
+"""The Model: hand-written specs built into checked, read-only weights, and run on token ids.
 
 Shape glossary (used in every shape comment and message of the package):
   d_model  width of the residual stream        d_head   width of one head's q, k (and v, z)
@@ -14,264 +14,51 @@ W_U is [n_vocab, d_model]. Internally activations are rows: `[batch, seq, d_mode
 
 from __future__ import annotations
 
-import functools
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from circuits.errors import CircuitError, CircuitWarning
 from circuits.model import functional as F
 from circuits.model.basis import Basis, NamedMatrix, as_basis
-from circuits.model.trace import LayerTrace, Trace
+from circuits.model.blocks import Block, HeadWeights, LayerNormWeights, MLPWeights
+from circuits.model.forward import transformer_block
+from circuits.model.specs import (  # noqa: F401  (FIXED_PATTERNS, fixed_pattern: re-exported)
+    FIXED_PATTERNS,
+    MLP,
+    Head,
+    Layer,
+    LayerNorm,
+    check_act,
+    check_eps,
+    check_pattern,
+    check_window,
+    fixed_pattern,
+)
+from circuits.model.trace import Trace, check_keep
 from circuits.model.vocab import Vocab
 from circuits.model.weights import (
     Params,
     check_labels,
-    exact,
     frozen,
     matrix,
     symbols_in,
     vector,
 )
 
-FIXED_PATTERNS = ("previous", "self", "first", "uniform")
 QK_DTYPES = ("float64", "float32")
+DTYPES = ("float64", "float32")
 # A head wider than this is a typo (real models use 64–256): its q, k and v over a checker's batch
 # would take gigabytes, so it is refused when built.
 MAX_D_HEAD = 1024
 
 
-@dataclass(eq=False)
-class Head:
-    """One attention head as the user writes it (any matrix-like values).
-
-    `pattern` fixes the attention pattern instead of computing it from W_Q/W_K:
-    "previous" (position i attends to i−1; position 0 to itself), "self",
-    "first", "uniform", or a function T -> [T, T] array.
-    `scale` overrides the model's attention scale; `window` makes the head local
-    (key k is visible from query q iff 0 ≤ q−k < window).
-    A head without W_O writes nothing into the residual stream (its z is still traced).
-    """
-
-    W_Q: object = None
-    W_K: object = None
-    W_V: object = None
-    W_O: object = None
-    b_Q: object = None
-    b_K: object = None
-    b_V: object = None
-    pattern: str | Callable[[int], np.ndarray] | None = None
-    scale: float | None = None
-    window: int | None = None
-
-
-@dataclass(eq=False)
-class LayerNorm:
-    """Pre-LayerNorm: (x − mean) / sqrt(var + eps) · w + b over d_model."""
-
-    w: object = None
-    b: object = None
-    eps: float = 1e-5
-
-
-@dataclass(eq=False)
-class MLP:
-    """W_out · act(W_in x + b_in) + b_out, with W_in [d_mlp, d_model] and W_out [d_model, d_mlp]."""
-
-    W_in: object
-    W_out: object
-    b_in: object = None
-    b_out: object = None
-    act: str = "relu"
-
-
-@dataclass(eq=False)
-class Layer:
-    """Heads summed into the residual stream (+ b_O), then an optional MLP; optional pre-LayerNorms."""
-
-    heads: Sequence[Head] = ()
-    b_O: object = None
-    mlp: MLP | None = None
-    ln_attn: LayerNorm | None = None
-    ln_mlp: LayerNorm | None = None
-
-
-class LayerNormWeights(NamedTuple):
-    """A built LayerNorm: read-only `w`, `b` `[d_model]` and its `eps`."""
-
-    w: np.ndarray
-    b: np.ndarray
-    eps: float
-
-
-class MLPWeights(NamedTuple):
-    """A built MLP: read-only W_in `[d_mlp, d_model]`, b_in `[d_mlp]`, W_out `[d_model, d_mlp]`, b_out `[d_model]`."""
-
-    W_in: np.ndarray
-    b_in: np.ndarray
-    W_out: np.ndarray
-    b_out: np.ndarray
-    act: str
-
-
-@dataclass(eq=False)
-class HeadWeights:
-    """A built head's numbers, `[d_head, d_model]` etc., plus its exact (sympy) form on request."""
-
-    layer: int
-    index: int
-    W_Q: np.ndarray
-    W_K: np.ndarray
-    W_V: np.ndarray
-    W_O: np.ndarray
-    b_Q: np.ndarray
-    b_K: np.ndarray
-    b_V: np.ndarray
-    scale: float
-    window: int | None
-    pattern: str | Callable | None
-    source: Head
-    params: Params = field(default_factory=dict)
-
-    def __post_init__(self):
-        for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V"):
-            setattr(self, k, frozen(getattr(self, k)))
-
-    @property
-    def name(self) -> str:
-        return f"head {self.layer}.{self.index}"
-
-    @property
-    def W_QK(self) -> np.ndarray:  # [d_model, d_model]
-        return self.W_Q.T @ self.W_K
-
-    @property
-    def W_OV(self) -> np.ndarray:  # [d_model, d_model]
-        return self.W_O @ self.W_V
-
-    def exact(self, what: str, bind: bool = False):
-        """The exact sympy form of "W_Q", …, "W_QK" or "W_OV" (symbols kept unless `bind`)."""
-        params = self.params if bind else None
-        parts = {"W_Q": self.source.W_Q, "W_K": self.source.W_K, "W_V": self.source.W_V, "W_O": self.source.W_O}
-        get = lambda k: exact(parts[k] if parts[k] is not None else getattr(self, k), params)  # noqa: E731
-        if what == "W_QK":
-            return (get("W_Q").T * get("W_K")).expand()
-        if what == "W_OV":
-            return (get("W_O") * get("W_V")).expand()
-        if what in parts:
-            return get(what)
-        raise CircuitError(f"no matrix {what!r}: choose one of W_Q, W_K, W_V, W_O, W_QK, W_OV")
-
-
-class Block:
-    """One layer's numbers, stacked over heads for the batched forward pass."""
-
-    def __init__(self, heads: list[HeadWeights], b_O, mlp, ln_attn, ln_mlp):
-        self.heads = heads
-        dk = max([h.W_Q.shape[0] for h in heads], default=0)
-        dv = max([h.W_V.shape[0] for h in heads], default=0)
-        pad = lambda a, n: np.pad(a, [(0, n - a.shape[0])] + [(0, 0)] * (a.ndim - 1))  # noqa: E731
-        # Heads of one layer may differ in d_head; zero rows change nothing, so pad to stack.
-        self.W_Q = np.stack([pad(h.W_Q, dk) for h in heads]) if heads else np.zeros((0, 0, 0))  # [h, dk, d]
-        self.W_K = np.stack([pad(h.W_K, dk) for h in heads]) if heads else np.zeros((0, 0, 0))
-        self.W_V = np.stack([pad(h.W_V, dv) for h in heads]) if heads else np.zeros((0, 0, 0))  # [h, dv, d]
-        self.W_O = np.stack([pad(h.W_O.T, dv).T for h in heads]) if heads else np.zeros((0, 0, 0))  # [h, d, dv]
-        self.b_Q = np.stack([pad(h.b_Q, dk) for h in heads]) if heads else np.zeros((0, 0))
-        self.b_K = np.stack([pad(h.b_K, dk) for h in heads]) if heads else np.zeros((0, 0))
-        self.b_V = np.stack([pad(h.b_V, dv) for h in heads]) if heads else np.zeros((0, 0))
-        self.scale = np.array([h.scale for h in heads], dtype=np.float64)
-        self.d_k, self.d_v = dk, dv
-        n, d = len(heads), (heads[0].W_V.shape[1] if heads else 0)
-        self.W_QKV = np.concatenate(  # [d, h·dk + h·dk + h·dv]: one matmul for q, k and v
-            [self.W_Q.reshape(n * dk, d), self.W_K.reshape(n * dk, d), self.W_V.reshape(n * dv, d)]
-        ).T if heads else None
-        self.b_QKV = np.concatenate([self.b_Q.ravel(), self.b_K.ravel(), self.b_V.ravel()]) if heads else None
-        self.W_O_cat = self.W_O.transpose(0, 2, 1).reshape(n * dv, d) if heads else None  # [h·dv, d]
-        self.b_O, self.mlp, self.ln_attn, self.ln_mlp = b_O, mlp, ln_attn, ln_mlp
-        self.qk_float32 = False
-        for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "scale", "W_QKV", "b_QKV", "W_O_cat"):
-            if getattr(self, k) is not None:  # derived once from the heads: editing them would desynchronise
-                setattr(self, k, frozen(getattr(self, k), owned=True))
-
-    def visible(self, T: int, valid: np.ndarray) -> np.ndarray:  # [b, T] -> [b, h, T, T], read-only
-        per_head = _causal_masks(tuple(h.window for h in self.heads), T)  # [h, T, T]
-        if valid.all():  # the checker's batches are unpadded: a view, not b copies
-            return np.broadcast_to(per_head, (valid.shape[0], *per_head.shape))
-        return per_head[None] & valid[:, None, None, :]
-
-    def fixed(self, T: int, visible: np.ndarray, pattern: np.ndarray) -> np.ndarray:
-        for i, h in enumerate(self.heads):
-            if h.pattern is None:
-                continue
-            fixed = fixed_pattern(h.pattern, T, h.name)
-            pattern[:, i] = np.where(visible[:, i], fixed[None], 0.0)
-            total = pattern[:, i].sum(-1, keepdims=True)
-            pattern[:, i] /= np.where(total > 0, total, 1.0)
-        return pattern
-
-    def _check_scores(self, scores: np.ndarray, visible: np.ndarray) -> None:
-        """A visible q·k beyond float64 (inf, or inf − inf = NaN) has lost its value: a pattern from it would be a guess."""
-        if np.isfinite(scores).all():  # the common case, in one pass
-            return
-        computed = np.array([h.pattern is None for h in self.heads])[None, :, None, None]
-        lost = ~np.isfinite(scores) & visible & computed
-        if lost.any():
-            at = tuple(np.argwhere(lost)[0])
-            raise CircuitError(f"the attention scores of {self.heads[at[1]].name} overflowed to {scores[at]}: "
-                               "the weights are too large for these inputs")
-
-    def forward(self, x: np.ndarray, valid: np.ndarray, index: int) -> tuple[np.ndarray, LayerTrace]:
-        b, T, d = x.shape  # [batch, seq, d_model]
-        n, dk, dv = len(self.heads), self.d_k, self.d_v
-        t = LayerTrace(resid_pre=x, heads=self.heads)
-        a_in = F.layer_norm(x, *self.ln_attn) if self.ln_attn else x
-        t.attn_in = a_in
-        if n:
-            qkv = a_in.reshape(b * T, d) @ self.W_QKV  # [b·T, h·(2dk+dv)]
-            qkv += self.b_QKV
-            q, k, v = np.split(qkv, [n * dk, 2 * n * dk], axis=-1)
-            q = q.reshape(b, T, n, dk).transpose(0, 2, 1, 3)  # [b, h, T, dk]
-            k = k.reshape(b, T, n, dk).transpose(0, 2, 1, 3)
-            v = v.reshape(b, T, n, dv).transpose(0, 2, 1, 3)  # [b, h, T, dv]
-            visible = self.visible(T, valid)
-            if self.qk_float32:  # HF GPT-Neo's q·k: float32 inputs, a float32 product, then back to float64
-                scores = F.scores_float32(q, k)
-            else:
-                scores = q @ k.transpose(0, 1, 3, 2)  # [b, h, T, T]
-            scores *= self.scale[None, :, None, None]
-            self._check_scores(scores, visible)
-            pattern = self.fixed(T, visible, F.softmax(scores, visible))
-            np.copyto(scores, -np.inf, where=~visible)  # the trace shows hidden scores as −inf
-            z = pattern @ v  # [b, h, T, dv]
-            attn_out = (z.transpose(0, 2, 1, 3).reshape(b * T, n * dv) @ self.W_O_cat).reshape(b, T, d)  # [b, T, d]
-            t.q, t.k, t.v, t.scores, t.pattern, t.z = q, k, v, scores, pattern, z
-        else:
-            attn_out = np.zeros_like(x)
-        if self.b_O is not None:
-            attn_out += self.b_O
-        t.attn_out = attn_out
-        x = x + attn_out
-        t.resid_mid = x
-        if self.mlp is not None:
-            W_in, b_in, W_out, b_out, act = self.mlp
-            m_in = F.layer_norm(x, *self.ln_mlp) if self.ln_mlp else x
-            # Matmuls on [b·T, ·] rows: numpy runs a 3-D @ 2-D product as b separate ones, twice as slow.
-            pre = (m_in.reshape(b * T, d) @ W_in.T).reshape(b, T, W_in.shape[0])  # [b, T, d_mlp]
-            pre += b_in
-            post = F.ACTIVATIONS[act](pre)
-            out = (post.reshape(b * T, W_in.shape[0]) @ W_out.T).reshape(b, T, d)  # [b, T, d]
-            out += b_out
-            t.mlp_in, t.mlp_pre, t.mlp_post, t.mlp_out = m_in, pre, post, out
-            x = x + out
-        t.resid_post = x
-        if not np.isfinite(x).all():
-            raise CircuitError(
-                f"the residual stream overflowed to inf/NaN in layer {index}: the weights are too large for these inputs"
-            )
-        return x, t
+def frozen_as(a: np.ndarray, dtype) -> np.ndarray:
+    """A read-only C-contiguous copy of `a` in `dtype`."""
+    out = np.array(a, dtype=dtype, order="C")
+    out.flags.writeable = False
+    return out
 
 
 def _as_layer(layer, i: int) -> Layer:
@@ -281,42 +68,6 @@ def _as_layer(layer, i: int) -> Layer:
         raise CircuitError(f"layer {i} is a {type(layer).__name__}; a layer is a Layer or a list of heads, "
                            "e.g. layers=[[Head(...)]]")
     return Layer(heads=list(layer))
-
-
-@functools.lru_cache(maxsize=64)
-def _causal_masks(windows: tuple[int | None, ...], T: int) -> np.ndarray:  # -> [h, T, T], read-only
-    masks = np.stack([F.causal_mask(T, w) for w in windows]) if windows else np.zeros((0, T, T), dtype=bool)
-    masks.flags.writeable = False
-    return masks
-
-
-def fixed_pattern(pattern, T: int, name: str) -> np.ndarray:  # -> [T, T]
-    if callable(pattern):
-        try:
-            out = np.asarray(pattern(T), dtype=np.float64)
-        except Exception as e:  # noqa: BLE001 - the user's function failing is reported in one line
-            raise CircuitError(f"the fixed pattern of {name} raised {type(e).__name__} for T={T}: {e}") from e
-        if out.shape != (T, T):
-            raise CircuitError(f"the fixed pattern of {name} returned shape {out.shape} for T={T}; it needs ({T}, {T})")
-        bad = ~np.isfinite(out) | (out < 0)
-        if bad.any():
-            q, k = (int(i) for i in np.argwhere(bad)[0])
-            raise CircuitError(f"the fixed pattern of {name} has {out[q, k]} at [{q}, {k}] for T={T}; "
-                               "attention weights must be finite and ≥ 0")
-        return out
-    idx = np.arange(T)
-    out = np.zeros((T, T))
-    if pattern == "previous":
-        out[idx, np.maximum(idx - 1, 0)] = 1.0
-    elif pattern == "self":
-        out[idx, idx] = 1.0
-    elif pattern == "first":
-        out[:, 0] = 1.0
-    elif pattern == "uniform":
-        out = np.tril(np.ones((T, T))) / (idx + 1)[:, None]
-    else:
-        raise CircuitError(f"{name} has pattern={pattern!r}; choose one of {', '.join(FIXED_PATTERNS)} or a function T -> [T, T]")
-    return out
 
 
 class Model:
@@ -333,6 +84,9 @@ class Model:
     `n_ctx` defaults to the number of W_pos columns (no limit without W_pos).
     `qk_dtype="float32"` rounds q and k to float32 and takes q·k in float32, as Hugging Face's
     GPT-Neo does (everything else stays float64); the default computes it exactly in float64.
+    `dtype="float32"` runs the whole forward pass in float32, for real models (twice the speed, half
+    the memory; logits agree with float64 to about 1e-4 on GPT-2 small). Puzzles and every exactness
+    claim use the default, float64. Built weights (`model.head(l, h).W_Q`, …) stay float64 either way.
     """
 
     def __init__(
@@ -351,6 +105,7 @@ class Model:
         name: str = "model",
         qk_dtype: str = "float64",
         attn_scale=None,
+        dtype: str = "float64",
     ):
         if attn_scale is not None:
             raise CircuitError(f"attn_scale={attn_scale!r}: it is now qk_multiplier (it multiplies q·k; "
@@ -363,7 +118,10 @@ class Model:
             raise CircuitError(f"n_ctx = {n_ctx!r}; the context length must be a whole number ≥ 1")
         if qk_dtype not in QK_DTYPES:
             raise CircuitError(f"qk_dtype = {qk_dtype!r}; choose one of {', '.join(map(repr, QK_DTYPES))}")
+        if str(np.dtype(dtype) if isinstance(dtype, type) else dtype) not in DTYPES:
+            raise CircuitError(f"dtype = {dtype!r}; choose one of {', '.join(map(repr, DTYPES))}")
         self.vocab, self.name, self.qk_dtype = vocab, name, qk_dtype
+        self.dtype = np.dtype(dtype)
         self.params = dict(params or {})
         tokens = ("the vocabulary", vocab.tokens)
         self.W_E = matrix(W_E, "W_E", (None, len(vocab)), ("d_model", "n_vocab"), self.params, (None, tokens))
@@ -383,14 +141,23 @@ class Model:
         self.qk_multiplier = qk_multiplier
         self.layers = [_as_layer(l, i) for i, l in enumerate(layers)]
         self.blocks = [self._build_block(i, l) for i, l in enumerate(self.layers)]
-        for block in self.blocks:
-            block.qk_float32 = qk_dtype == "float32"
         self.W_U = None if W_U is None else matrix(W_U, "W_U", (None, d), ("n_vocab", "d_model"), self.params,
                                                    (tokens, resid))
         n_out = self.W_U.shape[0] if self.W_U is not None else 0
         self.b_U = None if b_U is None else vector(b_U, "b_U", n_out, "n_vocab", self.params)
         self.ln_final = self._ln(ln_final, "ln_final")
         self._warn_unused_params(W_E, W_pos, W_U, b_U)
+        self._ready()
+
+    def _ready(self) -> None:
+        """The forward pass's own copies in `dtype`, made once: weights are read-only, so never checked again."""
+        cast = lambda a: None if a is None else (a if a.dtype == self.dtype else frozen_as(a, self.dtype))
+        self._run_blocks = [b.astype(self.dtype) for b in self.blocks]
+        self._W_E_rows = cast(self.W_E.T)  # [n_vocab, d_model]: a row per token (a view in float64)
+        self._W_pos_rows = None if self.W_pos is None else cast(self.W_pos.T)  # [n_ctx, d_model]
+        self._W_U_cols = None if self.W_U is None else cast(self.W_U.T)  # [d_model, n_vocab]
+        self._b_U = cast(self.b_U)
+        self._ln_final = None if self.ln_final is None else self.ln_final.astype(self.dtype)
 
     # --- building -------------------------------------------------------------------------
     def _ln(self, ln: LayerNorm | None, name: str) -> LayerNormWeights | None:
@@ -399,8 +166,7 @@ class Model:
         d = self.d_model
         w = np.ones(d) if ln.w is None else vector(ln.w, f"the weight of {name}", d, "d_model", self.params)
         b = np.zeros(d) if ln.b is None else vector(ln.b, f"the bias of {name}", d, "d_model", self.params)
-        if isinstance(ln.eps, bool) or not isinstance(ln.eps, (int, float, np.integer, np.floating)) or not ln.eps > 0:
-            raise CircuitError(f"{name} has eps = {ln.eps!r}; it must be a positive number")
+        check_eps(ln.eps, name)  # checked when built too; again here in case it was changed since
         return LayerNormWeights(frozen(w), frozen(b), float(ln.eps))
 
     def head_multiplier(self, head: Head, d_head: int, name: str) -> float:
@@ -418,8 +184,10 @@ class Model:
             raise CircuitError(f"layer {l} entry {i} is a {type(h).__name__}, not a circuits.Head")
         d, name, p = self.d_model, f"head {l}.{i}", self.params
         reads, writes = (None, self._resid_names), (self._resid_names, None)
-        if h.pattern is not None:
-            fixed_pattern(h.pattern, 2, name)  # validate the name early
+        check_pattern(h.pattern, name)  # checked when the Head was made; again under its name, in case it was changed
+        check_window(h.window, h.pattern, name)
+        if callable(h.pattern):
+            fixed_pattern(h.pattern, 2, name)  # a user's function is tried once when built
         need_qk = h.pattern is None
         if need_qk and h.W_Q is None:
             raise CircuitError(f"W_Q of {name} is missing (give W_Q and W_K, or a fixed pattern=...)")
@@ -446,12 +214,6 @@ class Model:
         b_Q = np.zeros(dk) if h.b_Q is None else vector(h.b_Q, f"b_Q of {name}", dk, "d_head", p)
         b_K = np.zeros(dk) if h.b_K is None else vector(h.b_K, f"b_K of {name}", dk, "d_head", p)
         b_V = np.zeros(dv) if h.b_V is None else vector(h.b_V, f"b_V of {name}", dv, "d_head", p)
-        if h.window is not None and (isinstance(h.window, bool) or not isinstance(h.window, (int, np.integer)) or h.window < 1):
-            raise CircuitError(f"{name} has window = {h.window!r}; a local window must be a whole number ≥ 1")
-        if h.window is not None and (h.pattern == "first" or (h.pattern == "previous" and h.window < 2)):
-            key = "position 0" if h.pattern == "first" else "the previous position"
-            raise CircuitError(f"{name} has pattern={h.pattern!r} with window = {h.window}: the window hides {key}, "
-                               "so some queries would attend to nothing; drop the window")
         return HeadWeights(l, i, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, self.head_multiplier(h, dk, name), h.window, h.pattern, h, p)
 
     def _build_block(self, l: int, layer: Layer) -> Block:
@@ -469,10 +231,10 @@ class Model:
                            (resid, None))
             b_in = np.zeros(d_mlp) if m.b_in is None else vector(m.b_in, f"b_in of the MLP in layer {l}", d_mlp, "d_mlp", self.params)
             b_out = np.zeros(d) if m.b_out is None else vector(m.b_out, f"b_out of the MLP in layer {l}", d, "d_model", self.params)
-            if m.act not in F.ACTIVATIONS:
-                raise CircuitError(f"the MLP in layer {l} has act={m.act!r}; choose one of {', '.join(F.ACTIVATIONS)}")
+            check_act(m.act, f"the MLP in layer {l}")
             mlp = MLPWeights(W_in, frozen(b_in), W_out, frozen(b_out), m.act)
-        return Block(heads, b_O, mlp, self._ln(layer.ln_attn, f"ln_attn of layer {l}"), self._ln(layer.ln_mlp, f"ln_mlp of layer {l}"))
+        return Block(heads, b_O, mlp, self._ln(layer.ln_attn, f"ln_attn of layer {l}"),
+                     self._ln(layer.ln_mlp, f"ln_mlp of layer {l}"), d, qk_float32=self.qk_dtype == "float32")
 
     def _warn_unused_params(self, *extra) -> None:
         if not self.params:
@@ -591,42 +353,41 @@ class Model:
             why = f" (W_pos has {self.W_pos.shape[1]} columns)" if self.W_pos is not None else ""
             raise CircuitError(f"input {n} has {T} tokens but n_ctx is {self.n_ctx}{why}")
 
-    def run(self, inputs, add_bos: bool | None = None) -> Trace:
-        """Run a batch (padded on the right where lengths differ) and keep every intermediate."""
+    def run(self, inputs, add_bos: bool | None = None, keep="all") -> Trace:
+        """Run a batch (padded on the right where lengths differ).
+
+        `keep` says which intermediates the trace holds: "all" (the default), or names among
+        trace.KEEP_NAMES, e.g. keep=("pattern",); () keeps only the final residual stream and logits,
+        as a real model's batch needs (GPT-2 small at 8 × 1024 holds about 800 MB with "all").
+        """
         ids, valid = self.encode(inputs, add_bos)
-        return self.run_ids(ids, valid)
+        return self.run_ids(ids, valid, keep)
 
-    def run_ids(self, ids: np.ndarray, valid: np.ndarray | None = None) -> Trace:
-        """The forward pass on ids [b, T]; `valid` [b, T] marks real (unpadded) tokens."""
+    def run_ids(self, ids: np.ndarray, valid: np.ndarray | None = None, keep="all") -> Trace:
+        """The forward pass on ids [b, T]; `valid` [b, T] marks real (unpadded) tokens; `keep` as in `run`."""
         ids = self._checked_ids(ids, valid)
-        if valid is not None:
-            valid = np.asarray(valid, dtype=bool)
-        # Overflow is not silent: every stage's result is checked below and named in a CircuitError.
+        valid = np.ones(ids.shape, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
+        # Overflow is not silent: every stage's result is checked and named in a CircuitError.
         with np.errstate(over="ignore", invalid="ignore"):
-            return self._forward(ids, valid)
+            return self._forward(ids, valid, check_keep(keep))
 
-    def _forward(self, ids: np.ndarray, valid: np.ndarray | None) -> Trace:
-        b, T = ids.shape
-        if valid is None:
-            valid = np.ones((b, T), dtype=bool)
-        embed = self.W_E.T[ids]  # [b, T, d]
-        pos = np.broadcast_to(self.W_pos.T[:T] if self.W_pos is not None else np.zeros(self.d_model), embed.shape)  # a view
-        x = embed + pos
-        layers = []
-        for i, block in enumerate(self.blocks):
-            x, t = block.forward(x, valid, i)
-            layers.append(t)
-        final = F.layer_norm(x, *self.ln_final) if self.ln_final else x
-        logits = logprobs = None
-        if self.W_U is not None:
-            logits = (final.reshape(b * T, self.d_model) @ self.W_U.T).reshape(b, T, self.W_U.shape[0])  # [b, T, n_vocab]
-            if self.b_U is not None:
-                logits += self.b_U
-            logprobs = F.log_softmax(logits)
-        for what, out in (("ln_final", final), ("the logits", logprobs)):
+    def _forward(self, ids: np.ndarray, valid: np.ndarray, keep: frozenset[str]) -> Trace:
+        T = ids.shape[1]
+        embed = self._W_E_rows[ids]  # [b, T, d_model]
+        pos = (self._W_pos_rows[:T] if self._W_pos_rows is not None else np.zeros(self.d_model, self.dtype))  # [T | 1, d_model]
+        x = embed + pos  # [b, T, d_model]
+        layers, padding = [], None if valid.all() else valid  # None: every input is full length, one mask for all
+        for i, block in enumerate(self._run_blocks):
+            x, layer = transformer_block(x, block, padding, i, keep)  # [b, T, d_model]
+            layers.append(layer)
+        final = F.layer_norm(x, *self._ln_final) if self._ln_final else x  # [b, T, d_model]
+        logits = None if self._W_U_cols is None else F.linear(final, self._W_U_cols, self._b_U)  # [b, T, n_vocab]
+        for what, out in (("ln_final", final), ("the logits", logits)):
             if out is not None and not np.isfinite(out).all():
                 raise CircuitError(f"{what} overflowed to inf/NaN: the weights are too large for these inputs")
-        return Trace(self, ids, valid, embed, pos, layers, x, final, logits, logprobs)
+        kept = "embed" in keep
+        return Trace(self, ids, valid, embed if kept else None, np.broadcast_to(pos, embed.shape) if kept else None,
+                     layers, x, final, logits)
 
     def __call__(self, inputs, add_bos: bool | None = None) -> Trace:
         return self.run(inputs, add_bos)

@@ -73,6 +73,13 @@ def _need(shape, dims) -> str:
     return _fmt_shape(shape)
 
 
+def shape_message(name: str, has: tuple, shape: tuple, dims: tuple | None = None) -> str:
+    """"{name} has shape (2, 3) but needs (d_head, d_model) = (?, 2)": the one wording of a wrong shape
+    (`shape` holds None where any size fits; `dims` names the axes, if known)."""
+    need = _need(tuple("?" if s is None else s for s in shape), dims or (None,) * len(shape))
+    return f"{name} has shape {_fmt_shape(tuple(has))} but needs {need}"
+
+
 def _bind(value, params: Params | None):
     import sympy
 
@@ -191,7 +198,7 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
         raise CircuitError(f"{name} is {_what(value)}, not a {'vector' if len(shape) == 1 else 'matrix'}; it needs shape {need}")
     want = tuple(h if s is None else s for s, h in zip(shape, has)) if len(has) == len(shape) else shape
     if has != want:
-        msg = f"{name} has shape {_fmt_shape(has)} but needs {need}"
+        msg = shape_message(name, has, shape, dims)
         if len(has) == 1 and len(shape) == 2:
             msg += "; a matrix needs nested lists, e.g. [[1, 0]] for one row"
         elif len(has) == 2 and all(s is None or s == h for s, h in zip(shape, has[::-1])):
