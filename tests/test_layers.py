@@ -7,7 +7,7 @@ import circuits
 
 PACKAGE = Path(circuits.__file__).parent
 # Lower layers never import higher ones; a module may import its own layer (the graph stays acyclic).
-LAYERS = ["errors", "model", "io", "checking", "analysis", "display", "cli", "pytest_plugin", "bench"]
+LAYERS = ["errors", "model", "io", "checking", "analysis", "display", "cli", "pytest_plugin"]
 DISPLAY_ONLY = ("rich",)
 
 
@@ -84,8 +84,7 @@ def test_rich_only_in_display():
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     users = sorted(name for name, path in modules.items()
                    if any(m.split(".")[0] in DISPLAY_ONLY for m in imports(path))
-                   and not name.startswith("circuits.display")
-                   and name != "circuits.bench")  # leaving the package for benchmarks/ (issue 14)
+                   and not name.startswith("circuits.display"))
     assert users == []
 
 
