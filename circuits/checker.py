@@ -424,7 +424,9 @@ def _check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         try:
             return target.compare(attempt.answer, example)
         except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
-            return f"your code raised {type(e).__name__}: {e}"
+            from .validate import code_mistake
+
+            return code_mistake(e, attempt.answer)  # the learner's function, or the puzzle's own compare
 
     for ex in target.examples:
         if (msg := why(ex)) is not None:
