@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument("--json", action="store_true")
     an.add_argument("--force", action="store_true", help=FORCE_HELP)
     sub.add_parser("scan", help="rank a real model's heads by behaviour (needs the [hf] extra for --hf)", add_help=False)
+    from .authoring_cli import add_parsers
+
+    add_parsers(sub)  # new, audit
     return p
 
 
@@ -319,6 +322,15 @@ def check_length(model, n_tokens: int, what: str) -> None:
 
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "show": cmd_show, "analyze": cmd_analyze}
+
+
+def _authoring_commands() -> dict:
+    from .authoring_cli import COMMANDS as authoring
+
+    return authoring
+
+
+COMMANDS.update(_authoring_commands())
 
 if __name__ == "__main__":
     raise SystemExit(main())
