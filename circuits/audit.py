@@ -31,15 +31,17 @@ class AuthorAudit:
 
     def lines(self, verbose: bool = False) -> list[str]:
         r = self.result
-        out = [f"{r.puzzle} ({self.path}): {len(r.killed)}/{len(r.killed) + len(r.survived)} mutants killed "
-               f"({r.kill_rate:.0%}), {len(r.allowed)} allowed as equivalent, {r.total} in all, {r.seconds:.1f} s"]
+        judged = len(r.killed) + len(r.survived)
+        out = [f"{r.puzzle} · {self.path}",
+               f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
+               f"{r.total} in all ({r.seconds:.1f} s)"]
         if self.survivors:
-            out.append(f"survived, and not in the allow-list ({len(self.survivors)}): a target is too loose, "
-                       "or the edit is equivalent (then allow it, with the reason)")
+            out += [f"survived, not in the allow-list ({len(self.survivors)}): a target is too loose, or the edit is",
+                    "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]
             for s in self.survivors:
                 out.append(f"  {s.entry}: {s.change}")
                 if s.closest:
-                    out.append(f"    closest call: {s.closest}")
+                    out += [f"    {line}" for line in s.closest.split("\n")]
         if verbose:
             out += [f"  allowed: {name}: {why}" for name, why in r.allowed]
         if self.stale:
@@ -50,7 +52,8 @@ class AuthorAudit:
         r = self.result
         return {"puzzle": r.puzzle, "file": self.path, "mutants": r.total, "killed": len(r.killed),
                 "kill_rate": r.kill_rate, "allowed": [{"mutant": n, "why": w} for n, w in r.allowed],
-                "survived": [{"mutant": s.name, "entry": s.entry, "change": s.change, "closest_call": s.closest}
+                "survived": [{"mutant": s.name, "entry": s.entry, "change": s.change,
+                              "closest_call": s.closest.replace("\n", " ")}
                              for s in self.survivors],
                 "stale_allowed": self.stale, "seconds": round(r.seconds, 2)}
 
@@ -102,11 +105,14 @@ def closest_call(attempt: Attempt, answer) -> str:
     extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
     batch = examples + small + sample + extremes
     _, worst = evaluate(model, targets, batch)  # [targets, inputs]
-    slack = np.stack([_slack(t, worst[i]) for i, t in enumerate(targets)])
-    i, j = np.unravel_index(int(np.argmin(slack)), slack.shape)
+    slack = np.stack([_slack(t, worst[i]) for i, t in enumerate(targets)])  # [targets, inputs]
+    least = slack.min()
+    i, j = min(zip(*np.nonzero(slack <= least + 1e-12)), key=lambda ij: (len(batch[ij[1]]), ij[1]))  # shortest first
     t = targets[i]
-    return (f"{limits.quoted(t.label, 50)} on {limits.shown_input(batch[j])}: {t.metric} {worst[i, j]:.4g} "
-            f"({_bound(t)})")
+    shown = limits.shown_input(batch[j])
+    shown = shown if len(shown) <= 32 else shown[:30] + "…'"
+    return (f"closest call: on {shown}, {t.metric} {worst[i, j]:.4g} ({_bound(t)})\n"
+            f"in {limits.quoted(t.label, 70)}")
 
 
 def reference(path) -> Attempt:

@@ -55,6 +55,7 @@ class Coverage:
     random: int = 0
     property_examples: int = 0
     lengths: tuple[int, int] = (0, 0)
+    skipped: list[str] = field(default_factory=list)  # each stage that did not run, and why
 
     def describe(self) -> str:
         parts = []
@@ -314,6 +315,8 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     status = "solved" if all(r.status == "passed" for r in results) else (
         "error" if any(r.status == "error" for r in results) else "failing")
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, message=message)
+    if behaviour and not margins:
+        coverage.skipped.append("margins: skipped, as asked (--no-margins)")
     if status == "solved" and margins and behaviour and model is not None:
         from .margins import measure
 
@@ -351,6 +354,9 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     stages = [(STAGES[0], examples), (STAGES[1], small), (STAGES[2], sample + extremes)]
     cov.examples, cov.small, cov.small_note, cov.random = len(examples), len(small), note, len(sample) + len(extremes)
     cov.small_short = short
+    from .certified import skipped_stages
+
+    cov.skipped = skipped_stages(puzzle, n_random, property_examples, small, True)  # margins: said by _check
     for stage, batch in stages:
         open_t = [t for t in range(len(targets)) if t not in failed]
         if not batch or not open_t:

@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("puzzle", help="a puzzle's name, number or file path")
     ck.add_argument("--solution", action="store_true", help="check the reference solution")
     ck.add_argument("--no-margins", action="store_true", help="skip the margin search")
+    ck.add_argument("--json", action="store_true", help="print JSON: status, targets, coverage (with skipped stages), margins")
     sh = sub.add_parser("show", help="one input through a puzzle's model: attention heatmaps, yours vs expected")
     sh.add_argument("puzzle")
     sh.add_argument("input", help="the input, e.g. abcce (tokens separated by spaces for word vocabularies)")
@@ -203,6 +204,11 @@ def cmd_check(args) -> int:
     result = check(_load(args.puzzle, args.solution), margins=not args.no_margins)
     if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
         raise CircuitError(result.message)
+    if getattr(args, "json", False):
+        from .certified import result_json
+
+        print(json.dumps(result_json(result), ensure_ascii=False))
+        return 0 if result.status == "solved" else 1
     _console().print(puzzle_report(result))
     return 0 if result.status == "solved" else 1
 
