@@ -33,8 +33,8 @@ class AuthorAudit:
         r = self.result
         judged = len(r.killed) + len(r.survived)
         out = [f"{r.puzzle} · {self.path}",
-               f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
-               f"{r.total} in all ({r.seconds:.1f} s)"]
+               (f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
+                f"{r.total} in all ({r.seconds:.1f} s)")]
         if self.survivors:
             out += [f"survived, not in the allow-list ({len(self.survivors)}): a target is too loose, or the edit is",
                     "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]

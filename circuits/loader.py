@@ -32,7 +32,6 @@ class Attempt:
     def model(self, answer: types.SimpleNamespace | None = None):
         """The Model the answer builds; a CircuitError names the file on any mistake."""
         from .model import Model
-
         from .validate import build_mistake
 
         try:
@@ -143,8 +142,9 @@ def load(path: str | Path) -> Attempt:
         if name in vars(module):
             answer[name] = vars(module)[name]
     answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
-    from .validate import validate  # the puzzle itself, before any answer is checked: one line per author's mistake
+    from .validate import validate
 
+    # the puzzle itself, before any answer is checked: one line per author's mistake
     limits.run(lambda: validate(puzzle, vars(module), shown), "check", "validating the puzzle", shown, source=path)
     return Attempt(path, puzzle, types.SimpleNamespace(**answer), missing, list(vars(module).get("ALLOWED_MUTANTS", ())))
 

@@ -41,7 +41,7 @@ def _shown(tokens: list[str]) -> str:
 
 def validate(puzzle, names: dict, shown: str) -> None:
     """Raise one CircuitError for the first mistake in `puzzle` (its file's globals are `names`, its path `shown`)."""
-    fail = lambda field, what: CircuitError(f"{shown}: {field}: {what}")  # noqa: E731
+    fail = lambda field, what: CircuitError(f"{shown}: {field}: {what}")
     answer = list(puzzle.answer)
     if isinstance(puzzle.answer, str) or not all(isinstance(n, str) for n in answer):
         raise fail("answer", f"found {puzzle.answer!r}, needs a list of the names the learner defines, e.g. [\"W_Q\", \"W_K\"]")
