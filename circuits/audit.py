@@ -43,7 +43,8 @@ class AuthorAudit:
                 if s.closest:
                     out += [f"    {line}" for line in s.closest.split("\n")]
         if verbose:
-            out += [f"  allowed: {name}: {why}" for name, why in r.allowed]
+            for name, why in r.allowed:
+                out += [f"  allowed: {name}", f"    {why}"]
         if self.stale:
             out.append(f"allow-list entries no mutant needs (remove them): {', '.join(self.stale)}")
         return out
