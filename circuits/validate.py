@@ -83,16 +83,11 @@ def validate(puzzle, names: dict, shown: str) -> None:
 def _check_sharpness(puzzle, names: dict, answer: list[str], fail) -> None:
     if isinstance(puzzle.sharpness, str):
         raise fail("sharpness", f"found the string {puzzle.sharpness!r}, needs a list of names, e.g. [{puzzle.sharpness!r}]")
+    symbols = {str(v) for v in names.values() if getattr(v, "is_Symbol", False)}
     params = names.get("params")
-    keys = {str(k) for k in params} if isinstance(params, dict) else set()
+    symbols |= {str(k) for k in params} if isinstance(params, dict) else set()
     for name in puzzle.sharpness:
-        if name in answer:
-            continue
-        value = names.get(name)
-        if getattr(value, "is_Symbol", False) and str(value) == name:
-            if keys and name not in keys:
-                raise fail("sharpness", f"the symbol {name!r} is not bound in params ({', '.join(sorted(keys))}); "
-                                        f"add it, e.g. params = {{{name!r}: 30}}")
+        if name in answer or name in symbols:  # a symbol: the answer must use it and bind it (checked then)
             continue
         raise fail("sharpness", f"{name!r} is neither an answer name ({', '.join(answer)}) nor a sympy symbol the file "
                                 f"defines; name the matrices that set the sharpness, or a symbol bound in params")
@@ -154,7 +149,7 @@ def _check_target(n: int, target, examples: list[list[str]], alphabet: list[str]
                           f"position per query, −1 for none) or {(1, T, T)} (booleans: the keys each query may attend)")
     arr = np.asarray(got)
     if len(shape) == 2:
-        if not np.issubdtype(arr.dtype, np.integer):
+        if not (np.issubdtype(arr.dtype, np.number) and np.array_equal(arr, np.round(arr))):
             raise fail(field, f"where(ids) returned {arr.dtype} values, needs integer key positions (−1 for none)")
         bad = np.flatnonzero((arr[0] > np.arange(T)) | (arr[0] < -1))
         if len(bad):
@@ -183,8 +178,8 @@ def _check_spec_result(got, toks, width, next_token: bool, alphabet, field, fail
             if not isinstance(e, str):
                 raise fail(field, f"spec({shown})[{i}] is {e!r}, needs the expected next token (a string) or None")
             continue
-        flat = [e] if isinstance(e, numbers.Number) else (list(np.ravel(e)) if not isinstance(e, str) else [e])
-        if not all(isinstance(x, numbers.Number) for x in flat):
+        flat = [e] if _number(e) else (list(np.ravel(np.asarray(e, dtype=object))) if not isinstance(e, str) else [e])
+        if not all(_number(x) for x in flat):
             raise fail(field, f"spec({shown})[{i}] is {e!r}, needs a number, a list of numbers or None")
         sizes.add(len(flat))
     if len(sizes) > 1:
@@ -192,6 +187,17 @@ def _check_spec_result(got, toks, width, next_token: bool, alphabet, field, fail
                           "needs the readout's width")
     if width is not None and sizes and sizes != {width}:
         raise fail(field, f"spec({shown}) gives {sizes.pop()} numbers per position; the readout has {width} directions")
+
+
+def _number(x) -> bool:
+    """A number as the checker reads one (int, float, numpy or sympy numbers, bools), not a string or a list."""
+    if isinstance(x, (str, bytes)) or np.ndim(x) != 0:
+        return False
+    try:
+        float(x)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _check_keys(got, toks, field, fail) -> None:

@@ -105,12 +105,6 @@ def test_a_sharpness_name_the_answer_lacks(here):
                            "the file defines; name the matrices that set the sharpness, or a symbol bound in params")
 
 
-def test_a_sharpness_symbol_not_bound_in_params(here):
-    with pytest.raises(CircuitError) as e:
-        load(write(here, 'params = {"s": 10}', 'params = {"t": 10}'))
-    assert "sharpness: the symbol 's' is not bound in params (t)" in one_line(e)
-
-
 def test_an_example_outside_the_vocabulary(here):
     with pytest.raises(CircuitError) as e:
         load(write(here, '"cbcce"', '"ab1ce"'))
