@@ -55,7 +55,7 @@ def parity_figures(T: int = 128) -> dict:
     import torch
     import transformers
 
-    from circuits.hf import from_hf
+    from circuits.io.hf import from_hf
 
     def gap(hf_model, qk_dtype="float64") -> dict:
         ids = torch.randint(0, hf_model.config.vocab_size, (1, T), generator=torch.Generator().manual_seed(0))
@@ -93,7 +93,7 @@ def thread_figures() -> dict:
                     mlp=MLP(r(4 * d, d), r(d, 4 * d), act="gelu_tanh"), ln_attn=LayerNorm(), ln_mlp=LayerNorm())
               for _ in range(12)]
     model = Model(Vocab.numbered(V), r(d, V), r(d, 1024), layers=layers, W_U=r(V, d), ln_final=LayerNorm(),
-                  attn_scale="1/sqrt(d_head)")
+                  qk_multiplier="1/sqrt(d_head)")
     ids = rng.integers(0, V, (8, 128))
     out = {}
     for label, limit in (("default", None), ("one", 1)):

@@ -1,21 +1,40 @@
 """circuits: build transformer circuits by hand and check them.
 
-What a learner imports: the vocabulary and named bases, the model parts,
-position helpers, and (from their own modules) the puzzle and checker API.
+What a learner imports: the vocabulary and named bases, the model parts, position helpers and
+`functional` from here; the puzzle, its targets and inputs from `circuits.checking`.
+
+Layers (imports run down this list only; tests/test_layers.py holds it):
+errors -> model -> io -> checking -> analysis -> display -> cli / pytest_plugin.
 """
 
-from .basis import Basis, NamedMatrix, blank, labelled, names
-from .errors import CircuitError, CircuitWarning
-from .model import MLP, Head, HeadWeights, Layer, LayerNorm, Model
-from .positions import one_hot_positions, rotation, sinusoidal, sinusoidal_names
-from .trace import LayerTrace, Trace
-from .vocab import Vocab
+from circuits.errors import CircuitError, CircuitWarning
+from circuits.model import functional
+from circuits.model.basis import Basis, NamedMatrix, blank, labelled, names
+from circuits.model.positions import (
+    one_hot_positions,
+    rotation,
+    sinusoidal,
+    sinusoidal_names,
+)
+from circuits.model.trace import LayerTrace, Trace
+from circuits.model.transformer import MLP, Head, HeadWeights, Layer, LayerNorm, Model
+from circuits.model.vocab import Vocab
 
 __all__ = [
     "Basis", "NamedMatrix", "blank", "labelled", "names",
     "CircuitError", "CircuitWarning",
     "MLP", "Head", "HeadWeights", "Layer", "LayerNorm", "Model",
     "one_hot_positions", "rotation", "sinusoidal", "sinusoidal_names",
-    "LayerTrace", "Trace", "Vocab",
+    "LayerTrace", "Trace", "Vocab", "functional",
 ]
 __version__ = "0.1.0"
+
+
+def _trace_repr_html(trace: Trace) -> str:
+    """Jupyter shows a trace as HTML; attached here because display sits above the model."""
+    from circuits.display.html import trace_html
+
+    return trace_html(trace, standalone=False)
+
+
+Trace._repr_html_ = _trace_repr_html

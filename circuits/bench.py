@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model import Model, fixed_pattern
+from circuits.model.transformer import Model, fixed_pattern
 
 Tokens = list[str]
 CHUNK = 4096  # inputs per forward pass, as the checker runs them
@@ -161,7 +161,7 @@ class TorchForward:
             mlp = None if blk.mlp is None else (t(blk.mlp[0]), t(blk.mlp[1]), t(blk.mlp[2]), t(blk.mlp[3]), blk.mlp[4])
             lns = [None if ln is None else (t(ln[0]), t(ln[1]), ln[2]) for ln in (blk.ln_attn, blk.ln_mlp)]
             self.blocks.append(dict(
-                n=n, dk=blk.d_k, dv=blk.d_v, heads=blk.heads, W_in=t(blk.W_in_cat), b_in=t(blk.b_in_cat),
+                n=n, dk=blk.d_k, dv=blk.d_v, heads=blk.heads, W_in=t(blk.W_QKV), b_in=t(blk.b_QKV),
                 W_O=t(blk.W_O_cat), scale=t(blk.scale.reshape(1, n, 1, 1)) if n else None, b_O=t(blk.b_O),
                 mlp=mlp, ln_attn=lns[0], ln_mlp=lns[1]))
         self._masks: dict[tuple[int, int], tuple] = {}
@@ -281,7 +281,7 @@ class PuzzleBench:
 
 def reference_models(names: Sequence[str] | None = None) -> list[tuple[str, object, Model]]:
     """(puzzle id, attempt, model) for every reference solution that builds a model (code puzzles have none)."""
-    from .loader import load, puzzle_files
+    from circuits.checking.loader import load, puzzle_files
 
     out = []
     for path in puzzle_files(solutions=True):
@@ -298,7 +298,7 @@ def reference_models(names: Sequence[str] | None = None) -> list[tuple[str, obje
 def bench_puzzle(puzzle_id: str, attempt, model: Model, n_batch: int, n_string: int, n_token: int,
                  repeats: int, use_torch: bool = True) -> PuzzleBench:
     """Every path on one shared sample: the loops on its first inputs, the batched paths on all of it."""
-    from .checker import evaluate
+    from circuits.checking.checker import evaluate
 
     sample = attempt.puzzle.inputs.sample(n_batch, seed=1)
     sizes = {"per-token loop": sample[:n_token], "per-string loop": sample[:n_string], "circuits batched": sample}
@@ -357,8 +357,8 @@ class PuzzleCheck:
 
 def check_puzzles(models: Sequence[tuple[str, object, Model]], quick: bool) -> list[PuzzleCheck]:
     """What the checker does per puzzle (as `pytest --solutions` runs it): inputs checked, and the time it takes."""
-    from .checker import check
-    from .margins import measure
+    from circuits.checking.checker import check
+    from circuits.checking.margins import measure
 
     out = []
     for pid, attempt, model in models:
@@ -377,7 +377,7 @@ def check_puzzles(models: Sequence[tuple[str, object, Model]], quick: bool) -> l
 
 def pytest_wall_time(root=None) -> tuple[float, str]:
     """Wall time of `pytest puzzles/ --solutions` in a fresh process, and its last line."""
-    from .loader import _root
+    from circuits.checking.loader import _root
 
     root = _root(root)
     if not (root / "puzzles").is_dir():
@@ -403,7 +403,7 @@ class Certification:
 def certify(puzzle_id: str, attempt, model: Model, max_len: int = 12) -> Certification | None:
     """The checker's certificate, timed end to end: find the token classes, check the targets respect them,
     and run every class pattern of length ≤ max_len. None when the tokens fall into more than two classes."""
-    from .checker import evaluate, token_classes
+    from circuits.checking.checker import evaluate, token_classes
 
     puzzle = attempt.puzzle
     targets = [t for t in puzzle.targets if t.kind == "behaviour"]
@@ -472,7 +472,7 @@ def gpt2_models(quick: bool):
     import torch
     import transformers
 
-    from .hf import from_hf
+    from circuits.io.hf import from_hf
 
     shape = dict(n_layer=2, n_embd=64, n_head=4, vocab_size=512, n_positions=128, bos_token_id=0, eos_token_id=0) \
         if quick else dict(n_layer=12, n_embd=768, n_head=12)

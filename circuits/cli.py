@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CircuitError
+from circuits.errors import CircuitError
 
 MAX_TOKENS = 1024  # the longest input `show` and `scan` run on a model without n_ctx: patterns grow as tokens²
 FORCE_HELP = "with --html: replace FILE even if circuits did not write it (never a .py file)"
@@ -48,22 +48,36 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument("--html", metavar="FILE", help="write a self-contained HTML page")
     an.add_argument("--json", action="store_true")
     an.add_argument("--force", action="store_true", help=FORCE_HELP)
-    sub.add_parser("scan", help="rank a real model's heads by behaviour (needs the [hf] extra for --hf)", add_help=False)
-    from .authoring_cli import add_parsers
-
-    add_parsers(sub)  # new, audit
+    _scan_arguments(sub.add_parser("scan", help="rank a real model's heads by behaviour (needs the [hf] extra for --hf)",
+                                    description="Rank every head of a model by the puzzles' attention behaviours, "
+                                    "on random tokens repeated once. Nothing is downloaded."))
+    _authoring_parsers(sub)  # new, audit
     return p
+
+
+def _scan_arguments(p) -> None:
+    from circuits.analysis.scan import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD
+
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--hf", metavar="PATH_OR_NAME", help="a local GPT-2 / GPT-Neo directory, or a name already in the "
+                     "local Hugging Face cache (needs the [hf] extra)")
+    src.add_argument("--npz", metavar="FILE", help="a model saved by circuits.io.save (.npz or .safetensors)")
+    p.add_argument("--behaviour", action="append", metavar="NAME",
+                   help=f"one of {', '.join(BEHAVIOURS)}; repeat or comma-separate "
+                        f"(default: {', '.join(DEFAULT_BEHAVIOURS)})")
+    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                   help=f"score at or above which a head shows the behaviour (default {DEFAULT_THRESHOLD})")
+    p.add_argument("--seq-len", type=int, default=20, help="random tokens before the repeat (default 20)")
+    p.add_argument("--batch", type=int, default=4, help="sequences to average over (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the tokens (default 0)")
+    p.add_argument("--top", type=int, default=5, help="heads shown per behaviour (default 5)")
+    p.add_argument("--json", action="store_true", help="print every score as JSON instead of a table")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if sys.stdout is None:  # started with stdout closed (`circuits … >&-`): output goes nowhere, the exit code stays
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
-    if argv[:1] == ["scan"]:
-        from .scan import cli_scan
-
-        return _guard(lambda: cli_scan(argv[1:]))
-
     def run():
         args = _parser().parse_args(argv)
         if args.command is None:
@@ -71,18 +85,18 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return COMMANDS[args.command](args)
 
-    return _guard(run)
+    return _guard(run, "circuits scan" if argv[:1] == ["scan"] else "circuits")  # scan's lines name it
 
 
 def _warn(message, category, filename, lineno, file=None, line=None):
     print(f"circuits: warning: {message}", file=sys.stderr)
 
 
-def _guard(run) -> int:
+def _guard(run, prog: str = "circuits") -> int:
     """Run a command: a mistake, Ctrl-C or a closed output is one line on stderr (or none), never a traceback."""
     import warnings
 
-    from .errors import CircuitWarning
+    from circuits.errors import CircuitWarning
 
     old = warnings.showwarning
     warnings.showwarning = lambda m, c, *a, **k: _warn(m, c, *a, **k) if issubclass(c, CircuitWarning) else old(m, c, *a, **k)
@@ -91,7 +105,7 @@ def _guard(run) -> int:
         sys.stdout.flush()  # a closed or full output fails here, inside the guard, not at exit
         return code
     except CircuitError as e:
-        print(f"circuits: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("circuits: interrupted (Ctrl-C)", file=sys.stderr)
@@ -105,7 +119,7 @@ def _guard(run) -> int:
         return 2
     except OSError as e:
         if e.filename is not None:  # a file the command opened: not a bug in circuits, so one line
-            print(f"circuits: {e.filename}: {e.strerror or e}", file=sys.stderr)
+            print(f"{prog}: {e.filename}: {e.strerror or e}", file=sys.stderr)
             return 2
         if e.errno in (errno.ENOSPC, errno.EIO, errno.EBADF):  # writing the output failed
             _discard_stdout()
@@ -128,7 +142,7 @@ def _discard_stdout() -> None:
 
 def _puzzle_file(name: str, solution: bool) -> Path:
     """The puzzle file a command names, or one line saying why there is none (see loader.find for the names)."""
-    from .loader import find, puzzle_files
+    from circuits.checking.loader import find, puzzle_files
 
     if name.isdigit() and not name.isascii():  # '²' passes isdigit(), but int() cannot read it
         raise CircuitError(f"no puzzle named {name!r}: write a puzzle's number with the digits 0-9")
@@ -153,7 +167,7 @@ def _puzzle_file(name: str, solution: bool) -> Path:
 
 def _shown(path) -> str:
     """A path as the loader shows it (relative to here), even when it is a symlink loop."""
-    from .loader import display
+    from circuits.checking.loader import display
 
     try:
         return display(path)
@@ -162,21 +176,21 @@ def _shown(path) -> str:
 
 
 def _load(name: str, solution: bool):
-    from .loader import load
+    from circuits.checking.loader import load
 
     return load(_puzzle_file(name, solution))
 
 
 def _console():
-    from .render import console
+    from circuits.display.render import console
 
     return console()
 
 
 def cmd_list(args) -> int:
-    from .checker import check
-    from .loader import load, puzzle_files
-    from .report import summary_table
+    from circuits.checking.checker import check
+    from circuits.checking.loader import load, puzzle_files
+    from circuits.display.report import summary_table
 
     files = puzzle_files(args.solutions)
     if not files:
@@ -187,7 +201,7 @@ def cmd_list(args) -> int:
             attempt = load(_puzzle_file(_shown(f), False))
             results.append(check(attempt, n_random=2000, property_examples=50, margins=False))
         except CircuitError as e:
-            from .checker import PuzzleResult
+            from circuits.checking.checker import PuzzleResult
 
             said = str(e)  # most messages name the file already: name it once
             said = said if _shown(f) in said else f"{_shown(f)}: {said}"
@@ -198,14 +212,14 @@ def cmd_list(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .checker import check
-    from .report import puzzle_report
+    from circuits.checking.checker import check
+    from circuits.display.report import puzzle_report
 
     result = check(_load(args.puzzle, args.solution), margins=not args.no_margins)
     if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
         raise CircuitError(result.message)
     if getattr(args, "json", False):
-        from .certified import result_json
+        from circuits.checking.certified import result_json
 
         print(json.dumps(result_json(result), ensure_ascii=False))
         return 0 if result.status == "solved" else 1
@@ -216,7 +230,7 @@ def cmd_check(args) -> int:
 def _built(args, verb: str):
     """The attempt and the model its answer builds, or one line saying why there is none."""
     if getattr(args, "html", None):
-        from .html import html_target
+        from circuits.display.html import html_target
 
         html_target(args.html, args.force)  # a page that cannot be written is refused before any work
     attempt = _load(args.puzzle, args.solution)
@@ -229,7 +243,7 @@ def _built(args, verb: str):
 
 def shown_targets(attempt, trace, tokens) -> list[dict]:
     """Every behaviour target the puzzle checks, on one input: what it expects and what the model does, per position."""
-    from .targets import Attention, NextToken, Output
+    from circuits.checking.targets import Attention, NextToken, Output
 
     out = []
     for t in attempt.puzzle.targets:
@@ -255,24 +269,9 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
     return out
 
 
-def _readout_table(target: dict, labels: list[str]):
-    from rich.table import Table
-
-    table = Table(box=None, header_style="bold")
-    for col in ("pos", "token", "expected", "yours"):
-        table.add_column(col, justify="right")
-    fmt = lambda v: "—" if v is None else (  # noqa: E731
-        "[" + ", ".join(f"{x:.3g}" for x in v) + "]" if isinstance(v, list) else str(v))
-    for i, tok in enumerate(labels):
-        e = target["expected"][i] if i < len(target["expected"]) else None
-        table.add_row(str(i), repr(tok), fmt(e), fmt(target["output"][i]))
-    return table
-
-
 def cmd_show(args) -> int:
-    from rich.text import Text
-
-    from .render import pattern_heatmap
+    from circuits.display.render import pattern_heatmap
+    from circuits.display.tables import readout_table, title
 
     attempt, model = _built(args, "show")
     tokens = model.vocab.split(args.input)
@@ -283,7 +282,7 @@ def cmd_show(args) -> int:
     targets = shown_targets(attempt, trace, tokens)
     patterns = [[trace.pattern(l, h)[0].tolist() for h in range(model.n_heads(l))] for l in range(model.n_layers)]
     if args.html:
-        from .html import write_html
+        from circuits.display.html import write_html
 
         write_html(args.html, trace, force=args.force)
     if args.json:
@@ -298,26 +297,51 @@ def cmd_show(args) -> int:
     for l in range(model.n_layers):
         for h in range(model.n_heads(l)):
             target = marked.get((l, h))
-            title = f"head {l}.{h}" + (f" — {target['label']} (* = expected key)" if target else "")
-            c.print(Text(title, style="bold"))
+            heading = f"head {l}.{h}" + (f" — {target['label']} (* = expected key)" if target else "")
+            c.print(title(heading))
             c.print(pattern_heatmap(trace.pattern(l, h)[0], labels, targets=target["expected"] if target else None))
             c.print()
     for target in targets:
         if target["kind"] != "attention":
-            c.print(Text(f"{target['label']} — {target['readout']}, yours vs expected", style="bold"))
-            c.print(_readout_table(target, labels))
+            c.print(title(f"{target['label']} — {target['readout']}, yours vs expected"))
+            c.print(readout_table(target, labels))
             c.print()
     if args.html:
-        c.print(Text(f"wrote {args.html}"))
+        c.print(f"wrote {args.html}", markup=False, highlight=False)
     return 0
 
 
 def cmd_analyze(args) -> int:
-    from .analysis import analyze_command
-
     attempt, model = _built(args, "analyze")
     example = list(attempt.puzzle.examples[:1]) or None  # the worked example shows the patterns the puzzle is about
     return analyze_command(model, args.html, args.json, sys.stdout, inputs=example, force=args.force)
+
+
+def analyze_command(model, html: str | None = None, as_json: bool = False, out=None, inputs=None,
+                    force: bool = False) -> int:
+    """`circuits analyze`: print the report (or JSON) to `out`, write HTML to the path `html` if given; returns 0.
+
+    `force` lets the page replace an existing file that circuits did not write (never a Python file).
+    """
+    from circuits.analysis.summary import analyze, example_inputs
+
+    out = out if out is not None else sys.stdout
+    trace = model.run(inputs if inputs is not None else example_inputs(model))
+    summary = analyze(model, trace)
+    if as_json:
+        json.dump(summary, out, indent=1, allow_nan=False)
+        out.write("\n")
+    else:
+        from circuits.display.render import analysis_report, console
+
+        console(file=out).print(analysis_report(summary))
+    if html:
+        from circuits.display.html import write_html
+
+        path = write_html(html, trace=trace, model=model, summary=summary, force=force)
+        if not as_json:
+            out.write(f"wrote {path}\n")
+    return 0
 
 
 def check_length(model, n_tokens: int, what: str) -> None:
@@ -327,16 +351,127 @@ def check_length(model, n_tokens: int, what: str) -> None:
                            "(MAX_TOKENS in circuits/cli.py)")
 
 
-COMMANDS = {"list": cmd_list, "check": cmd_check, "show": cmd_show, "analyze": cmd_analyze}
+def _scanned_model(args):
+    """The model named on the command line, and the BOS id to put in front of the scanned tokens."""
+    if args.npz:
+        from circuits.io.export import load
+
+        return load(args.npz), None
+    from circuits.io.hf import from_hf, load_hf, load_tokenizer
+
+    hf_model = load_hf(args.hf)
+    model = from_hf(hf_model, tokenizer=load_tokenizer(args.hf, required=False, n_vocab=hf_model.config.vocab_size))
+    bos = hf_model.config.bos_token_id
+    return model, (int(bos) if bos is not None and 0 <= bos < len(model.vocab) else None)
 
 
-def _authoring_commands() -> dict:
-    from .authoring_cli import COMMANDS as authoring
+def _check_scan_numbers(args) -> None:
+    """Numbers on the command line that are out of range, in one line, before a model is loaded."""
+    from circuits.analysis.scan import MAX_BATCH
 
-    return authoring
+    if args.seed < 0:
+        raise CircuitError(f"--seed {args.seed}: a seed is a whole number ≥ 0")
+    if args.top < 1:
+        raise CircuitError(f"--top {args.top}: show at least 1 head per behaviour")
+    if not 1 <= args.batch <= MAX_BATCH:
+        raise CircuitError(f"--batch {args.batch}: choose from 1 to {MAX_BATCH} sequences "
+                           "(MAX_BATCH in circuits/analysis/scan.py)")
+    if args.seq_len < 1:
+        raise CircuitError(f"--seq-len {args.seq_len}: choose at least 1 token before the repeat")
 
 
-COMMANDS.update(_authoring_commands())
+def _check_scan_size(model, args, bos_id: int | None) -> None:
+    """Refuse a scan longer than MAX_TOKENS (without n_ctx) or whose patterns would not fit MAX_PATTERN_BYTES."""
+    from circuits.analysis.scan import MAX_PATTERN_BYTES
+
+    bos = bos_id is not None
+    T = 2 * args.seq_len + bos
+    if model.n_ctx is not None and T > model.n_ctx:
+        return  # repeated_inputs says the model's own limit
+    if model.n_ctx is None and T > MAX_TOKENS:
+        raise CircuitError(f"--seq-len {args.seq_len} makes {T} tokens; a model without n_ctx takes at most "
+                           f"{MAX_TOKENS} (MAX_TOKENS in circuits/cli.py): use --seq-len ≤ {(MAX_TOKENS - bos) // 2}")
+    heads = sum(model.n_heads(l) for l in range(model.n_layers))
+    need = 8 * args.batch * heads * T * T
+    if need > MAX_PATTERN_BYTES:
+        raise CircuitError(f"--batch {args.batch} × {T} tokens on {heads} heads needs {need / 2**20:,.0f} MiB of "
+                           f"attention patterns; the limit is {MAX_PATTERN_BYTES / 2**20:,.0f} MiB "
+                           "(MAX_PATTERN_BYTES in circuits/analysis/scan.py): use a smaller --batch or --seq-len")
+
+
+def cmd_scan(args) -> int:
+    """`circuits scan …`: print the ranked heads of a real model."""
+    from circuits.analysis.scan import DEFAULT_BEHAVIOURS, scan, targets_for
+
+    _check_scan_numbers(args)
+    behaviours = [b.strip() for arg in (args.behaviour or [",".join(DEFAULT_BEHAVIOURS)])
+                  for b in arg.split(",") if b.strip()]
+    for b in behaviours:
+        targets_for(b, np.zeros((1, 1), dtype=np.int64))
+    model, bos_id = _scanned_model(args)
+    _check_scan_size(model, args, bos_id)
+    result = scan(model, behaviours=behaviours, threshold=args.threshold, seq_len=args.seq_len,
+                  batch=args.batch, seed=args.seed, bos_id=bos_id)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+    else:
+        from circuits.display.tables import scan_table
+
+        _console().print(scan_table(result, top=args.top))
+    return 0
+
+
+def cli_scan(argv: list[str]) -> int:
+    """`circuits scan ARGV…` as a function: the exit code, also for --help."""
+    try:
+        return main(["scan", *argv])
+    except SystemExit as e:  # --help
+        return int(e.code or 0)
+
+
+COMMANDS = {"list": cmd_list, "check": cmd_check, "show": cmd_show, "analyze": cmd_analyze, "scan": cmd_scan}
+
+
+# --- the authors' commands: new (a puzzle skeleton and its solution twin) and audit (mutation testing) ----------
+def _authoring_parsers(sub) -> None:
+    nw = sub.add_parser("new", help="write a puzzle skeleton and its solution twin (never overwrites)")
+    nw.add_argument("name", metavar="NN_name", help="two digits, an underscore and a lowercase name, e.g. 91_dup")
+    nw.add_argument("folder", metavar="DIR", nargs="?", default=None,
+                    help="the folder to write puzzles/ and solutions/ in (default: this project)")
+    au = sub.add_parser("audit", help="mutation-test a reference solution; exit 1 when a mutant survives unreviewed")
+    au.add_argument("puzzle", metavar="FILE|N", help="a reference solution's file, or a puzzle's number or name")
+    au.add_argument("--json", action="store_true", help="print JSON: kill rate, survivors (entry, change, closest "
+                                                        "call), allowed mutants")
+    au.add_argument("-v", "--verbose", action="store_true", help="also list the allowed mutants and their reasons")
+
+
+def cmd_new(args) -> int:
+    from circuits.checking.loader import display
+    from circuits.checking.scaffold import new
+
+    written = new(args.name, args.folder)
+    for p in written:
+        print(f"wrote {display(p)}")
+    print("next: write the statement and the solution, then")
+    print(f"  pytest {display(written[0].parent)}               (the puzzle: not attempted)")
+    print(f"  circuits check {display(written[1])}")
+    print(f"  circuits audit {display(written[1])}")
+    return 0
+
+
+def cmd_audit(args) -> int:
+    from circuits.checking.audit import reference, run
+
+    path = Path(args.puzzle) if args.puzzle.endswith(".py") else _puzzle_file(args.puzzle, True)
+    out = run(reference(path))
+    if args.json:
+        print(json.dumps(out.to_json(), ensure_ascii=False))
+    else:
+        print("\n".join(out.lines(verbose=args.verbose)))
+    return 1 if out.survivors else 0
+
+
+COMMANDS.update({"new": cmd_new, "audit": cmd_audit})
 
 if __name__ == "__main__":
     raise SystemExit(main())

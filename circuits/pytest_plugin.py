@@ -1,6 +1,6 @@
 """The pytest plugin: `pytest puzzles/` collects puzzle files, one test item per target.
 
-A thin adapter over circuits.checker, in the manner of pytest's doctest plugin. It takes over a
+A thin adapter over circuits.checking.checker, in the manner of pytest's doctest plugin. It takes over a
 folder named puzzles/ or solutions/ when the folder is named on the command line or one of its
 NN_*.py files declares a circuits Puzzle, so it never touches other projects' Python files. In such
 a folder every NN_*.py entry is a row of the summary, whatever it is (an empty file, a folder, a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .errors import CircuitError
+from circuits.errors import CircuitError
 
 _RESULTS = pytest.StashKey[list]()
 _NAME = re.compile(r"^\d\d_.*\.py$")  # as loader.puzzle_files globs: [0-9][0-9]_*.py
@@ -141,7 +141,7 @@ class NotCollected(pytest.File):
 
 class Skipped(pytest.Item):
     def runtest(self):
-        from .loader import display
+        from circuits.checking.loader import display
 
         where = display(self.path.parent)
         raise pytest.skip.Exception(
@@ -172,7 +172,7 @@ class LoadError(pytest.Item):
         self.message = message
 
     def runtest(self):
-        from .checker import PuzzleResult
+        from circuits.checking.checker import PuzzleResult
 
         self.config.stash[_RESULTS].append(PuzzleResult.unloaded(self.path, self.message))
         raise CircuitError(self.message)
@@ -192,7 +192,7 @@ class PuzzleFile(pytest.File):
     source: Path | None = None  # the file checked, when not `path` itself (--solutions)
 
     def collect(self):
-        from .loader import load
+        from circuits.checking.loader import load
 
         source = self.source or self.path
         try:
@@ -208,7 +208,7 @@ class PuzzleFile(pytest.File):
 
     def result(self):
         if self._result is None:
-            from .checker import check
+            from circuits.checking.checker import check
 
             self._result = check(self.attempt, margins=not self.config.getoption("--no-margins"))
             self.config.stash[_RESULTS].append(self._result)
@@ -237,8 +237,8 @@ class PuzzleItem(pytest.Item):
             result = excinfo.value.result  # a mistake in the file: its one line, never wrapped
             return f"! {result.label}\n{result.message}"
         if isinstance(excinfo.value, PuzzleFailure):
-            from .render import console
-            from .report import target_report
+            from circuits.display.render import console
+            from circuits.display.report import target_report
 
             markup = self.config.get_terminal_writer().hasmarkup
             import io
@@ -259,8 +259,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     import io
 
-    from .render import console
-    from .report import summary_table
+    from circuits.display.render import console
+    from circuits.display.report import summary_table
 
     buf = io.StringIO()
     width = max(100, terminalreporter._tw.fullwidth)

@@ -22,9 +22,9 @@ import sys
 import numpy as np
 
 from circuits import CircuitError, Model
-from circuits import functional as F
-from circuits.hf import encode, from_hf, halves_logprob, load_hf, load_tokenizer, repeated_random_tokens, token_strings
-from circuits.render import console, pattern_heatmap
+from circuits.model import functional as F
+from circuits.io.hf import encode, from_hf, halves_logprob, load_hf, load_tokenizer, repeated_random_tokens, token_strings
+from circuits.display.render import console, pattern_heatmap
 
 SENTENCE = "The chicken did not cross the road because it was too tired."
 

@@ -23,9 +23,9 @@ import sys
 import numpy as np
 
 from circuits import CircuitError, Model
-from circuits import functional as F
-from circuits.hf import from_hf, load_hf
-from circuits.render import console, pattern_heatmap
+from circuits.model import functional as F
+from circuits.io.hf import from_hf, load_hf
+from circuits.display.render import console, pattern_heatmap
 
 
 def seed_inputs(d_model: int, seed: int = 2349058, n: int = 5) -> np.ndarray:  # -> [n, d_model] float32

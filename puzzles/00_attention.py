@@ -28,9 +28,8 @@ handing them in as your own fails. Write yours in numpy.
 
 import numpy as np
 
-from circuits import reference
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Code
+from circuits.checking import Code, Puzzle, reference
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 
 puzzle = Puzzle(

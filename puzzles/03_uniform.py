@@ -17,9 +17,8 @@ Hint: what pattern does the softmax give when every score in a row is the same?
 """
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import HeadResult, Output
+from circuits.checking import HeadZ, Inputs, Output, Puzzle, Runs, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 VOWELS = "aeiou"
@@ -49,7 +48,7 @@ puzzle = Puzzle(
     title="Uniform attention: the fraction of vowels so far",
     answer=["W_Q", "W_K", "W_V"],
     build=build,
-    targets=[Output(HeadResult(0, 0), spec, tol=1e-9,
+    targets=[Output(HeadZ(0, 0), spec, tol=1e-9,
                     description="head 0.0's result is the fraction of vowels among positions 0..i (±1e-9)")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=40,
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"})]),

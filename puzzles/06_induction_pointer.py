@@ -65,9 +65,11 @@ import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank, names, sinusoidal, sinusoidal_names
-from circuits.inputs import Copies, Inputs, Repeated, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Attention, HeadOutput, Output
+from circuits.checking import (
+    Attention, Copies, HeadOutput, Inputs, Output, Puzzle, Repeated,
+    Uniform,
+)
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16

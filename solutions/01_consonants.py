@@ -32,9 +32,8 @@ That answer gets this example right, but it does not solve the puzzle. Find out 
 """
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import HeadResult, Output
+from circuits.checking import HeadZ, Inputs, Output, Puzzle, Runs, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 VOWELS = "aeiou"
@@ -64,7 +63,7 @@ puzzle = Puzzle(
     title="Consonant detection",
     answer=["W_Q", "W_K", "W_V"],
     build=build,
-    targets=[Output(HeadResult(0, 0), spec, tol=0.1,
+    targets=[Output(HeadZ(0, 0), spec, tol=0.1,
                     description="head 0.0's result is [1, 0] before the first consonant and [0, 1] from it on (±0.1)")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=40,
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"})]),

@@ -24,9 +24,8 @@ On "ab", the final residual at position 1 holds a's dimensions 0–3 in 8–11.
 import numpy as np
 
 from circuits import Basis, Head, Model, Vocab
-from circuits.inputs import Inputs
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Output, Residual, Structure
+from circuits.checking import Inputs, Output, Puzzle, Residual, Structure
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 vocab = Vocab.chars_of("abcdefgh")

@@ -72,9 +72,8 @@ import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs, Repeated
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401  (FILL_ME_IN marks an unanswered puzzle)
-from circuits.targets import Attention, NextToken
+from circuits.checking import Attention, Inputs, NextToken, Puzzle, Repeated
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from circuits.checker import check
-from circuits.loader import load
+from circuits.checking.checker import check
+from circuits.checking.loader import load
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"

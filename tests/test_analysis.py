@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 import circuits as C
 from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab
 from circuits import analysis as A
-from circuits import render as R
-from circuits.factored import FactoredMatrix
+from circuits.cli import analyze_command
+from circuits.display import render as R
+from circuits.analysis.factored import FactoredMatrix
 
 
 # --- models that mirror the puzzles --------------------------------------------------------------
@@ -77,7 +78,7 @@ def random_model(seed=0, d=12, n_vocab=7, n_heads=(2, 2), d_head=3, n_ctx=10, bi
                     ln_attn=LayerNorm() if ln else None)
               for n in n_heads]
     return Model(Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d),
-                 b_U=r(n_vocab) if bias else None, attn_scale="1/sqrt(d_head)", name=f"random {seed}")
+                 b_U=r(n_vocab) if bias else None, qk_multiplier="1/sqrt(d_head)", name=f"random {seed}")
 
 
 # --- FactoredMatrix equals its dense product -----------------------------------------------------
@@ -425,7 +426,7 @@ def test_the_summary_holds_the_known_structure():
 
 
 def test_the_report_reads_without_colour():
-    text = R.to_text(A.render_analysis(induction_model()))
+    text = R.to_text(R.analysis_report(A.analyze(induction_model())))
     assert "\x1b" not in text
     for needle in ("head 0.0", "position table peaks at i-1", "copying score +1.000", "prev:5",
                    "above", "below", "query ↓ key →", "0.0 → 1.0"):
@@ -453,10 +454,10 @@ def test_exact_table_prints_fractions_and_roots_exactly():
 def test_analyze_command_prints_json_or_the_report_and_writes_html(tmp_path):
     model = induction_model()
     out = io.StringIO()
-    assert A.analyze_command(model, as_json=True, out=out) == 0
+    assert analyze_command(model, as_json=True, out=out) == 0
     assert json.loads(out.getvalue())["heads"][1]["copying_score"] == pytest.approx(1.0)
     out, page = io.StringIO(), tmp_path / "a.html"
-    assert A.analyze_command(model, html=str(page), out=out) == 0
+    assert analyze_command(model, html=str(page), out=out) == 0
     assert "position table peaks at i-1" in out.getvalue() and f"wrote {page}" in out.getvalue()
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and "http" not in html.lower()
@@ -468,17 +469,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def reference_solutions():
     try:
-        from circuits.loader import puzzle_files
+        from circuits.checking.loader import puzzle_files
     except ImportError:
         return []
-    from circuits.loader import load
+    from circuits.checking.loader import load
 
     return [p for p in puzzle_files(solutions=True, root=ROOT) if load(p).puzzle.build is not None]  # not code puzzles
 
 
 def solution_model(slug):
     """The model of a reference solution and its example inputs; skipped while that solution is not written yet."""
-    from circuits import loader
+    from circuits.checking import loader
 
     try:
         attempt = loader.load_puzzle(str(loader.find(slug, solutions=True, root=ROOT)), solution=True)
@@ -489,12 +490,12 @@ def solution_model(slug):
 
 @pytest.mark.parametrize("path", reference_solutions(), ids=lambda p: p.stem)
 def test_the_analysis_runs_on_every_reference_solution(path):
-    from circuits.html import analysis_html
+    from circuits.display.html import analysis_html
 
     model, inputs = solution_model(str(path))
     summary = A.analyze(model, inputs=inputs)
     assert json.loads(json.dumps(summary, allow_nan=False)) == summary
-    assert "\x1b" not in R.to_text(A.render_analysis(model, summary=summary))
+    assert "\x1b" not in R.to_text(R.analysis_report(summary))
     assert "http" not in analysis_html(model, summary=summary).lower()
 
 
@@ -523,7 +524,7 @@ def test_reference_virtual_head_product_is_exact():
 
 def test_the_worksheets_claims_about_composition_hold_for_the_reference_solutions():
     """07 says its K-composition sits above random (0.500 vs 0.264 ± 0.062); 05's virtual head stands out."""
-    from circuits.loader import load
+    from circuits.checking.loader import load
 
     seven = load(ROOT / "solutions" / "07_induction_k_composition.py")
     (k,) = [c for c in A.composition_scores(seven.model()) if c.kind == "K"]

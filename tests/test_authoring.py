@@ -12,10 +12,10 @@ import sys
 import pytest
 from helpers import ROOT
 
-from circuits.checker import check
+from circuits.checking.checker import check
+from circuits.checking.loader import load
 from circuits.cli import main
 from circuits.errors import CircuitError
-from circuits.loader import load
 
 # A small valid puzzle: is the first letter a consonant (one head, an Output target and an Attention target).
 TEMPLATE = '''"""Puzzle 92 · Is the first letter a consonant?"""
@@ -24,9 +24,7 @@ import numpy as np
 import sympy
 
 from circuits import Basis, Head, Model, Vocab, blank
-from circuits.inputs import Inputs
-from circuits.puzzle import FILL_ME_IN, Puzzle  # noqa: F401
-from circuits.targets import Attention, HeadResult, Output
+from circuits.checking import FILL_ME_IN, Attention, HeadZ, Inputs, Output, Puzzle  # noqa: F401
 
 vocab = Vocab.chars_of("abcde")
 resid = Basis(["vowel", "consonant", "first"])
@@ -54,7 +52,7 @@ def build(answer):
 puzzle = Puzzle(
     number=92, name="first", title="Is the first letter a consonant?",
     answer=["W_Q", "W_K", "W_V"], build=build,
-    targets=[Output(HeadResult(0, 0), spec, tol=0.1), Attention(0, 0, where, min_mass=0.9)],
+    targets=[Output(HeadZ(0, 0), spec, tol=0.1), Attention(0, 0, where, min_mass=0.9)],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=12),
     examples=["cbcce", "eacca"],
     sharpness=["s"],
@@ -76,6 +74,11 @@ def write(folder, old: str = "", new: str = "", name: str = "92_first.py"):
     path = folder / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def line_of(path, text: str) -> int:
+    """The 1-based line of the file on which `text` first appears."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
 
 
 def one_line(excinfo_or_text) -> str:
@@ -127,8 +130,9 @@ def test_a_spec_of_the_wrong_type(here):
 
 def test_a_spec_raising_on_an_example(here):
     with pytest.raises(CircuitError) as e:
-        load(write(here, "def spec(tokens):\n", "def spec(tokens):\n    assert 'e' not in tokens, 'no e'\n"))
-    assert one_line(e) == ("92_first.py: targets[0] (Output): spec('cbcce') raised AssertionError at line 22 (no e)")
+        load(path := write(here, "def spec(tokens):\n", "def spec(tokens):\n    assert 'e' not in tokens, 'no e'\n"))
+    line = line_of(path, "assert 'e' not in tokens")
+    assert one_line(e) == f"92_first.py: targets[0] (Output): spec('cbcce') raised AssertionError at line {line} (no e)"
 
 
 def test_a_where_of_the_wrong_shape(here):
@@ -158,7 +162,7 @@ def test_an_optional_name_also_in_the_answer(here):
 
 
 def test_a_runs_class_outside_the_alphabet(here):
-    text = 'Inputs(vocab.tokens, min_len=1, max_len=12, families=[__import__("circuits.inputs").inputs.Runs({"v": "ax"})])'
+    text = 'Inputs(vocab.tokens, min_len=1, max_len=12, families=[__import__("circuits.checking").checking.Runs({"v": "ax"})])'
     with pytest.raises(CircuitError) as e:
         load(write(here, "Inputs(vocab.tokens, min_len=1, max_len=12)", text))
     assert "92_first.py: inputs: the class 'v' of runs of one class has 'x', which is not in the alphabet" in one_line(e)
@@ -170,8 +174,9 @@ def test_a_spec_raising_on_longer_inputs_is_the_puzzles_mistake(here):
     result = check(load(path), n_random=300, property_examples=20, margins=False)
     assert result.status == "error"
     msg = one_line(result.message)
-    assert msg.startswith("92_first.py: the puzzle's spec raised ValueError at line 23 on input '")
-    assert "while checking target \"head 0.0 result (A·V) ≈ spec within 0.1\": too long (a mistake in the puzzle's own " \
+    line = line_of(path, "raise ValueError('too long')")
+    assert msg.startswith(f"92_first.py: the puzzle's spec raised ValueError at line {line} on input '")
+    assert "while checking target \"head 0.0 z (A·V) ≈ spec within 0.1\": too long (a mistake in the puzzle's own " \
            "code, not in the answer)" in msg
     assert len(msg.split("on input '")[1].split("'")[0]) == 7  # the shortest input that raises
 
@@ -180,7 +185,8 @@ def test_a_where_raising_during_the_check_is_the_puzzles_mistake(here):
     path = write(here, "def where(ids):\n", "def where(ids):\n    assert ids.shape[1] < 9, 'long'\n")
     result = check(load(path), n_random=300, property_examples=20, margins=False)
     assert result.status == "error"
-    assert "the puzzle's where() raised AssertionError at line 26 on input '" in one_line(result.message)
+    line = line_of(path, "assert ids.shape[1] < 9")
+    assert f"the puzzle's where() raised AssertionError at line {line} on input '" in one_line(result.message)
     assert "not in the answer" in result.message
 
 
@@ -192,10 +198,10 @@ def test_a_build_that_forgets_the_params(here):
 
 
 def test_a_build_that_reads_an_undeclared_name(here):
-    result = check(load(write(here, "W_V=answer.W_V", "W_V=answer.W_OV")), n_random=100, property_examples=0,
-                   margins=False)
+    path = write(here, "W_V=answer.W_V", "W_V=answer.W_OV")
+    result = check(load(path), n_random=100, property_examples=0, margins=False)
     assert one_line(result.message) == (
-        "92_first.py: build() at line 31 reads answer.W_OV, which is in neither answer= nor optional= (W_Q, W_K, W_V, "
+        f"92_first.py: build() at line {line_of(path, 'answer.W_OV')} reads answer.W_OV, which is in neither answer= nor optional= (W_Q, W_K, W_V, "
         "params); add it to one of them (a mistake in the puzzle's own code, not in the answer)")
 
 
@@ -204,7 +210,7 @@ def test_a_code_compare_raising_is_the_puzzles_mistake_and_the_learners_code_rai
 
     from hypothesis import strategies as st
 
-    from circuits.targets import Code
+    from circuits.checking.targets import Code
 
     def compare(answer, n):
         answer.double(n)
@@ -392,7 +398,7 @@ def test_a_shipped_puzzle_passes_its_own_audit(capsys, monkeypatch):
 
 
 def test_the_scaffold_template_is_the_one_the_files_hold(tmp_path):
-    from circuits.scaffold import new
+    from circuits.checking.scaffold import new
 
     puzzle, solution = new("42_answer", str(tmp_path))
     mark = "# ── your answer"

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from circuits import CircuitError, Head, Model, Vocab
-from circuits import functional as F
+from circuits.model import functional as F
 from circuits.cli import main
 from helpers import ROOT
 
@@ -295,7 +295,7 @@ def test_model_arguments_of_the_wrong_kind(kwargs, message):
 # --- weight files: `circuits scan --npz FILE` -----------------------------------------------------------------
 @pytest.fixture
 def saved(tmp_path):
-    from circuits import export
+    from circuits.io import export
 
     model = Model(Vocab.chars_of("ab"), np.eye(2), W_pos=np.zeros((2, 4)), W_U=np.eye(2),
                   layers=[[Head(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))]])
@@ -333,7 +333,7 @@ def test_a_truncated_npz(saved, capsys):
 
 def test_a_truncated_safetensors(saved, capsys):
     pytest.importorskip("safetensors")
-    from circuits import export
+    from circuits.io import export
 
     path = export.save(export.load(saved), saved.with_suffix(".safetensors"))
     path.write_bytes(path.read_bytes()[:-10])

@@ -7,10 +7,10 @@ import pytest
 from helpers import check_with, solution
 
 from circuits import cli
-from circuits.checker import check, shrink, token_classes
-from circuits.inputs import Inputs, Runs, Uniform
-from circuits.margins import longest_length
-from circuits.targets import HeadResult, Output
+from circuits.checking.checker import check, shrink, token_classes
+from circuits.checking.inputs import Inputs, Runs, Uniform
+from circuits.checking.margins import longest_length
+from circuits.checking.targets import HeadZ, Output
 
 VOWELS = "aeiou"
 
@@ -27,7 +27,7 @@ def test_a_failure_found_only_by_certification():
             out[-1] = [1, 0]
         return out
 
-    attempt.puzzle.targets = [Output(HeadResult(0, 0), spec, tol=0.1)]
+    attempt.puzzle.targets = [Output(HeadZ(0, 0), spec, tol=0.1)]
     attempt.puzzle.inputs = Inputs(attempt.puzzle.inputs.alphabet, 1, 40, families=[Uniform()])
     result = check(attempt, n_random=3000, property_examples=0, margins=False)
     failure = result.targets[0].failure
@@ -38,7 +38,7 @@ def test_a_failure_found_only_by_certification():
 
 def test_certification_is_refused_when_the_spec_tells_tokens_of_a_class_apart():
     attempt = solution("01_consonants")
-    attempt.puzzle.targets = [Output(HeadResult(0, 0), lambda s: [[1, 0] if ch in "aeioub" else [0, 1] for ch in s], tol=0.1)]
+    attempt.puzzle.targets = [Output(HeadZ(0, 0), lambda s: [[1, 0] if ch in "aeioub" else [0, 1] for ch in s], tol=0.1)]
     result = check(attempt, n_random=500, property_examples=0, margins=False)
     assert "certified" not in result.coverage.describe()
     assert "every input of length ≤ 3" in result.coverage.describe()
@@ -81,7 +81,7 @@ def test_shrink_finds_the_shortlex_smallest_failure():
 
 
 def test_a_stub_is_never_a_pass_nor_a_failure():
-    from circuits.loader import load
+    from circuits.checking.loader import load
     from helpers import ROOT
 
     result = check(load(ROOT / "puzzles" / "01_consonants.py"))

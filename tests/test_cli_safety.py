@@ -152,8 +152,8 @@ def test_an_input_beyond_the_token_limit_is_refused_at_once(project):
 @pytest.fixture
 def no_n_ctx(project):
     """Puzzle 01's reference model saved as a weight file: it has no positional embeddings, so no n_ctx."""
-    from circuits.export import save
-    from circuits.loader import load
+    from circuits.io.export import save
+    from circuits.checking.loader import load
 
     model = load(project / "solutions" / "01_consonants.py").model()
     assert model.n_ctx is None

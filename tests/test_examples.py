@@ -37,7 +37,7 @@ def no_tokenizer(tmp_path):
 
 def test_from_hf_without_a_tokenizer_names_tokens_t0_t1_and_says_so(no_tokenizer):
     from circuits import CircuitWarning
-    from circuits.hf import from_hf
+    from circuits.io.hf import from_hf
 
     with pytest.warns(CircuitWarning, match=r"names 1 of the model's 100 token ids, so it is not this model's: "
                                             r"tokens are named t0, t1, … instead"):
@@ -47,7 +47,7 @@ def test_from_hf_without_a_tokenizer_names_tokens_t0_t1_and_says_so(no_tokenizer
 
 def test_from_hf_refuses_a_tokenizer_that_does_not_cover_the_model(no_tokenizer):
     from circuits import CircuitError
-    from circuits.hf import from_hf, load_hf
+    from circuits.io.hf import from_hf, load_hf
 
     one_token = transformers.AutoTokenizer.from_pretrained(str(no_tokenizer), local_files_only=True)
     with pytest.raises(CircuitError, match=r"^the tokenizer given names 1 of the model's 100 token ids: pass the "
@@ -83,7 +83,7 @@ def test_gpt_neo_parity_in_each_q_k_mode(std):
     import numpy as np
     import torch
 
-    from circuits.hf import from_hf
+    from circuits.io.hf import from_hf
     from test_hf import random_ids
 
     hf_model = neo(V=100, d=64, n_head=4, kinds=("global", "local"), window=4, initializer_range=std)
@@ -103,8 +103,8 @@ def test_gpt_neo_parity_in_each_q_k_mode(std):
 
 def test_the_q_k_mode_survives_a_save_and_load(tmp_path):
     from circuits import CircuitError, Model
-    from circuits.export import load, save
-    from circuits.hf import from_hf
+    from circuits.io.export import load, save
+    from circuits.io.hf import from_hf
 
     model = from_hf(neo(V=30, d=16, n_head=2), qk_dtype="float32")
     save(model, tmp_path / "neo.npz")

@@ -8,8 +8,8 @@ import pytest
 import sympy
 
 from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab, blank, names
-from circuits.basis import Basis
-from circuits.export import (CONFIG_KEY, from_hf_state_dict, from_tl_state_dict, load, model_config, save,
+from circuits.model.basis import Basis
+from circuits.io.export import (CONFIG_KEY, from_hf_state_dict, from_tl_state_dict, load, model_config, save,
                              to_hf_state_dict, to_tl_state_dict)
 
 
@@ -26,7 +26,7 @@ def gpt_like(seed=0, V=30, d=16, n_heads=4, n_layers=2, n_ctx=12, scale="1/sqrt(
                     b_O=w(d), mlp=MLP(W_in=w(3 * d, d), W_out=w(d, 3 * d), b_in=w(3 * d), b_out=w(d), act=act),
                     ln_attn=ln(), ln_mlp=ln()) for l in range(n_layers)]
     return Model(Vocab.numbered(V), w(d, V), w(d, n_ctx), layers=layers, W_U=w(V, d), ln_final=ln(),
-                 attn_scale=scale, name=f"gpt-like {seed}")
+                 qk_multiplier=scale, name=f"gpt-like {seed}")
 
 
 def hand_built() -> Model:
@@ -55,7 +55,7 @@ def hand_built() -> Model:
               ln_mlp=LayerNorm(eps=1e-3)),
     ]
     return Model(vocab, W_E, W_pos, layers=layers, W_U=rng.normal(size=(6, 12)), b_U=rng.normal(size=6),
-                 residual=resid, attn_scale=2 * a, params={"a": 1.5}, name="hand-built")
+                 residual=resid, qk_multiplier=2 * a, params={"a": 1.5}, name="hand-built")
 
 
 MODELS = {"gpt2-like": gpt_like, "neo-like": lambda: gpt_like(1, scale=1.0, windows=(None, 3), qkv_bias=False),
@@ -265,8 +265,8 @@ def test_npz_needs_only_numpy(tmp_path):
     code = (
         "import sys, numpy as np\n"
         "from circuits import Model, Vocab, Head\n"
-        "from circuits.export import save, load\n"
-        "from circuits.scan import scan\n"
+        "from circuits.io.export import save, load\n"
+        "from circuits.analysis.scan import scan\n"
         "m = Model(Vocab.numbered(4), np.eye(4), layers=[[Head(W_V=np.eye(4), pattern='previous')]])\n"
         f"load(save(m, {str(tmp_path / 'm.npz')!r}))\n"
         "scan(m, seq_len=2)\n"

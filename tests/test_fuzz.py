@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab
-from circuits import functional as F
-from circuits.weights import MAX_ABS
+from circuits.model import functional as F
+from circuits.model.weights import MAX_ABS
 
 # Powers of ten a matrix's entries are drawn around: tiny, ordinary, large, and the largest allowed.
 EXPONENTS = st.sampled_from([0, 0, 0, -300, -8, 3, 12, 50, 100])
@@ -66,7 +66,7 @@ def models(draw) -> Model:
         layers.append(Layer(heads=heads, b_O=w.maybe(d), mlp=mlp, ln_attn=ln(), ln_mlp=ln()))
     return Model(Vocab.numbered(n_vocab), w(d, n_vocab), W_pos=w.maybe(d, n_ctx), n_ctx=n_ctx, layers=layers,
                  W_U=w.maybe(n_vocab, d), ln_final=LayerNorm() if draw(st.booleans()) else None,
-                 attn_scale=draw(st.sampled_from([1.0, "1/sqrt(d_head)"])))
+                 qk_multiplier=draw(st.sampled_from([1.0, "1/sqrt(d_head)"])))
 
 
 @st.composite

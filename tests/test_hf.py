@@ -11,9 +11,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from circuits import CircuitError  # noqa: E402
-from circuits.export import load, save  # noqa: E402
-from circuits.hf import from_hf, load_hf, repeated_random_tokens, to_hf, token_strings  # noqa: E402
-from circuits.scan import cli_scan, scan  # noqa: E402
+from circuits.io.export import load, save  # noqa: E402
+from circuits.io.hf import from_hf, load_hf, repeated_random_tokens, to_hf, token_strings  # noqa: E402
+from circuits.analysis.scan import scan  # noqa: E402
+from circuits.cli import cli_scan  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GPT2_TOL, NEO_TOL = 1e-10, 1e-6

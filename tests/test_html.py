@@ -8,7 +8,7 @@ import pytest
 
 from circuits import CircuitError, Head, Model, Vocab
 from circuits import analysis as A
-from circuits.html import analysis_html, matrix_html, trace_html, write_html
+from circuits.display.html import analysis_html, matrix_html, trace_html, write_html
 from test_analysis import induction_model, random_model, virtual_head_model
 
 

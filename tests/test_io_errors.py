@@ -17,8 +17,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from circuits import CircuitError, Head, Model, Vocab, export
-from circuits.export import CONFIG_KEY, load, model_config, save, tl_keys, to_tl_state_dict
+from circuits import CircuitError, Head, Model, Vocab
+
+from circuits.io import export
+from circuits.io.export import CONFIG_KEY, load, model_config, save, tl_keys, to_tl_state_dict
 from helpers import ROOT
 from test_catalogue import circuits, one_line
 from test_export import MODELS, gpt_like
@@ -88,7 +90,7 @@ def scan_subprocess(*argv: str) -> str:
 def test_a_member_declaring_a_huge_shape(saved, capsys):
     path = rezip(saved, replace={"embed.W_E.npy": npy_header((10**6, 10**6)) + bytes(32)})
     scan_npz(capsys, path, "key 'embed.W_E' declares shape (1000000, 1000000), 7.3 TiB as float64, beyond the "
-                           "4.0 GiB circuits reads (circuits.export.MAX_BYTES)")
+                           "4.0 GiB circuits reads (circuits.io.export.MAX_BYTES)")
 
 
 def test_a_member_whose_header_and_data_disagree(saved, capsys):
@@ -132,7 +134,7 @@ def test_a_member_inflating_beyond_the_limit_is_refused_from_the_zip_directory(s
 
 def test_members_that_together_pass_the_limit(saved, capsys, monkeypatch):
     monkeypatch.setattr(export, "MAX_BYTES", 200)  # each member fits, all of them do not
-    scan_npz(capsys, saved, "which takes the file beyond the 200 bytes circuits reads (circuits.export.MAX_BYTES)")
+    scan_npz(capsys, saved, "which takes the file beyond the 200 bytes circuits reads (circuits.io.export.MAX_BYTES)")
 
 
 def test_an_absurd_size_in_a_file_is_refused_before_allocating(saved, capsys):
@@ -314,7 +316,7 @@ HF_CASES = {
                                   "attention_layers [\"local\", \"global\"] disagrees with attention_types"),
     "absurd size": ("gpt2", lambda c: c.update(n_embd=100_000, n_head=1),
                     ("the config describes 120,005,100,000 parameters, 894.1 GiB as float64, beyond the 4.0 GiB "
-                    "circuits holds (circuits.export.MAX_BYTES)")),
+                    "circuits holds (circuits.io.export.MAX_BYTES)")),
 }
 
 
@@ -329,7 +331,7 @@ def test_a_bad_hf_config_is_one_line_from_scan(hf_dirs, tmp_path, capsys, arch, 
 @pytest.mark.parametrize("arch, change, message", [HF_CASES[k] for k in ("n_head null", "neo without window_size")],
                          ids=["gpt2", "neo"])
 def test_a_bad_hf_config_is_a_circuit_error_from_from_hf(hf_dirs, tmp_path, arch, change, message):
-    from circuits.hf import from_hf
+    from circuits.io.hf import from_hf
 
     path = corrupt(hf_dirs, tmp_path, arch, change)
     with pytest.raises(CircuitError) as e:
@@ -339,7 +341,7 @@ def test_a_bad_hf_config_is_a_circuit_error_from_from_hf(hf_dirs, tmp_path, arch
 
 def test_a_bad_config_in_a_model_object_is_one_line(hf_dirs):
     """from_hf(model) reads config.to_dict(): the same checks, naming the model."""
-    from circuits.hf import from_hf, load_hf
+    from circuits.io.hf import from_hf, load_hf
 
     hf_model = load_hf(hf_dirs / "neo")
     hf_model.config.attention_layers = ["global", "sideways"]

@@ -85,7 +85,7 @@ def random_model(seed=0, d=8, n_vocab=6, n_layers=2, n_heads=2, d_head=3, n_ctx=
                             ln_attn=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None,
                             ln_mlp=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None))
     return Model(Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d),
-                 ln_final=LayerNorm() if ln else None, attn_scale=scale)
+                 ln_final=LayerNorm() if ln else None, qk_multiplier=scale)
 
 
 def test_seed_001_factored_attention_and_ov():
@@ -294,7 +294,7 @@ def test_built_weights_are_read_only_and_c_contiguous():
     W = np.arange(4.0).reshape(2, 2)
     model = Model(Vocab.chars_of("ab"), W.T, layers=[[Head(W_Q=W.T, W_K=W, W_V=W, W_O=W.T)]])
     head = model.head(0, 0)
-    arrays = [model.W_E, head.W_Q, head.W_K, head.W_V, head.W_O, head.b_Q, model.blocks[0].W_in_cat]
+    arrays = [model.W_E, head.W_Q, head.W_K, head.W_V, head.W_O, head.b_Q, model.blocks[0].W_QKV]
     for a in arrays:
         assert a.flags.c_contiguous and not a.flags.writeable
     with pytest.raises(ValueError, match="read-only"):
@@ -323,3 +323,22 @@ def test_run_ids_refuses_a_valid_mask_of_another_shape():
     model = Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2))]])
     with pytest.raises(CircuitError, match=r"valid has shape \(1, 3\) but the ids have \(1, 2\)"):
         model.run_ids(np.array([[0, 1]]), np.ones((1, 3), dtype=bool))
+
+
+def test_the_old_attn_scale_keyword_is_refused_in_one_line_naming_the_new_one():
+    vocab = Vocab(list("ab"))
+    with pytest.raises(CircuitError, match=r"^attn_scale=2\.0: it is now qk_multiplier \(it multiplies q·k; "
+                                           r"TransformerLens's attn_scale divides\)"):
+        Model(vocab, np.eye(2), attn_scale=2.0)
+    assert Model(vocab, np.eye(2), qk_multiplier=2.0).qk_multiplier == 2.0
+
+
+def test_built_mlp_and_layernorm_are_named_and_read_only():
+    vocab = Vocab(list("ab"))
+    model = Model(vocab, np.eye(2), layers=[Layer(heads=[], mlp=MLP(W_in=np.ones((3, 2)), W_out=np.ones((2, 3))),
+                                                  ln_attn=LayerNorm(eps=1e-3))])
+    block = model.blocks[0]
+    assert block.mlp.W_in.shape == (3, 2) and block.mlp.b_out.shape == (2,) and block.mlp.act == "relu"
+    assert block.ln_attn.eps == 1e-3 and block.ln_attn.w.shape == (2,)
+    with pytest.raises(ValueError):
+        block.mlp.W_in[0, 0] = 5.0

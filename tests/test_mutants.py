@@ -1,6 +1,6 @@
 """Mutation testing: the checker rejects every small wrong edit of every reference answer.
 
-A mutant may pass only if the reviewed allow-list (circuits/allowed_mutants.py, which `circuits audit`
+A mutant may pass only if the reviewed allow-list (circuits/checking/allowed_mutants.py, which `circuits audit`
 reads too) says why it is not a wrong circuit: the edit is
 multiplied by a zero (exactly equivalent), or the check covers every input the model can take and
 the edited answer meets the worksheet on all of them (another correct answer, not a missed bug).
@@ -13,8 +13,8 @@ import pytest
 from conftest import MUTATION_AUDITS
 from helpers import solution
 
-from circuits.allowed_mutants import ALLOWED, POINTER, allowed_for
-from circuits.mutants import audit, matches, mutants, rejects
+from circuits.checking.allowed_mutants import ALLOWED, POINTER, allowed_for
+from circuits.checking.mutants import audit, matches, mutants, rejects
 
 PUZZLES = ["00_attention", "01_consonants", "02_first_consonant", "03_uniform", "04_previous_token",
            "05_virtual_head", "06_induction_pointer", "07_induction_k_composition", "08_induction_repeated"]
@@ -37,7 +37,7 @@ def test_the_checker_kills_every_non_equivalent_mutant(stem, request):
 def test_mutants_cover_every_non_zero_entry(stem):
     attempt = solution(stem)
     names = {m.name for m in mutants(attempt)}
-    from circuits.weights import _raw
+    from circuits.model.weights import raw_array as _raw
 
     for matrix in attempt.puzzle.answer:
         raw = _raw(getattr(attempt.answer, matrix))
@@ -55,7 +55,7 @@ def test_06_allowed_pointer_edits_hold_at_every_copy_and_query():
     """The POINTER reason, checked: every allowed edit of head 1.0 attends right for each copy m < query q ≤ 15."""
     import copy
 
-    from circuits.checker import evaluate
+    from circuits.checking.checker import evaluate
 
     attempt = solution("06_induction_pointer")
     f = next(t for t in attempt.puzzle.targets if t.label.startswith("(f)"))

@@ -77,7 +77,7 @@ def test_other_python_files_are_not_collected(pytester):
     setup_project(pytester, stems=("03_uniform",))
     (pytester.path / "puzzles" / "helpers.py").write_text("raise RuntimeError('must not be imported')\n")
     (pytester.path / "other").mkdir()
-    (pytester.path / "other" / "01_thing.py").write_text("from circuits.puzzle import Puzzle\nraise RuntimeError\n")
+    (pytester.path / "other" / "01_thing.py").write_text("from circuits.checking.puzzle import Puzzle\nraise RuntimeError\n")
     result = pytester.runpytest("puzzles/", "other/")
     result.assert_outcomes(skipped=1)
 

@@ -5,8 +5,8 @@ import re
 import pytest
 from helpers import ROOT
 
-from circuits.checker import check
-from circuits.loader import load, puzzle_files
+from circuits.checking.checker import check
+from circuits.checking.loader import load, puzzle_files
 
 MARK = "# ── your answer"
 PUZZLES = sorted(p.name for p in (ROOT / "puzzles").glob("[0-9][0-9]_*.py"))

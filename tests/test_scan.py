@@ -7,12 +7,16 @@ import sys
 import numpy as np
 import pytest
 
-from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab, blank, functional as F, names
-from circuits.basis import Basis
-from circuits.behaviours import mass_on_target
-from circuits.export import save
-from circuits.render import to_text
-from circuits.scan import cli_scan, repeated_inputs, scan, scan_table, targets_for
+from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab, blank, names
+
+from circuits.model import functional as F
+from circuits.model.basis import Basis
+from circuits.checking.behaviours import mass_on_target
+from circuits.io.export import save
+from circuits.display.render import to_text
+from circuits.analysis.scan import repeated_inputs, scan, targets_for
+from circuits.cli import cli_scan
+from circuits.display.tables import scan_table
 
 N_TOKENS, SEQ_LEN = 16, 8
 STRENGTH = 20.0  # q·k for a match: e^20 outweighs every other key
@@ -111,7 +115,7 @@ def random_gpt(rng, V=50, d=64, n_heads=2, n_layers=2, n_ctx=32) -> Model:
                     b_O=w(d), mlp=MLP(W_in=w(4 * d, d), W_out=w(d, 4 * d), b_in=w(4 * d), act="gelu_tanh"),
                     ln_attn=ln(), ln_mlp=ln()) for _ in range(n_layers)]
     return Model(Vocab.numbered(V - 1, bos="BOS"), w(d, V), rng.normal(0, 1.0, (d, n_ctx)), layers=layers,
-                 W_U=w(V, d), ln_final=ln(), attn_scale="1/sqrt(d_head)", name="random")
+                 W_U=w(V, d), ln_final=ln(), qk_multiplier="1/sqrt(d_head)", name="random")
 
 
 def previous_token_qk(X: np.ndarray, d_head: int, strength: float) -> tuple[np.ndarray, np.ndarray]:
@@ -132,7 +136,7 @@ def plant_previous_token(model: Model, layer: int, head: int, T: int) -> Model:
     layers = [dataclasses.replace(lay, heads=list(lay.heads)) for lay in model.layers]
     layers[layer].heads[head] = Head(W_Q=W_Q, W_K=W_K, W_V=h.W_V, W_O=h.W_O)
     return Model(model.vocab, model.W_E, model.W_pos, layers=layers, W_U=model.W_U,
-                 ln_final=LayerNorm(*model.ln_final), attn_scale=model.attn_scale)
+                 ln_final=LayerNorm(*model.ln_final), qk_multiplier=model.qk_multiplier)
 
 
 def test_scan_finds_a_previous_token_head_planted_in_a_random_model():

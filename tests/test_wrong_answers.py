@@ -6,7 +6,7 @@ import sympy
 
 from helpers import ROOT, check_with, only_failure, solution
 
-from circuits.checker import check
+from circuits.checking.checker import check
 
 
 @pytest.mark.parametrize("stem", ["00_attention", "01_consonants", "02_first_consonant", "03_uniform",
@@ -158,7 +158,7 @@ def test_04_numbers_with_the_scale_baked_in_must_declare_the_sharpness_symbol():
 
 
 def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():
-    from circuits.margins import sharpness
+    from circuits.checking.margins import sharpness
 
     attempt = solution("04_previous_token")
     model = attempt.model()
@@ -169,7 +169,8 @@ def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():
 
 
 def test_00_the_librarys_own_functions_are_not_an_answer():
-    from circuits import functional, reference
+    from circuits.model import functional
+    from circuits.checking import reference
 
     f = only_failure(check_with("00_attention", attention=reference.attention))
     assert f.label.startswith("attention") and "the library's own function" in f.failure.text
@@ -184,7 +185,7 @@ def test_00_the_reference_is_not_in_the_learners_file():
 
 
 def test_00_a_crash_shows_the_input_and_the_learners_line(tmp_path):
-    from circuits.loader import load
+    from circuits.checking.loader import load
 
     text = (ROOT / "solutions" / "00_attention.py").read_text(encoding="utf-8")
     crash = "    assert Q.shape[0] == 1, 'one batch only'"

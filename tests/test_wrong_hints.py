@@ -6,7 +6,7 @@ import numpy as np
 from helpers import ROOT, check_with, only_failure, solution
 from test_wrong_induction import failing
 
-from circuits.checker import evaluate
+from circuits.checking.checker import evaluate
 from circuits.cli import main
 
 
@@ -99,4 +99,4 @@ def test_not_sharp_enough_says_by_how_much_and_that_factor_is_enough():
 
 def test_03_prints_enough_digits_to_show_the_difference():
     f = only_failure(check_with("03_uniform", W_K=[[0, 0.0001]], W_Q=[[1, 1]])).failure
-    assert "the expected head 0.0 result (A·V) is [0.5], yours is [0.499975]" in f.explanation.summary
+    assert "the expected head 0.0 z (A·V) is [0.5], yours is [0.499975]" in f.explanation.summary

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from circuits.checker import check
-from circuits.loader import load
+from circuits.checking.checker import check
+from circuits.checking.loader import load
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -1,0 +1,18 @@
+"""Checking: puzzles, their targets and inputs, the checker, margins, the loader and mutation tests.
+
+A puzzle file imports what it needs from `circuits` and from here.
+"""
+
+from circuits.checking import reference, strategies
+from circuits.checking.inputs import Copies, Inputs, Repeated, Runs, Uniform
+from circuits.checking.puzzle import FILL_ME_IN, Puzzle, Stub
+from circuits.checking.targets import (
+    Attention, Code, HeadOutput, HeadZ, NextToken, Output, Residual, Structure, Target,
+)
+
+__all__ = [
+    "reference", "strategies",
+    "Copies", "Inputs", "Repeated", "Runs", "Uniform",
+    "FILL_ME_IN", "Puzzle", "Stub",
+    "Attention", "Code", "HeadOutput", "HeadZ", "NextToken", "Output", "Residual", "Structure", "Target",
+]

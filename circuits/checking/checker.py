@@ -1,0 +1,425 @@
+"""The checker: runs a puzzle's targets on worked examples, every small input, a random bulk and a
+hypothesis property test, shrinks the first failure to a minimal input and explains it. Knows nothing of pytest."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from circuits.checking import limits
+from circuits.checking.answer_names import head_matrices as names
+from circuits.checking.answer_names import in_answer_terms
+from circuits.checking.evaluation import CHUNK, evaluate  # noqa: F401  (CHUNK, evaluate: part of checker's API)
+from circuits.checking.loader import Attempt, display
+from circuits.checking.targets import Code, Explanation, Structure, Target, Tokens
+from circuits.errors import CircuitError
+
+STAGES = ("worked example", "every small input", "random inputs", "property test")
+
+
+@dataclass
+class Failure:
+    stage: str
+    tokens: Tokens
+    found_len: int
+    explanation: Explanation | None = None
+    trace: object = None
+    text: str = ""  # for code and structure targets: what differed
+
+
+@dataclass
+class TargetResult:
+    label: str
+    kind: str
+    status: str  # passed | failed | error | not attempted
+    failure: Failure | None = None
+    worst: float | None = None
+    metric: str = ""
+    message: str = ""
+    structure: list = field(default_factory=list)
+    checked: int = 0
+
+
+@dataclass
+class Coverage:
+    examples: int = 0
+    small: int = 0
+    small_note: str = ""
+    small_short: str = ""
+    random: int = 0
+    property_examples: int = 0
+    lengths: tuple[int, int] = (0, 0)
+    skipped: list[str] = field(default_factory=list)  # each stage that did not run, and why
+
+    def describe(self) -> str:
+        parts = []
+        if self.examples:
+            parts.append(f"{self.examples} worked example{'s' if self.examples > 1 else ''}")
+        if self.small_note:
+            parts.append(self.small_note)
+        if self.random:
+            parts.append(f"{self.random:,} random inputs (lengths {self.lengths[0]}..{self.lengths[1]})")
+        if self.property_examples:
+            parts.append(f"a {self.property_examples}-example property test")
+        return ", ".join(parts)
+
+
+@dataclass
+class PuzzleResult:
+    attempt: Attempt | None
+    status: str  # solved | failing | not attempted | error
+    targets: list[TargetResult]
+    coverage: Coverage = field(default_factory=Coverage)
+    margins: object = None
+    seconds: float = 0.0
+    message: str = ""
+    file: str = ""  # the file's stem, for a file that could not be loaded (attempt None)
+
+    @classmethod
+    def unloaded(cls, path, message: str) -> "PuzzleResult":
+        """The summary row of a puzzle file that could not be loaded: an error, never a missing row."""
+        from pathlib import Path
+
+        return cls(None, "error", [TargetResult("load", "file", "error", message=message)], message=message,
+                   file=Path(path).name.removesuffix(".py"))
+
+    @property
+    def name(self) -> str:
+        return self.attempt.puzzle.id if self.attempt else (self.file or "?")
+
+
+# --- running behaviour targets in batches -------------------------------------------------------------------
+def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet: Sequence[str], min_len: int) -> Tokens:
+    """Greedy, deterministic shrinking toward the shortest, then alphabetically first, failing input:
+    drop positions, replace tokens by earlier ones in the alphabet, move earlier tokens forward."""
+    order = {t: i for i, t in enumerate(alphabet)}
+    current = list(tokens)
+    while True:
+        if len(current) > min_len:
+            cands = [current[:i] + current[i + 1 :] for i in range(len(current))]
+            hit = np.flatnonzero(fails(cands))
+            if len(hit):
+                current = cands[int(hit[0])]
+                continue
+        cands = [current[:i] + [a] + current[i + 1 :] for i in range(len(current))
+                 for a in alphabet if order[a] < order.get(current[i], len(alphabet))]
+        if cands:
+            hit = np.flatnonzero(fails(cands))
+            if len(hit):
+                current = min((cands[int(h)] for h in hit), key=lambda c: [order.get(t, 0) for t in c])
+                continue
+        cands = [[a if t == b else t for t in current] for b in dict.fromkeys(current) for a in alphabet
+                 if order[a] < order.get(b, len(alphabet))]  # every copy of a token at once
+        if cands:
+            hit = np.flatnonzero(fails(cands))
+            if len(hit):
+                current = min((cands[int(h)] for h in hit), key=lambda c: [order.get(t, 0) for t in c])
+                continue
+        cands = [current[:i] + [current[i + 1], current[i]] + current[i + 2 :] for i in range(len(current) - 1)
+                 if order.get(current[i + 1], 0) < order.get(current[i], 0)]
+        if cands:
+            hit = np.flatnonzero(fails(cands))
+            if len(hit):
+                current = cands[int(hit[0])]
+                continue
+        return current
+
+
+# --- certification by token classes ----------------------------------------------------------------------------
+def token_classes(model, alphabet: Sequence[str]) -> list[list[str]]:
+    """Tokens grouped where every reader sees the same vector: identical W_E columns (and W_U rows, if any)."""
+    groups: dict[bytes, list[str]] = {}
+    for tok in alphabet:
+        i = model.vocab.id(tok)
+        key = model.W_E[:, i].tobytes() + (model.W_U[i].tobytes() if model.W_U is not None else b"")
+        groups.setdefault(key, []).append(tok)
+    return list(groups.values())
+
+
+def _class_name(model, members: list[str]) -> str:
+    col = model.W_E[:, model.vocab.id(members[0])]
+    nz = np.flatnonzero(col)
+    if len(members) > 1 and len(nz) == 1:
+        return model.residual.labels[int(nz[0])]
+    return members[0] if len(members) == 1 else f"{members[0]}…"
+
+
+def _classes_ok(target: Target, canon, sample: list[Tokens]) -> bool:
+    limits.doing(f"checking target {limits.quoted(target.label)}")
+    with limits.blaming(sample, lambda s: target.classes_ok(canon, [s])):
+        return target.classes_ok(canon, sample)
+
+
+def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens]) -> tuple[list[Tokens], str, str]:
+    """Every small input, by class pattern where tokens are interchangeable (a certificate), else by token."""
+    inputs = puzzle.inputs
+    alphabet = list(inputs.alphabet)
+    classes = token_classes(model, alphabet)
+    if len(classes) < len(alphabet):
+        rep = {t: c[0] for c in classes for t in c}
+        canon = lambda s: [rep[t] for t in s]  # noqa: E731
+        if all(_classes_ok(t, canon, sample) for t in targets):
+            reps = [c[0] for c in classes]
+            top = inputs.exhaustive_max_len(len(reps))
+            if top >= inputs.min_len:
+                batch = list(inputs.exhaustive(reps, top))
+                names = "/".join(_class_name(model, c) for c in classes) if len(classes) <= 4 else f"{len(classes)}-class"
+                span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
+                return batch, (f"all {len(batch):,} {names} patterns of length {span} (certified: "
+                               f"{len(alphabet)} tokens fall into {len(classes)} interchangeable classes)"), \
+                    f"certified for all {len(batch):,} {names} patterns of length {span}"
+    top = inputs.exhaustive_max_len()
+    if top < inputs.min_len:
+        return [], "", ""
+    batch = list(inputs.exhaustive(alphabet, top))
+    span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
+    note = f"every input of length {span} ({len(batch):,} inputs)"
+    return batch, note, f"exhaustive to length {top}"
+
+
+# --- the check ----------------------------------------------------------------------------------------------------
+def _examples(puzzle) -> list[Tokens]:
+    return [list(e) if isinstance(e, str) and puzzle.inputs and all(len(a) == 1 for a in puzzle.inputs.alphabet)
+            else (e.split() if isinstance(e, str) else list(e)) for e in puzzle.examples]
+
+
+@contextlib.contextmanager
+def _hypothesis_stores_nothing_here():
+    """hypothesis caches constants under ./.hypothesis; point it at a temporary folder so checking writes nothing."""
+    from hypothesis import configuration
+
+    old = vars(configuration).get("__hypothesis_home_directory")
+    with tempfile.TemporaryDirectory(prefix="circuits-hypothesis-") as tmp:
+        configuration.set_hypothesis_home_dir(tmp)
+        try:
+            yield
+        finally:
+            configuration.set_hypothesis_home_dir(old)
+
+
+def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, Tokens]:
+    """hypothesis.find over the inputs' strategy; returns {target index: minimal failing input}."""
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    found: dict[int, Tokens] = {}
+    remaining = list(open_idx)
+    cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
+                   phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+    while remaining:
+        targets_now = [targets[i] for i in remaining]
+
+        def fails(s: Tokens) -> bool:
+            return bool(s) and not evaluate(model, targets_now, [list(s)])[0].all()
+
+        try:
+            with _hypothesis_stores_nothing_here():
+                example = list(find(strategy, fails, settings=cfg))
+        except (NoSuchExample, Unsatisfiable):
+            return found
+        ok = evaluate(model, targets_now, [example])[0][:, 0]
+        for i, good in zip(list(remaining), ok):
+            if not good:
+                found[i] = example
+                remaining.remove(i)
+    return found
+
+
+def check(attempt: Attempt, n_random: int | None = None, property_examples: int = 100,
+          margins: bool = True) -> PuzzleResult:
+    """Check an attempt against every target of its puzzle; never raises for the learner's mistakes.
+
+    Runs under limits.run: a check that takes longer than limits.CHECK_SECONDS is one error line
+    saying what it was doing, and so is the puzzle file's own code (spec, build) raising."""
+    shown = display(attempt.path)
+
+    def run() -> PuzzleResult:
+        try:
+            return _check(attempt, n_random, property_examples, margins)
+        except (CircuitError, limits.TimeLimit):
+            raise
+        except BaseException as e:  # noqa: BLE001 - the puzzle file's code raising (spec, build) is one line
+            if limits.file_frames(e):
+                raise limits.blame(e).within(shown) from e
+            raise
+
+    try:
+        return limits.run(run, "check", "checking", shown, source=attempt.path)
+    except CircuitError as e:
+        msg = str(e)
+        return PuzzleResult(attempt, "error", [TargetResult(t.label, t.kind, "error", message=msg) for t in attempt.puzzle.targets],
+                            message=msg)
+
+
+def _check(attempt: Attempt, n_random: int | None, property_examples: int, margins: bool) -> PuzzleResult:
+    start = time.perf_counter()
+    puzzle = attempt.puzzle
+    labels = [(t.label, t.kind) for t in puzzle.targets]
+    if not attempt.attempted:
+        msg = f"not attempted: fill in {', '.join(attempt.missing)} in {display(attempt.path)}"
+        return PuzzleResult(attempt, "not attempted", [TargetResult(l, k, "not attempted", message=msg) for l, k in labels],
+                            message=msg)
+    results: list[TargetResult | None] = [None] * len(puzzle.targets)
+    model = None
+    if puzzle.build is not None:
+        limits.doing("building the model")
+        try:
+            _declares_sharpness(attempt)
+            model = attempt.model()
+        except CircuitError as e:
+            return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", message=str(e)) for l, k in labels],
+                                message=str(e), seconds=time.perf_counter() - start)
+    for i, t in enumerate(puzzle.targets):
+        limits.doing(f"checking target {limits.quoted(t.label)}")
+        if isinstance(t, Structure):
+            results[i] = _check_structure(t, attempt, model)
+        elif isinstance(t, Code):
+            results[i] = _check_code(t, attempt, property_examples)
+    behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind == "behaviour"]
+    coverage = Coverage()
+    message = ""
+    if behaviour:
+        try:
+            coverage = _check_behaviour(model, attempt, behaviour, results, n_random, property_examples)
+        except CircuitError as e:
+            message = e.within(display(attempt.path)).args[0]  # every behaviour target: one line for the puzzle
+            for i in behaviour:
+                results[i] = TargetResult(*labels[i], "error", message=message)
+    status = "solved" if all(r.status == "passed" for r in results) else (
+        "error" if any(r.status == "error" for r in results) else "failing")
+    result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, message=message)
+    if behaviour and not margins:
+        coverage.skipped.append("margins: skipped, as asked (--no-margins)")
+    if status == "solved" and margins and behaviour and model is not None:
+        from circuits.checking.margins import measure
+
+        limits.doing("measuring margins")
+        result.margins = measure(attempt, model)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _declares_sharpness(attempt) -> None:
+    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
+    from circuits.checking.margins import undeclared_sharpness
+
+    missing = undeclared_sharpness(attempt)
+    if missing:
+        names = " and ".join(missing)
+        example = ", ".join(f"{m!r}: 30" for m in missing)
+        raise CircuitError(f"{display(attempt.path)}: declare the sharpness as a sympy symbol {names} (as the worksheet "
+                           f"does), write your matrices with it and bind it in params, e.g. params = {{{example}}}; "
+                           "numbers with the scale baked in hide how much sharpness your answer needs")
+
+
+def _check_behaviour(model, attempt, idx, results, n_random, property_examples) -> Coverage:
+    puzzle = attempt.puzzle
+    inputs = puzzle.inputs
+    targets = [puzzle.targets[i] for i in idx]
+    worst = np.array([-np.inf if t.higher_is_worse else np.inf for t in targets])
+    failed: dict[int, Failure] = {}
+    checked = np.zeros(len(targets), dtype=int)
+    cov = Coverage(lengths=(inputs.min_len, inputs.max_len))
+    sample = inputs.sample(n_random, seed=inputs.seed)
+    examples = _examples(puzzle)
+    small, note, short = small_inputs(model, puzzle, targets, sample[:300] + examples)
+    extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
+    stages = [(STAGES[0], examples), (STAGES[1], small), (STAGES[2], sample + extremes)]
+    cov.examples, cov.small, cov.small_note, cov.random = len(examples), len(small), note, len(sample) + len(extremes)
+    cov.small_short = short
+    from circuits.checking.certified import skipped_stages
+
+    cov.skipped = skipped_stages(puzzle, n_random, property_examples, small, True)  # margins: said by _check
+    for stage, batch in stages:
+        open_t = [t for t in range(len(targets)) if t not in failed]
+        if not batch or not open_t:
+            continue
+        ok, w = evaluate(model, [targets[t] for t in open_t], batch)
+        for row, t in enumerate(open_t):
+            checked[t] += len(batch)
+            worst[t] = max(worst[t], w[row].max()) if targets[t].higher_is_worse else min(worst[t], w[row].min())
+            bad = np.flatnonzero(~ok[row])
+            if len(bad):
+                first = min(bad, key=lambda j: (len(batch[j]), j))
+                failed[t] = Failure(stage, list(batch[first]), len(batch[first]))
+    open_t = [t for t in range(len(targets)) if t not in failed]
+    if open_t and property_examples:
+        found = _property_test(model, targets, open_t, inputs.strategy(), property_examples)
+        cov.property_examples = property_examples
+        for t, ex in found.items():
+            failed[t] = Failure(STAGES[3], ex, len(ex))
+        for t in open_t:
+            checked[t] += property_examples
+    for row, i in enumerate(idx):
+        t = targets[row]
+        res = TargetResult(t.label, t.kind, "passed", worst=float(worst[row]), metric=t.metric, checked=int(checked[row]))
+        if row in failed:
+            f = failed[row]
+            fails = lambda cands, t=t: ~evaluate(model, [t], cands)[0][0]  # noqa: E731
+            f.tokens = shrink(f.tokens, fails, list(inputs.alphabet), inputs.min_len)
+            f.trace = model.run([f.tokens])
+            f.explanation = t.explain(f.trace, f.tokens)
+            f.explanation.hint = in_answer_terms(f.explanation.hint, f.explanation.head, names(attempt, model))
+            res.status, res.failure, res.worst = "failed", f, None
+        results[i] = res
+    _earliest_first(targets, [results[i] for i in idx])
+    return cov
+
+
+def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> None:
+    """Later failures may only echo the earliest one in the circuit (layer order, then the puzzle's): say so
+    where the later target reads what the earlier one failed to make (a later layer, or the same head)."""
+    failed = [n for n, r in enumerate(results) if r.status == "failed" and r.failure.explanation is not None]
+    if len(failed) < 2:
+        return
+    first = min(failed, key=lambda n: (targets[n].stage, n))
+    label = results[first].label
+    name = f"part {label.split(' ', 1)[0]}" if label.startswith("(") else repr(label)
+    for n in failed:
+        same_head = results[n].failure.explanation.head == results[first].failure.explanation.head is not None
+        if n != first and (targets[n].stage > targets[first].stage or same_head):
+            e = results[n].failure.explanation
+            e.hint = e.hint.rstrip(".") + f". This may follow from the failure of {name}, earlier in the circuit: fix that first."
+
+
+def _check_structure(target: Structure, attempt, model) -> TargetResult:
+    try:
+        rows = target.run(attempt.answer, model)
+    except CircuitError as e:
+        return TargetResult(target.label, "structure", "error", message=e.within(display(attempt.path)).args[0])
+    ok = all(r[3] for r in rows)
+    res = TargetResult(target.label, "structure", "passed" if ok else "failed", structure=rows, checked=len(rows))
+    if not ok:
+        bad = [r for r in rows if not r[3]]
+        res.failure = Failure("exact check", [], 0, text=f"{bad[0][0]} differs from the expected matrix")
+    return res
+
+
+def _check_code(target: Code, attempt, n_examples: int) -> TargetResult:
+    from hypothesis import HealthCheck, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    def why(example):
+        try:
+            return target.compare(attempt.answer, example)
+        except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
+            from circuits.checking.validate import code_mistake
+
+            return code_mistake(e, attempt.answer)  # the learner's function, or the puzzle's own compare
+
+    for ex in target.examples:
+        if (msg := why(ex)) is not None:
+            return TargetResult(target.label, "code", "failed", failure=Failure("worked example", [], 0, text=msg))
+    cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
+                   suppress_health_check=list(HealthCheck))
+    try:
+        with _hypothesis_stores_nothing_here():
+            ex = find(target.strategy(), lambda e: why(e) is not None, settings=cfg)
+    except NoSuchExample:
+        return TargetResult(target.label, "code", "passed", checked=n_examples + len(target.examples))
+    return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[3], [], 0, text=why(ex)))

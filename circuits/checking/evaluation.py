@@ -1,0 +1,34 @@
+"""Run a model on a batch of inputs and score every target on it (shared by the checker and the margins)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from circuits.checking import limits
+from circuits.checking.targets import Target, Tokens
+
+CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
+
+
+def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.ndarray, np.ndarray]:
+    """ok and worst `[n_targets, len(batch)]`, inputs of one length run as one batch (chunked)."""
+    ok = np.ones((len(targets), len(batch)), dtype=bool)
+    worst = np.zeros((len(targets), len(batch)))
+    by_len: dict[int, list[int]] = defaultdict(list)
+    for i, toks in enumerate(batch):
+        by_len[len(toks)].append(i)
+    for idx in by_len.values():
+        for start in range(0, len(idx), CHUNK):
+            part = idx[start : start + CHUNK]
+            sub = [batch[i] for i in part]
+            limits.doing("running the model")
+            trace = model.run(sub)
+            for t, target in enumerate(targets):
+                limits.doing(f"checking target {limits.quoted(target.label)}")
+                with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
+                    ev = target.evaluate(trace, sub)
+                ok[t, part], worst[t, part] = ev.ok, ev.worst
+    return ok, worst

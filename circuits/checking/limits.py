@@ -1,0 +1,211 @@
+"""Running a puzzle file's code under a time limit, so that no file can hang, kill or litter the checker.
+
+A puzzle file's import and its check run on a daemon worker thread while the caller waits at most
+IMPORT_SECONDS / CHECK_SECONDS. On the way the worker says what it is doing (`doing("checking target
+…")`), so a file that runs out of time is named with what it was doing. While the worker runs:
+`os._exit` raises instead of ending the process, `sys.stdout` / `sys.stderr` cannot be closed, no
+`__pycache__` is written, and every thread the file starts is a daemon, so none keeps the command
+alive after its report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from circuits.errors import CircuitError
+
+IMPORT_SECONDS = 30.0  # one puzzle file's import (its givens and Puzzle); each reference file takes under 0.1 s
+CHECK_SECONDS = 120.0  # one puzzle's check, margins included; the slowest reference solution takes about 3 s
+ENV = {"import": "CIRCUITS_IMPORT_SECONDS", "check": "CIRCUITS_CHECK_SECONDS"}  # override either, in seconds
+
+T = TypeVar("T")
+_doing: dict[int, str] = {}  # worker thread id -> what it is doing now
+
+
+class TimeLimit(BaseException):
+    """Raised inside a worker that ran out of time, to stop it (a BaseException: `except Exception` can't keep it)."""
+
+
+class ExitCalled(BaseException):
+    """`os._exit(code)` called by a puzzle file's code."""
+
+    def __init__(self, code: int = 0):
+        super().__init__(code)
+        self.code = code
+
+
+def seconds(which: str) -> float:
+    """The limit for "import" or "check": the environment variable if set, else the constant."""
+    default = IMPORT_SECONDS if which == "import" else CHECK_SECONDS
+    raw = os.environ.get(ENV[which], "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise CircuitError(f"{ENV[which]}={raw!r} is not a positive number of seconds")
+    return value
+
+
+def doing(what: str) -> None:
+    """Record what the current worker is doing, for the message if it runs out of time."""
+    _doing[threading.get_ident()] = what
+
+
+def now(default: str = "") -> str:
+    return _doing.get(threading.get_ident(), default)
+
+
+def quoted(label: str, n: int = 60) -> str:
+    """A target's label in quotes, cut to `n` characters."""
+    return f'"{label}"' if len(label) <= n else f'"{label[: n - 1]}…"'
+
+
+def shown_input(tokens) -> str:
+    return repr("".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens))
+
+
+def file_frames(e: BaseException) -> list[traceback.FrameSummary]:
+    """The frames of `e`'s traceback in the learner's code: outside circuits, Python and installed packages."""
+    ours = os.path.dirname(os.path.abspath(__file__))
+    theirs = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    return [f for f in traceback.extract_tb(e.__traceback__)
+            if not f.filename.startswith((ours, *theirs, "<"))]
+
+
+def blame(e: BaseException, on: str = "") -> CircuitError:
+    """`the puzzle's spec raised ZeroDivisionError at line 40 on input 'ab' while checking target "…": division by zero`."""
+    frames = file_frames(e)
+    name = ("spec" if frames[0].name == "spec" else f"{frames[0].name}()") if frames else "code"
+    at = f" at line {frames[-1].lineno}" if frames else ""
+    on = f" on input {on}" if on else ""
+    if isinstance(e, ExitCalled):
+        return CircuitError(f"the puzzle's {name} called os._exit(){at}{on} while {now('checking')}; remove it")
+    said = f": {e}" if str(e) else ""
+    return CircuitError(f"the puzzle's {name} raised {type(e).__name__}{at}{on} while {now('checking')}{said} "
+                        "(a mistake in the puzzle's own code, not in the answer)")
+
+
+@contextlib.contextmanager
+def blaming(batch: list, one: Callable):
+    """The puzzle file's code raising inside: one line naming it and the first input of `batch` on which `one` raises."""
+    try:
+        yield
+    except (CircuitError, TimeLimit):
+        raise
+    except BaseException as e:  # noqa: BLE001 - the learner's code raising is their mistake, said in one line
+        culprit = ""
+        for item in sorted(batch, key=len):  # the error path only: the shortest input that raises, one at a time
+            try:
+                one(item)
+            except TimeLimit:
+                raise
+            except BaseException:  # noqa: BLE001
+                culprit = shown_input(item)
+                break
+        raise blame(e, culprit) from e
+
+
+def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path | None = None) -> T:
+    """`fn()` on a worker thread: its result or its exception, or a CircuitError naming `culprit` and what it
+    was doing if it takes longer than the limit for `which` ("import" or "check")."""
+    limit = seconds(which)
+    box: dict = {}
+
+    def work():
+        doing(what)
+        try:
+            box["value"] = fn()
+        except TimeLimit:
+            pass
+        except BaseException as e:  # noqa: BLE001 - handed to the caller as is
+            box["error"] = e
+
+    worker = threading.Thread(target=work, name=f"circuits: {what} {culprit}", daemon=True)
+    with _guarded():
+        worker.start()
+        try:
+            worker.join(limit)
+        except BaseException:  # Ctrl-C: stop the worker too
+            _stop(worker)
+            raise
+        if worker.is_alive():
+            was, where = _doing.get(worker.ident, what), _line_in(worker, source)
+            _stop(worker)
+            raise CircuitError(f"{culprit}: {was} took longer than {limit:g} s and was stopped{where} "
+                               f"(an endless loop, or waiting for input? to allow more time, set {ENV[which]})")
+    _doing.pop(worker.ident, None)
+    if "error" in box:
+        raise box.pop("error")
+    return box["value"]
+
+
+def _line_in(worker: threading.Thread, source: Path | None) -> str:
+    """` at line N`: where in `source` the worker is now, if it is running that file's code."""
+    frame = sys._current_frames().get(worker.ident) if source is not None else None
+    while frame is not None:
+        if frame.f_code.co_filename == str(source):
+            return f" at line {frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _stop(worker: threading.Thread) -> None:
+    """Raise TimeLimit in the worker at its next Python instruction (one blocked in C stays, but is a daemon)."""
+    if worker.ident is None or not worker.is_alive():
+        return
+    hit = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(TimeLimit))
+    if hit > 1:  # cannot happen for one thread id, but if it does, undo it as the C API asks
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), None)
+
+
+class _Unclosable:
+    """A stream whose close() does nothing: a puzzle file closing sys.stdout must not silence the report."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def close(self):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _raise_exit(code=0):
+    raise ExitCalled(code)
+
+
+def _daemon_start(self, _start=threading.Thread.start):
+    if not self._started.is_set():
+        self.daemon = True  # a thread a puzzle file leaves running must not keep the command alive
+    return _start(self)
+
+
+@contextlib.contextmanager
+def _guarded():
+    saved = (os._exit, sys.stdout, sys.stderr, sys.dont_write_bytecode, threading.Thread.start)
+    posix = sys.modules.get("posix") or sys.modules.get("nt")
+    os._exit = _raise_exit
+    if posix is not None:
+        posix._exit = _raise_exit
+    sys.stdout = _Unclosable(sys.stdout) if sys.stdout is not None else None
+    sys.stderr = _Unclosable(sys.stderr) if sys.stderr is not None else None
+    sys.dont_write_bytecode = True  # helper modules a puzzle file imports leave no __pycache__
+    threading.Thread.start = _daemon_start
+    try:
+        yield
+    finally:
+        os._exit, sys.stdout, sys.stderr, sys.dont_write_bytecode, threading.Thread.start = saved
+        if posix is not None:
+            posix._exit = saved[0]

@@ -1,0 +1,158 @@
+"""How much room a passing answer has: the longest length it still holds at, and how far its sharpness can shrink."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from circuits.checking.inputs import Inputs
+from circuits.errors import CircuitError
+
+PER_LENGTH = 120  # random inputs per length in the length search, besides the deterministic extremes
+
+
+@dataclass
+class Margins:
+    longest: int | None  # longest length that passes; None if even max_len + 1 was not searched
+    searched_to: int
+    first_failure: list[str] | None
+    sharpness: float | None  # smallest factor on the sharpness matrices that still passes
+    sharpness_of: str
+
+    def describe(self) -> str:
+        parts = []
+        if self.longest is not None:
+            if self.first_failure is None:
+                parts.append(f"holds at every length searched (to {self.searched_to})")
+            else:
+                parts.append(f"holds to length {self.longest} (fails at {self.longest + 1})")
+        if self.sharpness is not None:
+            parts.append("no sharpness needed" if self.sharpness == 0 else
+                         f"{self.sharpness_of} can shrink to {self.sharpness:.2f}×")
+        return "; ".join(parts)
+
+
+def _behaviour(puzzle):
+    return [t for t in puzzle.targets if t.kind == "behaviour"]
+
+
+def _at_length(inputs: Inputs, L: int, seed: int) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    batch: list[list[str]] = []
+    for fam in inputs.families:
+        try:
+            batch += fam.sample(rng, PER_LENGTH // len(inputs.families), list(inputs.alphabet), L, L)
+        except CircuitError:
+            continue  # a family that cannot make this length (e.g. odd length, repeated halves)
+        if hasattr(fam, "extremes"):
+            batch += fam.extremes(L, L)
+    return batch
+
+
+def passes(model, targets, batch) -> tuple[bool, list[str] | None]:
+    """Whether every target passes on every input; stops at the first length that fails."""
+    from circuits.checking.evaluation import evaluate
+
+    by_len: dict[int, list[list[str]]] = {}
+    for x in batch:
+        by_len.setdefault(len(x), []).append(x)
+    for L in sorted(by_len, reverse=True):  # long inputs fail first, when anything does
+        part = by_len[L]
+        ok, _ = evaluate(model, targets, part)
+        good = ok.all(0)
+        if not good.all():
+            return False, part[int(np.flatnonzero(~good)[0])]
+    return True, None
+
+
+def longest_length(model, puzzle, cap: int | None = None) -> tuple[int, int, list[str] | None]:
+    """The longest length past max_len (up to cap) at which every target still passes.
+
+    Lengths grow by a quarter at a time until one fails, then bisection finds the
+    exact boundary, assuming (as softmax dilution does) that failing persists at longer lengths.
+    """
+    inputs = puzzle.inputs
+    cap = cap or puzzle.margin_max_len or 3 * inputs.max_len
+    if model.n_ctx is not None:
+        cap = min(cap, model.n_ctx - (1 if model.vocab.bos is not None else 0))
+    targets = _behaviour(puzzle)
+    check = lambda L: passes(model, targets, _at_length(inputs, L, seed=L))  # noqa: E731
+    good, L = inputs.max_len, inputs.max_len + 1
+    while L <= cap:
+        ok, bad = check(L)
+        if not ok:
+            while L - good > 1:  # bisect between the last pass and this failure
+                mid = (good + L) // 2
+                ok_mid, bad_mid = check(mid)
+                good, L, bad = (mid, L, bad) if ok_mid else (good, mid, bad_mid)
+            return good, cap, bad
+        good, L = L, min(cap, max(L + 1, int(L * 1.25))) if L < cap else cap + 1
+    return max(cap, inputs.max_len), cap, None
+
+
+def undeclared_sharpness(attempt) -> list[str]:
+    """The puzzle's sharpness symbols (not answer matrices) that none of the answer's matrices is written with."""
+    from circuits.model.weights import symbols_in
+
+    puzzle = attempt.puzzle
+    wanted = [name for name in puzzle.sharpness if name not in puzzle.answer]
+    used: set[str] = set()
+    for name in puzzle.answer:
+        used |= symbols_in(getattr(attempt.answer, name, None))
+    return [name for name in wanted if name not in used]
+
+
+def _scaled(answer, names, factor: float):
+    scaled = copy.copy(answer)
+    for name in names:
+        if name in vars(answer):
+            value = getattr(answer, name)
+            setattr(scaled, name, value * factor if hasattr(value, "__mul__") and not isinstance(value, list)
+                    else np.asarray(value, dtype=float) * factor)
+        elif isinstance(getattr(answer, "params", None), dict):
+            params = dict(answer.params)
+            for key in list(params):
+                if str(key) == name:
+                    params[key] = params[key] * factor
+            scaled.params = params
+    return scaled
+
+
+def sharpness(attempt, steps: int = 9) -> float | None:
+    """The smallest factor on the puzzle's sharpness matrices (or symbol) at which every target still passes."""
+    puzzle = attempt.puzzle
+    if not puzzle.sharpness or undeclared_sharpness(attempt):
+        return None  # not measured: scaling a symbol the answer does not use would change nothing
+    inputs = puzzle.inputs
+    targets = _behaviour(puzzle)
+    batch = inputs.sample(1000, seed=inputs.seed + 1)
+    batch += [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
+
+    hard: list[list[str]] = []  # inputs that failed at a smaller factor: they are tried first, alone
+
+    def ok(factor: float) -> bool:
+        try:
+            model = attempt.model(_scaled(attempt.answer, puzzle.sharpness, factor))
+        except CircuitError:
+            return False
+        if hard and not passes(model, targets, hard)[0]:
+            return False  # the same verdict the whole batch would give (hard is part of it), sooner
+        good, bad = passes(model, targets, batch)
+        if not good:
+            hard.append(bad)
+        return good
+
+    if ok(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def measure(attempt, model) -> Margins:
+    longest, cap, bad = longest_length(model, attempt.puzzle)
+    return Margins(longest, cap, bad, sharpness(attempt), " and ".join(attempt.puzzle.sharpness))

@@ -1,0 +1,61 @@
+"""A puzzle: its statement, givens, the answer it asks for, the targets it checks and its inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from circuits.checking.inputs import Inputs
+from circuits.checking.targets import Target
+from circuits.errors import CircuitError
+
+
+class Stub:
+    """The placeholder a learner replaces: `W_Q = FILL_ME_IN("roughly 2 non-zero entries")`."""
+
+    def __init__(self, hint: str = ""):
+        self.hint = hint
+
+    def __call__(self, hint: str = "") -> "Stub":
+        return Stub(hint)
+
+    def __repr__(self) -> str:
+        return f"FILL ME IN ({self.hint})" if self.hint else "FILL ME IN"
+
+
+FILL_ME_IN = Stub()
+
+
+@dataclass
+class Puzzle:
+    """Everything the checker needs to know about one puzzle.
+
+    `answer` lists the names the learner defines in the file (matrices, a `params`
+    mapping, or functions for a code puzzle); `build(answer)` turns them into a Model.
+    `sharpness` names the answer matrices (or a params symbol) that scale how peaked
+    attention is, for the sharpness margin.
+    """
+
+    number: int
+    name: str
+    title: str
+    answer: Sequence[str]
+    targets: Sequence[Target]
+    build: Callable | None = None
+    inputs: Inputs | None = None
+    examples: Sequence = ()
+    sharpness: Sequence[str] = ()
+    optional: Sequence[str] = ("params",)
+    source: str = ""
+    notes: str = ""
+    margin_max_len: int | None = None
+
+    def __post_init__(self):
+        if not self.targets:
+            raise CircuitError(f"puzzle {self.name!r} declares no targets, so nothing could fail")
+        if any(t.kind == "behaviour" for t in self.targets) and (self.inputs is None or self.build is None):
+            raise CircuitError(f"puzzle {self.name!r} has behaviour targets but no inputs= or build=")
+
+    @property
+    def id(self) -> str:
+        return f"{self.number:02d}_{self.name}"

@@ -1,0 +1,121 @@
+"""The library's own answers to the code puzzles, and how a learner's functions are compared with them.
+
+They live here, not in the learner's file, so that what a learner is checked against cannot be
+edited or passed off as the learner's own (`attention = reference_attention`).
+"""
+
+from __future__ import annotations
+
+import traceback
+
+import numpy as np
+
+from circuits.model import functional
+
+
+def attention(Q, K, V, mask=None):  # [b, q, d], [b, k, d], [b, k, d_v], [b, q, k] -> ([b, q, k], [b, q, d_v])
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])  # [b, q, k]
+    A = functional.softmax(scores, mask)
+    return A, A @ V
+
+
+def causal_mask(T):  # -> [T, T] bool
+    return functional.causal_mask(T)
+
+
+LIBRARY = {attention, causal_mask, functional.causal_mask, functional.attention, functional.softmax}
+
+
+def attention_inputs():
+    """Random batches (Q, K, V, mask): shapes 1–3 × 1–5 × 1–4, values in [−5, 5] (Q and K sometimes × 100, where
+    exp overflows unless the softmax subtracts its row's max), masks with fully masked rows."""
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    @st.composite
+    def draw_inputs(draw):
+        b, t, s = draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(1, 5))
+        d, dv = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+        floats = st.floats(-5, 5, allow_nan=False, width=64)
+        Q = draw(hnp.arrays(np.float64, (b, t, d), elements=floats))
+        K = draw(hnp.arrays(np.float64, (b, s, d), elements=floats))
+        V = draw(hnp.arrays(np.float64, (b, s, dv), elements=floats))
+        mask = draw(st.one_of(st.none(), hnp.arrays(np.bool_, (b, t, s))))
+        scale = draw(st.sampled_from([1.0, 100.0]))
+        return Q * scale, K * scale, V, mask
+
+    return draw_inputs()
+
+
+def mask_sizes():
+    from hypothesis import strategies as st
+
+    return st.integers(1, 64)
+
+
+def _show(a) -> str:
+    return np.array2string(np.asarray(a, dtype=float), precision=3, suppress_small=True, separator=", ")
+
+
+def _not_yours(fn, name: str) -> str | None:
+    if any(fn is f for f in LIBRARY):
+        return (f"{name} is the library's own function ({fn.__module__}.{fn.__name__}); write {name} yourself "
+                "in your puzzle file")
+    return None
+
+
+def _call(fn, name: str, case: str, *args):
+    """fn(*args), or the one-line report of what the learner's code raised: the exception, its line, the input."""
+    try:
+        return fn(*args), None
+    except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
+        mine = getattr(getattr(fn, "__code__", None), "co_filename", None)
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == mine]
+        where = f" at line {frames[-1].lineno} ({frames[-1].line})" if frames else ""
+        said = f": {e}" if str(e) else ""
+        return None, f"your {name} raised {type(e).__name__}{said}{where}, for {case}"
+
+
+def compare_attention(answer, example) -> str | None:
+    Q, K, V, mask = example
+    case = f"Q {Q.shape}, K {K.shape}, V {V.shape}, mask {'None' if mask is None else mask.astype(int).tolist()}"
+    if (msg := _not_yours(answer.attention, "attention")) is not None:
+        return msg
+    got, crash = _call(answer.attention, "attention", case, Q.copy(), K.copy(), V.copy(),
+                       None if mask is None else mask.copy())
+    if crash:
+        return crash
+    if not isinstance(got, tuple) or len(got) != 2:
+        return f"attention must return a pair (A, C); it returned {type(got).__name__} (for {case})"
+    want = attention(Q, K, V, mask)
+    for name, yours, expected in zip("AC", got, want):
+        yours = np.asarray(yours, dtype=float)
+        if yours.shape != expected.shape:
+            return f"{name} has shape {yours.shape} but needs {expected.shape} (for {case})"
+        if np.isnan(yours).any():
+            where = tuple(int(i) for i in np.argwhere(np.isnan(yours))[0])
+            return f"{name} has NaN at {list(where)} — a row with every key masked must be all zeros (for {case})"
+        if not np.allclose(yours, expected, atol=1e-9):
+            where = tuple(int(i) for i in np.argwhere(~np.isclose(yours, expected, atol=1e-9))[0])
+            return (f"{name} differs at {list(where)}: yours {yours[where]:.6g}, expected {expected[where]:.6g} (for {case})\n"
+                    f"Q = {_show(Q)}\nK = {_show(K)}\nV = {_show(V)}\nyour {name} = {_show(yours)}\nexpected {name} = {_show(expected)}")
+    return None
+
+
+def compare_mask(answer, T) -> str | None:
+    if (msg := _not_yours(answer.causal_mask, "causal_mask")) is not None:
+        return msg
+    got, crash = _call(answer.causal_mask, "causal_mask", f"T = {T}", T)
+    if crash:
+        return crash
+    got = np.asarray(got)
+    if got.shape != (T, T):
+        return f"causal_mask({T}) has shape {got.shape} but needs ({T}, {T})"
+    if got.dtype != bool:
+        return f"causal_mask({T}) has dtype {got.dtype}; it must be bool (True = may attend)"
+    want = causal_mask(T)
+    if not (got == want).all():
+        i, j = (int(x) for x in np.argwhere(got != want)[0])
+        return (f"causal_mask({T})[{i}, {j}] is {bool(got[i, j])} but position {i} "
+                f"{'may' if want[i, j] else 'may not'} attend to position {j}")
+    return None

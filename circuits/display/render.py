@@ -1,0 +1,293 @@
+"""Terminal display with rich: attention heatmaps and labelled matrices, readable without colour too."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from circuits.analysis.composition import VIRTUAL_MEANING
+
+
+def console(file=None, width: int | None = None, color: bool | None = None) -> Console:
+    """A console that drops colour codes when the output is not a terminal (CI logs, pipes)."""
+    kwargs = {} if color is None else {"force_terminal": color, "no_color": not color}
+    return Console(file=file, width=width or 120, highlight=False, soft_wrap=False, **kwargs)
+
+
+def _shade(p: float) -> str:
+    level = int(round(min(max(p, 0.0), 1.0) * 5))
+    return ["", "on grey23", "on grey35", "on dark_blue", "on blue", "on bright_blue"][level]
+
+
+def _cell(p: float, mark: bool = False) -> Text:
+    if np.isnan(p):
+        return Text("  · ", style="dim")
+    s = " 1. " if p >= 0.995 else (" 0  " if p < 0.005 else f"{p:.2f}"[1:].rjust(4) if p < 1 else f"{p:4.2f}")
+    if mark:
+        s = s.rstrip() + "*" if s.endswith(" ") else s + "*"
+    return Text(s, style=_shade(p) + (" bold" if mark else ""))
+
+
+def pattern_heatmap(pattern: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str] | None = None,
+                    title: str | None = None, targets: Sequence[int] | None = None, max_len: int = 40) -> Table:
+    """An attention pattern `[query, key]` as a table: query rows, key columns, token labels on both axes.
+
+    Weights print as .xx (1. for ≥ .995, 0 for < .005), so the table reads without colour;
+    hidden (future) keys print as ·. `targets[q]` (a key, or a collection of keys) marks the keys a
+    target expects with *.
+    Long inputs show their last `max_len` positions.
+    """
+    T = pattern.shape[0]
+    key_labels = list(key_labels if key_labels is not None else query_labels)
+    start = max(0, T - max_len)
+    table = Table(title=title, show_edge=False, pad_edge=False, box=None, padding=(0, 0), title_justify="left")
+    table.add_column("query ↓ key →", justify="right", no_wrap=True)
+    for k in range(start, T):
+        table.add_column(f"{k}\n{_label(key_labels[k])}", justify="right", no_wrap=True, min_width=4)
+    for q in range(start, T):
+        cells = []
+        for k in range(start, T):
+            p = pattern[q, k] if k <= q or pattern[q, k] > 0 else np.nan
+            cells.append(_cell(float(p), targets is not None and _expects(targets[q], k)))
+        table.add_row(f"{q} {_label(query_labels[q])} ", *cells)
+    return table
+
+
+def _expects(target, k: int) -> bool:
+    """Whether a query's target (a key, −1 or None for none, or a collection of keys) includes key k."""
+    if target is None:
+        return False
+    if isinstance(target, (int, np.integer)):
+        return int(target) == k
+    return k in target
+
+
+def _label(tok: str) -> str:
+    tok = tok.replace("\n", "\\n")
+    return tok if len(tok) <= 5 else tok[:4] + "…"
+
+
+def _num(x) -> str:
+    if isinstance(x, (int, np.integer)):
+        return str(x)
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return str(x)  # a symbolic entry prints as itself
+    if f == 0:
+        return "0"
+    if f.is_integer() and abs(f) < 1e6:
+        return str(int(f))
+    return f"{f:.4g}"
+
+
+def matrix_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
+                 title: str | None = None) -> Table:
+    """A matrix (numbers or sympy) with named rows and columns; zeros print dim so the structure shows."""
+    rows = M.tolist() if hasattr(M, "tolist") else [list(r) for r in M]
+    if rows and not isinstance(rows[0], list):
+        rows = [rows]
+    n_cols = len(rows[0]) if rows else 0
+    row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(len(rows))]
+    col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(n_cols)]
+    table = Table(title=title, box=None, padding=(0, 1), title_justify="left", show_edge=False)
+    table.add_column("", justify="right", style="bold", no_wrap=True)
+    for c in col_labels:
+        table.add_column(str(c), justify="right", no_wrap=True)
+    for label, row in zip(row_labels, rows):
+        cells = [Text(_num(x), style="dim" if _num(x) == "0" else "") for x in row]
+        table.add_row(str(label), *cells)
+    return table
+
+
+def to_text(renderable, width: int = 120) -> str:
+    """Render to plain text (no colour codes), e.g. for a pytest report or a test."""
+    import io
+
+    c = Console(width=width, no_color=True, force_terminal=False, highlight=False, file=io.StringIO())
+    c.print(renderable)
+    return c.file.getvalue()
+
+
+# --- circuit analysis: exact and numeric circuit tables, composition, paths, the whole report ---------
+def _kept(M: np.ndarray, drop_zero: bool, max_dim: int) -> tuple[list[int], list[int], str]:
+    """Rows and columns to show: non-zero ones (if `drop_zero`), at most `max_dim` of each, and a note of what was left out."""
+    n_r, n_c = M.shape
+    nonzero = np.nan_to_num(np.abs(M), nan=1.0) > 0
+    rows = [i for i in range(n_r) if not drop_zero or nonzero[i].any()]
+    cols = [j for j in range(n_c) if not drop_zero or nonzero[:, j].any()]
+    notes = []
+    if drop_zero and (len(rows) < n_r or len(cols) < n_c):
+        notes.append(f"{n_r - len(rows)} zero row(s), {n_c - len(cols)} zero column(s) hidden")
+    if len(rows) > max_dim or len(cols) > max_dim:
+        notes.append(f"first {max_dim} of {len(rows)} rows × {len(cols)} columns shown")
+    return rows[:max_dim], cols[:max_dim], "; ".join(notes)
+
+
+def _titled(table: Table, title: str | None, caption: str | None = None):
+    """A table under its title (and over its caption) that never wraps the title to the table's width."""
+    parts = ([Text(title, style="italic")] if title else []) + [table]
+    return Group(*parts, *([Text(caption, style="dim")] if caption else []))
+
+
+def _heat(x: float, top: float) -> str:
+    if top <= 0 or x == 0:
+        return ""
+    level = min(int(abs(x) / top * 3.999), 3)
+    return (["", "on grey23", "on dark_blue", "on blue"] if x > 0 else ["", "on grey23", "on dark_red", "on red"])[level]
+
+
+def circuit_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
+                  title: str | None = None, causal: bool = False, drop_zero: bool = True, max_dim: int = 24):
+    """A numeric circuit (QK table, OV circuit, …) with named rows and columns; each row's largest entry
+    is marked * so the table reads without colour. `causal` prints keys after the query as ·."""
+    A = np.array([[np.nan if x is None else x for x in row] for row in np.asarray(M, dtype=object).tolist()], dtype=float)
+    if A.ndim != 2:
+        A = A.reshape(1, -1)
+    row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(A.shape[0])]
+    col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(A.shape[1])]
+    rows, cols, note = _kept(A, drop_zero and not causal, max_dim)
+    visible = np.tril(np.ones(A.shape, dtype=bool)) if causal else np.ones(A.shape, dtype=bool)
+    top = float(np.nanmax(np.abs(A))) if A.size and not np.all(np.isnan(A)) else 0.0
+    caption = note or None
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    table.add_column("", justify="right", style="bold", no_wrap=True)
+    for j in cols:
+        table.add_column(_label(str(col_labels[j])) if len(str(col_labels[j])) > 8 else str(col_labels[j]),
+                         justify="right", no_wrap=True)
+    for i in rows:
+        shown = [A[i, j] if visible[i, j] else np.nan for j in cols]
+        finite = [x for x in shown if not np.isnan(x)]
+        peak = max(finite) if finite and max(finite) != min(finite) else None
+        cells = []
+        for j, x in zip(cols, shown):
+            if not visible[i, j]:
+                cells.append(Text("·", style="dim"))
+                continue
+            s = _num(x) + ("*" if peak is not None and x == peak else "")
+            cells.append(Text(s, style=("dim" if s == "0" else _heat(x, top)) + (" bold" if s.endswith("*") else "")))
+        table.add_row(str(row_labels[i]), *cells)
+    if not rows or not cols or not np.any(np.nan_to_num(A, nan=1.0)[visible]):
+        table = Table(box=None, show_header=False)
+        table.add_row(Text("(all zero)", style="dim"))
+    return _titled(table, title, caption)
+
+
+def exact_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
+                title: str | None = None, drop_zero: bool = True):
+    """A sympy Matrix (or nested lists of exact strings) printed exactly: 1/2, sqrt(2)/2, beta; zeros dim."""
+    rows = [[str(x) for x in row] for row in (M.tolist() if hasattr(M, "tolist") else M)]
+    n_r, n_c = len(rows), len(rows[0]) if rows else 0
+    row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(n_r)]
+    col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(n_c)]
+    keep_r = [i for i in range(n_r) if not drop_zero or any(x != "0" for x in rows[i])]
+    keep_c = [j for j in range(n_c) if not drop_zero or any(rows[i][j] != "0" for i in range(n_r))]
+    hidden = (n_r - len(keep_r), n_c - len(keep_c))
+    caption = f"{hidden[0]} zero row(s), {hidden[1]} zero column(s) hidden" if any(hidden) else None
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    table.add_column("", justify="right", style="bold", no_wrap=True)
+    for j in keep_c:
+        table.add_column(str(col_labels[j]), justify="right", no_wrap=True)
+    for i in keep_r:
+        table.add_row(str(row_labels[i]), *[Text(rows[i][j], style="dim" if rows[i][j] == "0" else "") for j in keep_c])
+    if not keep_r or not keep_c:
+        table = Table(box=None, show_header=False)
+        table.add_row(Text("(all zero)", style="dim"))
+    return _titled(table, title, caption)
+
+
+COMPOSITION_TITLE = "composition (score beside a random baseline of the same shape and rank)"
+
+
+def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
+    """Q/K/V-composition scores with their random baseline, z and a verdict in words (above / near / below)."""
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    for name, justify in (("kind", "left"), ("earlier → later", "left"), ("score", "right"),
+                          ("baseline ± sd", "right"), ("z", "right"), ("", "left")):
+        table.add_column(name, justify=justify, no_wrap=True)
+    for c in scores:
+        c = c if isinstance(c, dict) else c.to_dict()
+        style = {"above": "bold green", "below": "dim"}.get(c["verdict"], "")
+        table.add_row(f"{c['kind']}", f"{c['earlier']} → {c['later']}", f"{c['score']:.3f}",
+                      f"{c['baseline']:.3f} ± {c['baseline_std']:.3f}", f"{c['z']:+.1f}", Text(c["verdict"], style=style))
+    if not scores:
+        table = Table(box=None, show_header=False)
+        table.add_row(Text("(no pairs of heads in different layers)", style="dim"))
+    virtual = any((c if isinstance(c, dict) else c.to_dict())["kind"] == "virtual" for c in scores)
+    return _titled(table, title, VIRTUAL_MEANING if virtual else None)
+
+
+def paths_table(sizes: dict, title: str | None = "paths: root-mean-square logit each path contributes"):
+    """Each path's size, largest first, with a bar so the table reads without colour."""
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    table.add_column("path", no_wrap=True)
+    table.add_column("rms", justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True)
+    top = max(sizes.values(), default=0.0) or 1.0
+    for name, size in sorted(sizes.items(), key=lambda kv: -kv[1]):
+        table.add_row(name, _num(size), "█" * int(round(size / top * 30)))
+    return _titled(table, title)
+
+
+def analysis_report(summary: dict):
+    """The whole analysis (the dict of `circuits.analysis.summary.analyze`) as one renderable."""
+    parts: list = [Text(f"{summary['model']}: d_model = {summary['d_model']}, heads per layer {summary['n_heads']}",
+                        style="bold")]
+    for n, tokens in enumerate(summary["inputs"]):
+        parts.append(Text(f"input {n}: {' '.join(tokens)}"))
+    for head in summary["heads"]:
+        parts += ["", *_head_report(head, summary)]
+    parts += ["", composition_table(summary["composition"])]
+    for v in summary["virtual_heads"]:
+        title = f"virtual head {v['earlier']} → {v['later']}: W_OV^{v['later']} W_OV^{v['earlier']} (rank {v['rank']})"
+        if v["exact"] is not None:
+            parts += ["", exact_table(v["exact"]["values"], v["exact"]["rows"], v["exact"]["cols"], title=title + ", exact")]
+        elif v["matrix"] is not None:
+            parts += ["", circuit_table(v["matrix"]["values"], v["matrix"]["rows"], v["matrix"]["cols"], title=title)]
+    if summary["paths"] is not None:
+        what = "logit" if summary["paths_into"] == "logits" else "final-residual entry"
+        parts += ["", paths_table(summary["paths"], title=f"paths: root-mean-square {what} each path contributes")]
+    return Group(*parts)
+
+
+def _head_report(head: dict, summary: dict) -> list:
+    name = head["name"]
+    facts = [f"fixed pattern {head['fixed_pattern']!r}" if head["fixed_pattern"] else
+             f"QK rank {head['qk']['rank']}, ‖W_QK‖ = {_num(head['qk']['norm'])}"]
+    facts.append(f"OV rank {head['ov']['rank']}, ‖W_OV‖ = {_num(head['ov']['norm'])}" if head["writes"] else
+                 "no W_O: its result W_V·(attended x) is read directly")
+    if head["copying_score"] is not None:
+        facts.append(f"copying score {head['copying_score']:+.3f}")
+    if head["position_offset"] is not None:
+        facts.append(f"position table peaks at i{head['position_offset']:+d}" if head["position_offset"] else
+                     "position table peaks at i")
+    out: list = [Text(f"head {name}: " + "; ".join(facts), style="bold")]
+    if head["patterns"]:
+        tokens = summary["inputs"][0]
+        out.append(pattern_heatmap(np.array(head["patterns"][0], dtype=float), tokens,
+                                   title=f"head {name} attention on input 0"))
+    exact = head["exact"] or {}
+    for key, what in (("W_QK", "W_QK = W_Q^T W_K (rows: query directions, columns: key directions)"),
+                      ("W_OV", "W_OV = W_O W_V (rows: written directions, columns: read directions)"),
+                      ("W_V", "W_V (rows: value dimensions, columns: read directions)")):
+        if key == "W_OV" and not head["writes"]:
+            continue
+        part = exact.get(key)
+        dense = {"W_QK": head["qk"], "W_OV": head["ov"], "W_V": {"matrix": head["W_V"]}}[key] or {}
+        if part is not None:
+            out.append(exact_table(part["values"], part["rows"], part["cols"], title=f"{what}, exact"))
+        elif dense.get("matrix") is not None:
+            m = dense["matrix"]
+            out.append(circuit_table(m["values"], m["rows"], m["cols"], title=what))
+    for key, what, causal in (("token_table", "token × token QK table W_E^T W_QK W_E (query rows, key columns)", False),
+                              ("position_table",
+                               "position × position QK table W_pos^T W_QK W_pos (query rows, key columns)", True),
+                              ("full_ov", "full OV circuit W_U W_OV W_E (rows: output token, columns: attended token)", False)):
+        if head[key] is not None:
+            t = head[key]
+            out.append(circuit_table(t["values"], t["rows"], t["cols"], title=what, causal=causal))
+    return out

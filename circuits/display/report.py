@@ -1,0 +1,166 @@
+"""Reports a learner reads: one target's failure (shrunk input, heatmap, yours vs expected, hint) and the summary table."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from circuits.checking.checker import PuzzleResult, TargetResult
+from circuits.display.render import matrix_table, pattern_heatmap, to_text
+
+ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
+STYLE = {"passed": "green", "failed": "red", "error": "red", "not attempted": "yellow",
+         "solved": "green", "failing": "red"}
+MAX_ROWS = 24
+
+
+def _rows_to_show(n: int, q: int) -> list[int | None]:
+    if n <= MAX_ROWS:
+        return list(range(n))
+    keep = sorted({*range(3), *range(max(0, q - 12), min(n, q + 4))})
+    out: list[int | None] = []
+    for i in keep:
+        if out and out[-1] is not None and i != out[-1] + 1:
+            out.append(None)
+        out.append(i)
+    return out
+
+
+def _table(expl) -> Table:
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+    for c in expl.columns:
+        table.add_column(c, justify="right" if c not in ("token",) else "left", no_wrap=True)
+    for i in _rows_to_show(len(expl.rows), expl.position):
+        if i is None:
+            table.add_row(*(["…"] + [""] * (len(expl.columns) - 1)))
+            continue
+        style = "bold red" if i == expl.position else ("red" if expl.rows[i][-1] == "✗" else "")
+        table.add_row(*expl.rows[i], style=style)
+    return table
+
+
+def _quote(tokens, vocab) -> str:
+    text = vocab.join(tokens) if vocab is not None else " ".join(tokens)
+    return repr(text) if len(text) <= 100 else repr(text[:97] + "…")
+
+
+def _structure_diff(what: str, yours, expected) -> Group:
+    """Where an exact matrix differs: the entries, and both matrices when they are small."""
+    if yours.shape != expected.shape:
+        return Group(Text(f"{what}: yours is {yours.shape[0]} × {yours.shape[1]}, expected {expected.shape[0]} × {expected.shape[1]}"))
+    diff = [(i, j) for i in range(yours.rows) for j in range(yours.cols) if yours[i, j] != expected[i, j]]
+    shown = "; ".join(f"[{i}, {j}] yours {yours[i, j]}, expected {expected[i, j]}" for i, j in diff[:8])
+    parts: list = [Text(f"{what}: {len(diff)} entr{'y differs' if len(diff) == 1 else 'ies differ'}: {shown}"
+                        + (" …" if len(diff) > 8 else ""))]
+    if yours.rows * yours.cols <= 64:
+        parts += [Text("yours:", style="bold"), matrix_table(yours), Text("expected:", style="bold"), matrix_table(expected)]
+    return Group(*parts)
+
+
+def target_report(result: TargetResult, path: str = "") -> Group:
+    """The readable failure report for one target."""
+    parts: list = [Text(f"{ICON[result.status]} {result.label}", style="bold " + STYLE[result.status])]
+    if result.status == "not attempted":
+        parts.append(Text(result.message))
+        return Group(*parts)
+    if result.status == "error":
+        parts.append(Text(result.message))
+        return Group(*parts)
+    f = result.failure
+    if f is None:
+        return Group(*parts)
+    if result.kind == "structure":
+        for what, yours, expected, same in result.structure:
+            parts.append(Text(f"{'✓' if same else '✗'} {what}", style="green" if same else "red"))
+        for what, yours, expected, same in result.structure:
+            if not same:
+                parts += [Text(""), _structure_diff(what, yours, expected)]
+        return Group(*parts)
+    if result.kind == "code":
+        parts.append(Text(f"found by: {f.stage}"))
+        parts.append(Text(f.text))
+        return Group(*parts)
+    e = f.explanation
+    trace = f.trace
+    vocab = trace.model.vocab
+    shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""
+    parts += [
+        Text(f"found by: {f.stage}{shrunk}"),
+        Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"), f" ({len(f.tokens)} tokens)"),
+        Text(e.summary),
+        Text(""),
+        Text("yours vs expected, per position:", style="bold"),
+        _table(e),
+    ]
+    if e.head is not None:
+        l, h = e.head
+        labels = trace.tokens(0)
+        title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (", * = target key)" if e.marks else ")")
+        parts += [Text(""), Text(title, style="bold"),
+                  pattern_heatmap(trace.pattern(l, h)[0], labels, targets=e.marks, max_len=MAX_ROWS)]
+    parts += [Text(""), Text.assemble(("hint: ", "bold yellow"), e.hint)]
+    return Group(*parts)
+
+
+def worst_case(t: TargetResult) -> str:
+    """The worst value a passing target's metric took, e.g. "smallest attention on target 0.9971"."""
+    if t.worst is None or t.kind != "behaviour":
+        return ""
+    value = f"{t.worst:.4f}" if t.metric.startswith("smallest") or t.metric == "log-prob" else f"{t.worst:.2g}"
+    return f"{t.metric} {value}"
+
+
+def worst_per_metric(targets: list[TargetResult]) -> str:
+    """Across a puzzle's passing targets, the worst value of each metric."""
+    by_metric: dict[str, TargetResult] = {}
+    for t in targets:
+        if worst_case(t):
+            best = by_metric.get(t.metric)
+            worse = best is None or ((t.worst > best.worst) if t.metric.startswith("largest") else (t.worst < best.worst))
+            by_metric[t.metric] = t if worse else best
+    return ", ".join(worst_case(t) for t in by_metric.values())
+
+
+def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") -> Table:
+    table = Table(title=title, title_justify="left", header_style="bold")
+    table.add_column("puzzle", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("targets", justify="right")
+    table.add_column("margin / what to do", overflow="fold")
+    for r in results:
+        passed = sum(t.status == "passed" for t in r.targets)
+        if r.status == "solved":
+            note = r.margins.describe() if r.margins else ""
+            note = "; ".join(x for x in (r.coverage.small_short, note, worst_per_metric(r.targets)) if x)
+        elif r.status == "not attempted":
+            note = r.message.removeprefix("not attempted: ")
+        else:
+            bad = next(t for t in r.targets if t.status in ("failed", "error"))
+            note = bad.message if bad.status == "error" else f"fails: {bad.label}"
+        table.add_row(r.name, Text(r.status, style=STYLE.get(r.status, "")), f"{passed}/{len(r.targets)}", note)
+    return table
+
+
+def puzzle_report(result: PuzzleResult) -> Group:
+    """Everything `circuits check` prints for one puzzle."""
+    head = Text(f"{result.name} · {result.attempt.puzzle.title if result.attempt else ''} · {result.status}",
+                style="bold " + STYLE.get(result.status, ""))
+    parts: list = [head]
+    for t in result.targets:
+        if t.status in ("failed", "error") or result.status == "not attempted" and t is result.targets[0]:
+            parts += [Text(""), target_report(t)]
+        else:
+            extra = f"  ({worst_case(t)}; {t.checked:,} inputs)" if worst_case(t) else ""
+            parts.append(Text(f"{ICON[t.status]} {t.label}{extra}", style=STYLE[t.status]))
+    if result.coverage.describe():
+        parts.append(Text(f"checked on: {result.coverage.describe()}", style="dim"))
+    for skipped in getattr(result.coverage, "skipped", []):  # not certified: said, never left to be assumed
+        parts.append(Text(f"not checked: {skipped}", style="yellow"))
+    if result.margins is not None:
+        parts.append(Text(f"margins: {result.margins.describe()}"))
+    parts.append(Text(f"({result.seconds:.1f} s)", style="dim"))
+    return Group(*parts)
+
+
+__all__ = ["target_report", "summary_table", "puzzle_report", "to_text"]

@@ -1,0 +1,309 @@
+"""Turn whatever a user wrote for a matrix (lists, numpy, sympy, named) into checked float64 numbers.
+
+This is the one module that touches sympy: symbolic weights are bound through a
+parameter mapping here, and their exact form stays available through `exact`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+
+from circuits.errors import CircuitError
+from circuits.model.basis import NamedMatrix
+
+# Larger entries make q·k overflow float64 (1e150 squared is 1e300); refuse them up front.
+MAX_ABS = 1e100
+# More entries than this in one matrix (2 GiB of float64) is a typo, not a circuit: refuse before allocating.
+MAX_ENTRIES = 2**28
+
+Params = Mapping[object, object]
+
+
+def is_symbolic(x) -> bool:
+    return type(x).__module__.split(".")[0] == "sympy"
+
+
+def raw_array(value) -> np.ndarray:
+    """Any matrix-like as an object or numeric numpy array, without judging its entries."""
+    if isinstance(value, NamedMatrix):
+        return value.values
+    if is_symbolic(value) and hasattr(value, "tolist"):  # a sympy Matrix
+        return np.array(value.tolist(), dtype=object)
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
+        return value.detach().cpu().double().numpy()
+    if isinstance(value, (list, tuple)):
+        return _nested(value)
+    return np.array(value, dtype=object)
+
+
+def _nested(value) -> np.ndarray:
+    """Nested lists to an array, refusing ragged ones with the row that differs."""
+    def shape_of(v, path):
+        if isinstance(v, (list, tuple)) or (isinstance(v, np.ndarray) and v.ndim > 0):
+            subs = [shape_of(x, (*path, i)) for i, x in enumerate(v)]
+            for i, s in enumerate(subs[1:], 1):
+                if s != subs[0]:
+                    where = "][".join(map(str, (*path, i)))
+                    raise _Ragged(f"is ragged: entry [{where}] has shape {s} but entry [{']['.join(map(str, (*path, 0)))}] has {subs[0]}")
+            return (len(v), *(subs[0] if subs else ()))
+        return ()
+    shape_of(value, ())
+    arr = np.empty(np.shape(np.array(value, dtype=object)), dtype=object)
+    arr[...] = np.array(value, dtype=object)
+    return arr
+
+
+class _Ragged(Exception):
+    pass
+
+
+def _fmt_shape(shape) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _need(shape, dims) -> str:
+    names = [d if isinstance(d, str) else None for d in dims]
+    if any(names):
+        return f"({', '.join(n or str(s) for n, s in zip(names, shape))}) = {_fmt_shape(shape)}"
+    return _fmt_shape(shape)
+
+
+def _bind(value, params: Params | None):
+    import sympy
+
+    subs = {}
+    for k, v in (params or {}).items():
+        sym = sympy.Symbol(k) if isinstance(k, str) else k
+        number = sympy.sympify(v, strict=False) if not isinstance(v, str) else None
+        if number is None or getattr(number, "free_symbols", None) or not getattr(number, "is_number", False):
+            raise CircuitError(f"parameter {str(k)!r} is bound to {v!r}, which is not a number")
+        if not number.is_finite:  # nan, oo and zoo would only surface later as a bad matrix entry
+            raise CircuitError(f"parameter {str(k)!r} is bound to {v!r}, which is not a finite number")
+        subs[sym] = number
+    return sympy.sympify(value).subs(subs)
+
+
+def _entry(x, name: str, where: str, params: Params | None) -> float:
+    if x is None:
+        raise CircuitError(f"{name} has None at {where}; every entry must be a number")
+    if isinstance(x, bool):
+        return float(x)
+    if isinstance(x, numbers.Number) and not is_symbolic(x):
+        if isinstance(x, complex):
+            raise CircuitError(f"{name} has a complex entry {x} at {where}; entries must be real")
+        try:
+            return float(x)
+        except OverflowError:
+            raise CircuitError(f"{name} has an entry too large for float64 at {where} ({str(x)[:20]}…)") from None
+    if is_symbolic(x):
+        bound = _bind(x, params)
+        free = sorted(str(s) for s in getattr(bound, "free_symbols", ()))
+        if free:
+            raise CircuitError(
+                f"{name} uses symbol{'s' if len(free) > 1 else ''} {', '.join(free)} at {where} with no value: "
+                f"bind {'them' if len(free) > 1 else 'it'} in params, e.g. params={{{free[0]!r}: 2.0}}"
+            )
+        try:
+            out = complex(bound)
+        except (TypeError, ValueError):
+            raise CircuitError(f"{name} at {where} does not evaluate to a number: {bound}") from None
+        if out.imag:
+            raise CircuitError(f"{name} at {where} evaluates to a complex number {out}")
+        return out.real
+    if isinstance(x, str):
+        raise CircuitError(f"{name} has the string {x!r} at {where}; every entry must be a number")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise CircuitError(f"{name} has {type(x).__name__} {x!r} at {where}; every entry must be a number") from None
+
+
+_PLAIN = (int, float, np.integer, np.floating)
+
+
+def _fast(raw: np.ndarray, params: Params | None) -> np.ndarray | None:
+    """Plain numbers at once, and symbolic matrices bound in one substitution; None when an entry needs a closer look."""
+    kinds = {type(x) for x in raw.flat}
+    if all(issubclass(k, _PLAIN) and k is not bool for k in kinds):
+        try:
+            return raw.astype(np.float64)
+        except OverflowError:
+            return None
+    if raw.ndim != 2 or not all(issubclass(k, _PLAIN) or k.__module__.split(".")[0] == "sympy" for k in kinds):
+        return None
+    import sympy
+
+    try:
+        bound = sympy.Matrix(raw.tolist()).subs(_subs(params))
+        if bound.free_symbols:
+            return None
+        return np.array(bound.evalf().tolist(), dtype=np.float64)
+    except (TypeError, ValueError, CircuitError):
+        return None
+
+
+def _subs(params: Params | None) -> dict:
+    import sympy
+
+    return {(sympy.Symbol(k) if isinstance(k, str) else k): v for k, v in (params or {}).items()
+            if isinstance(v, _PLAIN) and not isinstance(v, bool) and np.isfinite(v)}
+
+
+def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Params | None = None,
+           labels: tuple | None = None) -> np.ndarray:
+    """`value` as a float64 array of `shape` (None entries match anything), or a one-line CircuitError.
+
+    `name` says what the matrix is ("W_Q of head 0.1"); `dims` names the needed
+    axes ("d_head", "d_model") so a wrong shape is reported in the puzzle's terms.
+    `labels` gives, per axis, the names a labelled (NamedMatrix) value must carry there,
+    as (what, names) or None; a matrix labelled otherwise is refused, never used by position.
+    """
+    if value is None:
+        raise CircuitError(f"{name} is missing (None); it needs shape {_fmt_shape(shape)}")
+    if isinstance(value, np.ma.MaskedArray):
+        raise CircuitError(f"{name} is a masked array, and the model would ignore its mask: "
+                           "pass plain numbers (e.g. a.filled(0))")
+    try:
+        raw = raw_array(value)
+    except _Ragged as e:
+        raise CircuitError(f"{name} {e}") from None
+    if raw.size > MAX_ENTRIES:
+        raise CircuitError(f"{name} has shape {_fmt_shape(raw.shape)}, {raw.size:,} entries; "
+                           f"one matrix may hold at most {MAX_ENTRIES:,}")
+    if np.issubdtype(raw.dtype, np.complexfloating) or (raw.dtype == object and any(_is_complex(x) for x in raw.flat)):
+        idx = next(i for i, x in np.ndenumerate(raw) if _is_complex(x))
+        raise CircuitError(f"{name} has a complex entry {raw[idx]} at {_where(idx)} ({raw.dtype}); entries must be real")
+    if labels is not None and isinstance(value, NamedMatrix):
+        check_labels(value, name, labels)
+    has = raw.shape
+    dims = dims or (None,) * len(shape)
+    need = _need(tuple("?" if s is None else s for s in shape), dims)
+    if not has and shape:
+        raise CircuitError(f"{name} is {_what(value)}, not a {'vector' if len(shape) == 1 else 'matrix'}; it needs shape {need}")
+    want = tuple(h if s is None else s for s, h in zip(shape, has)) if len(has) == len(shape) else shape
+    if has != want:
+        msg = f"{name} has shape {_fmt_shape(has)} but needs {need}"
+        if len(has) == 1 and len(shape) == 2:
+            msg += "; a matrix needs nested lists, e.g. [[1, 0]] for one row"
+        elif len(has) == 2 and all(s is None or s == h for s, h in zip(shape, has[::-1])):
+            msg += "; it looks transposed"
+        raise CircuitError(msg)
+    if raw.dtype != object and np.issubdtype(raw.dtype, np.number) and not np.issubdtype(raw.dtype, np.complexfloating):
+        out = np.array(raw, dtype=np.float64, order="C")  # our own copy, whatever layout the caller had
+    else:
+        out = _fast(raw, params)
+        if out is None:  # entry by entry, so a bad one is named with its index
+            out = np.empty(raw.shape, dtype=np.float64)
+            for idx, x in np.ndenumerate(raw):
+                out[idx] = _entry(x, name, _where(idx), params)
+    lo, hi = (out.min(), out.max()) if out.size else (0.0, 0.0)  # NaN propagates: two passes, no temporaries
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
+        raise CircuitError(f"{name} has {out[idx]} at {_where(idx)}; every entry must be finite")
+    if max(-lo, hi) > MAX_ABS:
+        idx = tuple(int(i) for i in np.argwhere(np.abs(out) > MAX_ABS)[0])
+        raise CircuitError(
+            f"{name} has {out[idx]:.3g} at {_where(idx)}; entries above {MAX_ABS:.0e} in size overflow float64 in q·k"
+        )
+    return frozen(np.ascontiguousarray(out), owned=True)
+
+
+def frozen(a: np.ndarray, owned: bool = False) -> np.ndarray:
+    """A C-contiguous, read-only float64 copy (or `a` itself when it already is one).
+
+    C order fixes the BLAS kernel path, so equal weights give equal bits whatever layout
+    they arrived in (a transposed view from a state dict would otherwise round differently);
+    read-only, because a built weight edited in place would disagree with the products
+    derived from it at build time. `owned`: `a` is a fresh array nobody else holds, so it
+    may be frozen in place rather than copied (a model's large weights are copied once).
+    """
+    fits = a.dtype == np.float64 and a.flags.c_contiguous and a.base is None
+    if fits and (owned or not a.flags.writeable):
+        a.flags.writeable = False
+        return a
+    out = np.array(a, dtype=np.float64, order="C", copy=True)
+    out.flags.writeable = False
+    return out
+
+
+def _is_complex(x) -> bool:
+    return isinstance(x, (complex, np.complexfloating))
+
+
+def check_labels(value: NamedMatrix, name: str, labels: tuple) -> None:
+    """Refuse a named matrix whose row or column names differ from the ones its place needs.
+
+    Plain numbered axes ("0", "1", …, from blank(4, resid)) carry no names and always fit.
+    """
+    for axis, own, need in (("rows", value.rows.labels, labels[0]), ("columns", value.cols.labels, labels[1])):
+        if need is None or all(x.isdigit() for x in own):
+            continue
+        what, want = need
+        want = tuple(str(x) for x in want)
+        if own == want:
+            continue
+        if len(own) != len(want):
+            continue  # the shape check says it better
+        i = next(i for i, (a, b) in enumerate(zip(own, want)) if a != b)
+        order = "in another order than" if sorted(own) == sorted(want) else "differently from"
+        raise CircuitError(f"{name} has its {axis} labelled {order} {what}: {axis[:-1]} {i} is {own[i]!r} "
+                           f"where {what} has {want[i]!r}; build it with blank() on {what}")
+
+
+def _what(value) -> str:
+    """A value that is not an array, in a few words: "a str ('identity')", "a function"."""
+    if callable(value):
+        return "a function"
+    kind, shown = type(value).__name__, repr(value)
+    shown = shown if len(shown) <= 30 else shown[:29] + "…"
+    return f"{'an' if kind[0].lower() in 'aeiou' else 'a'} {kind} ({shown})"
+
+
+def _where(idx) -> str:
+    return "[" + ", ".join(map(str, idx)) + "]"
+
+
+def symbols_in(value) -> set[str]:
+    """Names of the sympy symbols a matrix-like uses (empty for plain numbers)."""
+    try:
+        raw = raw_array(value)
+    except _Ragged:
+        return set()
+    if raw.dtype != object:
+        return set()
+    out: set[str] = set()
+    for x in raw.flat:
+        if is_symbolic(x):
+            out |= {str(s) for s in getattr(x, "free_symbols", ())}
+    return out
+
+
+def exact(value, params: Params | None = None):
+    """The exact sympy Matrix of a matrix-like; floats become rationals where they are exact.
+
+    With `params`, symbols are bound; without, they stay symbolic.
+    """
+    import sympy
+
+    raw = raw_array(value)
+    if raw.ndim == 1:
+        raw = raw.reshape(1, -1)
+
+    def conv(x):
+        if is_symbolic(x):
+            return _bind(x, params) if params else x
+        if isinstance(x, (float, np.floating)):
+            return sympy.nsimplify(float(x), rational=True) if float(x).is_integer() or abs(float(x) * 1e6 - round(float(x) * 1e6)) < 1e-9 else sympy.Float(float(x))
+        return sympy.sympify(x)
+
+    return sympy.Matrix([[conv(x) for x in row] for row in raw.tolist()])
+
+
+def vector(value, name: str, n: int, dim: str | None = None, params: Params | None = None) -> np.ndarray:
+    """A 1-D vector of length n (biases, LayerNorm weights)."""
+    return matrix(value, name, (n,), (dim,), params)
