@@ -31,8 +31,8 @@ class Attempt:
 
     def model(self, answer: types.SimpleNamespace | None = None):
         """The Model the answer builds; a CircuitError names the file on any mistake."""
-        from circuits.model.transformer import Model
         from circuits.checking.validate import build_mistake
+        from circuits.model.transformer import Model
 
         try:
             model = self.puzzle.build(answer or self.answer)
