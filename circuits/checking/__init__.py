@@ -7,12 +7,22 @@ from circuits.checking import reference, strategies
 from circuits.checking.inputs import Copies, Inputs, Repeated, Runs, Uniform
 from circuits.checking.puzzle import FILL_ME_IN, Puzzle, Stub
 from circuits.checking.targets import (
-    Attention, Code, HeadOutput, HeadZ, NextToken, Output, Residual, Structure, Target,
+    Attention,
+    Code,
+    HeadOutput,
+    HeadZ,
+    NextToken,
+    Output,
+    Residual,
+    Structure,
+    Target,
 )
+from circuits.checking.targets_ov import OVCircuit
 
 __all__ = [
     "reference", "strategies",
     "Copies", "Inputs", "Repeated", "Runs", "Uniform",
     "FILL_ME_IN", "Puzzle", "Stub",
+    "OVCircuit",
     "Attention", "Code", "HeadOutput", "HeadZ", "NextToken", "Output", "Residual", "Structure", "Target",
 ]

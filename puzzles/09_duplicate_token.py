@@ -1,0 +1,104 @@
+"""Puzzle 09 · A duplicate-token head                         (from TransformerLens's head detector)
+
+A duplicate-token head attends from each token to the earlier copies of the same token.
+TransformerLens's head detector names the behaviour ("duplicate_token_head"): its reference
+pattern marks, for query i, every key j < i holding the same token as i — never i itself.
+Interpretability work finds such heads early in GPT-2 (in the indirect-object circuit, they
+tell later heads "this name was already said").
+
+The embedding (d_model = 17, n_ctx = 12). Every input starts with a BOS token at position 0.
+Tokens a b c d have one-hot content directions tok:a … tok:d, BOS has its own direction,
+bos, and each position n has a one-hot direction pos:n (pos:0 … pos:11, as a learned
+position embedding might be):
+
+    x at position n holding token t  =  tok:t + pos:n        (BOS at 0: bos + pos:0)
+
+Write one head, W_Q and W_K (d_head × 17, d_head of your choice; scores are raw dot
+products, causal mask). Checked on every string of 1 to 11 tokens after BOS:
+
+  at each query whose token appeared before, head 0.0 puts ≥ 0.9 of its attention on the
+  earlier copies of that token, together (all of them, as the detector counts them; the
+  query itself is not a copy); at a token new to the string, ≥ 0.9 on BOS.
+
+The query's own position holds the same token, so content alone makes the query tie with
+its copies: something must count against the key at the query's own position. Multiply
+W_Q by a sharpness symbol `s`, bound in `params`.
+
+Worked example, "abca", read as 0 BOS, 1 a, 2 b, 3 c, 4 a. With s = 1, one answer scores
+a content match 1, BOS ½, the key at the query's own position 1 less than its content says:
+
+    query ↓  key →   0 BOS  1 a   2 b   3 c   4 a      target
+    1 'a'             ½     0                           BOS (a is new)
+    2 'b'             ½     0     0                     BOS
+    3 'c'             ½     0     0     0               BOS
+    4 'a'             ½     1     0     0     0         key 1 (the earlier a)
+
+With s = 20, query 4 puts 1/(1 + e⁻¹⁰ + 3e⁻²⁰) = 0.99995 on key 1.
+"""
+
+import numpy as np
+import sympy
+
+from circuits import Basis, Head, Model, Vocab, blank
+from circuits.checking import Attention, Copies, Inputs, Puzzle, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+N_CTX = 12
+vocab = Vocab.chars_of("abcd", bos="<bos>")
+CONTENT = [f"tok:{t}" for t in "abcd"]
+POSITION = [f"pos:{n}" for n in range(N_CTX)]
+resid = Basis(CONTENT + ["bos"] + POSITION)  # d_model = 17
+
+#            <bos> a  b  c  d
+W_E = blank(resid, vocab.tokens)  # [17, 5]: tok:t is 1 for token t, bos is 1 for BOS
+W_E["bos", "<bos>"] = 1
+for t in "abcd":
+    W_E[f"tok:{t}", t] = 1
+W_pos = blank(resid, N_CTX)  # [17, 12]: pos:n is 1 at position n
+for n in range(N_CTX):
+    W_pos[f"pos:{n}", n] = 1
+s = sympy.Symbol("s")  # the sharpness
+
+
+def earlier_copies(tokens: list[str]) -> list[list[int]]:
+    """The target keys, in plain Python: every earlier copy of each token, else BOS (position −1)."""
+    return [[j for j in range(i) if tokens[j] == t] or [-1] for i, t in enumerate(tokens)]
+
+
+def build(answer) -> Model:
+    silent = np.zeros((1, len(resid)))  # the head is judged by where it looks, not what it writes
+    return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="duplicate_token",
+                 layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=silent)]])
+
+
+puzzle = Puzzle(
+    number=9,
+    name="duplicate_token",
+    title="A duplicate-token head",
+    answer=["W_Q", "W_K"],
+    build=build,
+    targets=[
+        Attention(0, 0, earlier_copies, per_input=True, min_mass=0.9,
+                  description="head 0.0 puts ≥ 0.9 of its attention on the earlier copies of the current token "
+                              "(on BOS for a new token)"),
+    ],
+    inputs=Inputs(list("abcd"), min_len=1, max_len=N_CTX - 1, families=[Uniform(), Copies(tokens=list("abcd"))]),
+    examples=["abca", "aaaa", "abcdabcdab"],
+    sharpness=["s"],
+    source="TransformerLens, head detector: duplicate_token_head (get_duplicate_token_head_detection_pattern)",
+)
+
+HINTS = [  # staged: read one, try again, then the next
+    ("Start with content: a query row that reads tok:t and a key row that reads tok:t make every copy of t "
+     "score alike. Which key scores just as well as the earlier copy, and why?"),
+    ("The query's own key holds the same token. Its position is what differs: a row whose query reads pos:n and "
+     "whose key reads pos:n (with a minus sign) counts against exactly the key at the query's own position."),
+    ("A new token has no copy, so give BOS a score between a match and a miss: a row whose query reads every "
+     "tok:t with ½ and whose key reads bos. With s = 20 the gaps are 10, enough for 11 keys."),
+]
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# W_Q and W_K: (d_head, 17), d_head of your choice. Multiply W_Q by s, and bind s in params.
+W_Q = FILL_ME_IN("roughly 19 non-zero entries")
+W_K = FILL_ME_IN("roughly 16 non-zero entries")

@@ -1,0 +1,120 @@
+"""Puzzle 10 · Has this token appeared before?             (from TransformerLens's head detector, read out)
+
+Puzzle 09's head knew where the earlier copies were; here the model must *say* whether
+there is one, as a number in the residual stream that later layers can read:
+
+    seen ≈ 1   at a token that appeared earlier in the string,
+    seen ≈ 0   at a token seen for the first time,
+
+within 0.1, at every position of every string of 1 to 12 tokens (after BOS).
+
+The model (d_model = 10). Every input starts with BOS. Tokens a b c d have one-hot content
+directions tok:a … tok:d; BOS has its own direction, bos; prev:a … prev:d and seen start
+empty. There are no positions this time. Layer 0 is given: a previous-token head (fixed
+pattern: position n attends to n − 1, BOS to itself) that copies tok:* into prev:*, so
+after it, position n holds "I am t" in tok:t and "the token before me was u" in prev:u.
+
+Write layer 1's head, head 1.0 (scores are raw dot products, causal mask):
+
+  W_Q, W_K (d_head × 10)  decide where it looks;
+  W_V (1 × 10), W_O (10 × 1)  decide what it writes into seen.
+
+The head's value at BOS is what it writes for a new token; at any other key, what it
+writes for a seen one. Puzzle 09 needed positions to keep a token's own key from matching
+it; think about which key would match if the key read prev:* instead of tok:*. Multiply
+W_Q by a sharpness symbol `s`, bound in `params`.
+
+Worked example, "abca", read as 0 BOS, 1 a, 2 b, 3 c, 4 a. After layer 0, prev holds:
+—, —, a, b, c. One answer scores query "I am t" against key "the token before me was t"
+as 1 and BOS as ½ (s = 1):
+
+    query ↓  key →   0 BOS  1 a   2 b   3 c   4 a      attends to    seen
+    1 'a'             ½     0                          BOS           0
+    2 'b'             ½     0     0                    BOS           0
+    3 'c'             ½     0     0     0              BOS           0
+    4 'a'             ½     0     1     0     0        key 2         1
+
+With s = 20, query 3 puts 1/(1 + 3e⁻¹⁰) = 0.99986 on BOS, so seen = 0.00014 there.
+"""
+
+import sympy
+
+from circuits import Basis, Head, Model, Vocab, blank
+from circuits.checking import Copies, Inputs, Output, Puzzle, Residual, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+vocab = Vocab.chars_of("abcd", bos="<bos>")
+CONTENT = [f"tok:{t}" for t in "abcd"]
+PREV = [f"prev:{t}" for t in "abcd"]
+resid = Basis(CONTENT + ["bos"] + PREV + ["seen"])  # d_model = 10
+
+#            <bos> a  b  c  d
+W_E = blank(resid, vocab.tokens)  # [10, 5]: tok:t is 1 for token t, bos is 1 for BOS
+W_E["bos", "<bos>"] = 1
+for t in "abcd":
+    W_E[f"tok:{t}", t] = 1
+
+# Layer 0, given: the previous-token head. W_V0 reads the content, W_O0 writes it into prev.
+W_V0 = blank(4, resid)  # [4, 10]
+W_O0 = blank(resid, 4)  # [10, 4]
+for k, t in enumerate("abcd"):
+    W_V0[k, f"tok:{t}"] = 1
+    W_O0[f"prev:{t}", k] = 1
+s = sympy.Symbol("s")  # the sharpness
+
+
+def seen_before(tokens: list[str]) -> list[int]:
+    """The target, in plain Python: 1 where the token appeared earlier in the string, else 0."""
+    return [1 if t in tokens[:i] else 0 for i, t in enumerate(tokens)]
+
+
+def build(answer) -> Model:
+    return Model(vocab, W_E, residual=resid, params=answer.params, name="seen_before", layers=[
+        [Head(W_V=W_V0, W_O=W_O0, pattern="previous")],
+        [Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V, W_O=answer.W_O)],
+    ])
+
+
+puzzle = Puzzle(
+    number=10,
+    name="seen_before",
+    title="Has this token appeared before?",
+    answer=["W_Q", "W_K", "W_V", "W_O"],
+    build=build,
+    targets=[
+        Output(Residual(("seen",)), seen_before, tol=0.1,
+               description="the final residual's seen is 1 where the token appeared earlier, 0 where it is new (±0.1)"),
+    ],
+    inputs=Inputs(list("abcd"), min_len=1, max_len=12, families=[Uniform(), Copies(tokens=list("abcd"))]),
+    examples=["abca", "aaaa", "abcdabcd", "dcbaabcd"],
+    sharpness=["s"],
+    source="TransformerLens, head detector: duplicate_token_head; the readout, as later heads consume it",
+)
+HINTS = [  # staged: read one, try again, then the next
+    ("What must head 1.0 write for a new token, and which key holds that value? Every input starts with BOS, "
+     "and BOS's residual is the only one with no tok:* in it."),
+    ("A key that reads prev:t says \"the token before me was t\". Such keys sit right after earlier copies of t, "
+     "never at the query itself (its prev holds the token before it): no positions needed."),
+    ("Query rows s·tok:t against key rows prev:t; one more row, s/2 on every tok:t against bos, makes BOS the "
+     "fallback. W_V sums tok:* (1 at every token, 0 at BOS) and W_O writes that into seen."),
+]
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# Rows 0–3: "I am t" against "the token before me was t". Row 4: any token against BOS, at half a match.
+W_Q = blank(5, resid)
+W_K = blank(5, resid)
+for k, t in enumerate("abcd"):
+    W_Q[k, f"tok:{t}"] = s
+    W_Q[4, f"tok:{t}"] = s / 2
+    W_K[k, f"prev:{t}"] = 1
+W_K[4, "bos"] = 1
+
+# The value is 1 at any token and 0 at BOS; W_O writes it into seen.
+W_V = blank(1, resid)
+for t in "abcd":
+    W_V[0, f"tok:{t}"] = 1
+W_O = blank(resid, 1)
+W_O["seen", 0] = 1
+
+params = {"s": 20}

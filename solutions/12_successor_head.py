@@ -1,0 +1,106 @@
+"""Puzzle 12 · A successor head                               (from Gould et al. 2023, "Successor Heads")
+
+Large language models have *successor heads*: attention heads whose OV circuit maps a token
+of an ordered sequence to the next one (1 → 2, Monday → Tuesday, March → April). Gould et
+al. (2023) find them in models from 31M to 12B parameters, and find that they work on
+"mod-10 features": directions of the embedding that say where a token sits in a cycle of ten.
+
+Here the digits 0 … 9 have nothing *but* such a feature. Digit d is embedded at the point
+(cos dθ, sin dθ) of the unit circle, θ = 2π/10 = 36°, in the directions mod:x and mod:y, and
+the unembedding W_U reads digit d at the same point of two other directions, out:x and out:y
+(d_model = 4). The head's pattern is given: each position attends to itself.
+
+Write its OV circuit, W_V (2 × 4) and W_O (4 × 2), so that
+
+  (a) in its full OV circuit W_U W_O W_V W_E, each digit's column is largest at its
+      successor: 0 → 1, 1 → 2, …, 8 → 9, and 9 → 0 (on a cycle of ten, as on a clock);
+  (b) after every digit of every string of 1 to 8 digits, its successor gets log-prob ≥ −0.1.
+
+Multiply W_O by a sharpness symbol `γ`, bound in `params`.
+
+Worked example. A head that writes digit 3's own point, γ·(cos 108°, sin 108°), into out
+copies: the logit of d is γ·cos((d − 3)·36°), largest at 3 itself. Its neighbours get
+γ·cos 36° = .809γ, so the successor must win by the gap between 1 and .809:
+
+    d                 0      1      2      3      4      5      6      7      8      9
+    copy 3         −.309γ  .309γ  .809γ   1γ    .809γ  .309γ −.309γ −.809γ  −1γ  −.809γ
+    successor of 3 −.809γ −.309γ  .309γ  .809γ   1γ    .809γ  .309γ −.309γ −.809γ  −1γ
+
+With γ = 30, the successor row gives 4 the log-prob −log(1 + 2e^−5.73 + 2e^−20.7 + …) = −0.0065.
+
+Puzzle 11's copying score cannot tell the two rows apart well: this head's full OV circuit
+has eigenvalues 5γ·e^(±iθ) (and zeros), so it scores cos 36° = 0.81, not far from a copier's
+1. Gould et al. check successorship directly, as (a) does.
+"""
+
+import sympy
+
+from circuits import Basis, Head, Model, Vocab, blank
+from circuits.checking import Inputs, NextToken, OVCircuit, Puzzle
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+DIGITS = "0123456789"
+THETA = 2 * sympy.pi / 10  # 36°, exact: write angles with sympy.cos / sympy.sin
+vocab = Vocab.chars_of(DIGITS)
+resid = Basis(["mod:x", "mod:y", "out:x", "out:y"])  # d_model = 4
+
+W_E = blank(resid, vocab.tokens)  # [4, 10]: digit d at (cos dθ, sin dθ) in mod:x, mod:y
+W_U = blank(vocab.tokens, resid)  # [10, 4]: digit d read at (cos dθ, sin dθ) from out:x, out:y
+for d in range(10):
+    W_E["mod:x", DIGITS[d]], W_E["mod:y", DIGITS[d]] = sympy.cos(d * THETA), sympy.sin(d * THETA)
+    W_U[DIGITS[d], "out:x"], W_U[DIGITS[d], "out:y"] = sympy.cos(d * THETA), sympy.sin(d * THETA)
+γ = sympy.Symbol("γ")  # the sharpness of the prediction
+
+
+def successor(digit: str) -> str:
+    """The next digit on a cycle of ten: 0 → 1, …, 9 → 0."""
+    return DIGITS[(DIGITS.index(digit) + 1) % 10]
+
+
+def successors(digits: list[str]) -> list[str]:
+    """The target, in plain Python: after each digit, its successor."""
+    return [successor(d) for d in digits]
+
+
+def build(answer) -> Model:
+    return Model(vocab, W_E, W_U=W_U, residual=resid, params=answer.params, name="successor_head",
+                 layers=[[Head(W_V=answer.W_V, W_O=answer.W_O, pattern="self")]])
+
+
+puzzle = Puzzle(
+    number=12,
+    name="successor_head",
+    title="A successor head",
+    answer=["W_V", "W_O"],
+    build=build,
+    targets=[
+        OVCircuit("(a) head 0.0's full OV circuit W_U W_OV W_E raises each digit's successor most (9 → 0)",
+                  raises=successor),
+        NextToken(successors, lo=-0.1, description="(b) after every digit, its successor has log-prob ≥ −0.1"),
+    ],
+    inputs=Inputs(list(DIGITS), min_len=1, max_len=8),
+    examples=["0123456789", "9"],
+    sharpness=["γ"],
+    source="Gould, Ong, Ogden, Conmy (2023), Successor Heads: Recurring, Interpretable Attention Heads In The Wild",
+)
+HINTS = [  # staged: read one, try again, then the next
+    ("W_U reads digit d at its point of the circle. Which point must the head write, when it attends to 3, "
+     "for 4 to get the largest logit?"),
+    ("Digit 4's point is digit 3's point turned by θ = 36°, and the same turn takes every digit to its "
+     "successor, 9 to 0 included: the OV circuit is one rotation."),
+    ("W_V can read mod:x and mod:y as they are; W_O writes them into out:x and out:y turned by +θ: "
+     "γ·[[cos θ, −sin θ], [sin θ, cos θ]]. The gap between the successor and its neighbours is γ(1 − cos θ)."),
+]
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# Read the digit's point as it is …
+W_V = blank(2, resid)
+W_V[0, "mod:x"] = 1
+W_V[1, "mod:y"] = 1
+# … and write it into out turned by +θ, times γ.
+W_O = blank(resid, 2)
+W_O["out:x", 0], W_O["out:x", 1] = γ * sympy.cos(THETA), -γ * sympy.sin(THETA)
+W_O["out:y", 0], W_O["out:y", 1] = γ * sympy.sin(THETA), γ * sympy.cos(THETA)
+
+params = {"γ": 30}

@@ -1,0 +1,125 @@
+"""Puzzle 13 · Copy suppression                               (from McDougall et al. 2023, "Copy Suppression")
+
+GPT-2 small's head L10H7 is a *negative* head: when earlier layers predict a token that
+already appeared in the context, it attends to that earlier appearance and pushes the
+token's logit down. McDougall et al. (2023) call this copy suppression: it keeps the model
+from naively repeating what it has already seen, and calibrates overconfident predictions.
+Its full OV circuit is the mirror image of a copying head's (puzzle 11): attending to t
+*lowers* t's logit, so its copying score Σλ/Σ|λ| is negative.
+
+The model (d_model = 11). Every input starts with BOS. Tokens a … e have one-hot content
+directions tok:a … tok:e, BOS has bos, and pred:a … pred:e hold the model's prediction.
+Another path, given, predicts the next token from the current one alone, as a bigram:
+the embedding writes pred:y = 1 for y = NEXT[t],
+
+    t         a  b  c  d  e
+    NEXT[t]   b  c  d  e  a
+
+and W_U reads the logits from pred:* (logit of y = 5·pred:y). Write one head (scores are
+raw dot products, causal mask): W_Q, W_K (d_head × 11), W_V (5 × 11), W_O (11 × 5), so that
+
+  (a) after the head, at every position of every string of 1 to 10 tokens, pred:* is
+      the one-hot NEXT[t] when NEXT[t] has not appeared earlier in the string, and all
+      zeros when it has (each within 0.1): the prediction is suppressed;
+  (b) the head's full OV circuit W_U W_OV W_E is negative: copying score ≤ −0.9.
+
+Multiply W_Q by a sharpness symbol `s`, bound in `params`.
+
+Worked example, "cab", read as 0 BOS, 1 c, 2 a, 3 b. The bigram path predicts d, b, c.
+At position 3, c is predicted and c was already said at position 1, so the head should
+look there and cancel pred:c. One answer scores "I predict y" against "I am y" as 1 and
+BOS as ½ (s = 1):
+
+    query ↓  key →   0 BOS  1 c   2 a   3 b      predicts   in context?   pred after the head
+    1 'c'             ½     0                    d          no            pred:d = 1
+    2 'a'             ½     0     0              b          no            pred:b = 1
+    3 'b'             ½     1     0     0        c          yes (1)       all 0
+
+The logits (a … e) at position 3 go from (0, 0, 5, 0, 0), c at 0.967, to flat: 1/6 each
+(BOS has a logit too, always 0).
+"""
+
+import sympy
+
+from circuits import Basis, Head, Model, Vocab, blank
+from circuits.checking import Copies, Inputs, Output, OVCircuit, Puzzle, Residual, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+TOKENS = "abcde"
+NEXT = {"a": "b", "b": "c", "c": "d", "d": "e", "e": "a"}  # the bigram path's prediction
+vocab = Vocab.chars_of(TOKENS, bos="<bos>")
+CONTENT = [f"tok:{t}" for t in TOKENS]
+PRED = [f"pred:{t}" for t in TOKENS]
+resid = Basis(CONTENT + ["bos"] + PRED)  # d_model = 11
+
+#            <bos> a  b  c  d  e
+W_E = blank(resid, vocab.tokens)  # [11, 6]: tok:t and pred:NEXT[t] are 1 for token t; bos for BOS
+W_E["bos", "<bos>"] = 1
+for t in TOKENS:
+    W_E[f"tok:{t}", t] = 1
+    W_E[f"pred:{NEXT[t]}", t] = 1
+W_U = blank(vocab.tokens, resid)  # [6, 11]: the logit of y is 5·pred:y (BOS's logit 0)
+for t in TOKENS:
+    W_U[t, f"pred:{t}"] = 5
+s = sympy.Symbol("s")  # the sharpness
+
+
+def suppressed(tokens: list[str]) -> list[list[int]]:
+    """The target, in plain Python: pred:* after the head, the bigram prediction unless already in context."""
+    out = []
+    for i, t in enumerate(tokens):
+        y = NEXT[t]
+        out.append([0] * len(TOKENS) if y in tokens[:i] else [int(u == y) for u in TOKENS])
+    return out
+
+
+def build(answer) -> Model:
+    return Model(vocab, W_E, W_U=W_U, residual=resid, params=answer.params, name="copy_suppression",
+                 layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V, W_O=answer.W_O)]])
+
+
+puzzle = Puzzle(
+    number=13,
+    name="copy_suppression",
+    title="Copy suppression",
+    answer=["W_Q", "W_K", "W_V", "W_O"],
+    build=build,
+    targets=[
+        Output(Residual(tuple(PRED)), suppressed, tol=0.1,
+               description="(a) pred:* after the head: the bigram prediction, or all 0 where it already appeared (±0.1)"),
+        OVCircuit("(b) head 0.0's full OV circuit W_U W_OV W_E suppresses: copying score ≤ −0.9", max_score=-0.9),
+    ],
+    inputs=Inputs(list(TOKENS), min_len=1, max_len=10, families=[Uniform(), Copies(tokens=list(TOKENS))]),
+    examples=["cab", "abcde", "edcba", "aaaa"],
+    sharpness=["s"],
+    source="McDougall, Conmy, Rushing, McGrath, Nanda (2023), Copy Suppression: Comprehensively Understanding "
+           "an Attention Head (GPT-2 small L10H7)",
+)
+HINTS = [  # staged: read one, try again, then the next
+    ("Where should the head look from position i? At an earlier position holding the token that position i "
+     "*predicts*: its query must read pred:*, its key tok:*. And when the prediction is new, at BOS."),
+    ("What the head writes depends only on the attended key, so the value must say which token sits there "
+     "(W_V reads tok:*), and W_O writes minus that token's pred direction."),
+    ("Query rows s·pred:y against key rows tok:y; one more row, s/2 on every pred:y against bos. W_V copies tok:t "
+     "to value t, W_O writes −1 into pred:t. The full OV circuit is then −5 times the identity: score −1."),
+]
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# Rows 0–4: "I predict y" against "I am y". Row 5: any prediction against BOS, at half a match.
+W_Q = blank(6, resid)
+W_K = blank(6, resid)
+for k, t in enumerate(TOKENS):
+    W_Q[k, f"pred:{t}"] = s
+    W_Q[5, f"pred:{t}"] = s / 2
+    W_K[k, f"tok:{t}"] = 1
+W_K[5, "bos"] = 1
+
+# The attended token, written back negatively into its pred direction.
+W_V = blank(5, resid)
+W_O = blank(resid, 5)
+for k, t in enumerate(TOKENS):
+    W_V[k, f"tok:{t}"] = 1
+    W_O[f"pred:{t}", k] = -1
+
+params = {"s": 20}
