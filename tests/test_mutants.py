@@ -20,71 +20,7 @@ PUZZLES = ["00_attention", "01_consonants", "02_first_consonant", "03_uniform", 
            "05_virtual_head", "06_induction_pointer", "07_induction_k_composition", "08_induction_repeated"]
 
 
-# ── curriculum A (puzzles 09–15): kept in one block to ease merging ─────────────────────────────────────
-BOS_QUERY_ONLY = "only the BOS query reads bos; BOS sees one key (itself), which gets all the attention"
-ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
-    "09_duplicate_token": [
-        ("whole answer × 10", SCALED_UP),
-        ("s × 10", SCALED_UP),
-        ("W_Q[[]*, bos] 0 → s", BOS_QUERY_ONLY),
-        ("W_Q[[]5, pos:0] 0 → s", "pos:0 is BOS's position, and BOS sees one key (itself)"),
-        *((f"W_Q[[]{n + 5}, pos:{n}] 0 → s", "the row's key reads pos:n+1, after the query at n: masked, never seen")
-          for n in range(1, 11)),
-        ("W_K columns bos ↔ pos:0", "bos and pos:0 are both 1 at position 0 (BOS) and 0 everywhere else"),
-    ],
-    "10_seen_before": [
-        ("s × 10", SCALED_UP),
-        ("W_Q[[]*, bos] 0 → s", BOS_QUERY_ONLY),
-        ("W_[QKV][[]*, seen] 0 → *", "head 1.0 reads seen, which only head 1.0 itself writes: zero at its input"),
-        *((f"W_O[[]{d}, 0] 0 → 1", f"layer 1 is the last and the check reads seen only: {d} is never read after it")
-          for d in ("tok:*", "prev:*", "bos")),
-    ],
-    "11_copying_head": [
-        ("whole answer × 10", "logits × 100: the attended token, already the top guess, only gets surer"),
-        ("γ × 10", "logits × 10: the attended token, already the top guess, only gets surer"),
-        ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
-        ("W_O[[]tok:*, *] 0 → γ", "W_U reads out: only, and the head is the last layer: tok: is never read after it"),
-        *((f"W_V[[]0, tok:{t}] → 0", (f"{t} is written as (0, ±.951)γ, still nearest its own corner: {t} keeps the "
-                                      "top logit, by .345γ: log-prob −0.031 ≥ −0.1, copying score 1.0. The "
-                                      "logits depend on the attended token alone (5 cases, every one checked): "
-                                      "another correct answer")) for t in "be"),
-    ],
-    "12_successor_head": [
-        ("whole answer × 10", "logits × 100: the successor, already the top guess, only gets surer"),
-        ("γ × 10", "logits × 10: the successor, already the top guess, only gets surer"),
-        ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
-        ("W_O[[]mod:*, *] 0 → *", "W_U reads out: only, and the head is the last layer: mod: is never read after it"),
-    ],
-    "13_copy_suppression": [
-        ("s × 10", SCALED_UP),
-        ("W_Q[[]*, bos] 0 → s", BOS_QUERY_ONLY),
-        *((f"W_O[[]{d}, *] 0 → -1", f"W_U and the check read pred: only, and the head is the last layer: {d} is "
-                                     "never read after it") for d in ("tok:*", "bos")),
-    ],
-    "14_skip_trigram": [
-        ("whole answer × 10", "scores × 100 and logits × 100: the right keys and the right completion only get surer"),
-        ("s × 10", SCALED_UP),
-        ("γ × 10", "logits × 10 where a head attends to keep: the right completion only gets surer"),
-        ("W_[QKV][12][[]*, out:*] 0 → *", "layer 0 reads out:, which only layer 0 itself writes: zero at its input"),
-        ("W_Q[12][[]1, bos] 0 → s", BOS_QUERY_ONLY),
-        ("W_O[12][[]tok:*, 0] 0 → γ", "W_U reads out: only, and layer 0 is the last: tok: is never read after it"),
-        ("W_O[12][[]bos, 0] 0 → γ", "W_U reads out: only, and layer 0 is the last: bos is never read after it"),
-        ("W_V[12][[]0, tok:*] 0 → 1", ("(a) and (b) hold each head on keep or BOS (≥ 0.9; the reference ≥ 0.9995, "
-                                      "which these edits do not change): another word's value is weighted by "
-                                      "≤ 5e-4, moving a logit by ≤ 0.005")),
-    ],
-    "15_q_composition": [
-        ("s × 10", SCALED_UP),
-        ("W_V0[[]*, first:*] 0 → 1", "layer 0 reads first:, which only layer 0 itself writes: zero at its input"),
-        ("W_K1[[]*, first:*] 0 → 1", ("first: holds the same value at every position (head 0.0 attends to position "
-                                     "0 from all of them): every key gains the same score, which the softmax ignores")),
-        *((f"W_O0[[]{d}, *] 0 → 1", (f"head 0.0 writes the same {d} at every position: every key of head 1.0 gains "
-                                     "the same score (s or −s/2), which the softmax ignores; (a) reads first: only"))
-          for d in ("tok:*", "start")),
-        ("W_Q1[[]4, start] 0 → s", "only the query at position 0 reads start, and it sees one key (itself)"),
-    ],
-}
-ALLOWED.update(ALLOWED_CURRICULUM_A)
+# ── curriculum A (puzzles 09–15); their allow-lists are in circuits/checking/allowed_mutants.py ──────────
 PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head", "13_copy_suppression",
             "14_skip_trigram", "15_q_composition"]
 
