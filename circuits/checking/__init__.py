@@ -17,12 +17,13 @@ from circuits.checking.targets import (
     Structure,
     Target,
 )
+from circuits.checking.targets_mlp import MLPOut, MLPOutput
 from circuits.checking.targets_ov import OVCircuit
 
 __all__ = [
     "reference", "strategies",
     "Copies", "Inputs", "Repeated", "Runs", "Uniform",
     "FILL_ME_IN", "Puzzle", "Stub",
-    "OVCircuit",
+    "MLPOut", "MLPOutput", "OVCircuit",
     "Attention", "Code", "HeadOutput", "HeadZ", "NextToken", "Output", "Residual", "Structure", "Target",
 ]

@@ -1,0 +1,110 @@
+"""Puzzle 17 · An MLP as a key-value memory          (from Geva et al. 2021, "Transformer Feed-Forward Layers Are Key-Value Memories")
+
+Chapter: MLPs. Geva et al. read each hidden unit of an MLP as a memory: its row of W_in
+is a *key*, a pattern in the input that makes the unit fire; its column of W_out is the
+*value* it then adds to the residual stream. Here you store four facts that way: a
+two-token name recalls a city.
+
+    Ada Lovelace → London    Alan Turing → London    Marie Curie → Warsaw    Albert Einstein → Ulm
+
+Tokens are the eight names. The residual stream (d_model = 16) has the directions
+
+    tok:Ada … tok:Einstein   which name this is (one-hot)
+    prev:Ada … prev:Albert   which first name came just before (the given head writes it)
+    one                      1 at every position
+    city:London, city:Warsaw, city:Ulm   free, for your MLP
+
+Layer 0's head is given: a previous-token head with a fixed pattern (position i attends
+to i − 1) that copies a first name into prev:. Position 0 has no previous token and
+attends to itself, so a first name at position 0 sees its own name in prev:, which
+completes no fact. The MLP after it reads both.
+
+Write the MLP: W_in (d_mlp × 16) and W_out (16 × d_mlp), a ReLU between, so that at every
+position it writes 1 into the city of the fact that the previous and the current token
+complete, and nothing else anywhere (within 0.1 in each direction): nothing at all where
+the pair is not one of the four facts, even where only half of it matches
+("Alan Lovelace", "Marie Turing"). Checked on every string of 1 to 8 names.
+
+Worked example, "Alan Lovelace Ada Lovelace", with one unit for Ada Lovelace that only
+adds its two halves, W_in's row = prev:Ada + tok:Lovelace, W_out's column = city:London:
+
+    position   prev    token      W_in r   relu   writes        expected
+    0          —       Alan         0       0     nothing       nothing
+    1          Alan    Lovelace     1       1     city:London   nothing     ✗
+    2          —       Ada          0       0     nothing       nothing
+    3          Ada     Lovelace     2       2     2 · London    city:London ✗
+
+A key must fire on the whole pair and on nothing less: give it a threshold.
+"""
+
+from circuits import MLP, Basis, Head, Layer, Model, Vocab, blank
+from circuits.checking import Inputs, MLPOut, MLPOutput, Puzzle, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+FIRST = ["Ada", "Alan", "Marie", "Albert"]
+LAST = ["Lovelace", "Turing", "Curie", "Einstein"]
+FACTS = {("Ada", "Lovelace"): "London", ("Alan", "Turing"): "London",
+         ("Marie", "Curie"): "Warsaw", ("Albert", "Einstein"): "Ulm"}
+CITIES = ["London", "Warsaw", "Ulm"]
+vocab = Vocab(FIRST + LAST)
+resid = Basis([f"tok:{t}" for t in FIRST + LAST] + [f"prev:{t}" for t in FIRST] + ["one"]
+              + [f"city:{c}" for c in CITIES])  # d_model = 16
+W_E = blank(resid, vocab.tokens)  # [16, 8]: tok:x is 1 for name x; one is 1 everywhere
+for t in vocab.tokens:
+    W_E[f"tok:{t}", t] = W_E["one", t] = 1
+
+# Layer 0's head, given: a fixed previous-token pattern; W_V0 reads a first name, W_O0 writes it into prev:.
+W_V0 = blank(len(FIRST), resid)  # [4, 16]
+W_O0 = blank(resid, len(FIRST))  # [16, 4]
+for k, t in enumerate(FIRST):
+    W_V0[k, f"tok:{t}"] = 1
+    W_O0[f"prev:{t}", k] = 1
+
+
+def spec(names: list[str]) -> list[list[int]]:
+    """The target, in plain Python: what the MLP writes at each position (a one-hot city, or nothing)."""
+    out = []
+    for i, name in enumerate(names):
+        city = FACTS.get((names[i - 1], name)) if i > 0 else None
+        out.append([1 if label == f"city:{city}" else 0 for label in resid.labels])
+    return out
+
+
+def build(answer) -> Model:
+    head = Head(W_V=W_V0, W_O=W_O0, pattern="previous")
+    return Model(vocab, W_E, layers=[Layer(heads=[head], mlp=MLP(W_in=answer.W_in, W_out=answer.W_out))],
+                 name="kv_memory", params=answer.params)
+
+
+puzzle = Puzzle(
+    number=17,
+    name="kv_memory",
+    title="An MLP as a key-value memory",
+    answer=["W_in", "W_out"],
+    build=build,
+    targets=[MLPOutput(MLPOut(0), spec, tol=0.1,
+                       description="the MLP writes the city of a stored (previous, current) name pair, "
+                                   "and nothing else (±0.1)")],
+    inputs=Inputs(vocab.tokens, min_len=1, max_len=8, families=[Uniform()]),
+    examples=["Alan Lovelace Ada Lovelace", "Marie Curie Albert Einstein Alan Turing", "Turing Alan Turing"],
+    source="Geva, Schuster, Berant & Levy (2021), Transformer Feed-Forward Layers Are Key-Value Memories",
+)
+HINTS = [
+    ("One hidden unit per fact: its W_in row is the key (which prev: and which tok:), its W_out column the value "
+    "(which city:)."),
+    ("A unit that reads prev:Ada + tok:Lovelace gives 2 on the whole pair and 1 on half of it: subtract 1 (read "
+    "one with weight −1) so that only the whole pair gets past the ReLU."),
+    ("Two facts may share a value: the units for Ada Lovelace and Alan Turing both write into city:London, but they "
+    "need separate keys."),
+]
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# W_in: (d_mlp, 16), d_mlp of your choice (4 is enough).  W_out: (16, d_mlp).
+# One unit per fact: key = prev:first + tok:last − one, value = city.
+W_in = blank(len(FACTS), resid)
+W_out = blank(resid, len(FACTS))
+for k, ((first, last), city) in enumerate(FACTS.items()):
+    W_in[k, f"prev:{first}"] = W_in[k, f"tok:{last}"] = 1
+    W_in[k, "one"] = -1
+    W_out[f"city:{city}", k] = 1

@@ -1,0 +1,121 @@
+"""Puzzle 19 · Balanced parentheses (Dyck-1) with frac_prevs      (from tracr's make_shuffle_dyck)
+
+Chapter: Algorithms from RASP / tracr. A string of ( and ) is balanced when its running
+balance (+1 for each (, −1 for each )) never drops below zero and ends at zero. tracr
+compiles this check (`make_shuffle_dyck` with one pair of brackets) from uniform attention,
+its `frac_prevs`: a head that attends evenly to positions 0..i averages what it reads there,
+so it writes the balance as a *fraction*, (opens − closes) / (i + 1). MLPs then make
+decisions from such fractions. Build the whole program, for every prefix of the input.
+
+Tokens ( and ); no BOS. The residual stream (d_model = 7):
+
+              (   )
+    open      1   0
+    close     0   1
+    one       1   1
+    bal, neg, ever, balanced    0 (free: your layers write them)
+
+The model is two layers, each a head with a fixed uniform pattern (position i attends with
+weight 1/(i + 1) to each of 0..i) followed by a ReLU MLP. Write four stages; at every position
+i each writes its own direction and nothing else, within 0.01 in every direction:
+
+  head 0.0 (W_V0 1 × 7, W_O0 7 × 1)   writes  bal  = (opens − closes in 0..i) / (i + 1);
+  MLP 0 (W_in0 d × 7, W_out0 7 × d)   writes  neg  = 1 if bal < 0 else 0;
+  head 1.0 (W_V1 1 × 7, W_O1 7 × 1)   writes  ever = the fraction of prefixes 0..j, j ≤ i, with neg = 1;
+  MLP 1 (W_in1 d × 7, W_out1 7 × d)   writes  balanced = 1 if the prefix 0..i is balanced else 0.
+
+for every string of 1 to 12 brackets (all 8,190 of them). Each stage reads the ones before
+it (the residual stream adds them up). A negative balance is at most −1/(i + 1), which gets
+small as i grows: your MLPs must tell it from zero at every length up to 12. The margin then
+searches longer inputs, to show how far your slopes carry.
+
+Worked example, "())(":
+
+    position  token   bal     neg   ever    balanced
+    0         (       1       0     0       0
+    1         )       0       0     0       1
+    2         )       −1/3    1     1/3     0
+    3         (       0       0     1/4     0        (back to zero, but it went below)
+"""
+
+from circuits import MLP, Basis, Head, Layer, Model, Vocab, blank
+from circuits.checking import HeadOutput, Inputs, MLPOut, MLPOutput, Output, Puzzle, Runs, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+vocab = Vocab.chars_of("()")
+resid = Basis(["open", "close", "one", "bal", "neg", "ever", "balanced"])  # d_model = 7
+W_E = blank(resid, vocab.tokens)  # [7, 2]
+W_E["open", "("] = W_E["close", ")"] = 1
+W_E["one", "("] = W_E["one", ")"] = 1
+
+
+def dyck(brackets: list[str]) -> list[dict[str, float]]:
+    """The program, in plain Python: each stage's value at each position."""
+    out, depth, negatives = [], 0, 0
+    for i, b in enumerate(brackets):
+        depth += 1 if b == "(" else -1
+        negatives += depth < 0
+        out.append({"bal": depth / (i + 1), "neg": float(depth < 0), "ever": negatives / (i + 1),
+                    "balanced": float(depth == 0 and negatives == 0)})
+    return out
+
+
+def writes(direction: str):
+    """The spec of one stage: `direction` holds the program's value, every other direction 0."""
+    def spec(brackets: list[str]) -> list[list[float]]:
+        return [[row[direction] if label == direction else 0.0 for label in resid.labels] for row in dyck(brackets)]
+    spec.__name__ = f"writes_{direction}"
+    return spec
+
+
+def build(answer) -> Model:
+    return Model(vocab, W_E, name="balanced_parens", params=answer.params, layers=[
+        Layer(heads=[Head(pattern="uniform", W_V=answer.W_V0, W_O=answer.W_O0)],
+              mlp=MLP(W_in=answer.W_in0, W_out=answer.W_out0)),
+        Layer(heads=[Head(pattern="uniform", W_V=answer.W_V1, W_O=answer.W_O1)],
+              mlp=MLP(W_in=answer.W_in1, W_out=answer.W_out1)),
+    ])
+
+
+puzzle = Puzzle(
+    number=19,
+    name="balanced_parens",
+    title="Balanced parentheses (Dyck-1) with frac_prevs",
+    answer=["W_V0", "W_O0", "W_in0", "W_out0", "W_V1", "W_O1", "W_in1", "W_out1"],
+    build=build,
+    targets=[
+        Output(HeadOutput(0, 0), writes("bal"), tol=0.01,
+               description="head 0.0 writes bal = (opens − closes) / (i + 1) and nothing else (±0.01)"),
+        MLPOutput(MLPOut(0), writes("neg"), tol=0.01,
+                  description="MLP 0 writes neg = 1 where bal < 0, else 0, and nothing else (±0.01)"),
+        Output(HeadOutput(1, 0), writes("ever"), tol=0.01,
+               description="head 1.0 writes ever = the fraction of prefixes so far with neg = 1, nothing else (±0.01)"),
+        MLPOutput(MLPOut(1), writes("balanced"), tol=0.01,
+                  description="MLP 1 writes balanced = 1 where the prefix is balanced, else 0, nothing else (±0.01)"),
+    ],
+    inputs=Inputs(vocab.tokens, min_len=1, max_len=12, n_random=2000,
+                  families=[Uniform(), Runs({"open": "(", "close": ")"}, max_runs=4)]),
+    examples=["())(", "(())", "()()", ")("],
+    source="tracr (Lindner et al. 2023), lib.make_shuffle_dyck with one pair, built on make_frac_prevs",
+)
+HINTS = [
+    "Head 0.0: its value reads open − close, and W_O0 writes it into bal; the uniform pattern does the dividing.",
+    ("MLP 0 is a step: relu(−L·bal) − relu(−L·bal − 1) is 1 once −bal ≥ 1/L and 0 for bal ≥ 0. A negative bal is at "
+    "least 1/(i + 1) below zero, so L ≥ 12 is enough for 12 brackets. Head 1.0 is head 0.0 again, on neg."),
+    ("MLP 1 can be one unit, relu(1 − A·bal − B·ever): A must push it to 0 when bal ≥ 1/12, and B when ever ≥ 1/12 "
+    "even where bal is as low as −1 (B ≥ 12·(1 + A))."),
+]
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+# Stage by stage; L = 20 is the step's slope (holds to 20 brackets).
+#        open close one  bal  neg ever balanced
+W_V0 = [[ 1,   -1,   0,   0,   0,   0,   0]]
+W_O0 = [[0], [0], [0], [1], [0], [0], [0]]          # into bal
+W_in0 = [[0,    0,   0, -20,   0,   0,   0],         # relu(−20·bal)
+         [0,    0,  -1, -20,   0,   0,   0]]         # relu(−20·bal − 1)
+W_out0 = [[0, 0], [0, 0], [0, 0], [0, 0], [1, -1], [0, 0], [0, 0]]   # neg = the difference
+W_V1 = [[ 0,    0,   0,   0,   1,   0,   0]]
+W_O1 = [[0], [0], [0], [0], [0], [1], [0]]          # into ever
+W_in1 = [[0,    0,   1, -20,   0, -420,  0]]         # relu(1 − 20·bal − 420·ever)
+W_out1 = [[0], [0], [0], [0], [0], [0], [1]]        # into balanced

@@ -1,0 +1,98 @@
+"""Puzzle 20 · Find the minimum: a head that attends to the smallest token   (from RASP's sort, as tracr compiles it)
+
+Chapter: Algorithms from RASP / tracr. Sorting starts with a head that can find the
+smallest element. Here the tokens are digits whose embedding holds their *value*, so a
+key's score can rank it: a head whose scores fall as the value rises attends to the
+smallest digit. Two copies of the smallest digit would tie and split the attention; tracr's
+`make_sort` breaks such ties by adding `min_key · i / max_seq_len` to each key, so that
+equal keys differ a little by position. Do the same, in favour of the earliest copy.
+
+Tokens 0 1 2 3 4; n_ctx = 16. The residual stream (d_model = 3):
+
+                    0  1  2  3  4          positions 0 1 2 … 15
+    value           0  1  2  3  4          (W_E)
+    one             1  1  1  1  1          (W_E)
+    pos             0  0  0  0  0          i / 16   (W_pos: 0, 1/16, 2/16, … 15/16)
+
+Write one head: W_Q, W_K (d_head × 3), scores raw dot products q·k with a causal mask, that
+puts ≥ 0.9 of its attention, at every position i, on the earliest copy of the smallest digit
+among positions 0..i, for every string of 1 to 12 digits. (Its values are given: W_V reads
+value, so its result is the minimum.) Multiply W_Q by a sharpness symbol `s`, bound in
+`params`.
+
+Worked example, "2130":
+
+    query        smallest so far   its earliest copy (the target key)
+    0 '2'        2                 0
+    1 '1'        1                 1
+    2 '3'        1                 1
+    3 '0'        0                 3
+
+and on "1010" the query at 3 must attend to key 1, not to key 3: the tie goes to the earlier
+copy. A score that falls with the value alone ties there; the position term must never
+outweigh one step of value, or a later 1 would beat an earlier 2.
+"""
+
+import sympy
+
+from circuits import Basis, Head, Model, Vocab, blank
+from circuits.checking import Attention, Inputs, Puzzle, Runs, Uniform
+from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+
+# ── givens ───────────────────────────────────────────────────────────────────────────────
+DIGITS = "01234"
+N_CTX = 16
+vocab = Vocab.chars_of(DIGITS)
+resid = Basis(["value", "one", "pos"])  # d_model = 3
+W_E = blank(resid, vocab.tokens)  # [3, 5]
+for d in DIGITS:
+    W_E["value", d], W_E["one", d] = int(d), 1
+W_pos = blank(resid, N_CTX)  # [3, 16]
+for i in range(N_CTX):
+    W_pos["pos", i] = sympy.Rational(i, N_CTX)
+W_V = [[1, 0, 0]]  # given: the head's result is the value it attends to
+s = sympy.Symbol("s")  # the sharpness
+
+
+def earliest_min(digits: list[str]) -> list[int]:
+    """The target, in plain Python: at each position, the earliest position holding the smallest digit so far."""
+    out = []
+    for i in range(len(digits)):
+        prefix = digits[: i + 1]
+        out.append(prefix.index(min(prefix)))
+    return out
+
+
+def build(answer) -> Model:
+    return Model(vocab, W_E, W_pos=W_pos, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=W_V)]],
+                 name="find_min", params=answer.params)
+
+
+puzzle = Puzzle(
+    number=20,
+    name="find_min",
+    title="Find the minimum: a head that attends to the smallest token",
+    answer=["W_Q", "W_K"],
+    build=build,
+    targets=[Attention(0, 0, earliest_min, per_input=True, min_mass=0.9,
+                       description="head 0.0 puts ≥ 0.9 of its attention on the earliest copy of the smallest digit so far")],
+    inputs=Inputs(list(DIGITS), min_len=1, max_len=12,
+                  families=[Uniform(), Runs({"0": "0", "1": "1", "2": "2", "3": "3", "4": "4"})]),
+    examples=["2130", "1010", "432101234", "444444444440"],
+    sharpness=["s"],
+    source="RASP (Weiss et al. 2021), sort; tracr (Lindner et al. 2023), make_sort's min_key · i / max_seq_len tie-break",
+)
+HINTS = [
+    ("The query need not depend on the token: read the constant direction one, times s. Then each key's score is "
+    "s × (what W_K reads from it)."),
+    ("Let the key read −value, so smaller digits score higher. Copies of the same digit then tie: add a small "
+    "multiple of −pos so the earlier copy wins."),
+    ("pos is at most 15/16, so a weight of −1/2 on pos moves a score by less than one step of value; then s must be "
+    "large enough that a step of 1/32 (one position) is decisive: s = 200 leaves ≥ 0.98 on the target."),
+]
+
+# ── your answer ──────────────────────────────────────────────────────────────────────────
+#      value  one   pos
+W_Q = [[  0,   s,    0  ]]     # every query alike: "find the smallest"
+W_K = [[ -1,   0, sympy.Rational(-1, 2)]]  # smaller value first; among equals, earlier position
+params = {"s": 200}
