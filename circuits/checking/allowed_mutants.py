@@ -146,6 +146,69 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
 
+# --- curriculum B (puzzles 16-21): kept apart to ease merging (moved here from tests/test_mutants.py) ----------------------
+IOI_TEMPLATE = ("head 0.0's rows 4–15 only say 'not myself' (query pos:i against key pos:i), and a repeated name "
+                "stands only at positions 4–9: this edit moves scores only where no repeated name stands, at keys the "
+                "query cannot see (later positions), or toward BOS for a query whose target is BOS; every sentence "
+                "of the template (the puzzle's whole input space, 144) is checked: another correct answer")
+ALLOWED_B: dict[str, list[tuple[str, str]]] = {
+    "16_xor_mlp": [
+        ("W_in[[]*, 3] 0 → *", "the MLP reads xor, which only the MLP itself writes: zero at its input"),
+    ],
+    "17_kv_memory": [
+        ("W_in[[]*, city:*] 0 → *", "the MLP reads city:, which only the MLP itself writes: zero at its input"),
+        ("W_in rows 0 ↔ 1", "units 0 and 1 (Ada Lovelace, Alan Turing) both write city:London: swapping their keys "
+                            "stores the same two facts"),
+    ],
+    "18_histogram": [
+        ("W_Q[[]*, 4] 0 → s", "only the BOS query reads bos, and BOS sees one key; nothing is asked at BOS"),
+        ("s × 10", "a larger s only shrinks what the unpicked keys leak (e^−s of a picked key's weight)"),
+    ],
+    "20_find_min": [
+        ("W_Q[[]0, [02]] 0 → s", "the query becomes s·(1 + its value or position) ≥ s, a positive factor on all of "
+                                "its scores: the same order, only sharper"),
+        ("W_K[[]0, 1] 0 → -1", "adds the same −s to every key's score, which the softmax ignores"),
+        ("whole answer × 10", SCALED_UP),
+        ("s × 10", SCALED_UP),
+    ],
+    "19_balanced_parens": [
+        ("W_V0[[]0, [3456]] 0 → *", "head 0.0 reads bal/neg/ever/balanced, which only later stages write: zero there"),
+        ("W_in0[[]*, [456]] 0 → *", "MLP 0 reads neg/ever/balanced, which only it and later stages write: zero there"),
+        ("W_V1[[]0, [56]] 0 → *", "head 1.0 reads ever/balanced, which only later stages write: zero there"),
+        ("W_in1[[]0, 6] 0 → *", "MLP 1 reads balanced, which only it writes: zero at its input"),
+        ("W_in1[[]0, 0] 0 → -420", "a prefix that ends in ( is never balanced (the balance was −1 just before, or is "
+                                  "now > 0): pushing the unit down there changes nothing"),
+        ("W_in1[[]0, 4] 0 → -420", "neg = 1 only where ever ≥ 1/(i + 1) already holds the unit at 0"),
+        ("W_in1 columns 1 ↔ 2", "close replaces one as the unit's +1: every non-empty balanced prefix ends in ), and "
+                                "where close is 0 the −420·ever or −20·bal term already holds the unit at 0"),
+    ],
+    "21_ioi_mini": [
+        *((f"W_[QK]{h}[[]*, {d}:*] 0 → *", f"head {h}.0 reads {d}:, which only later heads write: zero at its input")
+          for h, d in ((0, "s"), (0, "out"), (1, "s"), (1, "out"), (2, "out"))),
+        ("W_[QK]0[[]*, dup] 0 → *", "head 0.0 reads dup, which only head 0.0 itself writes: zero at its input"),
+        ("W_[QK]0 columns bos ↔ pos:0", "BOS always stands at position 0: bos and pos:0 are the same on every input"),
+        ("W_Q0[[]8, bos] 0 → s", "only the BOS query reads bos, and BOS sees one key"),
+        ("W_Q0[[]4, tok:and] 0 → s", "row 4 meets key pos:0, which is BOS: 'and' (whose target is BOS) only gains on it"),
+        *((pattern, IOI_TEMPLATE) for pattern in (
+            "W_[QK]0[[]*, pos:*", "W_[QK]0 rows 14 ↔ 15", "W_[QK]0 columns pos:1[01] ↔ *",
+            "W_K0[[]3, pos:10] 0 → 1", "W_K0[[][4-7], tok:*] 0 → 1")),
+        ("W_Q1[[]0, *] 0 → s", "W_K1 reads dup only, so W_Q1's one row only sets how much 'to' prefers a key with dup: "
+                              "at 'to' an added entry reads 0 (another tok:, bos, pos:0–5, s:, out:), ≈ 0 (dup) or "
+                              "its own position (×2: sharper); no other query has a target"),
+        *((f"W_Q2[[]*, {d}] 0 → *", "head 2.0 has a target only at 'to', at position 6–11, where this direction is 0 "
+                                    "(dup: ≈ e^−10, as 'to' attends to BOS in head 0.0)")
+          for d in ("tok:[ABCD]??", "tok:and", "tok:then", "tok:gave", "bos", "pos:[0-5]", "dup")),
+        ("W_K2[[][1-4], *] 0 → 1", "rows 1–4 meet the query −2s·s:x, non-zero at 'to' only in the subject's row: the "
+                                  "1 lowers by 2s keys that are never the IO (a filler, BOS, positions other than 1 "
+                                  "and 3, the second S via dup; out: is 0 at layer 2)"),
+        ("W_K2[[]0, pos:1] 0 → 1", "raises key 1 by s: as the IO it only gains; as the first S it scores s − 2s + s = "
+                                  "0, still s below the IO"),
+        ("whole answer × 10", SCALED_UP),
+        ("s × 10", SCALED_UP),
+    ],
+}
+ALLOWED.update(ALLOWED_B)
+
 
 def allowed_for(attempt) -> list[tuple[str, str]]:
     """The puzzle's reviewed equivalents: this module's list for its id, and its file's own ALLOWED_MUTANTS."""
