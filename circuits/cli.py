@@ -1,4 +1,4 @@
-"""The `circuits` command: list, check, show and analyze puzzles; scan real models."""
+"""The `circuits` command: watch, list, check, hint, reset, show and analyze puzzles; scan real models."""
 
 from __future__ import annotations
 
@@ -27,13 +27,24 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="circuits", description="Build transformer circuits by hand and check them.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    ls = sub.add_parser("list", help="every puzzle and its status")
+    no_cache = "check again even if this exact file was solved before (the cache is in $XDG_CACHE_HOME/circuits)"
+    wa = sub.add_parser("watch", help="check the first unsolved puzzle each time you save it, then move to the next")
+    wa.add_argument("puzzle", nargs="?", help="start here instead of at the first unsolved puzzle")
+    wa.add_argument("--no-cache", action="store_true", help=no_cache)
+    ls = sub.add_parser("list", help="every puzzle and its status, and your progress")
     ls.add_argument("--solutions", action="store_true", help="the reference solutions instead of your files")
+    ls.add_argument("--no-cache", action="store_true", help=no_cache)
     ck = sub.add_parser("check", help="check one puzzle; exit 0 only when every target passes")
     ck.add_argument("puzzle", help="a puzzle's name, number or file path")
     ck.add_argument("--solution", action="store_true", help="check the reference solution")
     ck.add_argument("--no-margins", action="store_true", help="skip the margin search")
     ck.add_argument("--json", action="store_true", help="print JSON: status, targets, coverage (with skipped stages), margins")
+    ck.add_argument("--no-cache", action="store_true", help=no_cache)
+    hi = sub.add_parser("hint", help="a puzzle's hints, one level at a time: from a nudge to a near-answer")
+    hi.add_argument("puzzle")
+    hi.add_argument("--level", type=int, default=1, metavar="N", help="show hints 1..N (default 1)")
+    rs = sub.add_parser("reset", help="restore a puzzle's stub, after backing up your file (never overwritten)")
+    rs.add_argument("puzzle")
     sh = sub.add_parser("show", help="one input through a puzzle's model: attention heatmaps, yours vs expected")
     sh.add_argument("puzzle")
     sh.add_argument("input", help="the input, e.g. abcce (tokens separated by spaces for word vocabularies)")
@@ -188,9 +199,9 @@ def _console():
 
 
 def cmd_list(args) -> int:
-    from circuits.checking.checker import check
+    from circuits.checking.cache import cached_check
     from circuits.checking.loader import load, puzzle_files
-    from circuits.display.report import summary_table
+    from circuits.display.report import progress, summary_table
 
     files = puzzle_files(args.solutions)
     if not files:
@@ -199,7 +210,7 @@ def cmd_list(args) -> int:
     for f in files:
         try:
             attempt = load(_puzzle_file(_shown(f), False))
-            results.append(check(attempt, n_random=2000, property_examples=50, margins=False))
+            results.append(cached_check(attempt, not args.no_cache, n_random=2000, property_examples=50, margins=False))
         except CircuitError as e:
             from circuits.checking.checker import PuzzleResult
 
@@ -207,15 +218,17 @@ def cmd_list(args) -> int:
             said = said if _shown(f) in said else f"{_shown(f)}: {said}"
             results.append(PuzzleResult.unloaded(f, said))  # a row of its own, never dropped
             print(f"circuits: {said}", file=sys.stderr)
-    _console().print(summary_table(results, title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
+    c = _console()
+    c.print(summary_table(results, title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
+    c.print(progress(results))
     return 1 if any(r.attempt is None for r in results) else 0
 
 
 def cmd_check(args) -> int:
-    from circuits.checking.checker import check
+    from circuits.checking.cache import cached_check
     from circuits.display.report import puzzle_report
 
-    result = check(_load(args.puzzle, args.solution), margins=not args.no_margins)
+    result = cached_check(_load(args.puzzle, args.solution), not args.no_cache, margins=not args.no_margins)
     if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
         raise CircuitError(result.message)
     if getattr(args, "json", False):
@@ -225,6 +238,50 @@ def cmd_check(args) -> int:
         return 0 if result.status == "solved" else 1
     _console().print(puzzle_report(result))
     return 0 if result.status == "solved" else 1
+
+
+def cmd_hint(args) -> int:
+    from circuits.display.report import hints_report
+
+    attempt = _load(args.puzzle, False)
+    hints = list(attempt.puzzle.hints)
+    if not hints:
+        raise CircuitError(f"{attempt.puzzle.id} declares no hints (hints=[...] in its Puzzle)")
+    if not 1 <= args.level <= len(hints):
+        raise CircuitError(f"--level {args.level}: {attempt.puzzle.id} has hints 1 to {len(hints)}")
+    _console().print(hints_report(hints, args.level, attempt.puzzle.number))
+    return 0
+
+
+def cmd_reset(args) -> int:
+    from circuits.checking.loader import find
+    from circuits.checking.reset import reset
+
+    try:
+        puzzle = find(args.puzzle, False)
+    except CircuitError:  # a deleted puzzle file is restored too, from its solution
+        twin = find(args.puzzle, True)
+        puzzle = twin.parent.parent / "puzzles" / twin.name
+    solution = puzzle.resolve().parent.parent / "solutions" / puzzle.name
+    if not solution.is_file():
+        raise CircuitError(f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "
+                           "so its stub cannot be restored")
+    existed = puzzle.exists()
+    saved = reset(puzzle, solution)
+    if saved is not None:
+        print(f"saved your {_shown(puzzle)} to {saved}")
+        print(f"restored the stub of {_shown(puzzle)}")
+    elif existed:
+        print(f"{_shown(puzzle)} is the stub already: nothing to back up, nothing changed")
+    else:
+        print(f"{_shown(puzzle)} was missing: restored its stub, nothing to back up")
+    return 0
+
+
+def cmd_watch(args) -> int:
+    from circuits.display.watch import watch
+
+    return watch(args.puzzle, use_cache=not args.no_cache)
 
 
 def _built(args, verb: str):
@@ -257,7 +314,7 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
         elif isinstance(t, Output):
             yours = t.readout.get(trace)[0]
             off = yours.shape[0] - len(tokens)
-            exp = [None] * off + [None if e is None else list(map(float, e)) for e in t.spec(tokens)]
+            exp = [None] * off + [None if e is None else list(map(float, np.atleast_1d(e))) for e in t.spec(tokens)]  # a scalar spec too
             out.append({"label": t.label, "kind": "output", "readout": t.readout.label, "expected": exp,
                         "output": yours.tolist()})
         elif isinstance(t, NextToken) and trace.logprobs is not None:
@@ -319,7 +376,7 @@ def cmd_analyze(args) -> int:
 
 def analyze_command(model, html: str | None = None, as_json: bool = False, out=None, inputs=None,
                     force: bool = False) -> int:
-    """`circuits analyze`: print the report (or JSON) to `out`, write HTML to the path `html` if given; returns 0.
+    """`circuits analyze`: print the report (or JSON) to `out`, or write HTML to the path `html` and say so; returns 0.
 
     `force` lets the page replace an existing file that circuits did not write (never a Python file).
     """
@@ -331,7 +388,7 @@ def analyze_command(model, html: str | None = None, as_json: bool = False, out=N
     if as_json:
         json.dump(summary, out, indent=1, allow_nan=False)
         out.write("\n")
-    else:
+    elif not html:  # with --html the page is the report: one line says where it is
         from circuits.display.render import analysis_report, console
 
         console(file=out).print(analysis_report(summary))
@@ -429,7 +486,8 @@ def cli_scan(argv: list[str]) -> int:
         return int(e.code or 0)
 
 
-COMMANDS = {"list": cmd_list, "check": cmd_check, "show": cmd_show, "analyze": cmd_analyze, "scan": cmd_scan}
+COMMANDS = {"watch": cmd_watch, "list": cmd_list, "check": cmd_check, "hint": cmd_hint, "reset": cmd_reset,
+            "show": cmd_show, "analyze": cmd_analyze, "scan": cmd_scan}
 
 
 # --- the authors' commands: new (a puzzle skeleton and its solution twin) and audit (mutation testing) ----------

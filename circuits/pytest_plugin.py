@@ -20,6 +20,7 @@ from circuits.errors import CircuitError
 _RESULTS = pytest.StashKey[list]()
 _NAME = re.compile(r"^\d\d_.*\.py$")  # as loader.puzzle_files globs: [0-9][0-9]_*.py
 _FOLDERS = ("puzzles", "solutions")
+NAME_CHARS = 28  # of a target's label in its test name: "FAILED puzzles/NN_longest_name.py::2. …" fits 80 columns
 
 
 def pytest_addoption(parser):
@@ -30,6 +31,9 @@ def pytest_addoption(parser):
                     help="skip the margin search on solved puzzles (faster)")
     parser.addini("circuits_paths", type="paths", default=[],
                   help="folders of circuits puzzle files besides puzzles/ and solutions/ (relative to the ini file)")
+    group.addoption("--no-cache", action="store_true", default=False, dest="circuits_no_cache",
+                    help="check again even puzzles solved before with this exact file (the verdict cache is in "
+                         "$XDG_CACHE_HOME/circuits)")
 
 
 def pytest_configure(config):
@@ -204,13 +208,14 @@ class PuzzleFile(pytest.File):
         lines = source.read_text(encoding="utf-8-sig", errors="replace").splitlines()
         self.answer_line = next((n for n, line in enumerate(lines) if line.startswith("# ── your answer")), 0)
         for i, target in enumerate(self.attempt.puzzle.targets):
-            yield PuzzleItem.from_parent(self, name=f"{i + 1}. {_short(target.label)}", index=i)
+            yield PuzzleItem.from_parent(self, name=f"{i + 1}. {_short(target.label, NAME_CHARS)}", index=i)
 
     def result(self):
         if self._result is None:
-            from circuits.checking.checker import check
+            from circuits.checking.cache import cached_check
 
-            self._result = check(self.attempt, margins=not self.config.getoption("--no-margins"))
+            self._result = cached_check(self.attempt, not self.config.getoption("circuits_no_cache"),
+                                        margins=not self.config.getoption("--no-margins"))
             self.config.stash[_RESULTS].append(self._result)
         return self._result
 
@@ -244,13 +249,22 @@ class PuzzleItem(pytest.Item):
             import io
 
             buf = io.StringIO()
-            c = console(file=buf, color=markup, width=max(100, self.config.get_terminal_writer().fullwidth))
+            c = console(file=buf, color=markup, width=self.config.get_terminal_writer().fullwidth)
             c.print(target_report(excinfo.value.result))
+            hints = self.parent.attempt.puzzle.hints
+            if hints and not getattr(self.parent, "hinted", False):  # once per puzzle, under its first failure
+                from circuits.display.report import first_hint
+
+                self.parent.hinted = True
+                c.print(first_hint(hints, self.parent.attempt.puzzle.number))
             return buf.getvalue().rstrip()
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.parent.source or self.path, self.parent.answer_line, f"{self.parent.attempt.puzzle.id} · target {self.index + 1}: {self.parent.attempt.puzzle.targets[self.index].label}"
+        where = f"{self.parent.attempt.puzzle.id} · target {self.index + 1}: "
+        room = self.config.get_terminal_writer().fullwidth - len(where) - 6  # the header is "_ where label _"
+        label = _short(self.parent.attempt.puzzle.targets[self.index].label, max(room, 20))
+        return self.parent.source or self.path, self.parent.answer_line, where + label
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -260,11 +274,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     import io
 
     from circuits.display.render import console
-    from circuits.display.report import summary_table
+    from circuits.display.report import progress, summary_table
 
     buf = io.StringIO()
-    width = max(100, terminalreporter._tw.fullwidth)
+    width = terminalreporter._tw.fullwidth
     c = console(file=buf, color=terminalreporter._tw.hasmarkup, width=width)
     which = "solutions" if config.getoption("--solutions") else "your puzzles"
     c.print(summary_table(results, title=f"circuits · {which}"))
+    c.print(progress(results))
     terminalreporter.write("\n" + buf.getvalue())

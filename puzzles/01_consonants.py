@@ -31,6 +31,8 @@ That answer gets this example right, but it does not solve the puzzle. Find out 
 (`pytest puzzles/` will show you the shortest string it gets wrong), then fix it.
 """
 
+import numpy as np
+
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.checking import HeadZ, Inputs, Output, Puzzle, Runs, Uniform
 from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
@@ -53,6 +55,12 @@ def spec(letters: list[str]) -> list[list[int]]:
     return out
 
 
+def spec_batched(letters):
+    """The same as spec on a whole batch at once (for the checker's speed): letters [b, L] -> [b, L, 2]."""
+    seen = np.logical_or.accumulate(~np.isin(letters, list(VOWELS)), axis=1)  # [b, L]
+    return np.stack([~seen, seen], axis=-1)
+
+
 def build(answer) -> Model:
     return Model(vocab, W_E, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)]], name="consonants", params=answer.params)
 
@@ -63,13 +71,23 @@ puzzle = Puzzle(
     title="Consonant detection",
     answer=["W_Q", "W_K", "W_V"],
     build=build,
-    targets=[Output(HeadZ(0, 0), spec, tol=0.1,
+    targets=[Output(HeadZ(0, 0), spec, tol=0.1, batched=spec_batched,
                     description="head 0.0's result is [1, 0] before the first consonant and [0, 1] from it on (±0.1)")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=40,
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"})]),
     examples=["abcce", "eaeia", "ccrs", "aeri"],
     sharpness=["W_Q"],
     source="seed 002: Assignment 12, problem 1",
+    hints=[
+        "Every query can be the same: the score then depends only on the key. Decide what a vowel's key and a"
+        " consonant's key should score.",
+        "W_V can pass the two directions straight through, so the result is the attention-weighted share of "
+        "vowels and consonants. Before the first consonant only vowels are visible, and the result is [1, 0] "
+        "whatever the scores.",
+        "The worked example fails on long strings: one consonant must keep ≥ 0.9 of the attention against up "
+        "to 39 vowels. With a gap g between a consonant's score and a vowel's, that share is e^g / (e^g + "
+        "39). Which g makes it ≥ 0.9? Write that gap into W_K, with W_Q reading 1 from every token.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

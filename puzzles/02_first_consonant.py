@@ -30,6 +30,8 @@ Watch the last row: every later key takes its share of the softmax. How long can
 string get before position 0's share drops below 0.9?
 """
 
+import numpy as np
+
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.checking import HeadZ, Inputs, Output, Puzzle, Runs, Uniform
 from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
@@ -52,6 +54,12 @@ def spec(letters: list[str]) -> list[list[int]]:
     return [answer for _ in letters]
 
 
+def spec_batched(letters):
+    """The same as spec on a whole batch at once (for the checker's speed): letters [b, L] -> [b, L, 2]."""
+    consonant = ~np.isin(letters[:, :1], list(VOWELS))  # [b, 1]: the first letter
+    return np.stack([np.broadcast_to(consonant, letters.shape), np.zeros(letters.shape)], axis=-1)
+
+
 def build(answer) -> Model:
     return Model(vocab, W_E, W_pos=W_pos, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)]],
                  name="first_consonant", params=answer.params)
@@ -63,13 +71,22 @@ puzzle = Puzzle(
     title="Is the first letter a consonant?",
     answer=["W_Q", "W_K", "W_V"],
     build=build,
-    targets=[Output(HeadZ(0, 0), spec, tol=0.1,
+    targets=[Output(HeadZ(0, 0), spec, tol=0.1, batched=spec_batched,
                     description="head 0.0's result is [1, 0] when the first letter is a consonant, else [0, 0] (±0.1)")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=40,
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"})]),
     examples=["cbcce", "eacia", "ccrs"],
     sharpness=["W_Q"],
     source="seed 002: Assignment 12, problem 2",
+    hints=[
+        "Only position 0 carries the `first` direction, so a head that always attends to position 0 reads the"
+        " first letter at every position.",
+        "The query must be the same for every letter and the key must score `first` high: then position 0 "
+        "wins every row. W_V reads only `consonant` into the first coordinate of the result.",
+        "Position 0 must keep ≥ 0.9 of the attention against up to 39 other keys scoring 0: e^g / (e^g + 39) "
+        "≥ 0.9. The worked example's 5 is too small; find the smallest g that works and put it on `first` in "
+        "W_K.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

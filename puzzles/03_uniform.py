@@ -16,6 +16,8 @@ Worked example, "abcce":   a → 1,  b → 1/2,  c → 1/3,  c → 1/4,  e → 2
 Hint: what pattern does the softmax give when every score in a row is the same?
 """
 
+import numpy as np
+
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.checking import HeadZ, Inputs, Output, Puzzle, Runs, Uniform
 from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
@@ -38,6 +40,12 @@ def spec(letters: list[str]) -> list[list[float]]:
     return out
 
 
+def spec_batched(letters):
+    """The same as spec on a whole batch at once (for the checker's speed): letters [b, L] -> [b, L, 1]."""
+    vowels = np.cumsum(np.isin(letters, list(VOWELS)), axis=1)  # [b, L]: vowels so far
+    return (vowels / np.arange(1, letters.shape[1] + 1))[..., None]
+
+
 def build(answer) -> Model:
     return Model(vocab, W_E, layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)]], name="uniform", params=answer.params)
 
@@ -48,12 +56,19 @@ puzzle = Puzzle(
     title="Uniform attention: the fraction of vowels so far",
     answer=["W_Q", "W_K", "W_V"],
     build=build,
-    targets=[Output(HeadZ(0, 0), spec, tol=1e-9,
+    targets=[Output(HeadZ(0, 0), spec, tol=1e-9, batched=spec_batched,
                     description="head 0.0's result is the fraction of vowels among positions 0..i (±1e-9)")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=40,
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"})]),
     examples=["abcce", "aeiou", "xyz"],
     source="seed 004: CS187 lab 2-6, the uniform attention model; seed 002, problem 1(e)",
+    hints=[
+        "When every score in a row is equal, the softmax gives every visible key the same weight 1/(i+1), so "
+        "the result is a plain mean.",
+        "Equal scores come for free: queries or keys that are all zeros make every score 0.",
+        "W_V must turn each letter into 1 for a vowel and 0 for a consonant: one non-zero entry, in the vowel"
+        " column.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -87,16 +87,23 @@ puzzle = Puzzle(
     examples=["abca", "aaaa", "abcdabcdab"],
     sharpness=["s"],
     source="TransformerLens, head detector: duplicate_token_head (get_duplicate_token_head_detection_pattern)",
+    hints=[
+        (
+            "Start from content: a query row reading tok:t against a key row reading tok:t scores every copy of "
+            "t, the query itself included, alike."
+        ),
+        (
+            "For a new token the attention must land on BOS: give one more row in which every query scores "
+            "something and only BOS's key (bos) answers, at half a match, so a real copy still wins."
+        ),
+        (
+            "The query's own key must score less than its copies: the pos:n directions let a query row reading "
+            "pos:n meet the key row reading pos:n with a negative weight, at the query's own position only. Then "
+            "raise s."
+        ),
+    ],
 )
 
-HINTS = [  # staged: read one, try again, then the next
-    ("Start with content: a query row that reads tok:t and a key row that reads tok:t make every copy of t "
-     "score alike. Which key scores just as well as the earlier copy, and why?"),
-    ("The query's own key holds the same token. Its position is what differs: a row whose query reads pos:n and "
-     "whose key reads pos:n (with a minus sign) counts against exactly the key at the query's own position."),
-    ("A new token has no copy, so give BOS a score between a match and a miss: a row whose query reads every "
-     "tok:t with ½ and whose key reads bos. With s = 20 the gaps are 10, enough for 11 keys."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_Q and W_K: (d_head, 17), d_head of your choice. Multiply W_Q by s, and bind s in params.

@@ -86,15 +86,22 @@ puzzle = Puzzle(
     examples=["abcde", "ccaeb"],
     sharpness=["γ"],
     source="A Mathematical Framework for Transformer Circuits (Elhage et al. 2021): copying heads, OV eigenvalues",
+    hints=[
+        (
+            "A one-hot value is impossible in two dimensions, but the unembedding already places each token at a "
+            "corner of the pentagon in (out:x, out:y)."
+        ),
+        (
+            "If attending to t writes t's own corner into (out:x, out:y), the logit of u is γ·cos of the angle "
+            "between the corners of u and t: largest at t itself."
+        ),
+        (
+            "So W_V reads each token's content into the two value dimensions as that token's (cos, sin) corner, "
+            "and W_O writes the two value dimensions into out:x and out:y, times γ; raise γ until the log-prob "
+            "reaches −0.1."
+        ),
+    ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("The logits are W_U times what the head writes, and W_U reads only out:x and out:y. Which 2-vector, "
-     "written there, makes token c's logit the largest? (Compare the rows of W_U.)"),
-    ("Each row of W_U is a unit vector, and a dot product of unit vectors is largest for the vector itself: "
-     "writing token t's own row of W_U makes t's logit the largest."),
-    ("W_V's column tok:t holds the corner (cos kθ, sin kθ) of token t; W_O copies the two value dimensions "
-     "into out:x and out:y, times γ. γ = 10 leaves more than 6 between the right logit and the next."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_V: (2, 7), the value of each token. W_O: (7, 2), where the two value dimensions go, times γ.

@@ -101,15 +101,22 @@ puzzle = Puzzle(
     examples=["abcab", "aaaa", "abcdbcd", "dcbadcba"],
     sharpness=["s"],
     source="A Mathematical Framework for Transformer Circuits (Elhage et al. 2021): Q-, K- and V-composition",
+    hints=[
+        (
+            "Head 0.0 attends to position 0 on every query: its OV circuit only has to copy tok:* into first:*, "
+            "one entry per token."
+        ),
+        (
+            "Head 1.0's query reads first:x ('the first token is x') and its key reads tok:x ('I am x'), in the "
+            "same row for each token x."
+        ),
+        (
+            "Position 0 holds the first token too, so it scores like a repeat: give the start direction a "
+            "negative weight in the key (or a row of its own), so position 0 wins only when no repeat has come "
+            "yet. Then raise s."
+        ),
+    ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("Head 0.0 attends to position 0 everywhere, so whatever its OV circuit reads there it writes at every "
-     "position: W_V0 reads tok:*, W_O0 writes the same token's first:* direction."),
-    ("Head 1.0's query at position i can then say \"the first token is x\" (it reads first:x) and its key "
-     "\"I am x\" (tok:x): that matches position 0 as well as every repeat."),
-    ("Take half a match off the key at position 0: a key row reading start with −½ against a query row that is "
-     "s on every first:x. Then repeats score s, position 0 s/2, the rest 0."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Head 0.0: W_V0 (4, 9), W_O0 (9, 4). Head 1.0: W_Q1, W_K1 (d_head, 9), d_head of your choice;

@@ -68,13 +68,21 @@ puzzle = Puzzle(
     inputs=Inputs(vocab.tokens, min_len=1, max_len=8, families=[Uniform()]),
     examples=["abcd", "dcba"],
     source="Goodfellow, Bengio & Courville, Deep Learning (2016), §6.1 'Example: Learning XOR'",
+    hints=[
+        (
+            "XOR is not linear in x and y, but it is a linear combination of ReLUs of linear functions: find two "
+            "hidden units whose difference is XOR."
+        ),
+        (
+            "One unit can count how many inputs are on (relu(x + y)); another can turn on only when both are, "
+            "using the constant input `one` to subtract a threshold."
+        ),
+        (
+            "XOR is then the first unit minus twice the second: W_out reads the two units into the xor direction "
+            "with those weights."
+        ),
+    ],
 )
-HINTS = [
-    "A unit that reads x + y gives 0, 1, 1, 2 for a, b, c, d: right except at d, where it is 1 too many.",
-    "Add a second unit that is 0 unless both features are on: read x + y with a threshold of 1 (−1 on one).",
-    ("W_in = [[1, 1, 0, 0], [1, 1, −1, 0]]: the units give relu(x + y) and relu(x + y − 1); write the first "
-    "minus twice the second into xor."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_in: (d_mlp, 4), d_mlp of your choice (2 is enough).  W_out: (4, d_mlp).

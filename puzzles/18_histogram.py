@@ -86,13 +86,21 @@ puzzle = Puzzle(
     examples=["abca", "aaaa", "abcdabcd"],
     sharpness=["s"],
     source="RASP (Weiss, Goldberg & Yahav 2021), histogram; tracr (Lindner et al. 2023), SelectorWidth with BOS",
+    hints=[
+        (
+            "The head's result is the mean of the values it attends to: attend evenly to every copy of the "
+            "current token, plus one more key whose value counts differently."
+        ),
+        (
+            "Let query row k read tok:(token k) and key row k read the same direction, times s, so every copy of "
+            "the current token ties; add a row in which every token's query meets BOS's key."
+        ),
+        (
+            "With BOS and c copies sharing the attention evenly, a value that is 1 on BOS only makes the result "
+            "1/(c + 1): the histogram is read from that. Raise s until the ties are sharp."
+        ),
+    ],
 )
-HINTS = [
-    "With BOS among the picked keys and a value of 1 on BOS only, an even split over BOS and n tokens gives 1/(n + 1).",
-    ("Make a key score s when it holds the query's token (query tok:x against key tok:x), and make BOS score s for "
-    "every query too: one more row of W_Q reads 'I am a token' and the same row of W_K reads bos."),
-    "Every other key scores 0, so it keeps e^(−s) of a picked key's weight: s = 20 leaves an error far below 0.001.",
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_Q, W_K: (d_head, 5), d_head of your choice (5 is enough); write W_Q with the symbol s.  W_V: (1, 5).

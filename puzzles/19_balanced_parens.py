@@ -98,14 +98,21 @@ puzzle = Puzzle(
                   families=[Uniform(), Runs({"open": "(", "close": ")"}, max_runs=4)]),
     examples=["())(", "(())", "()()", ")("],
     source="tracr (Lindner et al. 2023), lib.make_shuffle_dyck with one pair, built on make_frac_prevs",
+    hints=[
+        (
+            "Layer 0's head attends evenly to the prefix: with value +1 for '(' and −1 for ')', its result is the"
+            " running balance as a fraction, written into bal."
+        ),
+        (
+            "An MLP can turn 'bal < 0' into a clean 0/1: the difference of relu(−k·bal) and relu(−k·bal − 1), for"
+            " a large k, is 1 once bal is negative by at least 1/k."
+        ),
+        (
+            "Layer 1 averages that flag over the prefix into `ever` (did the balance ever go negative?), and its "
+            "MLP writes `balanced` as relu(1 − k·bal − K·ever) with large k and K, using the constant direction."
+        ),
+    ],
 )
-HINTS = [
-    "Head 0.0: its value reads open − close, and W_O0 writes it into bal; the uniform pattern does the dividing.",
-    ("MLP 0 is a step: relu(−L·bal) − relu(−L·bal − 1) is 1 once −bal ≥ 1/L and 0 for bal ≥ 0. A negative bal is at "
-    "least 1/(i + 1) below zero, so L ≥ 12 is enough for 12 brackets. Head 1.0 is head 0.0 again, on neg."),
-    ("MLP 1 can be one unit, relu(1 − A·bal − B·ever): A must push it to 0 when bal ≥ 1/12, and B when ever ≥ 1/12 "
-    "even where bal is as low as −1 (B ≥ 12·(1 + A))."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Shapes: W_V0, W_V1 (1, 7); W_O0, W_O1 (7, 1); W_in0, W_in1 (d_mlp, 7); W_out0, W_out1 (7, d_mlp).

@@ -81,15 +81,21 @@ puzzle = Puzzle(
     examples=["2130", "1010", "432101234", "444444444440"],
     sharpness=["s"],
     source="RASP (Weiss et al. 2021), sort; tracr (Lindner et al. 2023), make_sort's min_key · i / max_seq_len tie-break",
+    hints=[
+        (
+            "Every query asks the same thing, 'where is the smallest token?', so the query can read only the "
+            "constant direction."
+        ),
+        (
+            "The key should score smaller values higher: a negative weight on the value direction does it; "
+            "multiply the query by s so the smallest wins sharply."
+        ),
+        (
+            "Ties between equal values must go to the earliest position: give the key a small negative weight on "
+            "the position direction, smaller than the gap between two values."
+        ),
+    ],
 )
-HINTS = [
-    ("The query need not depend on the token: read the constant direction one, times s. Then each key's score is "
-    "s × (what W_K reads from it)."),
-    ("Let the key read −value, so smaller digits score higher. Copies of the same digit then tie: add a small "
-    "multiple of −pos so the earlier copy wins."),
-    ("pos is at most 15/16, so a weight of −1/2 on pos moves a score by less than one step of value; then s must be "
-    "large enough that a step of 1/32 (one position) is decisive: s = 200 leaves ≥ 0.98 on the target."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_Q and W_K: (d_head, 3), d_head of your choice (1 is enough); write W_Q with the symbol s.

@@ -70,6 +70,14 @@ puzzle = Puzzle(
     examples=["abcd", "dcba" * 8],
     sharpness=["s"],
     source="seed 003: Transformer Circuit Exercises, exercise 2(b) and 2(c)",
+    hints=[
+        "Head 0.0: let the query and key both project onto (cos:0, sin:0, cos:1, sin:1). The score of query n"
+        " for key m is then largest at m = n; what is missing is sharpness.",
+        "Multiply the self head's query by the symbol s and raise s in params until position i keeps ≥ 0.9 at"
+        " n = 31. `circuits check 4` reports the margin the answer has.",
+        "Head 0.1: rotate each cos/sin pair of the query by −αᵢ (a 2 × 2 rotation block per pair, times s), "
+        "so that query n looks like position n − 1; the key stays the plain projection.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
@@ -90,3 +98,12 @@ for pair, a in enumerate(ALPHA):
     W_Q_prev[2 * pair + 1, c], W_Q_prev[2 * pair + 1, d] = -s * sympy.sin(a), s * sympy.cos(a)
 
 params = {"s": 30}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # Four 4 × 8 matrices (build them with blank(4, resid) and write entries by name), and params.
+# W_Q_self = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
+# W_K_self = FILL_ME_IN("roughly 4 non-zero entries")
+# W_Q_prev = FILL_ME_IN("roughly 8 non-zero entries: two 2-D rotations, times s")
+# W_K_prev = FILL_ME_IN("roughly 4 non-zero entries")
+# params = {"s": 1}  # raise s until the attention is sharp enough

@@ -84,6 +84,14 @@ puzzle = Puzzle(
     inputs=Inputs(vocab.tokens, min_len=1, max_len=12),
     examples=["ab", "abcdefgh"],
     source="seed 003: Transformer Circuit Exercises, exercise 1",
+    hints=[
+        "W_O W_V of a head maps what it reads to what it writes: a 1 at (8, 0) in W_net¹ means 'read "
+        "dimension 0, write dimension 8'. Aim for the W_net¹ of the worked example.",
+        "Head 1: W_V reads dimensions 0–3 into its 4 value dimensions (one 1 per row); W_O writes value "
+        "dimension k into dimension 8 + k.",
+        "Head 2 reads dimensions 4, 5, 6 and 8 (what head 1 wrote from the token two back) and writes them "
+        "into 12, 13, 14 and 15, in that order.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
@@ -99,3 +107,11 @@ W_O2 = np.zeros((16, 4), dtype=int)
 for k, source in enumerate([4, 5, 6, 8]):  # three untouched dimensions, and one that head 1 wrote
     W_V2[k, source] = 1
     W_O2[12 + k, k] = 1
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_V: 4 × 16 (rows: value dimensions; columns: residual dimensions 0–15); W_O: 16 × 4.
+# W_V1 = FILL_ME_IN("roughly 4 non-zero entries")
+# W_O1 = FILL_ME_IN("roughly 4 non-zero entries")
+# W_V2 = FILL_ME_IN("roughly 4 non-zero entries")
+# W_O2 = FILL_ME_IN("roughly 4 non-zero entries")

@@ -160,6 +160,18 @@ puzzle = Puzzle(
     examples=["abcab", "abcdabcd", "aabbccdd", "dcbaabcd"],
     sharpness=["s"],
     source="seed 003: Transformer Circuit Exercises, exercise 2(a)–(f)",
+    hints=[
+        "Do the parts in order: (a)–(c) are projections (and, for (c), puzzle 04's rotation); `pytest "
+        "puzzles/06_induction_pointer.py` reports the earliest failing part first. Every query gets the "
+        "factor s.",
+        "(d) is (a) and (b) together with a minus sign: query rows read the content and, with weight −β·s, "
+        "pairs 0 and 1; key rows read the content and pairs 0 and 1. Then a key scores 1 for the same token "
+        "minus β·(p_n · p_m), which is largest at the query itself.",
+        "(e) W_V_e reads cos:0, sin:0, …, sin:3 and W_O_e writes them into v:0 … v:7 (the transpose of the "
+        "same kind of projection). (f) rotates the pairs read from v:0 … v:3 forward by +αᵢ and matches them "
+        "against the key's pairs 0 and 1. For β, the worksheet's table of p_n·p_m bounds it: try values well "
+        "below 2.7.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
@@ -203,3 +215,21 @@ W_O_e = project(SCRATCH).T
 W_Q_f, W_K_f = rotate(SCRATCH[:4], +1, s), project(PAIRS)
 
 params = {"s": 60, "β": 0.33}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # Twelve matrices, each built with blank(rows, resid) and written by name (e.g. W[0, "tok:a"] = s),
+# # and params. Rows of W_Q/W_K/W_V are head dimensions; W_O is 20 × 8.
+# W_Q_a = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
+# W_K_a = FILL_ME_IN("roughly 4 non-zero entries")
+# W_Q_b = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
+# W_K_b = FILL_ME_IN("roughly 4 non-zero entries")
+# W_Q_c = FILL_ME_IN("roughly 8 non-zero entries: a 2-D rotation per pair, times s")
+# W_K_c = FILL_ME_IN("roughly 4 non-zero entries")
+# W_Q_d = FILL_ME_IN("roughly 8 non-zero entries, in terms of s and β")
+# W_K_d = FILL_ME_IN("roughly 8 non-zero entries")
+# W_V_e = FILL_ME_IN("roughly 8 non-zero entries")
+# W_O_e = FILL_ME_IN("roughly 8 non-zero entries")
+# W_Q_f = FILL_ME_IN("roughly 8 non-zero entries: a 2-D rotation per pair, times s")
+# W_K_f = FILL_ME_IN("roughly 4 non-zero entries")
+# params = {"s": 1, "β": 1}  # raise s until every head is sharp; choose β for (d)

@@ -108,6 +108,14 @@ puzzle = Puzzle(
     examples=["abcab", "abcdabcd", "aaaa", "dcbaabcd"],
     sharpness=["s"],
     source="seed 003: Transformer Circuit Exercises, exercise 3",
+    hints=[
+        "Head 1 is puzzle 06 (c) again: rotate each position pair of the query back by αᵢ, times s, and let "
+        "the key read the pairs as they are.",
+        "Head 1's values: W_V1 reads tok:a … tok:d into its 4 value dimensions, and W_O1 writes value "
+        "dimension k into prev:(the k-th letter).",
+        "Head 2: the query reads tok:x (times s) in row k and the key reads prev:x in the same row k, for "
+        "each letter x, so that 'I am x' meets 'the token before me was x'.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
@@ -135,3 +143,14 @@ for k, t in enumerate("abcd"):
     W_K2[k, f"prev:{t}"] = 1
 
 params = {"s": 30}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # Six 4 × 13 matrices (W_O1 is 13 × 4), each built with blank(…) and written by name, and params.
+# W_Q1 = FILL_ME_IN("roughly 8 non-zero entries: a 2-D rotation per position pair, times s")
+# W_K1 = FILL_ME_IN("roughly 4 non-zero entries")
+# W_V1 = FILL_ME_IN("roughly 4 non-zero entries")
+# W_O1 = FILL_ME_IN("roughly 4 non-zero entries")
+# W_Q2 = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
+# W_K2 = FILL_ME_IN("roughly 4 non-zero entries")
+# params = {"s": 1}  # raise s until both heads are sharp

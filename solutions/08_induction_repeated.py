@@ -158,6 +158,14 @@ puzzle = Puzzle(
     examples=["abcabc", "thequickbrownfxjmpsv" * 2, "abcdcefghijklbmnophe" * 2],
     sharpness=["s", "γ"],
     source="seed 000: Exercise Class 5, exercise 1.8–1.10 (GPT-2 small on a repeated random sequence)",
+    hints=[
+        "The head is puzzle 07's head 2: query row k reads tok:(letter k) times s, key row k reads "
+        "prev:(letter k). W_V and W_O copy tok:x into out:x; W_U reads out:x into the logit of x, times γ.",
+        "For a new letter no key matches: add one more row in which every letter's query scores s/2 and only "
+        "BOS's key reads 1 (its `bos` direction). A match then scores s, BOS s/2 and anything else 0.",
+        "Raise s until head 1.0 puts ≥ 0.9 on the right key, and γ until the second half's log-prob reaches "
+        "−0.1; BOS's empty content keeps the first half flat whatever γ is.",
+    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
@@ -189,3 +197,13 @@ params = {"s": 30, "γ": 12}
 # own sequence with its tokens renamed to letters, "abcdcefghijklbmnophe" twice, gives −4.60 / −1.35,
 # worse than GPT-2's −0.843: after a letter seen before, this head bets everything on what followed it
 # then (log-prob −12 when that is wrong, and a split bet after a letter seen twice), where GPT-2 hedges.
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # Five matrices, each built with blank(…) and written by name (e.g. W_Q[0, "tok:a"] = s), and params.
+# W_Q = FILL_ME_IN("d_head × 79: roughly 26–52 non-zero entries, in terms of s (one way gives BOS its half score)")
+# W_K = FILL_ME_IN("d_head × 79: roughly 27–52 non-zero entries")
+# W_V = FILL_ME_IN("26 × 79: roughly 26 non-zero entries")
+# W_O = FILL_ME_IN("79 × 26: roughly 26 non-zero entries")
+# W_U = FILL_ME_IN("27 × 79: roughly 26 non-zero entries, in terms of γ")
+# params = {"s": 1, "γ": 1}  # raise them until the attention and the predictions are sharp

@@ -90,15 +90,22 @@ puzzle = Puzzle(
     examples=["abca", "aaaa", "abcdabcd", "dcbaabcd"],
     sharpness=["s"],
     source="TransformerLens, head detector: duplicate_token_head; the readout, as later heads consume it",
+    hints=[
+        (
+            "Look at which key would match if the key read prev:* instead of tok:*: key m answers 'the token "
+            "before me was u', and that never includes the query itself."
+        ),
+        (
+            "Let query 'I am t' (tok:t) meet key 'the token before me was t' (prev:t), and every query meet BOS "
+            "at half a match, so a new token attends to BOS."
+        ),
+        (
+            "The value decides what is written into seen: BOS's key should write 0, every other key 1. One row of"
+            " W_V reading the right directions, and W_O writing that row into seen, does it; raise s until it is "
+            "sharp."
+        ),
+    ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("What must head 1.0 write for a new token, and which key holds that value? Every input starts with BOS, "
-     "and BOS's residual is the only one with no tok:* in it."),
-    ("A key that reads prev:t says \"the token before me was t\". Such keys sit right after earlier copies of t, "
-     "never at the query itself (its prev holds the token before it): no positions needed."),
-    ("Query rows s·tok:t against key rows prev:t; one more row, s/2 on every tok:t against bos, makes BOS the "
-     "fallback. W_V sums tok:* (1 at every token, 0 at BOS) and W_O writes that into seen."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Rows 0–3: "I am t" against "the token before me was t". Row 4: any token against BOS, at half a match.
@@ -118,3 +125,12 @@ W_O = blank(resid, 1)
 W_O["seen", 0] = 1
 
 params = {"s": 20}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_Q, W_K: (d_head, 10), d_head of your choice; multiply W_Q by s and bind s in params.
+# # W_V: (1, 10). W_O: (10, 1).
+# W_Q = FILL_ME_IN("roughly 8 non-zero entries")
+# W_K = FILL_ME_IN("roughly 5 non-zero entries")
+# W_V = FILL_ME_IN("roughly 4 non-zero entries")
+# W_O = FILL_ME_IN("roughly 1 non-zero entry")

@@ -83,15 +83,21 @@ puzzle = Puzzle(
     examples=["0123456789", "9"],
     sharpness=["γ"],
     source="Gould, Ong, Ogden, Conmy (2023), Successor Heads: Recurring, Interpretable Attention Heads In The Wild",
+    hints=[
+        (
+            "A head that copies writes digit d's own point; a successor head must write the point of d + 1, which"
+            " is d's point turned by θ = 36°."
+        ),
+        (
+            "Turning a point of the circle by θ is a 2 × 2 rotation matrix: put it between reading (mod:x, mod:y)"
+            " and writing (out:x, out:y)."
+        ),
+        (
+            "W_V can read mod:x and mod:y as they are, and W_O can write the rotated pair into out:x and out:y, "
+            "with γ in front; the worked example shows why γ = 30 is enough."
+        ),
+    ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("W_U reads digit d at its point of the circle. Which point must the head write, when it attends to 3, "
-     "for 4 to get the largest logit?"),
-    ("Digit 4's point is digit 3's point turned by θ = 36°, and the same turn takes every digit to its "
-     "successor, 9 to 0 included: the OV circuit is one rotation."),
-    ("W_V can read mod:x and mod:y as they are; W_O writes them into out:x and out:y turned by +θ: "
-     "γ·[[cos θ, −sin θ], [sin θ, cos θ]]. The gap between the successor and its neighbours is γ(1 − cos θ)."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Read the digit's point as it is …
@@ -104,3 +110,9 @@ W_O["out:x", 0], W_O["out:x", 1] = γ * sympy.cos(THETA), -γ * sympy.sin(THETA)
 W_O["out:y", 0], W_O["out:y", 1] = γ * sympy.sin(THETA), γ * sympy.cos(THETA)
 
 params = {"γ": 30}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_V: (2, 4), what the head reads. W_O: (4, 2), where it writes, times γ.
+# W_V = FILL_ME_IN("roughly 2 non-zero entries")
+# W_O = FILL_ME_IN("roughly 4 non-zero entries")

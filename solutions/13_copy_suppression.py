@@ -95,15 +95,21 @@ puzzle = Puzzle(
     sharpness=["s"],
     source="McDougall, Conmy, Rushing, McGrath, Nanda (2023), Copy Suppression: Comprehensively Understanding "
            "an Attention Head (GPT-2 small L10H7)",
+    hints=[
+        (
+            "The head should look, from a position predicting y, at an earlier position that holds y: the query "
+            "reads pred:*, the key reads tok:*."
+        ),
+        (
+            "With nothing to suppress the head must still attend somewhere harmless: BOS, at half a match, whose "
+            "value writes nothing."
+        ),
+        (
+            "The value reads the attended token tok:y and the output writes −1 into pred:y, cancelling the "
+            "bigram's +1; the full OV circuit is then negative, so its copying score is −1."
+        ),
+    ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("Where should the head look from position i? At an earlier position holding the token that position i "
-     "*predicts*: its query must read pred:*, its key tok:*. And when the prediction is new, at BOS."),
-    ("What the head writes depends only on the attended key, so the value must say which token sits there "
-     "(W_V reads tok:*), and W_O writes minus that token's pred direction."),
-    ("Query rows s·pred:y against key rows tok:y; one more row, s/2 on every pred:y against bos. W_V copies tok:t "
-     "to value t, W_O writes −1 into pred:t. The full OV circuit is then −5 times the identity: score −1."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Rows 0–4: "I predict y" against "I am y". Row 5: any prediction against BOS, at half a match.
@@ -123,3 +129,12 @@ for k, t in enumerate(TOKENS):
     W_O[f"pred:{t}", k] = -1
 
 params = {"s": 20}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_Q, W_K: (d_head, 11), d_head of your choice; multiply W_Q by s and bind s in params.
+# # W_V: (5, 11). W_O: (11, 5).
+# W_Q = FILL_ME_IN("roughly 10 non-zero entries")
+# W_K = FILL_ME_IN("roughly 6 non-zero entries")
+# W_V = FILL_ME_IN("roughly 5 non-zero entries")
+# W_O = FILL_ME_IN("roughly 5 non-zero entries")

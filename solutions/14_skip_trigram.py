@@ -98,15 +98,22 @@ puzzle = Puzzle(
     examples=["keep the in", "keep it at", "in keep at keep in", "the keep keep it at in"],
     sharpness=["s", "γ"],
     source="A Mathematical Framework for Transformer Circuits (Elhage et al. 2021): skip-trigrams and their bugs",
+    hints=[
+        (
+            "One head cannot do both trigrams: its OV circuit raises the same logits whichever query attended. "
+            "Give each query word its own head."
+        ),
+        (
+            "Head 0.0 attends from 'in' to an earlier 'keep' (and to BOS otherwise); its value reads tok:keep and"
+            " writes out:mind. Head 0.1 does the same from 'at', writing out:bay."
+        ),
+        (
+            "In each head, only its own query word may score against keep: a query row reading tok:in (for 0.0) "
+            "meets a key row reading tok:keep; every word meets BOS at half that. Raise s and γ until the log-"
+            "probs reach the check."
+        ),
+    ],
 )
-HINTS = [  # staged: read one, try again, then the next
-    ("Start from the worked example's single head and see which target fails and why: what the head writes "
-     "depends only on the key it attends to, never on the query."),
-    ("So the two completions need two heads whose patterns differ: head 0.0 looks back at keep only from "
-     "\"in\", head 0.1 only from \"at\". Every other query must look somewhere harmless: BOS, whose value is 0."),
-    ("Head 0.0: query s·tok:in against key tok:keep, and s/2 on every tok:w against bos; value tok:keep, "
-     "written as γ·out:mind. Head 0.1 the same with at and bay."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Head 0.0, keep … in → mind. Row 0: "I am in" against "I am keep". Row 1: any word against BOS, at half.
@@ -136,3 +143,16 @@ W_O2 = blank(resid, 1)
 W_O2["out:bay", 0] = γ
 
 params = {"s": 20, "γ": 10}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # Head 0.0 (keep … in → mind) and head 0.1 (keep … at → bay). W_Q, W_K: (d_head, 10), d_head of your
+# # choice, W_Q times s. W_V: (1, 10). W_O: (10, 1), times γ. Bind s and γ in params.
+# W_Q1 = FILL_ME_IN("roughly 8 non-zero entries")
+# W_K1 = FILL_ME_IN("roughly 2 non-zero entries")
+# W_V1 = FILL_ME_IN("roughly 1 non-zero entry")
+# W_O1 = FILL_ME_IN("roughly 1 non-zero entry")
+# W_Q2 = FILL_ME_IN("roughly 8 non-zero entries")
+# W_K2 = FILL_ME_IN("roughly 2 non-zero entries")
+# W_V2 = FILL_ME_IN("roughly 1 non-zero entry")
+# W_O2 = FILL_ME_IN("roughly 1 non-zero entry")

@@ -89,15 +89,21 @@ puzzle = Puzzle(
     inputs=Inputs(vocab.tokens, min_len=1, max_len=8, families=[Uniform()]),
     examples=["Alan Lovelace Ada Lovelace", "Marie Curie Albert Einstein Alan Turing", "Turing Alan Turing"],
     source="Geva, Schuster, Berant & Levy (2021), Transformer Feed-Forward Layers Are Key-Value Memories",
+    hints=[
+        (
+            "An MLP is a key-value memory: each hidden unit's row of W_in is a key that fires on one pattern, and"
+            " its column of W_out is the value it writes."
+        ),
+        (
+            "Give each fact its own unit: it reads the first name from prev:* and the last name from tok:*, so it"
+            " reaches 2 only when both match."
+        ),
+        (
+            "Use the constant direction `one` to subtract 1 from every unit, so a unit that sees only one of its "
+            "two names stays at 0 after the ReLU; its column of W_out writes the fact's city."
+        ),
+    ],
 )
-HINTS = [
-    ("One hidden unit per fact: its W_in row is the key (which prev: and which tok:), its W_out column the value "
-    "(which city:)."),
-    ("A unit that reads prev:Ada + tok:Lovelace gives 2 on the whole pair and 1 on half of it: subtract 1 (read "
-    "one with weight −1) so that only the whole pair gets past the ReLU."),
-    ("Two facts may share a value: the units for Ada Lovelace and Alan Turing both write into city:London, but they "
-    "need separate keys."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_in: (d_mlp, 16), d_mlp of your choice (4 is enough).  W_out: (16, d_mlp).
@@ -108,3 +114,10 @@ for k, ((first, last), city) in enumerate(FACTS.items()):
     W_in[k, f"prev:{first}"] = W_in[k, f"tok:{last}"] = 1
     W_in[k, "one"] = -1
     W_out[f"city:{city}", k] = 1
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_in: (d_mlp, 16), d_mlp of your choice (4 is enough).  W_out: (16, d_mlp).
+# # blank(4, resid) and blank(resid, 4) give zero matrices you can fill by name: W_in[0, "one"] = -1.
+# W_in = FILL_ME_IN("roughly 12 non-zero entries")
+# W_out = FILL_ME_IN("roughly 4 non-zero entries")

@@ -182,14 +182,22 @@ puzzle = Puzzle(
     sharpness=["s"],
     source="Wang, Variengien, Conmy, Shlegeris & Steinhardt (2022), Interpretability in the Wild: "
            "a Circuit for Indirect Object Identification in GPT-2 small",
+    hints=[
+        (
+            "Build the circuit in stages: a duplicate-token head marks the repeated name, a second head reads "
+            "that mark, and a name-mover copies the name that was not repeated."
+        ),
+        (
+            "The duplicate-token head is puzzle 09 again: names against names, the query's own position counted "
+            "against itself, and BOS at half a match for a name seen once."
+        ),
+        (
+            "At 'to', one head's query meets the key that carries the duplicate mark (dup), and the name-mover's "
+            "query at 'to' meets every name key; its value reads tok:* so the logits of the names follow what it "
+            "attends to."
+        ),
+    ],
 )
-HINTS = [
-    ("Head 0.0: a query 'I am x' against a key 'I am x' finds every copy, itself included. Subtract s where query "
-    "and key are at the same position (query pos:i against key pos:i), and give BOS's key s/2 from every query."),
-    "Head 1.0 only needs a key signal that one position has: read dup in W_K1, and 'I am to' in W_Q1.",
-    ("Head 2.0: from 'to', every name scores s (a key row reading all four tok:name), and the name in s: loses 2s "
-    "(query s:x against key tok:x with −2s): IO scores s, S scores −s, the rest 0."),
-]
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Head 0.0: rows 0–3 "I am name k" against "I am name k"; rows 4–15 "not myself" (−s on
@@ -215,3 +223,14 @@ for k, n in enumerate(NAMES):
     W_Q2[1 + k, f"s:{n}"], W_K2[1 + k, f"tok:{n}"] = -2 * s, 1
 
 params = {"s": 20}
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # Each W_Q and W_K: (d_head, 30), d_head of your choice; blank(rows, resid) gives a zero matrix
+# # you fill by name (W_Q1[0, "tok:to"] = s). Write every W_Q with the symbol s.
+# W_Q0 = FILL_ME_IN("roughly 24 non-zero entries")
+# W_K0 = FILL_ME_IN("roughly 17 non-zero entries")
+# W_Q1 = FILL_ME_IN("roughly 1 non-zero entry")
+# W_K1 = FILL_ME_IN("roughly 1 non-zero entry")
+# W_Q2 = FILL_ME_IN("roughly 5 non-zero entries")
+# W_K2 = FILL_ME_IN("roughly 8 non-zero entries")

@@ -1,4 +1,10 @@
-"""Test settings: deterministic hypothesis, no example database written anywhere; the mutation test's kill rates."""
+"""Test settings: deterministic hypothesis, no example database written anywhere, the cache and backups in a
+temporary folder (never the real home); the mutation test's kill rates."""
+
+import atexit
+import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -10,6 +16,13 @@ settings.register_profile(
 settings.load_profile("circuits")
 
 pytest_plugins = ["pytester"]
+
+# The verdict cache and reset's backups go to XDG folders; for the whole session (subprocesses inherit them)
+# they are a temporary folder, so no test reads a verdict from, or writes one to, the real home.
+_HOME = tempfile.mkdtemp(prefix="circuits-tests-")
+os.environ["XDG_CACHE_HOME"] = os.path.join(_HOME, "cache")
+os.environ["XDG_DATA_HOME"] = os.path.join(_HOME, "data")
+atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
 
 MUTATION_AUDITS = pytest.StashKey[list]()
 

@@ -1,5 +1,6 @@
-"""Nothing a learner wrote is ever lost: no command writes into puzzles/ or solutions/, and checking
-creates no files in the project (no __pycache__, no .hypothesis, no .pytest_cache).
+"""Nothing a learner wrote is ever lost: no command writes into puzzles/ or solutions/ (reset only after a
+backup that keeps every byte), and checking creates no files in the project (no __pycache__, no .hypothesis,
+no .pytest_cache).
 
 Every command runs as a learner runs it, in a subprocess whose working directory is a copy of the
 project (puzzle and solution files, and pyproject.toml, whose pytest settings are part of the promise),
@@ -14,9 +15,9 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-
 from helpers import ROOT
 
 STEMS = ("00_attention", "03_uniform", "04_previous_token", "05_virtual_head")  # a code puzzle and quick model puzzles
@@ -30,6 +31,7 @@ COMMANDS = [
     [*CIRCUITS, "check", "0", "--solution"],
     [*CIRCUITS, "show", "4", "abcab", "--solution"],
     [*CIRCUITS, "analyze", "5", "--solution"],
+    [*CIRCUITS, "hint", "4", "--level", "3"],
     [*PYTEST, "puzzles/"],
     [*PYTEST, "puzzles/", "--solutions"],
 ]
@@ -77,7 +79,7 @@ def test_every_command_ran_without_a_traceback(runs):
 
 def test_no_command_changes_a_puzzle_or_a_solution(runs):
     _, before, after, _ = runs
-    mine = lambda snap: {k: v for k, v in snap.items() if k.split("/")[0] in ("puzzles", "solutions")}  # noqa: E731
+    mine = lambda snap: {k: v for k, v in snap.items() if k.split("/")[0] in ("puzzles", "solutions")}
     assert mine(after) == mine(before)
 
 
@@ -88,3 +90,25 @@ def test_checking_creates_no_files_in_the_project(runs):
     created = sorted(set(after) - set(before))
     assert not created, f"created: {created}"
     assert not any(part in ("__pycache__", ".hypothesis", ".pytest_cache") for k in after for part in k.split("/"))
+
+
+def test_reset_loses_nothing(runs, tmp_path):
+    """`circuits reset` changes only the puzzle it names, and only after a backup holding every byte of it."""
+    root, *_ = runs
+    project = tmp_path / "project"
+    shutil.copytree(root / "puzzles", project / "puzzles")
+    shutil.copytree(root / "solutions", project / "solutions")
+    target = project / "puzzles" / "04_previous_token.py"
+    mine = target.read_bytes().replace(b'W_K_self = FILL_ME_IN("roughly 4 non-zero entries")',
+                                       b"W_K_self = blank(4, resid)  # mine, half done") + "\n# é, ✓\n".encode()
+    target.write_bytes(mine)
+    before = snapshot(project)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HYPOTHESIS", "PYTEST"))}
+    done = subprocess.run([*CIRCUITS, "reset", "4"], cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    backup = done.stdout.split(" to ", 1)[1].split("\n", 1)[0]
+    assert Path(backup).read_bytes() == mine
+    after = snapshot(project)
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert changed == {"puzzles/04_previous_token.py"}
+    assert target.read_bytes() == (ROOT / "puzzles" / "04_previous_token.py").read_bytes()

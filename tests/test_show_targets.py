@@ -6,7 +6,14 @@ from circuits.cli import main
 
 
 def show(capsys, *args):
-    assert main(["show", *args, "--solution"]) == 0
+    import os
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "200"  # whole sentences on one line, so they can be searched for
+    try:
+        assert main(["show", *args, "--solution"]) == 0
+    finally:
+        os.environ.pop("COLUMNS") if old is None else os.environ.__setitem__("COLUMNS", old)
     return capsys.readouterr().out
 
 

@@ -15,20 +15,29 @@ CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
 
 def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.ndarray, np.ndarray]:
     """ok and worst `[n_targets, len(batch)]`, inputs of one length run as one batch (chunked)."""
+    keys = [tuple(toks) for toks in batch]
+    distinct = {k: n for n, k in enumerate(dict.fromkeys(keys))}
+    if len(distinct) < len(batch):  # a repeated input is run once (random samples repeat short inputs)
+        ok, worst = evaluate(model, targets, [list(k) for k in distinct])
+        at = [distinct[k] for k in keys]
+        return ok[:, at], worst[:, at]
     ok = np.ones((len(targets), len(batch)), dtype=bool)
     worst = np.zeros((len(targets), len(batch)))
-    by_len: dict[int, list[int]] = defaultdict(list)
-    for i, toks in enumerate(batch):
-        by_len[len(toks)].append(i)
-    for idx in by_len.values():
-        for start in range(0, len(idx), CHUNK):
-            part = idx[start : start + CHUNK]
-            sub = [batch[i] for i in part]
-            limits.doing("running the model")
-            trace = model.run(sub)
-            for t, target in enumerate(targets):
-                limits.doing(f"checking target {limits.quoted(target.label)}")
-                with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
-                    ev = target.evaluate(trace, sub)
-                ok[t, part], worst[t, part] = ev.ok, ev.worst
+    for part in by_length(batch):
+        sub = [batch[i] for i in part]
+        limits.doing("running the model")
+        trace = model.run(sub)
+        for t, target in enumerate(targets):
+            limits.doing(f"checking target {limits.quoted(target.label)}")
+            with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
+                ev = target.evaluate(trace, sub)
+            ok[t, part], worst[t, part] = ev.ok, ev.worst
     return ok, worst
+
+
+def by_length(batch: Sequence[Tokens]) -> list[list[int]]:
+    """The indices of `batch` as the checker runs them: grouped by length, each group cut into CHUNKs."""
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i, toks in enumerate(batch):
+        groups[len(toks)].append(i)
+    return [idx[start : start + CHUNK] for idx in groups.values() for start in range(0, len(idx), CHUNK)]

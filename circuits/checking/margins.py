@@ -30,8 +30,13 @@ class Margins:
                 parts.append(f"holds to length {self.longest} (fails at {self.longest + 1})")
         if self.sharpness is not None:
             parts.append("no sharpness needed" if self.sharpness == 0 else
-                         f"{self.sharpness_of} can shrink to {self.sharpness:.2f}×")
+                         f"{self.sharpness_of} can shrink to {_factor(self.sharpness)}×")
         return "; ".join(parts)
+
+
+def _factor(x: float) -> str:
+    """0.29, or 0.0031 where two decimals would print a factor that is not zero as 0.00."""
+    return f"{x:.2f}" if x >= 0.1 else f"{x:.2g}"
 
 
 def _behaviour(puzzle):

@@ -33,7 +33,8 @@ class Puzzle:
     `answer` lists the names the learner defines in the file (matrices, a `params`
     mapping, or functions for a code puzzle); `build(answer)` turns them into a Model.
     `sharpness` names the answer matrices (or a params symbol) that scale how peaked
-    attention is, for the sharpness margin.
+    attention is, for the sharpness margin. `hints` are staged, from a nudge to a
+    near-answer that still leaves the writing to the learner (`circuits hint`).
     """
 
     number: int
@@ -49,12 +50,16 @@ class Puzzle:
     source: str = ""
     notes: str = ""
     margin_max_len: int | None = None
+    hints: Sequence[str] = ()
 
     def __post_init__(self):
         if not self.targets:
             raise CircuitError(f"puzzle {self.name!r} declares no targets, so nothing could fail")
         if any(t.kind == "behaviour" for t in self.targets) and (self.inputs is None or self.build is None):
             raise CircuitError(f"puzzle {self.name!r} has behaviour targets but no inputs= or build=")
+        if isinstance(self.hints, str) or not all(isinstance(h, str) and h.strip() for h in self.hints):
+            raise CircuitError(f"puzzle {self.name!r}: hints= must be a list of non-empty strings, "
+                               f"got {type(self.hints).__name__}")
 
     @property
     def id(self) -> str:

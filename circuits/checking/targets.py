@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import behaviours
+from circuits.checking import behaviours, once
 from circuits.checking.readouts import HeadOutput, HeadZ, Readout, Residual  # noqa: F401  (re-exported)
 from circuits.errors import CircuitError
 
@@ -136,45 +136,77 @@ class Target:
 def _spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:
     """The spec's expectations `[b, T, k]` (NaN where none); a BOS token shifts positions by one."""
     out = np.full((len(batch), T, k), np.nan)
+    rows = once.each((spec, "expected", k, what), batch, lambda toks: _spec_row(spec, toks, k, what),
+                     lambda inputs: _spec_rows(spec, inputs, k, what))
+    L = len(batch[0]) if batch else 0
+    if all(len(t) == L for t in batch):  # the common case: one copy for the whole batch
+        out[:, T - L :] = np.stack(rows) if rows else 0.0
+        return out
+    for n, (toks, row) in enumerate(zip(batch, rows)):
+        out[n, T - len(toks) :] = row
+    return out
+
+
+def _batched_array(batched, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:
+    """A batched spec's expectations `[b, T, k]` for inputs of one length (NaN where none, BOS shifting as above)."""
+    b, L = len(batch), len(batch[0])
+    exp = np.asarray(batched(np.array(batch, dtype=str).reshape(b, L)), dtype=float)
+    if exp.shape != (b, L, k):
+        raise CircuitError(f"the batched spec for {what} returned shape {exp.shape} for {b} inputs of {L} tokens; "
+                           f"it needs ({b}, {L}, {k})")
+    out = np.full((b, T, k), np.nan)
+    out[:, T - L :] = exp
+    return out
+
+
+def _spec_rows(spec, batch: list[Tokens], k: int, what: str) -> list[np.ndarray]:
+    """`_spec_row` of each input, converted in one step where every input has one length and a number everywhere."""
     specs = [spec(toks) for toks in batch]
     L = len(batch[0]) if batch else 0
     if all(len(e) == L == len(t) for e, t in zip(specs, batch)):
-        try:  # the common case, one conversion for the whole batch: a number at every position
-            out[:, T - L :] = np.asarray(specs, dtype=float).reshape(len(batch), L, k)
-            return out
+        try:
+            return list(np.asarray(specs, dtype=float).reshape(len(batch), L, k))
         except (TypeError, ValueError):
             pass
-    none = [np.nan] * k
-    for n, (toks, exp) in enumerate(zip(batch, specs)):
-        offset = T - len(toks)
-        if len(exp) != len(toks):
-            raise CircuitError(f"the spec for {what} returned {len(exp)} values for an input of {len(toks)} tokens {''.join(toks)!r}")
-        try:  # the common cases: an expectation at every position, or None (NaN) at some
-            out[n, offset:] = np.asarray(exp, dtype=float).reshape(len(toks), k)
-            continue
+    return [_spec_row(lambda _, e=e: e, toks, k, what) for toks, e in zip(batch, specs)]
+
+
+def _spec_row(spec, toks: Tokens, k: int, what: str) -> np.ndarray:
+    """One input's expectations `[len(toks), k]`, NaN where the spec says None."""
+    exp = spec(toks)
+    if len(exp) != len(toks):
+        raise CircuitError(f"the spec for {what} returned {len(exp)} values for an input of {len(toks)} tokens {''.join(toks)!r}")
+    try:  # the common cases: an expectation at every position, or None (NaN) at some
+        return np.asarray(exp, dtype=float).reshape(len(toks), k)
+    except (TypeError, ValueError):
+        try:
+            return np.asarray([[np.nan] * k if e is None else e for e in exp], dtype=float).reshape(len(toks), k)
         except (TypeError, ValueError):
-            try:
-                out[n, offset:] = np.asarray([none if e is None else e for e in exp], dtype=float).reshape(len(toks), k)
-                continue
-            except (TypeError, ValueError):
-                pass
-        for i, e in enumerate(exp):
-            if e is not None:
-                e = np.atleast_1d(np.asarray(e, dtype=float))
-                if e.shape != (k,):
-                    raise CircuitError(f"the spec for {what} gave {e.shape[0]} numbers at position {i} but the readout has {k}")
-                out[n, i + offset] = e
+            pass
+    out = np.full((len(toks), k), np.nan)
+    for i, e in enumerate(exp):
+        if e is not None:
+            e = np.atleast_1d(np.asarray(e, dtype=float))
+            if e.shape != (k,):
+                raise CircuitError(f"the spec for {what} gave {e.shape[0]} numbers at position {i} but the readout has {k}")
+            out[i] = e
     return out
 
 
 @dataclass
 class Output(Target):
-    """At every position the readout is within `tol` (max abs difference) of `spec(tokens)[i]`."""
+    """At every position the readout is within `tol` (max abs difference) of `spec(tokens)[i]`.
+
+    `batched`, optional, is the same spec on a whole batch at once, for speed where a Python loop per
+    input is slow: tokens `[b, L]` (a numpy array of str) -> expectations `[b, L, k]` (NaN for None).
+    The checker uses it on its batches; `spec` stays the readable reference, shown in explanations,
+    and the puzzle's tests hold the two equal."""
 
     readout: Readout
     spec: Callable[[Tokens], Sequence]
     tol: float = 0.1
     description: str = ""
+    batched: Callable[[np.ndarray], np.ndarray] | None = None
     metric: str = field(default="largest error", init=False)
 
     @property
@@ -183,7 +215,10 @@ class Output(Target):
 
     def evaluate(self, trace, batch):
         yours = self.readout.get(trace)  # [b, T, k]
-        exp = _spec_array(self.spec, batch, yours.shape[1], yours.shape[2], self.label)
+        if self.batched is not None and batch and all(len(t) == len(batch[0]) for t in batch):
+            exp = _batched_array(self.batched, batch, yours.shape[1], yours.shape[2], self.label)
+        else:
+            exp = _spec_array(self.spec, batch, yours.shape[1], yours.shape[2], self.label)
         err = np.nanmax(np.where(np.isnan(exp), -np.inf, np.abs(yours - exp)), axis=-1)  # [b, T]
         err = np.where(np.isfinite(err), err, np.nan)
         worst = np.nanmax(np.where(np.isnan(err), -np.inf, err), axis=-1)
@@ -330,18 +365,25 @@ class Attention(Target):
                 return t.astype(bool)
             return (t[:, :, None] == np.arange(T)) & (t[:, :, None] >= 0)
         out = np.zeros((len(batch), T, T), dtype=bool)
-        n_, q_, k_ = [], [], []  # one fancy assignment at the end: a Python loop per query would dominate
-        for n, toks in enumerate(batch):
-            for i, k in enumerate(self.where(toks)):
-                if k is None:
-                    continue
-                keys = (k,) if isinstance(k, (int, np.integer)) else tuple(k)
-                n_ += [n] * len(keys)
-                q_ += [i] * len(keys)
-                k_ += keys
-        offset = T - len(batch[0])  # a BOS token shifts positions
-        out[np.asarray(n_, dtype=int), np.asarray(q_, dtype=int) + offset, np.asarray(k_, dtype=int) + offset] = True
+        pairs = once.each((self.where, "key sets"), batch, self._pairs)
+        # one fancy assignment at the end: a Python loop per query would dominate
+        n_ = np.repeat(np.arange(len(batch)), [len(q) for q, _ in pairs])
+        q_ = np.concatenate([q for q, _ in pairs]) if pairs else np.zeros(0, dtype=int)
+        k_ = np.concatenate([k for _, k in pairs]) if pairs else np.zeros(0, dtype=int)
+        offset = T - len(batch[0]) if batch else 0  # a BOS token shifts positions
+        out[n_, q_ + offset, k_ + offset] = True
         return out
+
+    def _pairs(self, toks: Tokens) -> tuple[np.ndarray, np.ndarray]:
+        """One input's (query, key) pairs: every key the query's target allows."""
+        q_, k_ = [], []
+        for i, k in enumerate(self.where(toks)):
+            if k is None:
+                continue
+            keys = (k,) if isinstance(k, (int, np.integer)) else tuple(k)
+            q_ += [i] * len(keys)
+            k_ += keys
+        return np.asarray(q_, dtype=int), np.asarray(k_, dtype=int)
 
     def mass(self, pattern, keys, valid=None) -> np.ndarray:  # [b, T, T], [b, T, T] -> [b, T], NaN where no target
         has = keys.any(-1) if valid is None else keys.any(-1) & valid
@@ -498,16 +540,21 @@ class NextToken(Target):
         vocab = trace.model.vocab
         T = trace.ids.shape[1]
         out = np.full((len(batch), T), np.nan)
-        n_, i_, t_ = [], [], []  # gathered in one fancy index: a numpy index per position would dominate
-        lengths = trace.valid.sum(1)
-        for n, toks in enumerate(batch):
-            offset = int(lengths[n]) - len(toks)  # a BOS token shifts positions
-            hits = [(i + offset, e) for i, e in enumerate(self.spec(toks)) if e is not None]
-            n_ += [n] * len(hits)
-            i_ += [i for i, _ in hits]
-            t_ += [vocab.id(e) for _, e in hits]
+        hits = once.each((self.spec, "next-token ids", vocab), batch, lambda toks: self._hits(toks, vocab))
+        if not batch:
+            return out
+        # gathered in one fancy index: a numpy index per position would dominate
+        n_ = np.repeat(np.arange(len(batch)), [len(i) for i, _ in hits])
+        offset = trace.valid.sum(1) - np.array([len(toks) for toks in batch])  # a BOS token shifts positions
+        i_ = np.concatenate([i for i, _ in hits]) + offset[n_]
+        t_ = np.concatenate([t for _, t in hits])
         out[n_, i_] = trace.logprobs[n_, i_, t_]
         return out
+
+    def _hits(self, toks: Tokens, vocab) -> tuple[np.ndarray, np.ndarray]:
+        """The positions of one input that expect a next token, and that token's id."""
+        hits = [(i, vocab.id(e)) for i, e in enumerate(self.spec(toks)) if e is not None]
+        return np.array([i for i, _ in hits], dtype=np.intp), np.array([t for _, t in hits], dtype=np.intp)
 
     def evaluate(self, trace, batch):
         lp = self._logp(trace, batch)

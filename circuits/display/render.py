@@ -12,10 +12,84 @@ from rich.text import Text
 from circuits.analysis.composition import VIRTUAL_MEANING
 
 
+def terminal_width() -> int:
+    """The terminal's width: $COLUMNS if set, else the terminal's own, else 80 (a pipe, a CI log)."""
+    import os
+    import shutil
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size((80, 24)).columns
+
+
 def console(file=None, width: int | None = None, color: bool | None = None) -> Console:
-    """A console that drops colour codes when the output is not a terminal (CI logs, pipes)."""
+    """A console as wide as the terminal (see terminal_width) that drops colour codes when the output is not a
+    terminal (CI logs, pipes)."""
     kwargs = {} if color is None else {"force_terminal": color, "no_color": not color}
-    return Console(file=file, width=width or 120, highlight=False, soft_wrap=False, **kwargs)
+    return Console(file=file, width=width or terminal_width(), highlight=False, soft_wrap=False, **kwargs)
+
+
+class Fit:
+    """A table that fits the console: its label columns on the left of every block, the other columns in as many
+    blocks as the width needs, each titled "columns 0 to 10 (1 of 3)", and a column wider than a block wrapped inside it.
+
+    `labels` are (header, cells) pairs, `columns` the same for the data; cells are str or Text, one per row."""
+
+    def __init__(self, labels: list, columns: list, title: str | None = None, padding: int = 1,
+                 header_style: str = "bold", label_style: str = "bold", gap: int = 1):
+        self.labels, self.columns, self.title = labels, columns, title
+        self.padding, self.header_style, self.label_style, self.gap = padding, header_style, label_style, gap
+
+    @staticmethod
+    def _width(header: str, cells) -> int:
+        from rich.cells import cell_len
+
+        return max([cell_len(line) for line in str(header).split("\n")] + [cell_len(str(c)) for c in cells] + [1])
+
+    def blocks(self, width: int) -> list[list[int]]:
+        """The data columns of each block, packed left to right into `width` cells."""
+        fixed = sum(self._width(h, c) + self.padding for h, c in self.labels) + self.gap
+        room = max(width - fixed, 8)
+        out: list[list[int]] = [[]]
+        used = 0
+        for j, (h, cells) in enumerate(self.columns):
+            w = self._width(h, cells) + self.padding
+            if out[-1] and used + w > room:
+                out.append([])
+                used = 0
+            out[-1].append(j)
+            used += w
+        return out
+
+    def table(self, block: list[int], width: int) -> Table:
+        pad = (0, self.padding, 0, 0)
+        table = Table(box=None, padding=pad, show_edge=False, pad_edge=False, header_style=self.header_style)
+        for n, (h, _) in enumerate(self.labels):
+            last = n == len(self.labels) - 1
+            table.add_column(str(h) + (" " * self.gap if last else ""), justify="right", no_wrap=True, style=self.label_style)
+        for j in block:
+            h, cells = self.columns[j]
+            table.add_column(str(h), justify="right", no_wrap=len(block) > 1 or self._width(h, cells) < width // 2,
+                             overflow="fold")
+        for i in range(len(self.labels[0][1]) if self.labels else len(self.columns[0][1])):
+            row = [c[i] if isinstance(c[i], Text) else Text(str(c[i])) for _, c in self.labels]
+            if row:
+                row[-1] = row[-1] + " " * self.gap
+            table.add_row(*row, *[cells[i] for _, cells in (self.columns[j] for j in block)])
+        return table
+
+    def __rich_console__(self, console, options):
+        width = options.max_width
+        blocks = self.blocks(width)
+        if self.title:
+            yield Text(self.title, style="italic")
+        for n, block in enumerate(blocks):
+            if len(blocks) > 1:
+                first, last = self.columns[block[0]][0], self.columns[block[-1]][0]
+                name = lambda h: str(h).split("\n")[0]  # noqa: E731
+                yield Text(f"columns {name(first)} to {name(last)} ({n + 1} of {len(blocks)})", style="dim")
+            yield self.table(block, width)
 
 
 def _shade(p: float) -> str:
@@ -33,7 +107,7 @@ def _cell(p: float, mark: bool = False) -> Text:
 
 
 def pattern_heatmap(pattern: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str] | None = None,
-                    title: str | None = None, targets: Sequence[int] | None = None, max_len: int = 40) -> Table:
+                    title: str | None = None, targets: Sequence[int] | None = None, max_len: int = 40) -> Fit:
     """An attention pattern `[query, key]` as a table: query rows, key columns, token labels on both axes.
 
     Weights print as .xx (1. for ≥ .995, 0 for < .005), so the table reads without colour;
@@ -44,17 +118,17 @@ def pattern_heatmap(pattern: np.ndarray, query_labels: Sequence[str], key_labels
     T = pattern.shape[0]
     key_labels = list(key_labels if key_labels is not None else query_labels)
     start = max(0, T - max_len)
-    table = Table(title=title, show_edge=False, pad_edge=False, box=None, padding=(0, 0), title_justify="left")
-    table.add_column("query ↓ key →", justify="right", no_wrap=True)
-    for k in range(start, T):
-        table.add_column(f"{k}\n{_label(key_labels[k])}", justify="right", no_wrap=True, min_width=4)
-    for q in range(start, T):
+    rows = list(range(start, T))
+    labels = [("query ↓ key →", [f"{q} {_label(query_labels[q])}" for q in rows])]
+    columns = []
+    for k in rows:
         cells = []
-        for k in range(start, T):
+        for q in rows:
             p = pattern[q, k] if k <= q or pattern[q, k] > 0 else np.nan
             cells.append(_cell(float(p), targets is not None and _expects(targets[q], k)))
-        table.add_row(f"{q} {_label(query_labels[q])} ", *cells)
-    return table
+        columns.append((f"{k}\n{_label(key_labels[k])}", cells))
+    wide = any(len(_label(key_labels[k])) > 3 for k in rows)  # a 4-character key name would touch its neighbour
+    return Fit(labels, columns, title=title, padding=1 if wide else 0, header_style="", label_style="")
 
 
 def _expects(target, k: int) -> bool:
@@ -154,27 +228,27 @@ def circuit_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequen
     visible = np.tril(np.ones(A.shape, dtype=bool)) if causal else np.ones(A.shape, dtype=bool)
     top = float(np.nanmax(np.abs(A))) if A.size and not np.all(np.isnan(A)) else 0.0
     caption = note or None
-    table = Table(box=None, padding=(0, 1), show_edge=False)
-    table.add_column("", justify="right", style="bold", no_wrap=True)
-    for j in cols:
-        table.add_column(_label(str(col_labels[j])) if len(str(col_labels[j])) > 8 else str(col_labels[j]),
-                         justify="right", no_wrap=True)
+    peaks = {}
     for i in rows:
-        shown = [A[i, j] if visible[i, j] else np.nan for j in cols]
-        finite = [x for x in shown if not np.isnan(x)]
-        peak = max(finite) if finite and max(finite) != min(finite) else None
+        finite = [A[i, j] for j in cols if visible[i, j] and not np.isnan(A[i, j])]
+        peaks[i] = max(finite) if finite and max(finite) != min(finite) else None
+    columns = []
+    for j in cols:
         cells = []
-        for j, x in zip(cols, shown):
+        for i in rows:
+            x, peak = A[i, j], peaks[i]
             if not visible[i, j]:
                 cells.append(Text("·", style="dim"))
                 continue
             s = _num(x) + ("*" if peak is not None and x == peak else "")
             cells.append(Text(s, style=("dim" if s == "0" else _heat(x, top)) + (" bold" if s.endswith("*") else "")))
-        table.add_row(str(row_labels[i]), *cells)
+        head = str(col_labels[j])
+        columns.append((_label(head) if len(head) > 8 else head, cells))
     if not rows or not cols or not np.any(np.nan_to_num(A, nan=1.0)[visible]):
         table = Table(box=None, show_header=False)
         table.add_row(Text("(all zero)", style="dim"))
-    return _titled(table, title, caption)
+        return _titled(table, title, caption)
+    return _titled(Fit([("", [str(row_labels[i]) for i in rows])], columns), title, caption)
 
 
 def exact_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
@@ -188,16 +262,13 @@ def exact_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence
     keep_c = [j for j in range(n_c) if not drop_zero or any(rows[i][j] != "0" for i in range(n_r))]
     hidden = (n_r - len(keep_r), n_c - len(keep_c))
     caption = f"{hidden[0]} zero row(s), {hidden[1]} zero column(s) hidden" if any(hidden) else None
-    table = Table(box=None, padding=(0, 1), show_edge=False)
-    table.add_column("", justify="right", style="bold", no_wrap=True)
-    for j in keep_c:
-        table.add_column(str(col_labels[j]), justify="right", no_wrap=True)
-    for i in keep_r:
-        table.add_row(str(row_labels[i]), *[Text(rows[i][j], style="dim" if rows[i][j] == "0" else "") for j in keep_c])
     if not keep_r or not keep_c:
         table = Table(box=None, show_header=False)
         table.add_row(Text("(all zero)", style="dim"))
-    return _titled(table, title, caption)
+        return _titled(table, title, caption)
+    columns = [(str(col_labels[j]), [Text(rows[i][j], style="dim" if rows[i][j] == "0" else "") for i in keep_r])
+               for j in keep_c]
+    return _titled(Fit([("", [str(row_labels[i]) for i in keep_r])], columns), title, caption)
 
 
 COMPOSITION_TITLE = "composition (score beside a random baseline of the same shape and rank)"

@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from circuits.checking.checker import PuzzleResult, TargetResult
+from circuits.checking.loader import display
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
@@ -29,8 +30,10 @@ def _rows_to_show(n: int, q: int) -> list[int | None]:
 
 def _table(expl) -> Table:
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
-    for c in expl.columns:
-        table.add_column(c, justify="right" if c not in ("token",) else "left", no_wrap=True)
+    for n, c in enumerate(expl.columns):  # vectors wrap inside their cells; position, token and error columns stay whole
+        vector = any(str(row[n]).startswith("[") for row in expl.rows if n < len(row))
+        table.add_column(c, justify="left" if vector or c == "token" else "right", no_wrap=not vector,
+                         overflow="fold", min_width=8 if vector else None)
     for i in _rows_to_show(len(expl.rows), expl.position):
         if i is None:
             table.add_row(*(["…"] + [""] * (len(expl.columns) - 1)))
@@ -87,7 +90,8 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""
     parts += [
         Text(f"found by: {f.stage}{shrunk}"),
-        Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"), f" ({len(f.tokens)} tokens)"),
+        Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"),
+                      f" ({len(f.tokens)} token{'' if len(f.tokens) == 1 else 's'})"),
         Text(e.summary),
         Text(""),
         Text("yours vs expected, per position:", style="bold"),
@@ -142,6 +146,35 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
     return table
 
 
+def progress(results: list[PuzzleResult], bar: int = 20) -> Text:
+    """"solved k of n" with a bar and, on the next line, the next puzzle to open (the first one not solved)."""
+    solved = sum(r.status == "solved" for r in results)
+    filled = round(bar * solved / len(results)) if results else 0
+    line = Text.assemble(f"solved {solved} of {len(results)} ", ("█" * filled, "green"), ("░" * (bar - filled), "dim"))
+    nxt = next((r for r in results if r.status != "solved"), None)
+    if nxt is None:
+        line.append("  every puzzle solved")
+    else:
+        number = nxt.name.partition("_")[0]
+        where = display(nxt.attempt.path) if nxt.attempt else nxt.name
+        line.append(f"\nnext: {where} (circuits watch {int(number) if number.isdigit() else nxt.name})")
+    return line
+
+
+def hints_report(hints, level: int, number: int) -> Group:
+    """Hints 1..level of a puzzle, and how to ask for the next one."""
+    parts: list = [Text.assemble((f"hint {n + 1} of {len(hints)}: ", "bold yellow"), hints[n]) for n in range(level)]
+    if level < len(hints):
+        parts.append(Text(f"more: circuits hint {number} --level {level + 1}", style="dim"))
+    return Group(*parts)
+
+
+def first_hint(hints, number: int) -> Text:
+    """The puzzle's first hint, under a failing pytest report."""
+    more = f" (more: circuits hint {number} --level 2)" if len(hints) > 1 else ""
+    return Text.assemble(("\npuzzle hint 1 of " + f"{len(hints)}: ", "bold yellow"), hints[0] + more)
+
+
 def puzzle_report(result: PuzzleResult) -> Group:
     """Everything `circuits check` prints for one puzzle."""
     head = Text(f"{result.name} · {result.attempt.puzzle.title if result.attempt else ''} · {result.status}",
@@ -159,8 +192,11 @@ def puzzle_report(result: PuzzleResult) -> Group:
         parts.append(Text(f"not checked: {skipped}", style="yellow"))
     if result.margins is not None:
         parts.append(Text(f"margins: {result.margins.describe()}"))
-    parts.append(Text(f"({result.seconds:.1f} s)", style="dim"))
+    if getattr(result, "cached", False):
+        parts.append(Text("(solved before: this file and the library are unchanged; --no-cache checks again)", style="dim"))
+    else:
+        parts.append(Text(f"({result.seconds:.1f} s)", style="dim"))
     return Group(*parts)
 
 
-__all__ = ["target_report", "summary_table", "puzzle_report", "to_text"]
+__all__ = ["target_report", "summary_table", "puzzle_report", "progress", "to_text"]

@@ -37,8 +37,9 @@ def scan_table(result: ScanResult, top: int = 5):
 def readout_table(target: dict, labels: list[str]):
     """One target of `circuits show` per position: the token, what is expected and what the model gives."""
     table = Table(box=None, header_style="bold")
-    for col in ("pos", "token", "expected", "yours"):
-        table.add_column(col, justify="right")
+    for col in ("pos", "token", "expected", "yours"):  # vectors wrap inside their cells; pos and token stay whole
+        vector = col in ("expected", "yours")
+        table.add_column(col, justify="left" if vector else "right", no_wrap=not vector, overflow="fold")
     fmt = lambda v: "—" if v is None else (  # noqa: E731
         "[" + ", ".join(f"{x:.3g}" for x in v) + "]" if isinstance(v, list) else str(v))
     for i, tok in enumerate(labels):

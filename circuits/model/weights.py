@@ -138,11 +138,15 @@ def _fast(raw: np.ndarray, params: Params | None) -> np.ndarray | None:
         return None
     import sympy
 
-    try:
-        bound = sympy.Matrix(raw.tolist()).subs(_subs(params))
-        if bound.free_symbols:
-            return None
-        return np.array(bound.evalf().tolist(), dtype=np.float64)
+    subs, values = _subs(params), {}
+    try:  # each distinct entry once (a matrix holds few: 0, 1, s, s/2), as Matrix.subs(...).evalf() would bind it
+        for x in raw.flat:
+            if x not in values:
+                bound = sympy.sympify(x).subs(subs)
+                if bound.free_symbols:
+                    return None
+                values[x] = float(bound.evalf())
+        return np.array([values[x] for x in raw.flat], dtype=np.float64).reshape(raw.shape)
     except (TypeError, ValueError, CircuitError):
         return None
 

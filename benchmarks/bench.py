@@ -1,0 +1,381 @@
+"""How fast circuits checks the puzzles, and how much it checks, beside the targets of issue 15.
+
+    python benchmarks/bench.py                   # every section, a minute or two on two cores
+    python benchmarks/bench.py --quick           # a smoke run: small samples, no subprocess timings
+    python benchmarks/bench.py --json out.json   # also write every figure and verdict as JSON (- : stdout)
+    python benchmarks/bench.py --puzzle 8 --skip-pytest --skip-torch
+
+Sections: the wall time of `pytest puzzles/ --solutions` and of `circuits check N --solution` for each
+puzzle, interpreter start included (fresh processes, the best of --repeats); checking a batch at once
+against one call per string (checker.evaluate both ways, on one BLAS thread as a check runs); circuits'
+forward against a plain torch forward on the same weights at the checker's shapes (its batches by
+length, both on two threads; skipped without torch); and coverage: random inputs, exhaustive or
+certified lengths and property examples per puzzle. Wall times drift on a shared machine, so each is
+the best of a few runs, contenders interleaved. Everything goes through circuits' public API: the
+checker's batching and certification are its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from circuits.checking import checker
+from circuits.checking.loader import load, puzzle_files
+from circuits.model.threads import one_blas_thread
+from circuits.model.transformer import fixed_pattern
+
+ROOT = Path(__file__).resolve().parent.parent
+WIDTH = 80
+# Coverage before issue 15 (main at 2b4c9fa): the longest exhaustive or certified input length per puzzle.
+SMALL_LEN_BEFORE = {"01": 13, "02": 13, "03": 13, "04": 6, "05": 4, "06": 5, "07": 6, "08": 0}  # later: none
+OPS: dict[str, Callable[[float, float], bool]] = {"<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b}
+
+
+@dataclass
+class Figure:
+    """One measured figure and its goal: `met` is None where there is no goal or nothing was measured."""
+
+    section: str
+    target: str
+    measured: float | None
+    unit: str = ""
+    op: str | None = None  # "<=" or ">="
+    goal: float | None = None
+    note: str = ""
+    met: bool | None = field(default=None)
+
+    def __post_init__(self):
+        if self.met is None and self.op is not None and self.measured is not None:
+            self.met = bool(OPS[self.op](self.measured, self.goal))
+
+    @property
+    def goal_text(self) -> str:
+        return "" if self.op is None else f"{'≤' if self.op == '<=' else '≥'} {_num(self.goal)}{self.unit}"
+
+
+@dataclass
+class Settings:
+    quick: bool = False
+    repeats: int = 3  # fresh processes per subprocess timing, and runs per in-process timing; the best is kept
+    n_batch: int = 10_000  # inputs checked at once (the checker's sample size)
+    n_string: int = 300  # inputs checked one call each
+    puzzles: Sequence[str] = ()
+    pytest: bool = True
+    cli: bool = True
+    torch: bool = True
+
+    @classmethod
+    def make(cls, quick: bool = False, **kw) -> Settings:
+        if quick:
+            kw = {"repeats": 1, "n_batch": 200, "n_string": 20, "pytest": False, "cli": False} | kw
+        return cls(quick=quick, **kw)
+
+
+# --- timing --------------------------------------------------------------------------------------------
+def best_of(contenders: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """The best wall time of each contender, run once untimed first and then interleaved `repeats` times."""
+    for run in contenders.values():
+        run()
+    best = dict.fromkeys(contenders, np.inf)
+    for _ in range(max(1, repeats)):
+        for name, run in contenders.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def wall(cmd: list[str], repeats: int, cwd: Path = ROOT) -> tuple[float, int]:
+    """The best wall time of a command in a fresh process, and its exit code."""
+    best, code = np.inf, 0
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    for _ in range(max(1, repeats)):
+        start = time.perf_counter()
+        code = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              check=False).returncode
+        best = min(best, time.perf_counter() - start)
+    return best, code
+
+
+def references(names: Sequence[str] = ()) -> list:
+    """The reference solutions' attempts, all or those named (by number, name or id)."""
+    out = []
+    for path in puzzle_files(solutions=True, root=ROOT):
+        attempt = load(path)
+        p = attempt.puzzle
+        if not names or any(n in (p.id, p.name) or (n.isdigit() and int(n) == p.number) for n in names):
+            out.append(attempt)
+    return out
+
+
+def _behaviour(attempt) -> list:
+    return [t for t in attempt.puzzle.targets if t.kind == "behaviour"]
+
+
+# --- 1 and 2: fresh processes ----------------------------------------------------------------------------
+def pytest_run(cfg: Settings) -> list[Figure]:
+    cmd = [sys.executable, "-m", "pytest", "puzzles/", "--solutions", "-q", "-p", "no:cacheprovider"]
+    seconds, code = wall(cmd, min(cfg.repeats, 2))
+    note = "" if code == 0 else f"exit code {code}"
+    return [Figure("full run", "pytest puzzles/ --solutions", seconds, " s", "<=", 6.0, note)]
+
+
+def cli_runs(attempts, cfg: Settings) -> list[Figure]:
+    code = "import sys; from circuits.cli import main; sys.exit(main(sys.argv[1:]))"
+    out = []
+    for a in attempts:
+        seconds, exit_code = wall([sys.executable, "-c", code, "check", str(a.puzzle.number), "--solution"], cfg.repeats)
+        note = "" if exit_code == 0 else f"exit code {exit_code}"
+        out.append(Figure("one puzzle", f"circuits check {a.puzzle.number} --solution", seconds, " s", "<=", 1.5, note))
+    return out
+
+
+# --- 3: a batch at once against one call per string --------------------------------------------------------
+def batching(attempts, cfg: Settings) -> list[Figure]:
+    out = []
+    for a in attempts:
+        targets = _behaviour(a)
+        if not targets:
+            continue
+        model, inputs = a.model(), a.puzzle.inputs
+        sample = inputs.sample(cfg.n_batch, seed=1)
+        few = sample[: cfg.n_string]
+        with one_blas_thread():  # as the checker runs
+            s = best_of({"batch": lambda m=model, t=targets, b=sample: checker.evaluate(m, t, b),
+                         "strings": lambda m=model, t=targets, b=few: [checker.evaluate(m, t, [x]) for x in b]},
+                        cfg.repeats)
+        speedup = (s["strings"] / len(few)) / (s["batch"] / len(sample))
+        out.append(Figure("batching", f"{a.puzzle.id}: batched vs one call per string", speedup, "×", ">=", 20.0,
+                          f"{len(sample) / s['batch']:,.0f} inputs/s batched"))
+    return out
+
+
+# --- 4: circuits' forward against a plain torch forward ----------------------------------------------------
+class TorchForward:
+    """A puzzle model's weights as float64 torch tensors in a plain attention-only forward pass.
+
+    Built from the public per-head weights; it computes the final residual stream and the logits,
+    with fixed patterns and local windows as circuits has them. None for a model with an MLP,
+    a LayerNorm or an output bias, which puzzle models do not have."""
+
+    def __init__(self, model):
+        import torch
+
+        self.torch, self.model = torch, model
+        t = lambda a: torch.from_numpy(np.array(a, dtype=np.float64))
+        self.W_E = t(model.W_E.T)  # [n_vocab, d]
+        self.W_pos = None if model.W_pos is None else t(model.W_pos.T)  # [n_ctx, d]
+        self.W_U = None if model.W_U is None else t(model.W_U)  # [n_vocab, d]
+        self.b_U = None if model.b_U is None else t(model.b_U)
+        self.layers = [[(t(h.W_Q), t(h.W_K), t(h.W_V), t(h.W_O), t(h.b_Q), t(h.b_K), t(h.b_V), h.scale, h.window,
+                         h.pattern, h.name) for h in (model.head(i, j) for j in range(model.n_heads(i)))]
+                       for i in range(model.n_layers)]
+        self._masks: dict = {}
+
+    @staticmethod
+    def supports(model) -> bool:
+        return model.ln_final is None and all(l.mlp is None and l.ln_attn is None and l.ln_mlp is None and l.b_O is None
+                                              for l in model.layers)
+
+    def _pattern(self, head, T: int):  # a fixed pattern [T, T], or the causal mask [T, T] of a computed one
+        key = (head[-1], T)
+        if key not in self._masks:
+            torch, window, pattern = self.torch, head[8], head[9]
+            idx = torch.arange(T)
+            visible = idx[None, :] <= idx[:, None]
+            if window:
+                visible &= (idx[:, None] - idx[None, :]) < window
+            if pattern is not None:
+                f = torch.from_numpy(fixed_pattern(pattern, T, head[-1])).double()
+                f = torch.where(visible, f, 0.0)
+                total = f.sum(-1, keepdim=True)
+                visible = f / torch.where(total > 0, total, 1.0)
+            self._masks[key] = visible
+        return self._masks[key]
+
+    def __call__(self, ids: np.ndarray) -> np.ndarray:  # [b, T] -> [b, T, d + n_vocab]
+        torch = self.torch
+        with torch.inference_mode():
+            T = ids.shape[1]
+            x = self.W_E[torch.from_numpy(ids)]  # [b, T, d]
+            if self.W_pos is not None:
+                x = x + self.W_pos[:T]
+            for heads in self.layers:
+                out = torch.zeros_like(x)
+                for head in heads:
+                    W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, scale = head[:8]
+                    v = x @ W_V.T + b_V  # [b, T, d_head]
+                    mask = self._pattern(head, T)
+                    if mask.dtype == torch.bool:
+                        scores = ((x @ W_Q.T + b_Q) @ (x @ W_K.T + b_K).transpose(-1, -2)) * scale  # [b, T, T]
+                        pattern = torch.softmax(scores.masked_fill(~mask, -torch.inf), dim=-1)
+                    else:
+                        pattern = mask
+                    out = out + (pattern @ v) @ W_O.T  # [b, T, d]
+                x = x + out
+            parts = [x]
+            if self.W_U is not None:
+                logits = x @ self.W_U.T
+                parts.append(logits if self.b_U is None else logits + self.b_U)
+            return torch.cat(parts, dim=-1).numpy()
+
+
+def forwards(attempts, cfg: Settings) -> list[Figure]:
+    try:
+        import torch
+    except ImportError:
+        return [Figure("forward", "circuits vs torch forward", None, "×", ">=", 1.0, "skipped: torch not installed")]
+    torch.set_num_threads(2)
+    out = []
+    for a in attempts:
+        if a.puzzle.build is None:
+            continue
+        model = a.model()
+        if not TorchForward.supports(model):
+            out.append(Figure("forward", f"{a.puzzle.id}: torch / circuits time", None, "×", ">=", 1.0,
+                              "skipped: the torch baseline has no MLP or LayerNorm"))
+            continue
+        sample = a.puzzle.inputs.sample(cfg.n_batch, seed=1)
+        ids = [model.encode([sample[i] for i in part])[0] for part in checker.by_length(sample)]
+        tf = TorchForward(model)
+        got, want = tf(ids[0]), model.run_ids(ids[0])
+        expected = np.concatenate([want.resid()] + ([want.logits] if want.logits is not None else []), axis=-1)
+        diff = float(np.abs(got - expected).max())
+        s = best_of({"circuits": lambda m=model, b=ids: [m.run_ids(i) for i in b],
+                     "torch": lambda f=tf, b=ids: [f(i) for i in b]}, cfg.repeats)
+        out.append(Figure("forward", f"{a.puzzle.id}: torch / circuits time", s["torch"] / s["circuits"], "×", ">=",
+                          1.0, f"{len(ids)} batches, max |Δ| {diff:.0e}"))
+    return out
+
+
+# --- 5: coverage ---------------------------------------------------------------------------------------
+def coverage(attempts, cfg: Settings) -> list[Figure]:
+    out = []
+    for a in attempts:
+        p = a.puzzle
+        r = checker.check(a, n_random=cfg.n_batch if cfg.quick else None, margins=False)  # the puzzle's own sample
+        c = r.coverage
+        if not _behaviour(a):
+            fewest = min((t.checked for t in r.targets), default=0)
+            out.append(Figure("coverage", f"{p.id}: property examples per code target", fewest, "", ">=", 100.0,
+                              r.status))
+            continue
+        goal_random = 10_000.0 if not cfg.quick else float(cfg.n_batch)
+        out += [Figure("coverage", f"{p.id}: random inputs", c.random, "", ">=", goal_random, r.status),
+                Figure("coverage", f"{p.id}: longest {'certified' if 'certified' in c.small_short else 'exhaustive'} length",
+                       c.small_max_len, "", *((">=", float(before)) if (before := SMALL_LEN_BEFORE.get(p.id[:2])) is not None
+                                              else (None, None)), f"{c.small:,} inputs"),
+                Figure("coverage", f"{p.id}: property examples", c.property_examples, "", ">=", 100.0)]
+    return out
+
+
+# --- the run and its report ----------------------------------------------------------------------------
+def machine() -> dict:
+    try:
+        import torch
+
+        torch_version = f"{torch.__version__} ({torch.get_num_threads()} threads)"
+    except ImportError:
+        torch_version = None
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch_version,
+            "cores": os.cpu_count(), "load_average": load, "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine()}
+
+
+def run(cfg: Settings, echo: Callable[[str], None] = print) -> list[Figure]:
+    """Every section, each printed as it is measured."""
+    attempts = references(cfg.puzzles)
+    figures: list[Figure] = []
+    sections = [("full run", pytest_run, cfg.pytest and not cfg.puzzles), ("one puzzle", cli_runs, cfg.cli),
+                ("batching", batching, True), ("forward", forwards, cfg.torch), ("coverage", coverage, True)]
+    for name, section, wanted in sections:
+        if not wanted:
+            continue
+        got = section(cfg) if section is pytest_run else section(attempts, cfg)
+        echo(table(name, got))
+        figures += got
+    return figures
+
+
+def _num(x: float | None) -> str:
+    if x is None or not np.isfinite(x):
+        return "—"
+    if abs(x) >= 1e4 or float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:.3g}" if abs(x) < 100 else f"{x:,.0f}"
+
+
+def verdict(f: Figure) -> str:
+    return "" if f.met is None else "met" if f.met else "MISSED"
+
+
+def table(title: str, figures: Sequence[Figure]) -> str:
+    """A section as plain text no wider than WIDTH: target, measured, goal, verdict; notes below the row."""
+    lines = [f"── {title} " + "─" * (WIDTH - 4 - len(title))]
+    for f in figures:
+        measured = "skipped" if f.measured is None else f"{_num(f.measured)}{f.unit}"
+        right = f"{measured:>10} {f.goal_text:>10} {verdict(f):>6}"
+        name = f.target if len(f.target) <= WIDTH - len(right) - 2 else f.target[: WIDTH - len(right) - 3] + "…"
+        lines.append(f"{name:<{WIDTH - len(right) - 1}} {right}")
+        if f.note:
+            lines.append(f"    {f.note}"[:WIDTH])
+    return "\n".join(lines)
+
+
+def summary(figures: Sequence[Figure]) -> str:
+    judged = [f for f in figures if f.met is not None]
+    missed = [f"  missed: {f.target}"[:WIDTH] for f in judged if not f.met]
+    return "\n".join([f"{sum(f.met for f in judged)} of {len(judged)} targets met", *missed])
+
+
+def as_json(figures: Sequence[Figure], cfg: Settings) -> dict:
+    return {"machine": machine(), "settings": {k: v if not isinstance(v, tuple) else list(v)
+                                               for k, v in asdict(cfg).items()},
+            "figures": [asdict(f) | {"goal_text": f.goal_text} for f in figures],
+            "met": sum(bool(f.met) for f in figures), "judged": sum(f.met is not None for f in figures)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python benchmarks/bench.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small samples, no subprocess timings (a smoke run)")
+    ap.add_argument("--json", nargs="?", const="-", metavar="FILE", help="write every figure as JSON (- or none: stdout)")
+    ap.add_argument("--repeats", type=int, help="runs per timing, the best kept (default 3, 1 with --quick)")
+    ap.add_argument("--puzzle", action="append", default=[], help="only this puzzle (number, name or id); repeatable")
+    ap.add_argument("--skip-pytest", action="store_true", help="skip the `pytest puzzles/ --solutions` wall time")
+    ap.add_argument("--skip-cli", action="store_true", help="skip the `circuits check N --solution` wall times")
+    ap.add_argument("--skip-torch", action="store_true", help="skip the torch forward comparison")
+    args = ap.parse_args(argv)
+    kw = {"puzzles": tuple(args.puzzle)} | ({"repeats": args.repeats} if args.repeats else {})
+    kw |= {k: False for k, skip in (("pytest", args.skip_pytest), ("cli", args.skip_cli), ("torch", args.skip_torch))
+           if skip}
+    cfg = Settings.make(args.quick, **kw)
+    to_stdout = args.json == "-"
+    echo = (lambda s: print(s, file=sys.stderr)) if to_stdout else print
+    m = machine()
+    echo(f"circuits benchmark · python {m['python']} · numpy {m['numpy']} · torch {m['torch'] or 'not installed'}"[:WIDTH])
+    echo(f"{m['cores']} cores · load average {m['load_average']} · {m['processor']}"[:WIDTH])
+    figures = run(cfg, echo)
+    echo(summary(figures))
+    if args.json:
+        text = json.dumps(as_json(figures, cfg), indent=1, ensure_ascii=False)
+        if to_stdout:
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

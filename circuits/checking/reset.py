@@ -1,0 +1,78 @@
+"""`circuits reset`: save the learner's puzzle file to a backup that is never overwritten, then restore its stub."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from circuits.errors import CircuitError
+
+MARK = "# ── your answer"
+STUB = "# ── stub: what `circuits reset` restores"
+
+
+def data_dir() -> Path:
+    """$XDG_DATA_HOME/circuits, or ~/.local/share/circuits (a relative XDG path is ignored, as the spec says)."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "share"
+    return root / "circuits"
+
+
+def stub_text(solution: Path) -> str:
+    """The fresh puzzle file: the solution's text above its answer line, then its commented stub block uncommented."""
+    text = solution.read_text(encoding="utf-8")
+    if MARK not in text or STUB not in text:
+        missing = "answer line (# ── your answer …)" if MARK not in text else "stub block (# ── stub: …)"
+        raise CircuitError(f"{solution} has no {missing}, so the stub cannot be rebuilt from it")
+    head = text[: text.index("\n", text.index(MARK)) + 1]
+    block = text[text.index("\n", text.index(STUB)) + 1 :]
+    lines = []
+    for n, line in enumerate(block.rstrip("\n").split("\n")):
+        if line != "#" and not line.startswith("# "):
+            raise CircuitError(f"{solution}: line {n + 1} of the stub block is not commented out: {line[:40]!r}")
+        lines.append(line[2:])
+    return head + "\n".join(lines) + "\n"
+
+
+def backup(path: Path, project: Path) -> Path:
+    """Copy `path` to data_dir()/backups/<project>/<stem>/<UTC time>.py, created exclusively: never over another backup."""
+    data = path.read_bytes()
+    folder = data_dir() / "backups" / project.name / path.stem
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for n in range(1000):
+        target = folder / (f"{stamp}.py" if n == 0 else f"{stamp}-{n}.py")
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if target.read_bytes() != data:  # a backup that does not hold the answer must not let the reset go on
+            raise CircuitError(f"the backup {target} does not match {path}; nothing was reset")
+        return target
+    raise CircuitError(f"{folder} already holds 1000 backups made this second; nothing was reset")
+
+
+def reset(puzzle: Path, solution: Path) -> Path | None:
+    """Restore `puzzle` to its stub; first back up what it holds (returned), unless it is the stub already or missing."""
+    fresh = stub_text(solution)
+    saved = None
+    if puzzle.exists() or puzzle.is_symlink():
+        if not puzzle.is_file():
+            raise CircuitError(f"{puzzle} is not a regular file; move it away and run reset again")
+        if puzzle.read_text(encoding="utf-8", errors="replace") == fresh:
+            return None
+        saved = backup(puzzle, puzzle.resolve().parent.parent)
+    tmp = puzzle.with_name(f".{puzzle.name}.reset-{os.getpid()}")
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(fresh)
+        os.replace(tmp, puzzle)  # the old file is replaced whole, never left half written
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return saved
