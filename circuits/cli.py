@@ -38,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("puzzle", help="a puzzle's name, number or file path")
     ck.add_argument("--solution", action="store_true", help="check the reference solution")
     ck.add_argument("--no-margins", action="store_true", help="skip the margin search")
+    ck.add_argument("--json", action="store_true", help="print JSON: status, targets, coverage (with skipped stages), margins")
     ck.add_argument("--no-cache", action="store_true", help=no_cache)
     hi = sub.add_parser("hint", help="a puzzle's hints, one level at a time: from a nudge to a near-answer")
     hi.add_argument("puzzle")
@@ -61,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     _scan_arguments(sub.add_parser("scan", help="rank a real model's heads by behaviour (needs the [hf] extra for --hf)",
                                     description="Rank every head of a model by the puzzles' attention behaviours, "
                                     "on random tokens repeated once. Nothing is downloaded."))
+    _authoring_parsers(sub)  # new, audit
     return p
 
 
@@ -229,6 +231,11 @@ def cmd_check(args) -> int:
     result = cached_check(_load(args.puzzle, args.solution), not args.no_cache, margins=not args.no_margins)
     if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
         raise CircuitError(result.message)
+    if getattr(args, "json", False):
+        from circuits.checking.certified import result_json
+
+        print(json.dumps(result_json(result), ensure_ascii=False))
+        return 0 if result.status == "solved" else 1
     _console().print(puzzle_report(result))
     return 0 if result.status == "solved" else 1
 
@@ -481,6 +488,48 @@ def cli_scan(argv: list[str]) -> int:
 
 COMMANDS = {"watch": cmd_watch, "list": cmd_list, "check": cmd_check, "hint": cmd_hint, "reset": cmd_reset,
             "show": cmd_show, "analyze": cmd_analyze, "scan": cmd_scan}
+
+
+# --- the authors' commands: new (a puzzle skeleton and its solution twin) and audit (mutation testing) ----------
+def _authoring_parsers(sub) -> None:
+    nw = sub.add_parser("new", help="write a puzzle skeleton and its solution twin (never overwrites)")
+    nw.add_argument("name", metavar="NN_name", help="two digits, an underscore and a lowercase name, e.g. 91_dup")
+    nw.add_argument("folder", metavar="DIR", nargs="?", default=None,
+                    help="the folder to write puzzles/ and solutions/ in (default: this project)")
+    au = sub.add_parser("audit", help="mutation-test a reference solution; exit 1 when a mutant survives unreviewed")
+    au.add_argument("puzzle", metavar="FILE|N", help="a reference solution's file, or a puzzle's number or name")
+    au.add_argument("--json", action="store_true", help="print JSON: kill rate, survivors (entry, change, closest "
+                                                        "call), allowed mutants")
+    au.add_argument("-v", "--verbose", action="store_true", help="also list the allowed mutants and their reasons")
+
+
+def cmd_new(args) -> int:
+    from circuits.checking.loader import display
+    from circuits.checking.scaffold import new
+
+    written = new(args.name, args.folder)
+    for p in written:
+        print(f"wrote {display(p)}")
+    print("next: write the statement and the solution, then")
+    print(f"  pytest {display(written[0].parent)}               (the puzzle: not attempted)")
+    print(f"  circuits check {display(written[1])}")
+    print(f"  circuits audit {display(written[1])}")
+    return 0
+
+
+def cmd_audit(args) -> int:
+    from circuits.checking.audit import reference, run
+
+    path = Path(args.puzzle) if args.puzzle.endswith(".py") else _puzzle_file(args.puzzle, True)
+    out = run(reference(path))
+    if args.json:
+        print(json.dumps(out.to_json(), ensure_ascii=False))
+    else:
+        print("\n".join(out.lines(verbose=args.verbose)))
+    return 1 if out.survivors else 0
+
+
+COMMANDS.update({"new": cmd_new, "audit": cmd_audit})
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -29,6 +29,8 @@ def pytest_addoption(parser):
                     help="check the reference solutions (solutions/NN_*.py) instead of your puzzle files")
     group.addoption("--no-margins", action="store_true", default=False,
                     help="skip the margin search on solved puzzles (faster)")
+    parser.addini("circuits_paths", type="paths", default=[],
+                  help="folders of circuits puzzle files besides puzzles/ and solutions/ (relative to the ini file)")
     group.addoption("--no-cache", action="store_true", default=False, dest="circuits_no_cache",
                     help="check again even puzzles solved before with this exact file (the verdict cache is in "
                          "$XDG_CACHE_HOME/circuits)")
@@ -54,8 +56,21 @@ def is_puzzle_file(path: Path) -> bool:
         and _declares_puzzle(path)
 
 
+def _declared(path: Path, config) -> bool:
+    """Whether `path` is one of the folders the ini option circuits_paths lists."""
+    return any(Path(p).resolve() == path.resolve() for p in config.getini("circuits_paths"))
+
+
+def _named_puzzle_inside(path: Path, session) -> bool:
+    """Whether a puzzle file in `path` was named on the command line (`pytest mycourse/91_x.py`): always checked."""
+    return any(session.isinitpath(f) and _declares_puzzle(f) for f in path.glob("[0-9][0-9]_*.py"))
+
+
 def is_puzzle_folder(path: Path, session) -> bool:
-    """puzzles/ or solutions/, named on the command line or holding (or beside) a file that declares a Puzzle."""
+    """puzzles/ or solutions/, named on the command line or holding (or beside) a file that declares a Puzzle;
+    a folder listed in circuits_paths; or any folder holding a puzzle file named on the command line."""
+    if _declared(path, session.config) or _named_puzzle_inside(path, session):
+        return True
     if path.name not in _FOLDERS:
         return False
     if session.isinitpath(path, with_parents=True):
@@ -72,10 +87,15 @@ def pytest_collect_directory(path: Path, parent):
 
 
 def pytest_collect_file(file_path: Path, parent):
-    """Before pytest 8 (no directory hook): puzzle files one by one, as long as they declare a Puzzle."""
-    if isinstance(parent, PuzzleDir) or not is_puzzle_file(file_path):
+    """Before pytest 8 (no directory hook): puzzle files one by one, as long as they declare a Puzzle.
+    A puzzle file in a folder the plugin does not take over is one skipped item saying why."""
+    if isinstance(parent, PuzzleDir):
         return None
-    return PuzzleDir.puzzle(parent, file_path)
+    if is_puzzle_file(file_path):
+        return PuzzleDir.puzzle(parent, file_path)
+    if file_path.suffix == ".py" and _NAME.match(file_path.name) and _declares_puzzle(file_path):
+        return NotCollected.from_parent(parent, path=file_path)
+    return None
 
 
 class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Directory: pytest 8 on
@@ -114,6 +134,27 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
             node.source = twin
             return node
         return PuzzleFile.from_parent(parent, path=path)
+
+
+class NotCollected(pytest.File):
+    """A file that declares a Puzzle in a folder that is not a puzzle folder: skipped, saying why and what to do."""
+
+    def collect(self):
+        yield Skipped.from_parent(self, name="not collected")
+
+
+class Skipped(pytest.Item):
+    def runtest(self):
+        from circuits.checking.loader import display
+
+        where = display(self.path.parent)
+        raise pytest.skip.Exception(
+            f"{display(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in the "
+            f"ini option circuits_paths: name the file (pytest {display(self.path)}) or add {where} to circuits_paths",
+            _use_item_location=True)
+
+    def reportinfo(self):
+        return self.path, 0, f"{self.path.name}: not collected"
 
 
 class PuzzleFailure(Exception):

@@ -184,7 +184,8 @@ def test_the_puzzles_spec_raising_names_spec_target_and_input(project, pytester)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "puzzles/01_consonants.py: the puzzle's spec raised AssertionError at line * on input '*q*' while checking "
-        "target \"head 0.0's result is [[]1, 0[]] before the first consonant and …\": no q",
+        "target \"head 0.0's result is [[]1, 0[]] before the first consonant and …\": no q (a mistake in the puzzle's "
+        "own code, not in the answer)",
     ])
 
 

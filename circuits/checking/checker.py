@@ -55,6 +55,7 @@ class Coverage:
     random: int = 0
     property_examples: int = 0
     lengths: tuple[int, int] = (0, 0)
+    skipped: list[str] = field(default_factory=list)  # each stage that did not run, and why
     small_max_len: int = 0  # the longest length of the small inputs (of class patterns, when certified)
 
     def describe(self) -> str:
@@ -322,6 +323,8 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     status = "solved" if all(r.status == "passed" for r in results) else (
         "error" if any(r.status == "error" for r in results) else "failing")
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, message=message)
+    if behaviour and not margins:
+        coverage.skipped.append("margins: skipped, as asked (--no-margins)")
     if status == "solved" and margins and behaviour and model is not None:
         from circuits.checking.margins import measure
 
@@ -359,6 +362,9 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     stages = [(STAGES[0], examples), (STAGES[1], small), (STAGES[2], sample + extremes)]
     cov.examples, cov.small, cov.small_note, cov.random = len(examples), len(small), note, len(sample) + len(extremes)
     cov.small_short, cov.small_max_len = short, max(map(len, small), default=0)
+    from circuits.checking.certified import skipped_stages
+
+    cov.skipped = skipped_stages(puzzle, n_random, property_examples, small, True)  # margins: said by _check
     for stage, batch in stages:
         open_t = [t for t in range(len(targets)) if t not in failed]
         if not batch or not open_t:
@@ -432,7 +438,9 @@ def _check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         try:
             return target.compare(attempt.answer, example)
         except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
-            return f"your code raised {type(e).__name__}: {e}"
+            from circuits.checking.validate import code_mistake
+
+            return code_mistake(e, attempt.answer)  # the learner's function, or the puzzle's own compare
 
     for ex in target.examples:
         if (msg := why(ex)) is not None:

@@ -92,7 +92,8 @@ def blame(e: BaseException, on: str = "") -> CircuitError:
     if isinstance(e, ExitCalled):
         return CircuitError(f"the puzzle's {name} called os._exit(){at}{on} while {now('checking')}; remove it")
     said = f": {e}" if str(e) else ""
-    return CircuitError(f"the puzzle's {name} raised {type(e).__name__}{at}{on} while {now('checking')}{said}")
+    return CircuitError(f"the puzzle's {name} raised {type(e).__name__}{at}{on} while {now('checking')}{said} "
+                        "(a mistake in the puzzle's own code, not in the answer)")
 
 
 @contextlib.contextmanager

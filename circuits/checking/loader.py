@@ -23,6 +23,7 @@ class Attempt:
     puzzle: Puzzle
     answer: types.SimpleNamespace
     missing: list[str] = field(default_factory=list)  # answer names still FILL ME IN
+    allowed_mutants: list = field(default_factory=list)  # the file's ALLOWED_MUTANTS: (mutant or pattern, why)
 
     @property
     def attempted(self) -> bool:
@@ -30,15 +31,18 @@ class Attempt:
 
     def model(self, answer: types.SimpleNamespace | None = None):
         """The Model the answer builds; a CircuitError names the file on any mistake."""
+        from circuits.checking.validate import build_mistake
         from circuits.model.transformer import Model
 
         try:
             model = self.puzzle.build(answer or self.answer)
         except CircuitError as e:
-            raise e.within(display(self.path)) from None
+            raise build_mistake(e, answer or self.answer, self.puzzle, display(self.path)) or e.within(display(self.path)) from None
         except limits.TimeLimit:
             raise
         except BaseException as e:  # noqa: BLE001 - anything the learner's values trip is reported in one line
+            if (author := build_mistake(e, answer or self.answer, self.puzzle, display(self.path))) is not None:
+                raise author from None
             raise CircuitError(f"{display(self.path)}: building the model failed{_where_raised(e, self.path)}: {_exc(e)}") from e
         if not isinstance(model, Model):
             raise CircuitError(f"{display(self.path)}: build() returned {_kind(model)}, not a Model; "
@@ -138,7 +142,11 @@ def load(path: str | Path) -> Attempt:
         if name in vars(module):
             answer[name] = vars(module)[name]
     answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
-    return Attempt(path, puzzle, types.SimpleNamespace(**answer), missing)
+    from circuits.checking.validate import validate
+
+    # the puzzle itself, before any answer is checked: one line per author's mistake
+    limits.run(lambda: validate(puzzle, vars(module), shown), "check", "validating the puzzle", shown, source=path)
+    return Attempt(path, puzzle, types.SimpleNamespace(**answer), missing, list(vars(module).get("ALLOWED_MUTANTS", ())))
 
 
 def _check_kind(path: Path, shown: str) -> None:

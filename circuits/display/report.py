@@ -188,6 +188,8 @@ def puzzle_report(result: PuzzleResult) -> Group:
             parts.append(Text(f"{ICON[t.status]} {t.label}{extra}", style=STYLE[t.status]))
     if result.coverage.describe():
         parts.append(Text(f"checked on: {result.coverage.describe()}", style="dim"))
+    for skipped in getattr(result.coverage, "skipped", []):  # not certified: said, never left to be assumed
+        parts.append(Text(f"not checked: {skipped}", style="yellow"))
     if result.margins is not None:
         parts.append(Text(f"margins: {result.margins.describe()}"))
     if getattr(result, "cached", False):

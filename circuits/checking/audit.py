@@ -1,0 +1,165 @@
+"""An author's audit: the reference solution checked, then every mutant of it, with each survivor's closest call."""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from circuits.checking.loader import Attempt, display
+from circuits.errors import CircuitError
+
+CLOSEST_RANDOM = 2000  # random inputs searched for a survivor's closest call, besides the examples and small inputs
+
+
+@dataclass
+class Survivor:
+    name: str
+    entry: str  # "W_Q[0, consonant]", or what the edit touched ("whole answer", "s")
+    change: str  # "× −1", "0 → 10", "transposed"
+    closest: str = ""  # the target and input where it came nearest to failing, with the value and the bound
+
+
+@dataclass
+class AuthorAudit:
+    path: str
+    result: object  # mutants.Audit
+    survivors: list[Survivor] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # allow-list entries that no mutant needs
+
+    def lines(self, verbose: bool = False) -> list[str]:
+        r = self.result
+        judged = len(r.killed) + len(r.survived)
+        out = [f"{r.puzzle} · {self.path}",
+               (f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
+                f"{r.total} in all ({r.seconds:.1f} s)")]
+        if self.survivors:
+            out += [f"survived, not in the allow-list ({len(self.survivors)}): a target is too loose, or the edit is",
+                    "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]
+            for s in self.survivors:
+                out.append(f"  {s.entry}: {s.change}")
+                if s.closest:
+                    out += [f"    {line}" for line in s.closest.split("\n")]
+        if verbose:
+            for name, why in r.allowed:
+                out += [f"  allowed: {name}", f"    {why}"]
+        if self.stale:
+            out.append(f"allow-list entries no mutant needs (remove them): {', '.join(self.stale)}")
+        return out
+
+    def to_json(self) -> dict:
+        r = self.result
+        return {"puzzle": r.puzzle, "file": self.path, "mutants": r.total, "killed": len(r.killed),
+                "kill_rate": r.kill_rate, "allowed": [{"mutant": n, "why": w} for n, w in r.allowed],
+                "survived": [{"mutant": s.name, "entry": s.entry, "change": s.change,
+                              "closest_call": s.closest.replace("\n", " ")}
+                             for s in self.survivors],
+                "stale_allowed": self.stale, "seconds": round(r.seconds, 2)}
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """A mutant's name as (which entry, what change): "W_Q[0, a] × −1" -> ("W_Q[0, a]", "× −1")."""
+    for pattern in (r"^(\S+\[[^\]]*\]) (.+)$", r"^(\S+): (.+)$", r"^(whole answer) (.+)$", r"^(\S+) (.+)$"):
+        m = re.match(pattern, name)
+        if m:
+            return m.group(1), m.group(2)
+    return name, ""
+
+
+def _slack(target, worst: np.ndarray) -> np.ndarray:
+    """How far each input's worst value is from failing the target (≥ 0: passes), in the metric's units."""
+    if hasattr(target, "tol"):
+        return target.tol - worst
+    if hasattr(target, "min_mass"):
+        return worst - target.min_mass
+    if getattr(target, "mean", False):
+        return np.minimum(worst - target.lo, target.hi - worst)
+    return worst - target.lo
+
+
+def _bound(target) -> str:
+    if hasattr(target, "tol"):
+        return f"tolerance {target.tol:g}"
+    if hasattr(target, "min_mass"):
+        return f"needs ≥ {target.min_mass:g}"
+    if getattr(target, "mean", False):
+        return f"needs [{target.lo:g}, {target.hi:g}]"
+    return f"needs ≥ {target.lo:g}"
+
+
+def closest_call(attempt: Attempt, answer) -> str:
+    """The behaviour target and input on which a passing answer came nearest to failing."""
+    from circuits.checking import limits
+    from circuits.checking.checker import _examples, evaluate, small_inputs
+
+    puzzle = attempt.puzzle
+    targets = [t for t in puzzle.targets if t.kind == "behaviour"]
+    if not targets or puzzle.inputs is None:
+        return ""
+    model = attempt.model(answer)
+    inputs = puzzle.inputs
+    sample = inputs.sample(CLOSEST_RANDOM, seed=inputs.seed)
+    examples = _examples(puzzle)
+    small, _, _ = small_inputs(model, puzzle, targets, sample[:300] + examples)
+    extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
+    batch = examples + small + sample + extremes
+    _, worst = evaluate(model, targets, batch)  # [targets, inputs]
+    slack = np.stack([_slack(t, worst[i]) for i, t in enumerate(targets)])  # [targets, inputs]
+    least = slack.min()
+    i, j = min(zip(*np.nonzero(slack <= least + 1e-12)), key=lambda ij: (len(batch[ij[1]]), ij[1]))  # shortest first
+    t = targets[i]
+    shown = limits.shown_input(batch[j])
+    shown = shown if len(shown) <= 32 else shown[:30] + "…'"
+    return (f"closest call: on {shown}, {t.metric} {worst[i, j]:.4g} ({_bound(t)})\n"
+            f"in {limits.quoted(t.label, 70)}")
+
+
+def reference(path) -> Attempt:
+    """The reference solution at `path`, or its twin in solutions/ when `path` is an unfilled puzzle file."""
+    from pathlib import Path
+
+    from circuits.checking.loader import load
+
+    attempt = load(path)
+    if attempt.attempted:
+        return attempt
+    twin = Path(path).resolve().parent.parent / "solutions" / Path(path).name
+    if twin.is_file():
+        return load(twin)
+    raise CircuitError(f"{display(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "
+                       f"solutions/{Path(path).name} beside it: audit the reference solution")
+
+
+def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
+    """Check the reference solution in full, then audit its mutants against the puzzle's allow-list."""
+    from circuits.checking.allowed_mutants import allowed_for
+    from circuits.checking.checker import check
+    from circuits.checking.mutants import FAST_RANDOM, audit, matches
+
+    shown = display(attempt.path)
+    result = check(attempt, margins=False)
+    if result.status != "solved":
+        bad = next((t for t in result.targets if t.status in ("failed", "error")), None)
+        why = bad.message or f"fails: {bad.label}" if bad is not None else result.status
+        raise CircuitError(f"{shown}: the reference solution does not pass its own check ({why}); "
+                           f"run `circuits check {shown}` first")
+    allowed = allowed_for(attempt)
+    r = audit(attempt, allowed, n_random or FAST_RANDOM)
+    by_name = {m.name: m for m in _mutants(attempt)}
+    out = AuthorAudit(shown, r, stale=[p for p, _ in allowed if not any(matches(n, p) for n, _ in r.allowed)])
+    for name in r.survived:
+        entry, change = split_name(name)
+        try:
+            closest = closest_call(attempt, by_name[name].answer)
+        except CircuitError as e:
+            closest = str(e)
+        out.survivors.append(Survivor(name, entry, change, closest))
+    return out
+
+
+def _mutants(attempt):
+    from circuits.checking.mutants import mutants
+
+    return mutants(copy.copy(attempt))
