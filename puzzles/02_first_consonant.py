@@ -32,9 +32,8 @@ string get before position 0's share drops below 0.9?
 
 import numpy as np
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import HeadZ, Inputs, Output, Puzzle, Runs, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Basis, blank, Head, HeadZ, Inputs, Model, Output, Puzzle, Runs, Uniform, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 VOWELS = "aeiou"

@@ -18,9 +18,8 @@ Hint: what pattern does the softmax give when every score in a row is the same?
 
 import numpy as np
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import HeadZ, Inputs, Output, Puzzle, Runs, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Basis, blank, Head, HeadZ, Inputs, Model, Output, Puzzle, Runs, Uniform, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 VOWELS = "aeiou"

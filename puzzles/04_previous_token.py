@@ -28,9 +28,10 @@ multiplied by s.
 import numpy as np
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank, sinusoidal, sinusoidal_names
-from circuits.checking import Attention, Inputs, Puzzle
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Attention, Basis, blank, Head, Inputs, Model, Puzzle, sinusoidal, sinusoidal_names, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 32

@@ -64,12 +64,11 @@ every pair of distances up to 15, which β leaves the copy the widest lead?
 import numpy as np
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank, names, sinusoidal, sinusoidal_names
-from circuits.checking import (
-    Attention, Copies, HeadOutput, Inputs, Output, Puzzle, Repeated,
-    Uniform,
+from circuits import (
+    Attention, Basis, blank, Copies, Head, HeadOutput, Inputs, Model, names, Output, Puzzle,
+    Repeated, sinusoidal, sinusoidal_names, Uniform, Vocab,
 )
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16

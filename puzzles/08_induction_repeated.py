@@ -71,9 +71,10 @@ import math
 import numpy as np
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Attention, Inputs, NextToken, Puzzle, Repeated
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Attention, Basis, blank, Head, Inputs, Model, NextToken, Puzzle, Repeated, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -39,9 +39,10 @@ With s = 20, query 3 puts 1/(1 + 3e⁻¹⁰) = 0.99986 on BOS, so seen = 0.00014
 
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Copies, Inputs, Output, Puzzle, Residual, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Basis, blank, Copies, Head, Inputs, Model, Output, Puzzle, Residual, Uniform, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 vocab = Vocab.chars_of("abcd", bos="<bos>")

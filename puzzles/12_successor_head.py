@@ -35,9 +35,8 @@ has eigenvalues 5γ·e^(±iθ) (and zeros), so it scores cos 36° = 0.81, not fa
 
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Inputs, NextToken, OVCircuit, Puzzle
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Basis, blank, Head, Inputs, Model, NextToken, OVCircuit, Puzzle, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 DIGITS = "0123456789"

@@ -49,9 +49,11 @@ blunt, and reading which directions each head reads and writes says more.
 
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Attention, Copies, HeadOutput, Inputs, Output, Puzzle, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Attention, Basis, blank, Copies, Head, HeadOutput, Inputs, Model, Output, Puzzle, Uniform,
+    Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16

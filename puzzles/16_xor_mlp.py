@@ -34,9 +34,10 @@ One unit cannot do it: what x + y says at d must be taken back. (Goodfellow et a
 XOR with two ReLU units; find them.)
 """
 
-from circuits import MLP, Basis, Layer, Model, Vocab, blank
-from circuits.checking import Inputs, MLPOut, MLPOutput, Puzzle, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Basis, blank, Inputs, Layer, MLP, MLPOut, MLPOutput, Model, Puzzle, Uniform, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 FEATURES = {"a": (0, 0), "b": (0, 1), "c": (1, 0), "d": (1, 1)}  # token -> (x, y)

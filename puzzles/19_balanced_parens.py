@@ -38,9 +38,11 @@ Worked example, "())(":
     3         (       0       0     1/4     0        (back to zero, but it went below)
 """
 
-from circuits import MLP, Basis, Head, Layer, Model, Vocab, blank
-from circuits.checking import HeadOutput, Inputs, MLPOut, MLPOutput, Output, Puzzle, Runs, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Basis, blank, Head, HeadOutput, Inputs, Layer, MLP, MLPOut, MLPOutput, Model, Output,
+    Puzzle, Runs, Uniform, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 vocab = Vocab.chars_of("()")

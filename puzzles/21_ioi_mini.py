@@ -56,9 +56,10 @@ from dataclasses import dataclass
 
 import sympy
 
-from circuits import Basis, CircuitError, Head, Model, Vocab, blank
-from circuits.checking import Attention, Inputs, NextToken, Puzzle
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Attention, Basis, blank, CircuitError, Head, Inputs, Model, NextToken, Puzzle, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 NAMES = ["Ann", "Bob", "Cat", "Dan"]

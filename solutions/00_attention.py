@@ -28,8 +28,8 @@ handing them in as your own fails. Write yours in numpy.
 
 import numpy as np
 
-from circuits.checking import Code, Puzzle, reference
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Code, Puzzle, reference
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 
 puzzle = Puzzle(

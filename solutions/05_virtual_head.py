@@ -23,9 +23,8 @@ On "ab", the final residual at position 1 holds a's dimensions 0–3 in 8–11.
 
 import numpy as np
 
-from circuits import Basis, Head, Model, Vocab
-from circuits.checking import Inputs, Output, Puzzle, Residual, Structure
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Basis, Head, Inputs, Model, Output, Puzzle, Residual, Structure, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 vocab = Vocab.chars_of("abcdefgh")

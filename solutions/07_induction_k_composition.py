@@ -54,9 +54,11 @@ Queries 1–3 hold new tokens, so they have no target.
 import numpy as np
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank, sinusoidal, sinusoidal_names
-from circuits.checking import Attention, Inputs, Puzzle, Repeated, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Attention, Basis, blank, Head, Inputs, Model, Puzzle, Repeated, sinusoidal,
+    sinusoidal_names, Uniform, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16

@@ -39,9 +39,8 @@ With s = 20, query 4 puts 1/(1 + e⁻¹⁰ + 3e⁻²⁰) = 0.99995 on key 1.
 import numpy as np
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Attention, Copies, Inputs, Puzzle, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Attention, Basis, blank, Copies, Head, Inputs, Model, Puzzle, Uniform, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 12

@@ -42,9 +42,8 @@ of that head is γ times the pentagon's 5 × 5 table of cosines, whose eigenvalu
 
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Inputs, NextToken, OVCircuit, Puzzle
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Basis, blank, Head, Inputs, Model, NextToken, OVCircuit, Puzzle, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 TOKENS = "abcde"

@@ -41,9 +41,11 @@ The logits (a … e) at position 3 go from (0, 0, 5, 0, 0), c at 0.967, to flat:
 
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Copies, Inputs, Output, OVCircuit, Puzzle, Residual, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Basis, blank, Copies, Head, Inputs, Model, Output, OVCircuit, Puzzle, Residual, Uniform,
+    Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 TOKENS = "abcde"

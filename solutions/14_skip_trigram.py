@@ -38,9 +38,8 @@ Multiply each W_Q by a sharpness symbol `s` and each W_O by `γ`, both bound in 
 
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Attention, Inputs, NextToken, Puzzle, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Attention, Basis, blank, Head, Inputs, Model, NextToken, Puzzle, Uniform, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 WORDS = ["keep", "in", "at", "mind", "bay", "the", "it"]

@@ -37,9 +37,10 @@ adds its two halves, W_in's row = prev:Ada + tok:Lovelace, W_out's column = city
 A key must fire on the whole pair and on nothing less: give it a threshold.
 """
 
-from circuits import MLP, Basis, Head, Layer, Model, Vocab, blank
-from circuits.checking import Inputs, MLPOut, MLPOutput, Puzzle, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Basis, blank, Head, Inputs, Layer, MLP, MLPOut, MLPOutput, Model, Puzzle, Uniform, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 FIRST = ["Ada", "Alan", "Marie", "Albert"]

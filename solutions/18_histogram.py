@@ -40,9 +40,10 @@ Nothing is asked at BOS itself.
 import numpy as np
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Attention, HeadZ, Inputs, Output, Puzzle, Runs, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import (
+    Attention, Basis, blank, Head, HeadZ, Inputs, Model, Output, Puzzle, Runs, Uniform, Vocab,
+)
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 TOKENS = "abcd"

@@ -35,9 +35,8 @@ outweigh one step of value, or a later 1 would beat an earlier 2.
 
 import sympy
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import Attention, Inputs, Puzzle, Runs, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Attention, Basis, blank, Head, Inputs, Model, Puzzle, Runs, Uniform, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 DIGITS = "01234"

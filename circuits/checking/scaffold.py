@@ -20,9 +20,8 @@ within 0.01, for every string of 1 to 10 tokens.
 Worked example, "aab": the results are 1, 1 and 2/3.
 """
 
-from circuits import Basis, Head, Model, Vocab, blank
-from circuits.checking import HeadZ, Inputs, Output, Puzzle, Uniform
-from circuits.checking import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
+from circuits import Basis, blank, Head, HeadZ, Inputs, Model, Output, Puzzle, Uniform, Vocab
+from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 vocab = Vocab.chars_of("ab")
