@@ -125,7 +125,8 @@ def _behaviour(attempt) -> list:
 
 # --- 1 and 2: fresh processes ----------------------------------------------------------------------------
 def pytest_run(cfg: Settings) -> list[Figure]:
-    cmd = [sys.executable, "-m", "pytest", "puzzles/", "--solutions", "-q", "-p", "no:cacheprovider"]
+    # --no-cache: every verdict computed, not read back from the learner's verdict cache
+    cmd = [sys.executable, "-m", "pytest", "puzzles/", "--solutions", "--no-cache", "-q", "-p", "no:cacheprovider"]
     seconds, code = wall(cmd, min(cfg.repeats, 2))
     note = "" if code == 0 else f"exit code {code}"
     return [Figure("full run", "pytest puzzles/ --solutions", seconds, " s", "<=", 6.0, note)]
@@ -135,7 +136,8 @@ def cli_runs(attempts, cfg: Settings) -> list[Figure]:
     code = "import sys; from circuits.cli import main; sys.exit(main(sys.argv[1:]))"
     out = []
     for a in attempts:
-        seconds, exit_code = wall([sys.executable, "-c", code, "check", str(a.puzzle.number), "--solution"], cfg.repeats)
+        seconds, exit_code = wall([sys.executable, "-c", code, "check", str(a.puzzle.number), "--solution",
+                                   "--no-cache"], cfg.repeats)
         note = "" if exit_code == 0 else f"exit code {exit_code}"
         out.append(Figure("one puzzle", f"circuits check {a.puzzle.number} --solution", seconds, " s", "<=", 1.5, note))
     return out
