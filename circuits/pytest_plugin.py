@@ -17,6 +17,34 @@ import pytest
 
 from circuits.errors import CircuitError
 
+
+class Failure:
+    """A failure as pytest shows it: the report, and one line for the short summary.
+
+    A plain string would be pasted whole into the short summary on CI (pytest does not trim there),
+    so the summary line is given separately, already trimmed to the terminal's width.
+    """
+
+    def __init__(self, text: str, item: pytest.Item):
+        self.text = text
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines() or [""]
+        room = item.config.get_terminal_writer().fullwidth - len(f"FAILED {item.nodeid} - ")
+        first = plain[0]
+        if room >= 8:  # else no summary message at all: the node id alone fills the line
+            self.reprcrash = _Crash(first if len(first) <= room else first[: room - 1] + "…")
+
+    def toterminal(self, out) -> None:
+        for line in self.text.splitlines():
+            out.line(line)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class _Crash:
+    def __init__(self, message: str):
+        self.message = message
+
 _RESULTS = pytest.StashKey[list]()
 _NAME = re.compile(r"^\d\d_.*\.py$")  # as loader.puzzle_files globs: [0-9][0-9]_*.py
 _FOLDERS = ("puzzles", "solutions")
@@ -183,7 +211,7 @@ class LoadError(pytest.Item):
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, CircuitError):
-            return str(excinfo.value)
+            return Failure(str(excinfo.value), self)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
@@ -240,7 +268,7 @@ class PuzzleItem(pytest.Item):
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, PuzzleFailure) and excinfo.value.result.status == "error":
             result = excinfo.value.result  # a mistake in the file: its one line, never wrapped
-            return f"! {result.label}\n{result.message}"
+            return Failure(f"! {result.label}\n{result.message}", self)
         if isinstance(excinfo.value, PuzzleFailure):
             from circuits.display.render import console
             from circuits.display.report import target_report
@@ -257,7 +285,7 @@ class PuzzleItem(pytest.Item):
 
                 self.parent.hinted = True
                 c.print(first_hint(hints, self.parent.attempt.puzzle.number))
-            return buf.getvalue().rstrip()
+            return Failure(buf.getvalue().rstrip(), self)
         return super().repr_failure(excinfo)
 
     def reportinfo(self):

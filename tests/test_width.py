@@ -45,13 +45,13 @@ def too_wide(text: str) -> list[str]:
     return [line for line in text.splitlines() if cell_len(line) > WIDTH]
 
 
-def run_all(commands: list[list[str]], cwd) -> list[subprocess.CompletedProcess]:
+def run_all(commands: list[list[str]], cwd, env: dict | None = None) -> list[subprocess.CompletedProcess]:
     """A few side by side (they only read files), as a learner runs them; not all at once, which would starve each
     of them past its import time limit on a small machine."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(c):
-        return subprocess.run(c, cwd=cwd, env=ENV, capture_output=True, text=True, timeout=900, check=False)
+        return subprocess.run(c, cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=900, check=False)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(one, commands))
@@ -114,7 +114,10 @@ def _failing_mutant(stem: str) -> int:
     pytest.fail(f"{stem}: no mutant fails with a report")
 
 
-def test_a_failing_pytest_report_fits_80_columns(tmp_path):
+@pytest.mark.parametrize("ci", [False, True], ids=["terminal", "CI"])
+def test_a_failing_pytest_report_fits_80_columns(tmp_path, ci):
+    """On CI pytest pastes each failure's message into the short summary untrimmed: it must fit there too."""
+    env = {k: v for k, v in ENV.items() if k not in ("CI", "BUILD_NUMBER")} | ({"CI": "true"} if ci else {})
     root = tmp_path / "project"
     (root / "puzzles").mkdir(parents=True)
     for stem in STEMS:
@@ -122,7 +125,7 @@ def test_a_failing_pytest_report_fits_80_columns(tmp_path):
         text = (ROOT / "solutions" / f"{stem}.py").read_text(encoding="utf-8")
         (root / "puzzles" / f"{stem}.py").write_text(text + wrong, encoding="utf-8")
     [r] = run_all([[sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "puzzles/", "--no-margins",
-                    "--no-cache"]], root)
+                    "--no-cache"]], root, env)
     assert r.returncode == 1 and "Traceback" not in r.stdout, r.stdout[-3000:]
     for stem in STEMS:
         assert f"FAILED puzzles/{stem}.py" in r.stdout, f"{stem} did not fail:\n{r.stdout[-3000:]}"
