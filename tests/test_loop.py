@@ -279,3 +279,18 @@ def test_a_failing_pytest_report_shows_the_first_hint_once(project):
     assert py.returncode == 1
     hint = load(ROOT / "puzzles" / "03_uniform.py").puzzle.hints[0]
     assert py.stdout.count("puzzle hint 1 of 3: ") == 1 and hint[:40] in py.stdout.replace("\n", " ")
+
+
+def test_the_cache_key_covers_the_whole_library(monkeypatch):
+    """An edit anywhere in circuits (the model, the display), not only in checking/, is a new library version."""
+    from pathlib import Path
+
+    from circuits.checking import cache
+
+    read, original = [], Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.as_posix()) or original(self))
+    monkeypatch.setattr(cache, "_LIBRARY", [])
+    cache.library_version()
+    assert any(p.endswith("circuits/model/forward.py") for p in read)
+    assert any(p.endswith("circuits/display/render.py") for p in read)
+    assert any(p.endswith("circuits/checking/checker.py") for p in read)

@@ -28,7 +28,7 @@ def library_version() -> str:
         from circuits import __version__
 
         h = hashlib.sha256(__version__.encode())
-        package = Path(__file__).resolve().parent
+        package = Path(__file__).resolve().parents[1]  # the whole circuits package, not just checking/
         for f in sorted(package.rglob("*.py")):
             h.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes())
         _LIBRARY.append(f"{__version__}+{h.hexdigest()[:16]}")

@@ -137,6 +137,8 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
         if r.status == "solved":
             note = r.margins.describe() if r.margins else ""
             note = "; ".join(x for x in (r.coverage.small_short, note, worst_per_metric(r.targets)) if x)
+        elif r.status == "not attempted" and r.attempt is not None and r.attempt.missing:
+            note = f"fill in {', '.join(r.attempt.missing)}"  # the row names the puzzle, the progress line its file
         elif r.status == "not attempted":
             note = r.message.removeprefix("not attempted: ")
         else:
