@@ -302,7 +302,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     import io
 
     from circuits.display.render import console
-    from circuits.display.report import progress, summary_table
+    from circuits.display.report import edited_givens, progress, summary_table
 
     buf = io.StringIO()
     width = terminalreporter._tw.fullwidth
@@ -310,4 +310,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     which = "solutions" if config.getoption("--solutions") else "your puzzles"
     c.print(summary_table(results, title=f"circuits · {which}"))
     c.print(progress(results))
+    for line in (line for r in results for line in edited_givens(r)):
+        c.print(line)
     terminalreporter.write("\n" + buf.getvalue())

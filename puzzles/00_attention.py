@@ -48,15 +48,6 @@ puzzle = Puzzle(
                         None)]),
     ],
     source="seed 004: CS187 lab 2-6, the attention function and the causal mask",
-    hints=[
-        "causal_mask(T) is a T × T table of booleans: True where key j may be seen by query i, that is j ≤ i."
-        " numpy has a function for the lower triangle of a matrix.",
-        "attention: the scores are Q times K transposed, divided by sqrt(d_head), with d_head the last axis "
-        "of Q. Swap K's last two axes (not .T) so that a leading batch axis still works.",
-        "Where the mask is False the score becomes -inf before the softmax. Subtract each row's largest score"
-        " before exp() so nothing overflows, and keep a row whose keys are all masked at zeros, not NaN. A is"
-        " the softmax of the scores; C is A @ V.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -77,16 +77,6 @@ puzzle = Puzzle(
     examples=["abcce", "eaeia", "ccrs", "aeri"],
     sharpness=["W_Q"],
     source="seed 002: Assignment 12, problem 1",
-    hints=[
-        "Every query can be the same: the score then depends only on the key. Decide what a vowel's key and a"
-        " consonant's key should score.",
-        "W_V can pass the two directions straight through, so the result is the attention-weighted share of "
-        "vowels and consonants. Before the first consonant only vowels are visible, and the result is [1, 0] "
-        "whatever the scores.",
-        "The worked example fails on long strings: one consonant must keep ≥ 0.9 of the attention against up "
-        "to 39 vowels. With a gap g between a consonant's score and a vowel's, that share is e^g / (e^g + "
-        "39). Which g makes it ≥ 0.9? Write that gap into W_K, with W_Q reading 1 from every token.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -77,15 +77,6 @@ puzzle = Puzzle(
     examples=["cbcce", "eacia", "ccrs"],
     sharpness=["W_Q"],
     source="seed 002: Assignment 12, problem 2",
-    hints=[
-        "Only position 0 carries the `first` direction, so a head that always attends to position 0 reads the"
-        " first letter at every position.",
-        "The query must be the same for every letter and the key must score `first` high: then position 0 "
-        "wins every row. W_V reads only `consonant` into the first coordinate of the result.",
-        "Position 0 must keep ≥ 0.9 of the attention against up to 39 other keys scoring 0: e^g / (e^g + 39) "
-        "≥ 0.9. The worked example's 5 is too small; find the smallest g that works and put it on `first` in "
-        "W_K.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

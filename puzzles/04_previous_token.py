@@ -71,14 +71,6 @@ puzzle = Puzzle(
     examples=["abcd", "dcba" * 8],
     sharpness=["s"],
     source="seed 003: Transformer Circuit Exercises, exercise 2(b) and 2(c)",
-    hints=[
-        "Head 0.0: let the query and key both project onto (cos:0, sin:0, cos:1, sin:1). The score of query n"
-        " for key m is then largest at m = n; what is missing is sharpness.",
-        "Multiply the self head's query by the symbol s and raise s in params until position i keeps ≥ 0.9 at"
-        " n = 31. `circuits check 4` reports the margin the answer has.",
-        "Head 0.1: rotate each cos/sin pair of the query by −αᵢ (a 2 × 2 rotation block per pair, times s), "
-        "so that query n looks like position n − 1; the key stays the plain projection.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -83,14 +83,6 @@ puzzle = Puzzle(
     inputs=Inputs(vocab.tokens, min_len=1, max_len=12),
     examples=["ab", "abcdefgh"],
     source="seed 003: Transformer Circuit Exercises, exercise 1",
-    hints=[
-        "W_O W_V of a head maps what it reads to what it writes: a 1 at (8, 0) in W_net¹ means 'read "
-        "dimension 0, write dimension 8'. Aim for the W_net¹ of the worked example.",
-        "Head 1: W_V reads dimensions 0–3 into its 4 value dimensions (one 1 per row); W_O writes value "
-        "dimension k into dimension 8 + k.",
-        "Head 2 reads dimensions 4, 5, 6 and 8 (what head 1 wrote from the token two back) and writes them "
-        "into 12, 13, 14 and 15, in that order.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -159,14 +159,6 @@ puzzle = Puzzle(
     examples=["abcabc", "thequickbrownfxjmpsv" * 2, "abcdcefghijklbmnophe" * 2],
     sharpness=["s", "γ"],
     source="seed 000: Exercise Class 5, exercise 1.8–1.10 (GPT-2 small on a repeated random sequence)",
-    hints=[
-        "The head is puzzle 07's head 2: query row k reads tok:(letter k) times s, key row k reads "
-        "prev:(letter k). W_V and W_O copy tok:x into out:x; W_U reads out:x into the logit of x, times γ.",
-        "For a new letter no key matches: add one more row in which every letter's query scores s/2 and only "
-        "BOS's key reads 1 (its `bos` direction). A match then scores s, BOS s/2 and anything else 0.",
-        "Raise s until head 1.0 puts ≥ 0.9 on the right key, and γ until the second half's log-prob reaches "
-        "−0.1; BOS's empty content keeps the first half flat whatever γ is.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

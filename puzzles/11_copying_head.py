@@ -85,21 +85,6 @@ puzzle = Puzzle(
     examples=["abcde", "ccaeb"],
     sharpness=["γ"],
     source="A Mathematical Framework for Transformer Circuits (Elhage et al. 2021): copying heads, OV eigenvalues",
-    hints=[
-        (
-            "A one-hot value is impossible in two dimensions, but the unembedding already places each token at a "
-            "corner of the pentagon in (out:x, out:y)."
-        ),
-        (
-            "If attending to t writes t's own corner into (out:x, out:y), the logit of u is γ·cos of the angle "
-            "between the corners of u and t: largest at t itself."
-        ),
-        (
-            "So W_V reads each token's content into the two value dimensions as that token's (cos, sin) corner, "
-            "and W_O writes the two value dimensions into out:x and out:y, times γ; raise γ until the log-prob "
-            "reaches −0.1."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -82,20 +82,6 @@ puzzle = Puzzle(
     examples=["0123456789", "9"],
     sharpness=["γ"],
     source="Gould, Ong, Ogden, Conmy (2023), Successor Heads: Recurring, Interpretable Attention Heads In The Wild",
-    hints=[
-        (
-            "A head that copies writes digit d's own point; a successor head must write the point of d + 1, which"
-            " is d's point turned by θ = 36°."
-        ),
-        (
-            "Turning a point of the circle by θ is a 2 × 2 rotation matrix: put it between reading (mod:x, mod:y)"
-            " and writing (out:x, out:y)."
-        ),
-        (
-            "W_V can read mod:x and mod:y as they are, and W_O can write the rotated pair into out:x and out:y, "
-            "with γ in front; the worked example shows why γ = 30 is enough."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -97,21 +97,6 @@ puzzle = Puzzle(
     examples=["keep the in", "keep it at", "in keep at keep in", "the keep keep it at in"],
     sharpness=["s", "γ"],
     source="A Mathematical Framework for Transformer Circuits (Elhage et al. 2021): skip-trigrams and their bugs",
-    hints=[
-        (
-            "One head cannot do both trigrams: its OV circuit raises the same logits whichever query attended. "
-            "Give each query word its own head."
-        ),
-        (
-            "Head 0.0 attends from 'in' to an earlier 'keep' (and to BOS otherwise); its value reads tok:keep and"
-            " writes out:mind. Head 0.1 does the same from 'at', writing out:bay."
-        ),
-        (
-            "In each head, only its own query word may score against keep: a query row reading tok:in (for 0.0) "
-            "meets a key row reading tok:keep; every word meets BOS at half that. Raise s and γ until the log-"
-            "probs reach the check."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -69,20 +69,6 @@ puzzle = Puzzle(
     inputs=Inputs(vocab.tokens, min_len=1, max_len=8, families=[Uniform()]),
     examples=["abcd", "dcba"],
     source="Goodfellow, Bengio & Courville, Deep Learning (2016), §6.1 'Example: Learning XOR'",
-    hints=[
-        (
-            "XOR is not linear in x and y, but it is a linear combination of ReLUs of linear functions: find two "
-            "hidden units whose difference is XOR."
-        ),
-        (
-            "One unit can count how many inputs are on (relu(x + y)); another can turn on only when both are, "
-            "using the constant input `one` to subtract a threshold."
-        ),
-        (
-            "XOR is then the first unit minus twice the second: W_out reads the two units into the xor direction "
-            "with those weights."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

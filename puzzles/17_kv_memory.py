@@ -90,20 +90,6 @@ puzzle = Puzzle(
     inputs=Inputs(vocab.tokens, min_len=1, max_len=8, families=[Uniform()]),
     examples=["Alan Lovelace Ada Lovelace", "Marie Curie Albert Einstein Alan Turing", "Turing Alan Turing"],
     source="Geva, Schuster, Berant & Levy (2021), Transformer Feed-Forward Layers Are Key-Value Memories",
-    hints=[
-        (
-            "An MLP is a key-value memory: each hidden unit's row of W_in is a key that fires on one pattern, and"
-            " its column of W_out is the value it writes."
-        ),
-        (
-            "Give each fact its own unit: it reads the first name from prev:* and the last name from tok:*, so it"
-            " reaches 2 only when both match."
-        ),
-        (
-            "Use the constant direction `one` to subtract 1 from every unit, so a unit that sees only one of its "
-            "two names stays at 0 after the ReLU; its column of W_out writes the fact's city."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

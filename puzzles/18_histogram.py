@@ -87,20 +87,6 @@ puzzle = Puzzle(
     examples=["abca", "aaaa", "abcdabcd"],
     sharpness=["s"],
     source="RASP (Weiss, Goldberg & Yahav 2021), histogram; tracr (Lindner et al. 2023), SelectorWidth with BOS",
-    hints=[
-        (
-            "The head's result is the mean of the values it attends to: attend evenly to every copy of the "
-            "current token, plus one more key whose value counts differently."
-        ),
-        (
-            "Let query row k read tok:(token k) and key row k read the same direction, times s, so every copy of "
-            "the current token ties; add a row in which every token's query meets BOS's key."
-        ),
-        (
-            "With BOS and c copies sharing the attention evenly, a value that is 1 on BOS only makes the result "
-            "1/(c + 1): the histogram is read from that. Raise s until the ties are sharp."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -100,20 +100,6 @@ puzzle = Puzzle(
                   families=[Uniform(), Runs({"open": "(", "close": ")"}, max_runs=4)]),
     examples=["())(", "(())", "()()", ")("],
     source="tracr (Lindner et al. 2023), lib.make_shuffle_dyck with one pair, built on make_frac_prevs",
-    hints=[
-        (
-            "Layer 0's head attends evenly to the prefix: with value +1 for '(' and −1 for ')', its result is the"
-            " running balance as a fraction, written into bal."
-        ),
-        (
-            "An MLP can turn 'bal < 0' into a clean 0/1: the difference of relu(−k·bal) and relu(−k·bal − 1), for"
-            " a large k, is 1 once bal is negative by at least 1/k."
-        ),
-        (
-            "Layer 1 averages that flag over the prefix into `ever` (did the balance ever go negative?), and its "
-            "MLP writes `balanced` as relu(1 − k·bal − K·ever) with large k and K, using the constant direction."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

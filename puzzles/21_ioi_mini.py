@@ -183,21 +183,6 @@ puzzle = Puzzle(
     sharpness=["s"],
     source="Wang, Variengien, Conmy, Shlegeris & Steinhardt (2022), Interpretability in the Wild: "
            "a Circuit for Indirect Object Identification in GPT-2 small",
-    hints=[
-        (
-            "Build the circuit in stages: a duplicate-token head marks the repeated name, a second head reads "
-            "that mark, and a name-mover copies the name that was not repeated."
-        ),
-        (
-            "The duplicate-token head is puzzle 09 again: names against names, the query's own position counted "
-            "against itself, and BOS at half a match for a name seen once."
-        ),
-        (
-            "At 'to', one head's query meets the key that carries the duplicate mark (dup), and the name-mover's "
-            "query at 'to' meets every name key; its value reads tok:* so the logits of the names follow what it "
-            "attends to."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -1,25 +1,67 @@
-"""The shipped curriculum: the reference copy of every puzzle (statement, givens, targets, answer), by its id."""
+"""The shipped curriculum (package data): each puzzle's reference file and its hint ladder, by the puzzle's id.
+
+The reference file holds the whole puzzle (statement, givens, targets, inputs) and a reference answer; the
+learner's stub is rebuilt from it (checking/reset.py), and the checker takes the puzzle from it, so that a
+learner's file contributes only its answer. The hints live apart, in hints.toml, so no file a learner edits
+shows them.
+"""
 
 from __future__ import annotations
 
+import functools
+import tomllib
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+from circuits.errors import CircuitError
+
+HOME = Path(__file__).resolve().parent.parent / "curriculum"
 
 
-def folder() -> Path | None:
-    """The folder of the shipped reference solutions (package data), or None when none is installed."""
-    for candidate in (_PACKAGE / "curriculum" / "solutions", _PACKAGE.parent / "solutions"):
-        if candidate.is_dir():
-            return candidate
-    return None
+def folder() -> Path:
+    """The folder of the shipped reference files."""
+    return HOME / "solutions"
 
 
-def reference_file(name: str) -> Path | None:
-    """The shipped reference file of a puzzle id ("01_consonants", or a file named so), or None: no twin."""
+def ids() -> list[str]:
+    """Every shipped puzzle's id, in order ("00_attention", "01_consonants", …)."""
+    return sorted(p.stem for p in folder().glob("[0-9][0-9]_*.py"))
+
+
+def is_id(stem: str) -> bool:
+    return stem[:2].isdigit() and stem[2:3] == "_"
+
+
+def reference_file(name: str | Path) -> Path | None:
+    """The shipped reference file of a puzzle id ("01_consonants", or any file so named), or None: no twin."""
     stem = Path(name).name.removesuffix(".py")
-    where = folder()
-    if where is None or not (stem[:2].isdigit() and stem[2:3] == "_"):
-        return None
-    path = where / f"{stem}.py"
-    return path if path.is_file() else None
+    path = folder() / f"{stem}.py"
+    return path if is_id(stem) and path.is_file() else None
+
+
+def is_shipped(path: str | Path) -> bool:
+    """Whether `path` is itself one of the shipped reference files (symbolic links followed)."""
+    try:
+        return Path(path).resolve().parent == folder().resolve()
+    except OSError:
+        return False
+
+
+def twin(path: str | Path) -> Path | None:
+    """The shipped reference a learner's file stands for: same id, and not the shipped file itself."""
+    ref = reference_file(path)
+    return None if ref is None or is_shipped(path) else ref
+
+
+@functools.cache
+def _hint_table() -> dict[str, list[str]]:
+    try:
+        with open(HOME / "hints.toml", "rb") as f:
+            table = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise CircuitError(f"the shipped hints ({HOME / 'hints.toml'}) cannot be read: {e}") from None
+    return {stem: list(entry.get("hints", [])) for stem, entry in table.items()}
+
+
+def hints(stem: str) -> list[str]:
+    """The hint ladder of a shipped puzzle ([] for a puzzle the curriculum does not ship)."""
+    return list(_hint_table().get(Path(stem).name.removesuffix(".py"), []))

@@ -10,7 +10,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from circuits.checking import limits
+from circuits.checking import curriculum, givens, limits
 from circuits.checking.puzzle import Puzzle, Stub
 from circuits.errors import CircuitError
 
@@ -24,6 +24,8 @@ class Attempt:
     answer: types.SimpleNamespace
     missing: list[str] = field(default_factory=list)  # answer names still FILL ME IN
     allowed_mutants: list = field(default_factory=list)  # the file's ALLOWED_MUTANTS: (mutant or pattern, why)
+    edits: list = field(default_factory=list)  # givens.Edit: givens the file changed (the shipped ones are checked)
+    reference: Path | None = None  # the shipped reference the puzzle comes from (None: the file is its own source)
 
     @property
     def attempted(self) -> bool:
@@ -80,11 +82,85 @@ def _where_raised(exc: BaseException, path: Path) -> str:
 def load(path: str | Path) -> Attempt:
     """Execute a puzzle file in a fresh module and collect its Puzzle and answer.
 
+    A file whose id names a shipped puzzle (curriculum.twin) contributes only its answer: the puzzle, its
+    givens and targets come from the shipped reference, and every given the file changed is listed in
+    `Attempt.edits`. A file with no shipped twin (an instructor's own puzzle) is its own source.
+
     The import runs under limits.run: at most limits.IMPORT_SECONDS, and nothing it does (os._exit,
     closing sys.stdout, leaving threads running) outlives it. Every mistake is one CircuitError line.
     """
     given = Path(path)
     shown = display(given)
+    module, source = _execute(given, shown, "circuits_puzzle")
+    mine = vars(module)
+    ref = curriculum.twin(given)
+    if ref is not None:
+        shipped, shipped_source = _shipped(ref)
+        puzzle = _declared(shipped, display(ref))
+        names = [n for n in givens.given_names(_above_answer(shipped_source))
+                 if n not in (*puzzle.answer, *puzzle.optional)]
+        edited = givens.edits(mine, shipped, names, source)
+        namespace = shipped
+    else:
+        puzzle, edited, namespace = _declared(mine, shown), [], mine
+    if not puzzle.hints:
+        puzzle.hints = curriculum.hints(given.name)
+    missing, answer = [], {}
+    for name in puzzle.answer:
+        if name not in mine:
+            raise CircuitError(f"{shown} does not define {name} (the answer needs {', '.join(puzzle.answer)})")
+        value = mine[name]
+        if isinstance(value, Stub):
+            missing.append(name)
+        answer[name] = value
+    for name in puzzle.optional:
+        if name in mine:
+            answer[name] = mine[name]
+    answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
+    if ref is None:
+        from circuits.checking.validate import validate
+
+        # the puzzle itself, before any answer is checked: one line per author's mistake
+        limits.run(lambda: validate(puzzle, namespace, shown), "check", "validating the puzzle", shown,
+                   source=given.resolve())
+    return Attempt(given.resolve(), puzzle, types.SimpleNamespace(**answer), missing,
+                   list(namespace.get("ALLOWED_MUTANTS", ())), edits=edited, reference=ref)
+
+
+def _declared(namespace: dict, shown: str) -> Puzzle:
+    puzzles = [v for v in namespace.values() if isinstance(v, Puzzle)]
+    if not puzzles:
+        raise CircuitError(f"{shown} declares no puzzle (expected `puzzle = Puzzle(...)`)")
+    return puzzles[0]
+
+
+def _above_answer(source: str) -> str:
+    """A puzzle file's text above its answer line: the statement and the givens."""
+    from circuits.checking.reset import MARK
+
+    return source[: source.index(MARK)] if MARK in source else source
+
+
+_SHIPPED: dict[tuple, tuple[dict, str]] = {}
+
+
+def _shipped(ref: Path) -> tuple[dict, str]:
+    """The namespace and text of a shipped reference file, executed once per process (and again if it changes)."""
+    from circuits.checking.validate import validate
+
+    stat = ref.stat()
+    key = (str(ref), stat.st_mtime_ns, stat.st_size)
+    if key not in _SHIPPED:
+        module, source = _execute(ref, display(ref), "circuits_shipped")
+        puzzle = _declared(vars(module), display(ref))
+        limits.run(lambda: validate(puzzle, vars(module), display(ref)), "check", "validating the puzzle",
+                   display(ref), source=ref.resolve())
+        _SHIPPED[key] = (vars(module), source)
+    return _SHIPPED[key]
+
+
+def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, str]:
+    """Run a puzzle file's code in a fresh module, under the import time limit: the module and its text."""
     _check_kind(given, shown)
     _check_unique_number(given)
     path = given.resolve()
@@ -104,7 +180,7 @@ def load(path: str | Path) -> Attempt:
     except (SyntaxError, ValueError) as e:  # ValueError: a NUL byte, before Python 3.12
         where = f" line {e.lineno}" if getattr(e, "lineno", None) else ""
         raise CircuitError(f"{shown}{where}: syntax error: {getattr(e, 'msg', None) or e}") from None
-    module = types.ModuleType(f"circuits_puzzle_{path.stem}")
+    module = types.ModuleType(f"{prefix}_{path.stem}")
     module.__file__ = str(path)
 
     def execute():
@@ -126,27 +202,7 @@ def load(path: str | Path) -> Attempt:
             sys.modules.pop(module.__name__, None)
 
     limits.run(execute, "import", "importing", shown, source=path)
-    puzzles = [v for v in vars(module).values() if isinstance(v, Puzzle)]
-    if not puzzles:
-        raise CircuitError(f"{shown} declares no puzzle (expected `puzzle = Puzzle(...)`)")
-    puzzle = puzzles[0]
-    missing, answer = [], {}
-    for name in puzzle.answer:
-        if name not in vars(module):
-            raise CircuitError(f"{shown} does not define {name} (the answer needs {', '.join(puzzle.answer)})")
-        value = vars(module)[name]
-        if isinstance(value, Stub):
-            missing.append(name)
-        answer[name] = value
-    for name in puzzle.optional:
-        if name in vars(module):
-            answer[name] = vars(module)[name]
-    answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
-    from circuits.checking.validate import validate
-
-    # the puzzle itself, before any answer is checked: one line per author's mistake
-    limits.run(lambda: validate(puzzle, vars(module), shown), "check", "validating the puzzle", shown, source=path)
-    return Attempt(path, puzzle, types.SimpleNamespace(**answer), missing, list(vars(module).get("ALLOWED_MUTANTS", ())))
+    return module, source
 
 
 def _check_kind(path: Path, shown: str) -> None:

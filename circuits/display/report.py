@@ -177,11 +177,27 @@ def first_hint(hints, number: int) -> Text:
     return Text.assemble(("\npuzzle hint 1 of " + f"{len(hints)}: ", "bold yellow"), hints[0] + more)
 
 
+def edited_givens(result: PuzzleResult) -> list[Text]:
+    """One line per given the learner's file changed: the shipped puzzle was checked, not their copy."""
+    attempt = result.attempt
+    if attempt is None or not attempt.edits:
+        return []
+    from circuits.checking.loader import display
+
+    where = display(attempt.path)
+    lines = []
+    for e in sorted(attempt.edits, key=lambda e: e.line or 0):
+        at = f" line {e.line}" if e.line else ""
+        did = "deleted" if e.removed else "changed"
+        lines.append(Text(f"! {where}{at}: given `{e.name}` {did}; checked as shipped", style="yellow"))
+    return lines
+
+
 def puzzle_report(result: PuzzleResult) -> Group:
     """Everything `circuits check` prints for one puzzle."""
     head = Text(f"{result.name} · {result.attempt.puzzle.title if result.attempt else ''} · {result.status}",
                 style="bold " + STYLE.get(result.status, ""))
-    parts: list = [head]
+    parts: list = [head, *edited_givens(result)]
     for t in result.targets:
         if t.status in ("failed", "error") or result.status == "not attempted" and t is result.targets[0]:
             parts += [Text(""), target_report(t)]
@@ -201,4 +217,4 @@ def puzzle_report(result: PuzzleResult) -> Group:
     return Group(*parts)
 
 
-__all__ = ["target_report", "summary_table", "puzzle_report", "progress", "to_text"]
+__all__ = ["edited_givens", "target_report", "summary_table", "puzzle_report", "progress", "to_text"]

@@ -14,7 +14,7 @@ from rich.text import Text
 from circuits.checking.cache import cached_check
 from circuits.checking.loader import display, find, load, puzzle_files
 from circuits.display.render import console
-from circuits.display.report import ICON, STYLE, progress, target_report
+from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report
 from circuits.errors import CircuitError
 
 POLL = 0.1  # seconds between two looks at the file's modification time (and at the keyboard)
@@ -45,7 +45,7 @@ def _check(path: Path, use_cache: bool):
 def compact(result) -> Group:
     """The watch report: one line per target, and the full report of the first target that fails."""
     parts: list = [Text(f"{result.name} · {result.attempt.puzzle.title} · {result.status}",
-                        style="bold " + STYLE.get(result.status, ""))]
+                        style="bold " + STYLE.get(result.status, "")), *edited_givens(result)]
     first = next((t for t in result.targets if t.status in ("failed", "error")), None)
     for t in result.targets:
         if t is not first:  # the first failure's own report starts with its line

@@ -80,20 +80,6 @@ puzzle = Puzzle(
     examples=["2130", "1010", "432101234", "444444444440"],
     sharpness=["s"],
     source="RASP (Weiss et al. 2021), sort; tracr (Lindner et al. 2023), make_sort's min_key · i / max_seq_len tie-break",
-    hints=[
-        (
-            "Every query asks the same thing, 'where is the smallest token?', so the query can read only the "
-            "constant direction."
-        ),
-        (
-            "The key should score smaller values higher: a negative weight on the value direction does it; "
-            "multiply the query by s so the smallest wins sharply."
-        ),
-        (
-            "Ties between equal values must go to the earliest position: give the key a small negative weight on "
-            "the position direction, smaller than the gap between two values."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -110,14 +110,6 @@ puzzle = Puzzle(
     examples=["abcab", "abcdabcd", "aaaa", "dcbaabcd"],
     sharpness=["s"],
     source="seed 003: Transformer Circuit Exercises, exercise 3",
-    hints=[
-        "Head 1 is puzzle 06 (c) again: rotate each position pair of the query back by αᵢ, times s, and let "
-        "the key read the pairs as they are.",
-        "Head 1's values: W_V1 reads tok:a … tok:d into its 4 value dimensions, and W_O1 writes value "
-        "dimension k into prev:(the k-th letter).",
-        "Head 2: the query reads tok:x (times s) in row k and the key reads prev:x in the same row k, for "
-        "each letter x, so that 'I am x' meets 'the token before me was x'.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

@@ -91,21 +91,6 @@ puzzle = Puzzle(
     examples=["abca", "aaaa", "abcdabcd", "dcbaabcd"],
     sharpness=["s"],
     source="TransformerLens, head detector: duplicate_token_head; the readout, as later heads consume it",
-    hints=[
-        (
-            "Look at which key would match if the key read prev:* instead of tok:*: key m answers 'the token "
-            "before me was u', and that never includes the query itself."
-        ),
-        (
-            "Let query 'I am t' (tok:t) meet key 'the token before me was t' (prev:t), and every query meet BOS "
-            "at half a match, so a new token attends to BOS."
-        ),
-        (
-            "The value decides what is written into seen: BOS's key should write 0, every other key 1. One row of"
-            " W_V reading the right directions, and W_O writing that row into seen, does it; raise s until it is "
-            "sharp."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

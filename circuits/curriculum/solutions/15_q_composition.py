@@ -103,21 +103,6 @@ puzzle = Puzzle(
     examples=["abcab", "aaaa", "abcdbcd", "dcbadcba"],
     sharpness=["s"],
     source="A Mathematical Framework for Transformer Circuits (Elhage et al. 2021): Q-, K- and V-composition",
-    hints=[
-        (
-            "Head 0.0 attends to position 0 on every query: its OV circuit only has to copy tok:* into first:*, "
-            "one entry per token."
-        ),
-        (
-            "Head 1.0's query reads first:x ('the first token is x') and its key reads tok:x ('I am x'), in the "
-            "same row for each token x."
-        ),
-        (
-            "Position 0 holds the first token too, so it scores like a repeat: give the start direction a "
-            "negative weight in the key (or a row of its own), so position 0 wins only when no repeat has come "
-            "yet. Then raise s."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

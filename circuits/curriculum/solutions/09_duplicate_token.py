@@ -86,21 +86,6 @@ puzzle = Puzzle(
     examples=["abca", "aaaa", "abcdabcdab"],
     sharpness=["s"],
     source="TransformerLens, head detector: duplicate_token_head (get_duplicate_token_head_detection_pattern)",
-    hints=[
-        (
-            "Start from content: a query row reading tok:t against a key row reading tok:t scores every copy of "
-            "t, the query itself included, alike."
-        ),
-        (
-            "For a new token the attention must land on BOS: give one more row in which every query scores "
-            "something and only BOS's key (bos) answers, at half a match, so a real copy still wins."
-        ),
-        (
-            "The query's own key must score less than its copies: the pos:n directions let a query row reading "
-            "pos:n meet the key row reading pos:n with a negative weight, at the query's own position only. Then "
-            "raise s."
-        ),
-    ],
 )
 
 

@@ -97,20 +97,6 @@ puzzle = Puzzle(
     sharpness=["s"],
     source="McDougall, Conmy, Rushing, McGrath, Nanda (2023), Copy Suppression: Comprehensively Understanding "
            "an Attention Head (GPT-2 small L10H7)",
-    hints=[
-        (
-            "The head should look, from a position predicting y, at an earlier position that holds y: the query "
-            "reads pred:*, the key reads tok:*."
-        ),
-        (
-            "With nothing to suppress the head must still attend somewhere harmless: BOS, at half a match, whose "
-            "value writes nothing."
-        ),
-        (
-            "The value reads the attended token tok:y and the output writes −1 into pred:y, cancelling the "
-            "bigram's +1; the full OV circuit is then negative, so its copying score is −1."
-        ),
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

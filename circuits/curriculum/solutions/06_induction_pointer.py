@@ -159,18 +159,6 @@ puzzle = Puzzle(
     examples=["abcab", "abcdabcd", "aabbccdd", "dcbaabcd"],
     sharpness=["s"],
     source="seed 003: Transformer Circuit Exercises, exercise 2(a)–(f)",
-    hints=[
-        "Do the parts in order: (a)–(c) are projections (and, for (c), puzzle 04's rotation); `pytest "
-        "puzzles/06_induction_pointer.py` reports the earliest failing part first. Every query gets the "
-        "factor s.",
-        "(d) is (a) and (b) together with a minus sign: query rows read the content and, with weight −β·s, "
-        "pairs 0 and 1; key rows read the content and pairs 0 and 1. Then a key scores 1 for the same token "
-        "minus β·(p_n · p_m), which is largest at the query itself.",
-        "(e) W_V_e reads cos:0, sin:0, …, sin:3 and W_O_e writes them into v:0 … v:7 (the transpose of the "
-        "same kind of projection). (f) rotates the pairs read from v:0 … v:3 forward by +αᵢ and matches them "
-        "against the key's pairs 0 and 1. For β, the worksheet's table of p_n·p_m bounds it: try values well "
-        "below 2.7.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────

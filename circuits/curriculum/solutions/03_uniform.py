@@ -61,13 +61,6 @@ puzzle = Puzzle(
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"})]),
     examples=["abcce", "aeiou", "xyz"],
     source="seed 004: CS187 lab 2-6, the uniform attention model; seed 002, problem 1(e)",
-    hints=[
-        "When every score in a row is equal, the softmax gives every visible key the same weight 1/(i+1), so "
-        "the result is a plain mean.",
-        "Equal scores come for free: queries or keys that are all zeros make every score 0.",
-        "W_V must turn each letter into 1 for a vowel and 0 for a consonant: one non-zero entry, in the vowel"
-        " column.",
-    ],
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
