@@ -3,10 +3,29 @@
 from pathlib import Path
 
 from circuits.checking.checker import check
+from circuits.checking import curriculum
 from circuits.checking.loader import load
+from circuits.checking.reset import stub_text
 
 ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS = ROOT / "solutions"
+SOLUTIONS = curriculum.folder()  # the shipped reference files; the tests never read puzzles/, the learner's files
+STEMS = curriculum.ids()
+
+
+def stub(stem: str) -> str:
+    """The fresh puzzle file of a shipped puzzle, as `circuits init` and `circuits reset` write it."""
+    return stub_text(SOLUTIONS / f"{stem}.py")
+
+
+def shipped(folder: str, stem: str, dest: Path) -> Path:
+    """Write the shipped `puzzles/` (the stub) or `solutions/` (the reference) file of `stem` into `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / f"{stem}.py"
+    if folder == "puzzles":
+        path.write_text(stub(stem), encoding="utf-8")
+    else:
+        path.write_bytes((SOLUTIONS / f"{stem}.py").read_bytes())
+    return path
 
 
 def solution(stem: str):

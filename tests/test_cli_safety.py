@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from circuits import Head, Model, Vocab
-from helpers import ROOT
+from helpers import ROOT, shipped
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 STEMS = ("01_consonants", "03_uniform")  # 01's model has no positional embeddings, so no n_ctx
@@ -32,9 +32,8 @@ ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HY
 def project(tmp_path):
     """puzzles/ and solutions/ with puzzles 01 and 03 (puzzles/ as shipped: not attempted)."""
     for folder in ("puzzles", "solutions"):
-        (tmp_path / folder).mkdir()
         for stem in STEMS:
-            shutil.copy2(ROOT / folder / f"{stem}.py", tmp_path / folder / f"{stem}.py")
+            shipped(folder, stem, tmp_path / folder)
     return tmp_path
 
 

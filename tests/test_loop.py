@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,22 +16,22 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, STEMS, SOLUTIONS, shipped, stub
 
 from circuits.checking.loader import load
-from circuits.checking.reset import MARK, backup, stub_text
+from circuits.checking.reset import MARK, backup
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "COLUMNS": "100"}
-PUZZLES = sorted(p.stem for p in (ROOT / "puzzles").glob("[0-9][0-9]_*.py"))
+PUZZLES = STEMS
 WAIT = 60  # seconds: a bound that only a hung watch reaches, not a timing requirement
 
 
 def answer(stem: str, **values: str) -> str:
     """puzzles/<stem>.py with some FILL_ME_IN lines replaced by `name = value`."""
-    text = (ROOT / "puzzles" / f"{stem}.py").read_text(encoding="utf-8")
+    text = stub(stem)
     for name, value in values.items():
         text, n = re.subn(rf"^{name} = FILL_ME_IN\(.*\)$", f"{name} = {value}", text, flags=re.MULTILINE)
         assert n == 1, name
@@ -44,9 +43,8 @@ def project(tmp_path):
     """puzzles/ and solutions/ with puzzles 03 and 04, puzzles/ as shipped (not attempted); a cache of its own beside it."""
     root = tmp_path / "project"
     for folder in ("puzzles", "solutions"):
-        (root / folder).mkdir(parents=True)
         for stem in ("03_uniform", "04_previous_token"):
-            shutil.copy2(ROOT / folder / f"{stem}.py", root / folder / f"{stem}.py")
+            shipped(folder, stem, root / folder)
     return root
 
 
@@ -143,10 +141,11 @@ def test_watch_refuses_an_unknown_puzzle_in_one_line(project):
 
 
 @pytest.mark.parametrize("stem", PUZZLES)
-def test_every_puzzle_has_staged_hints_that_never_give_the_answer(stem):
-    puzzle = load(ROOT / "puzzles" / f"{stem}.py").puzzle
+def test_every_puzzle_has_staged_hints_that_never_give_the_answer(stem, tmp_path):
+    puzzle = load(shipped("puzzles", stem, tmp_path)).puzzle
     assert len(puzzle.hints) >= 3
-    solution = (ROOT / "solutions" / f"{stem}.py").read_text(encoding="utf-8")
+    solution = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
+    assert not any(hint in stub(stem) for hint in puzzle.hints), f"{stem}: the worksheet shows its hint ladder"
     answer_lines = [line.strip() for line in solution[solution.index(MARK):].splitlines()[1:]
                     if "=" in line and not line.lstrip().startswith("#") and len(line.strip()) >= 12]
     assert answer_lines
@@ -169,7 +168,7 @@ def test_a_puzzle_with_a_bad_hints_list_is_refused_when_built():
     from circuits.checking.puzzle import Puzzle
     from circuits.errors import CircuitError
 
-    good = load(ROOT / "solutions" / "03_uniform.py").puzzle
+    good = load(SOLUTIONS / "03_uniform.py").puzzle
     with pytest.raises(CircuitError, match="hints= must be a list of non-empty strings"):
         Puzzle(good.number, good.name, good.title, good.answer, good.targets, good.build, good.inputs, hints="look at W_V")
     with pytest.raises(CircuitError, match="hints="):
@@ -177,8 +176,11 @@ def test_a_puzzle_with_a_bad_hints_list_is_refused_when_built():
 
 
 @pytest.mark.parametrize("stem", PUZZLES)
-def test_the_stub_rebuilt_from_the_solution_is_the_puzzle_file(stem):
-    assert stub_text(ROOT / "solutions" / f"{stem}.py") == (ROOT / "puzzles" / f"{stem}.py").read_text(encoding="utf-8")
+def test_the_stub_rebuilt_from_the_solution_loads_as_the_same_puzzle(stem, tmp_path):
+    fresh = load(shipped("puzzles", stem, tmp_path))
+    assert fresh.reference == SOLUTIONS / f"{stem}.py"  # the shipped puzzle is checked, not the stub's copy
+    assert fresh.puzzle.id == stem and len(fresh.puzzle.hints) >= 3
+    assert fresh.missing and not fresh.edits
 
 
 def test_reset_keeps_the_learners_answer_in_a_backup_and_restores_the_stub(project):
@@ -190,7 +192,7 @@ def test_reset_keeps_the_learners_answer_in_a_backup_and_restores_the_stub(proje
     saved = Path(re.search(r"saved your puzzles/03_uniform\.py to (\S+)", r.stdout).group(1))
     assert saved.is_absolute() and saved.read_text(encoding="utf-8") == mine
     assert saved.is_relative_to(os.environ["XDG_DATA_HOME"])
-    assert path.read_text(encoding="utf-8") == (ROOT / "puzzles" / "03_uniform.py").read_text(encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == stub("03_uniform")
     again = mine.replace("my own try", "my second try")
     save(path, again)
     r2 = run([*CIRCUITS, "reset", "uniform"], project)
@@ -277,7 +279,7 @@ def test_a_failing_pytest_report_shows_the_first_hint_once(project):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]"))
     py = run([*PYTEST, "puzzles/", "--no-margins"], project)
     assert py.returncode == 1
-    hint = load(ROOT / "puzzles" / "03_uniform.py").puzzle.hints[0]
+    hint = load(SOLUTIONS / "03_uniform.py").puzzle.hints[0]
     assert py.stdout.count("puzzle hint 1 of 3: ") == 1 and hint[:40] in py.stdout.replace("\n", " ")
 
 

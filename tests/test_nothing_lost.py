@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, shipped, stub
 
 STEMS = ("00_attention", "03_uniform", "04_previous_token", "05_virtual_head")  # a code puzzle and quick model puzzles
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
@@ -54,9 +54,8 @@ def runs(tmp_path_factory):
     """The project copy's snapshot before and after every command, and what the commands printed."""
     root = tmp_path_factory.mktemp("project")
     for folder in ("puzzles", "solutions"):
-        (root / folder).mkdir()
         for stem in STEMS:
-            shutil.copy2(ROOT / folder / f"{stem}.py", root / folder / f"{stem}.py")
+            shipped(folder, stem, root / folder)
     shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HYPOTHESIS", "PYTEST", "PYTHONDONTWRITEBYTECODE"))}
     before = snapshot(root)
@@ -111,4 +110,4 @@ def test_reset_loses_nothing(runs, tmp_path):
     after = snapshot(project)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
     assert changed == {"puzzles/04_previous_token.py"}
-    assert target.read_bytes() == (ROOT / "puzzles" / "04_previous_token.py").read_bytes()
+    assert target.read_text(encoding="utf-8") == stub("04_previous_token")

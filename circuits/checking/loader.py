@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import sys
@@ -91,8 +92,11 @@ def load(path: str | Path) -> Attempt:
     """
     given = Path(path)
     shown = display(given)
-    module, source = _execute(given, shown, "circuits_puzzle")
-    mine = vars(module)
+    if curriculum.is_shipped(given) and curriculum.reference_file(given) is not None:
+        mine, source = _shipped(curriculum.reference_file(given))  # the shipped file itself: run once per process
+    else:
+        module, source = _execute(given, shown, "circuits_puzzle")
+        mine = vars(module)
     ref = curriculum.twin(given)
     if ref is not None:
         shipped, shipped_source = _shipped(ref)
@@ -122,8 +126,10 @@ def load(path: str | Path) -> Attempt:
 
         # the puzzle itself, before any answer is checked: one line per author's mistake
         limits.run(lambda: validate(puzzle, namespace, shown), "check", "validating the puzzle", shown,
-                   source=given.resolve())
-    return Attempt(given.resolve(), puzzle, types.SimpleNamespace(**answer), missing,
+                   source=Path(os.path.abspath(given)))
+    if ref is not None or curriculum.is_shipped(given):  # the shipped puzzle is shared: each attempt gets its own copy
+        puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))
+    return Attempt(Path(os.path.abspath(given)), puzzle, types.SimpleNamespace(**answer), missing,
                    list(namespace.get("ALLOWED_MUTANTS", ())), edits=edited, reference=ref)
 
 
@@ -155,6 +161,8 @@ def _shipped(ref: Path) -> tuple[dict, str]:
         puzzle = _declared(vars(module), display(ref))
         limits.run(lambda: validate(puzzle, vars(module), display(ref)), "check", "validating the puzzle",
                    display(ref), source=ref.resolve())
+        if not puzzle.hints:
+            puzzle.hints = curriculum.hints(ref.name)
         _SHIPPED[key] = (vars(module), source)
     return _SHIPPED[key]
 
@@ -163,7 +171,7 @@ def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, st
     """Run a puzzle file's code in a fresh module, under the import time limit: the module and its text."""
     _check_kind(given, shown)
     _check_unique_number(given)
-    path = given.resolve()
+    path = Path(os.path.abspath(given))  # symlinks kept: reports name the file as the learner does
     try:
         data = path.read_bytes()
     except OSError as e:
