@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import sys
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="circuits", description="Build transformer circuits by hand and check them.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     no_cache = "check again even if this exact file was solved before (the cache is in $XDG_CACHE_HOME/circuits)"
+    it = sub.add_parser("init", help="make a workspace: the puzzles to solve, a README and pytest's settings")
+    it.add_argument("folder", nargs="?", default="circuits-course",
+                    help="where (default: circuits-course); files already there are kept as they are")
     wa = sub.add_parser("watch", help="check the first unsolved puzzle each time you save it, then move to the next")
     wa.add_argument("puzzle", nargs="?", help="start here instead of at the first unsolved puzzle")
     wa.add_argument("--no-cache", action="store_true", help=no_cache)
@@ -153,7 +157,7 @@ def _discard_stdout() -> None:
 
 def _puzzle_file(name: str, solution: bool) -> Path:
     """The puzzle file a command names, or one line saying why there is none (see loader.find for the names)."""
-    from circuits.checking.loader import find, puzzle_files
+    from circuits.checking.loader import find, reference_for
 
     if name.isdigit() and not name.isascii():  # '²' passes isdigit(), but int() cannot read it
         raise CircuitError(f"no puzzle named {name!r}: write a puzzle's number with the digits 0-9")
@@ -168,11 +172,11 @@ def _puzzle_file(name: str, solution: bool) -> Path:
                 raise CircuitError(f"{name[:40]}…: the file name is too long") from None
         else:
             if solution:  # the reference solution of the puzzle that file holds, not the file itself
-                same = [f for f in puzzle_files(True, root=Path(name).resolve().parent) if f.name == Path(name).name]
-                if not same:
+                ref = reference_for(name)
+                if ref is None:
                     raise CircuitError(f"--solution: there is no reference solution for {name} "
                                        f"(looked for solutions/{Path(name).name})")
-                return same[0]
+                return ref
     return find(name, solution)
 
 
@@ -254,7 +258,7 @@ def cmd_hint(args) -> int:
 
 
 def cmd_reset(args) -> int:
-    from circuits.checking.loader import find
+    from circuits.checking.loader import find, reference_for
     from circuits.checking.reset import reset
 
     try:
@@ -262,8 +266,8 @@ def cmd_reset(args) -> int:
     except CircuitError:  # a deleted puzzle file is restored too, from its solution
         twin = find(args.puzzle, True)
         puzzle = twin.parent.parent / "puzzles" / twin.name
-    solution = puzzle.resolve().parent.parent / "solutions" / puzzle.name
-    if not solution.is_file():
+    solution = reference_for(puzzle)
+    if solution is None or not solution.is_file():
         raise CircuitError(f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "
                            "so its stub cannot be restored")
     existed = puzzle.exists()
@@ -275,6 +279,25 @@ def cmd_reset(args) -> int:
         print(f"{_shown(puzzle)} is the stub already: nothing to back up, nothing changed")
     else:
         print(f"{_shown(puzzle)} was missing: restored its stub, nothing to back up")
+    return 0
+
+
+def cmd_init(args) -> int:
+    from circuits.checking.workspace import create
+
+    done = create(Path(args.folder))
+    where = _shown(done.folder)
+    puzzles = sum(p.parent.name == "puzzles" for p in done.written)
+    if done.written and not done.kept:
+        print(f"created {where}/: {puzzles} puzzles in {where}/puzzles, README.md and pytest.ini")
+    elif done.written:
+        names = ", ".join(p.name for p in done.written)
+        print(f"added to {where}/: {names}")
+        print(f"kept as they are: {len(done.kept)} files already there")
+    else:
+        print(f"{where}/ already has all {len(done.kept)} files (your puzzle files are kept as they are); "
+              "nothing was written")
+    print(f"next: cd {shlex.quote(where)} && circuits watch")
     return 0
 
 
@@ -486,7 +509,7 @@ def cli_scan(argv: list[str]) -> int:
         return int(e.code or 0)
 
 
-COMMANDS = {"watch": cmd_watch, "list": cmd_list, "check": cmd_check, "hint": cmd_hint, "reset": cmd_reset,
+COMMANDS = {"init": cmd_init, "watch": cmd_watch, "list": cmd_list, "check": cmd_check, "hint": cmd_hint, "reset": cmd_reset,
             "show": cmd_show, "analyze": cmd_analyze, "scan": cmd_scan}
 
 

@@ -155,8 +155,10 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
     def puzzle(parent, path: Path) -> pytest.File:
         """The node for puzzles/NN_x.py: the file itself, or with --solutions the solution of the same name."""
         if parent.config.getoption("--solutions") and path.parent.name == "puzzles":
-            twin = path.parent.parent / "solutions" / path.name
-            if not (twin.exists() or twin.is_symlink()):
+            from circuits.checking.loader import reference_for
+
+            twin = reference_for(path)  # the shipped reference of its id, else solutions/ beside puzzles/
+            if twin is None:
                 return MissingSolution.from_parent(parent, path=path)
             node = PuzzleFile.from_parent(parent, path=path)  # keeps the path asked for, so `pytest puzzles/NN_x.py` selects it
             node.source = twin

@@ -120,13 +120,13 @@ def reference(path) -> Attempt:
     """The reference solution at `path`, or its twin in solutions/ when `path` is an unfilled puzzle file."""
     from pathlib import Path
 
-    from circuits.checking.loader import load
+    from circuits.checking.loader import load, reference_for
 
     attempt = load(path)
     if attempt.attempted:
         return attempt
-    twin = Path(path).resolve().parent.parent / "solutions" / Path(path).name
-    if twin.is_file():
+    twin = reference_for(path)
+    if twin is not None and twin.is_file():
         return load(twin)
     raise CircuitError(f"{display(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "
                        f"solutions/{Path(path).name} beside it: audit the reference solution")

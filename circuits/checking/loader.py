@@ -253,8 +253,14 @@ def _root(start: Path | None = None) -> Path:
 
 
 def puzzle_files(solutions: bool = False, root: Path | None = None) -> list[Path]:
+    return sorted(p for p in _folder(solutions, root).glob("[0-9][0-9]_*.py"))
+
+
+def _folder(solutions: bool, root: Path | None) -> Path:
+    """puzzles/ or solutions/ of the project; a workspace made by `circuits init` has no solutions/ of its own,
+    so its reference solutions are the shipped ones."""
     folder = _root(root) / ("solutions" if solutions else "puzzles")
-    return sorted(p for p in folder.glob("[0-9][0-9]_*.py"))
+    return curriculum.folder() if solutions and not folder.is_dir() else folder
 
 
 def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
@@ -269,9 +275,19 @@ def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
         if name in (f.stem, slug, number) or (name.isdigit() and int(name) == int(number)):
             return f
     close = difflib.get_close_matches(name, [*stems, *(s.partition("_")[2] for s in stems)], n=3, cutoff=0.5)
-    where = display(_root(root) / ("solutions" if solutions else "puzzles"))
+    where = display(_folder(solutions, root))
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else f"; the puzzles in {where} are: {', '.join(stems) or 'none'}"
     raise CircuitError(f"no puzzle named {name!r}{hint}")
+
+
+def reference_for(path: str | Path) -> Path | None:
+    """The reference file of a puzzle file: the shipped one of its id, else solutions/<name> beside its folder."""
+    path = Path(path)
+    shipped = curriculum.reference_file(path)
+    if shipped is not None:
+        return shipped
+    sibling = Path(os.path.abspath(path)).parent.parent / "solutions" / path.name
+    return sibling if sibling.exists() or sibling.is_symlink() else None
 
 
 def load_puzzle(name_or_path: str, solution: bool = False) -> Attempt:

@@ -66,6 +66,11 @@ W_V[0, "a"] = 1
 # Mutants `circuits audit` may let through, each with the reason it is not a wrong circuit:
 # ("W_V[0, b] 0 → 1", "why this edit cannot change what any target checks"). Keep it empty if you can.
 ALLOWED_MUTANTS: list[tuple[str, str]] = []
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_V: (1, 2)
+# W_V = FILL_ME_IN("1 non-zero entry")
 '''
 
 _NAME = re.compile(r"^(\d\d)_([a-z][a-z0-9_]*)$")
