@@ -258,14 +258,14 @@ def cmd_hint(args) -> int:
 
 
 def cmd_reset(args) -> int:
-    from circuits.checking.loader import find, reference_for
+    from circuits.checking.loader import find, puzzle_folder, reference_for
     from circuits.checking.reset import reset
 
     try:
         puzzle = find(args.puzzle, False)
     except CircuitError:  # a deleted puzzle file is restored too, from its solution
         twin = find(args.puzzle, True)
-        puzzle = twin.parent.parent / "puzzles" / twin.name
+        puzzle = puzzle_folder(False) / twin.name  # this project's puzzles/, never beside the reference
     solution = reference_for(puzzle)
     if solution is None or not solution.is_file():
         raise CircuitError(f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "

@@ -91,6 +91,8 @@ def _declared(path: Path, config) -> bool:
 
 def _named_puzzle_inside(path: Path, session) -> bool:
     """Whether a puzzle file in `path` was named on the command line (`pytest mycourse/91_x.py`): always checked."""
+    if not session.isinitpath(path, with_parents=True):  # nothing named inside it: no need to look
+        return False
     return any(session.isinitpath(f) and _declares_puzzle(f) for f in path.glob("[0-9][0-9]_*.py"))
 
 
@@ -101,8 +103,12 @@ def is_puzzle_folder(path: Path, session) -> bool:
         return True
     if path.name not in _FOLDERS:
         return False
-    if session.isinitpath(path, with_parents=True):
-        return True
+    return True  # whether it holds puzzles is looked at only if it is collected (PuzzleDir.collect): pytest makes a
+    # node for every folder beside the ones it was asked for, and reading their files then would read a learner's
+
+
+def _holds_puzzles(path: Path) -> bool:
+    """puzzles/ or solutions/ holding (or beside a folder holding) a file that declares a Puzzle."""
     twin = path.parent / _FOLDERS[path.name == "puzzles"]
     return any(_declares_puzzle(f) for folder in (path, twin) if folder.is_dir() for f in folder.glob("[0-9][0-9]_*.py"))
 
@@ -133,11 +139,13 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
         ihook, config = self.ihook, self.config
         entries = sorted(os.scandir(self.path), key=lambda e: e.name)
         names = {e.name for e in entries}
+        ours = (_declared(self.path, config) or self.session.isinitpath(self.path, with_parents=True)
+                or self.path.name not in _FOLDERS or _holds_puzzles(self.path))
         for entry in entries:
             path = Path(entry.path)
             if not self.session.isinitpath(path) and ihook.pytest_ignore_collect(collection_path=path, config=config):
                 continue
-            if _NAME.match(entry.name):
+            if ours and _NAME.match(entry.name):
                 yield self.puzzle(self, path)
             elif entry.is_dir():
                 col = ihook.pytest_collect_directory(path=path, parent=self)
@@ -145,7 +153,7 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
                     yield col
             elif entry.is_file():
                 yield from ihook.pytest_collect_file(file_path=path, parent=self)
-        if self.config.getoption("--solutions") and self.path.name == "puzzles":
+        if ours and self.config.getoption("--solutions") and self.path.name == "puzzles":
             twin = self.path.parent / "solutions"  # a solution with no puzzle file is still checked
             for path in sorted(twin.glob("[0-9][0-9]_*.py")) if twin.is_dir() else ():
                 if path.name not in names:

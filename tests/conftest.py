@@ -4,7 +4,9 @@ temporary folder (never the real home); the mutation test's kill rates."""
 import atexit
 import os
 import shutil
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -26,9 +28,41 @@ atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
 
 MUTATION_AUDITS = pytest.StashKey[list]()
 
+# The suite never reads the learner's files: whatever state the project's puzzles/ is in (solved, half done,
+# deleted), `pytest` stays green. Every open or listing of that folder by this process is recorded, and a
+# session that made one fails (tests/test_workspace.py shows the recorder catches both).
+LEARNER_FILES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "puzzles")
+READ_LEARNER_FILES: list[str] = []
+
+
+def learner_file_recorder(folder: str, into: list):
+    """An audit hook that appends to `into` every path under `folder` this process opens or lists."""
+
+    def hook(event: str, args: tuple) -> None:
+        if event in ("open", "os.scandir", "os.listdir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            try:
+                path = os.path.abspath(os.fsdecode(args[0]))
+            except (TypeError, ValueError):
+                return
+            if path == folder or path.startswith(folder + os.sep):
+                into.append(path)
+
+    return hook
+
+
+sys.addaudithook(learner_file_recorder(LEARNER_FILES, READ_LEARNER_FILES))
+
 
 def pytest_configure(config):
     config.stash[MUTATION_AUDITS] = []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if READ_LEARNER_FILES:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        where = ", ".join(sorted({Path(p).name or p for p in READ_LEARNER_FILES})[:5])
+        print(f"\nthe suite read the learner's files in {LEARNER_FILES} ({where}): tests read the curriculum's "
+              "copies (helpers.stub, helpers.shipped), never puzzles/", file=sys.stderr)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

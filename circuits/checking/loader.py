@@ -253,10 +253,10 @@ def _root(start: Path | None = None) -> Path:
 
 
 def puzzle_files(solutions: bool = False, root: Path | None = None) -> list[Path]:
-    return sorted(p for p in _folder(solutions, root).glob("[0-9][0-9]_*.py"))
+    return sorted(p for p in puzzle_folder(solutions, root).glob("[0-9][0-9]_*.py"))
 
 
-def _folder(solutions: bool, root: Path | None) -> Path:
+def puzzle_folder(solutions: bool = False, root: Path | None = None) -> Path:
     """puzzles/ or solutions/ of the project; a workspace made by `circuits init` has no solutions/ of its own,
     so its reference solutions are the shipped ones."""
     folder = _root(root) / ("solutions" if solutions else "puzzles")
@@ -275,7 +275,7 @@ def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
         if name in (f.stem, slug, number) or (name.isdigit() and int(name) == int(number)):
             return f
     close = difflib.get_close_matches(name, [*stems, *(s.partition("_")[2] for s in stems)], n=3, cutoff=0.5)
-    where = display(_folder(solutions, root))
+    where = display(puzzle_folder(solutions, root))
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else f"; the puzzles in {where} are: {', '.join(stems) or 'none'}"
     raise CircuitError(f"no puzzle named {name!r}{hint}")
 

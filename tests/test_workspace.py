@@ -1,0 +1,164 @@
+"""The learner's workspace: `circuits init`, the shipped puzzle checked whatever the file says, courses anywhere,
+and a test suite that never reads the learner's files."""
+
+import os
+import re
+
+import pytest
+from conftest import learner_file_recorder
+from helpers import STEMS, shipped, stub
+
+from circuits.checking.checker import check
+from circuits.checking.loader import load
+from circuits.cli import main
+
+
+def answered(stem: str, tail: str = "", **values: str) -> str:
+    """The stub of `stem` with some FILL_ME_IN lines replaced by `name = value`, and `tail` appended."""
+    text = stub(stem)
+    for name, value in values.items():
+        text, n = re.subn(rf"^{name} = FILL_ME_IN\(.*\)$", f"{name} = {value}", text, flags=re.M)
+        assert n == 1, name
+    return text + tail
+
+
+# --- circuits init ----------------------------------------------------------------------------------------------------
+def test_init_makes_a_workspace_and_never_writes_over_a_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "course"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines() == [f"created course/: {len(STEMS)} puzzles in course/puzzles, README.md and pytest.ini",
+                                "next: cd course && circuits watch"]
+    course = tmp_path / "course"
+    assert sorted(p.stem for p in (course / "puzzles").iterdir()) == STEMS
+    assert (course / "puzzles" / "03_uniform.py").read_text(encoding="utf-8") == stub("03_uniform")
+    assert "circuits watch" in (course / "README.md").read_text(encoding="utf-8")
+    assert "testpaths = puzzles" in (course / "pytest.ini").read_text(encoding="utf-8")
+
+    mine = answered("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]  # mine")
+    (course / "puzzles" / "03_uniform.py").write_text(mine, encoding="utf-8")
+    (course / "README.md").write_text("my notes\n", encoding="utf-8")
+    (course / "puzzles" / "05_virtual_head.py").unlink()  # e.g. a puzzle new in this release
+    assert main(["init", "course"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[:2] == ["added to course/: 05_virtual_head.py",
+                                    f"kept as they are: {len(STEMS) + 1} files already there"]
+    assert (course / "puzzles" / "03_uniform.py").read_text(encoding="utf-8") == mine
+    assert (course / "README.md").read_text(encoding="utf-8") == "my notes\n"
+    assert main(["init", "course"]) == 0
+    assert "nothing was written" in capsys.readouterr().out
+
+
+def test_init_into_a_file_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "course").write_text("not a folder\n")
+    assert main(["init", "course"]) == 2
+    err = capsys.readouterr().err
+    assert err == "circuits: course is a file, not a folder: name a new or existing folder for the workspace\n"
+    assert (tmp_path / "course").read_text() == "not a folder\n"
+
+
+def test_in_a_workspace_pytest_reports_every_puzzle_not_attempted(pytester):
+    assert main(["init", str(pytester.path)]) == 0
+    result = pytester.runpytest("--no-cache")
+    result.assert_outcomes(skipped=sum(len(load(shipped("puzzles", s, pytester.path / "x")).puzzle.targets)
+                                       for s in STEMS))
+    result.stdout.fnmatch_lines([f"solved 0 of {len(STEMS)} *", "next: puzzles/00_attention.py (circuits watch 0)"])
+
+
+def test_every_command_works_in_a_workspace(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "."]) == 0
+    path = tmp_path / "puzzles" / "03_uniform.py"
+    path.write_text(answered("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]"), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["check", "3", "--no-margins", "--no-cache"]) == 1
+    assert capsys.readouterr().out.startswith("03_uniform · Uniform attention")
+    assert main(["check", "3", "--solution", "--no-margins", "--no-cache"]) == 0  # the shipped reference
+    assert main(["hint", "3", "--level", "2"]) == 0
+    assert "hint 2 of 3" in capsys.readouterr().out
+    assert main(["show", "3", "ab"]) == 0
+    assert "yours vs expected" in capsys.readouterr().out
+    assert main(["list", "--no-cache"]) == 0
+    assert "solved 0 of 22" in capsys.readouterr().out
+    assert main(["reset", "3"]) == 0
+    assert path.read_text(encoding="utf-8") == stub("03_uniform")
+    path.unlink()
+    assert main(["reset", "uniform"]) == 0  # a deleted puzzle file comes back too
+    assert path.read_text(encoding="utf-8") == stub("03_uniform")
+
+
+# --- the shipped puzzle is what is checked ------------------------------------------------------------------------
+CHEAT = ("\nimport dataclasses\n"
+         "puzzle = dataclasses.replace(puzzle, targets=[dataclasses.replace(t, tol=10.0) for t in puzzle.targets])\n")
+
+
+def test_a_file_that_loosens_its_own_targets_is_checked_against_the_shipped_ones(tmp_path):
+    text = answered("01_consonants", CHEAT, W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0], [0, 1]]")
+    path = tmp_path / "puzzles" / "01_consonants.py"
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    attempt = load(path)
+    line = text.splitlines().index("puzzle = dataclasses.replace(puzzle, targets=[dataclasses.replace(t, tol=10.0) "
+                                   "for t in puzzle.targets])") + 1
+    assert [(e.name, e.line) for e in attempt.edits] == [("puzzle", line)]
+    assert attempt.puzzle.targets[0].tol == 0.1
+    result = check(attempt, n_random=500, margins=False)
+    assert result.status == "failing"
+
+
+def test_an_edited_given_is_named_with_its_line_and_the_original_is_used(tmp_path, monkeypatch, capsys):
+    from helpers import SOLUTIONS
+
+    solution = (SOLUTIONS / "01_consonants.py").read_text(encoding="utf-8")
+    text = solution.replace('    W_E["vowel" if letter in VOWELS else "consonant", letter] = 1',
+                            '    W_E["vowel" if letter in VOWELS else "consonant", letter] = 2')
+    assert text != solution
+    (tmp_path / "puzzles").mkdir()
+    (tmp_path / "puzzles" / "01_consonants.py").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "1", "--no-margins", "--no-cache"]) == 0  # the answer is right for the shipped W_E
+    out = capsys.readouterr().out
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if "letter] = 2" in t)
+    assert f"! puzzles/01_consonants.py line {line}: given `W_E` changed; checked as shipped" in out
+    assert "01_consonants · Consonant detection · solved" in out
+
+
+def test_a_file_with_no_shipped_twin_is_its_own_source(tmp_path):
+    text = stub("03_uniform").replace("number=3,", "number=93,")
+    path = tmp_path / "puzzles" / "93_uniform.py"
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    attempt = load(path)
+    assert attempt.reference is None and attempt.puzzle.number == 93 and attempt.edits == []
+
+
+# --- the suite never reads the learner's files ----------------------------------------------------------------------
+def test_the_recorder_that_guards_the_learners_files_sees_opens_and_listings(tmp_path):
+    folder = tmp_path / "puzzles"
+    folder.mkdir()
+    (folder / "01_consonants.py").write_text("x = 1\n")
+    seen: list[str] = []
+    hook = learner_file_recorder(str(folder), seen)
+    hook("open", (str(folder / "01_consonants.py"), "r", 0))
+    hook("os.scandir", (str(folder),))
+    hook("open", (str(tmp_path / "elsewhere.py"), "r", 0))
+    assert seen == [str(folder / "01_consonants.py"), str(folder)]
+
+
+@pytest.mark.parametrize("state", ["solved", "deleted"])
+def test_the_projects_puzzle_tests_pass_whatever_the_learners_folder_holds(pytester, state):
+    """A copy of the project whose puzzles/ a learner solved or deleted: the curriculum's tests still pass."""
+    import shutil
+
+    from helpers import ROOT
+
+    for name in ("conftest.py", "helpers.py", "test_puzzle_files.py"):
+        shutil.copy(ROOT / "tests" / name, pytester.path / name)
+    puzzles = pytester.path / "puzzles"
+    puzzles.mkdir()
+    if state == "solved":
+        shipped("solutions", "03_uniform", puzzles)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "test_puzzle_files.py", "-k", "uniform or there_are")
+    result.assert_outcomes(passed=3)
+    assert os.listdir(puzzles) == (["03_uniform.py"] if state == "solved" else [])
