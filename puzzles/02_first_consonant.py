@@ -37,13 +37,13 @@ from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 VOWELS = "aeiou"
-N_CTX = 160
+N_CTX = 40  # the statement's range: the checker checks every length the model takes
 vocab = Vocab.chars_of("abcdefghijklmnopqrstuvwxyz")
 resid = Basis(["vowel", "consonant", "first"])
 W_E = blank(resid, vocab.tokens)  # [d_model = 3, n_vocab = 26]
 for letter in vocab.tokens:
     W_E["vowel" if letter in VOWELS else "consonant", letter] = 1
-W_pos = blank(resid, N_CTX)  # [d_model = 3, n_ctx = 160]
+W_pos = blank(resid, N_CTX)  # [d_model = 3, n_ctx = 40]
 W_pos["first", 0] = 1
 
 

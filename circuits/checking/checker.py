@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import limits, once
+from circuits.checking import guarantees, limits, once
 from circuits.checking.answer_names import head_matrices as names
 from circuits.checking.answer_names import in_answer_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
@@ -301,6 +301,9 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         try:
             _declares_sharpness(attempt)
             model = attempt.model()
+            writes = guarantees.writes_for(attempt)
+            if writes:
+                guarantees.check_writes(model, writes, display(attempt.path))
         except CircuitError as e:
             return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", message=str(e)) for l, k in labels],
                                 message=str(e), seconds=time.perf_counter() - start)
@@ -349,7 +352,7 @@ def _declares_sharpness(attempt) -> None:
 
 def _check_behaviour(model, attempt, idx, results, n_random, property_examples) -> Coverage:
     puzzle = attempt.puzzle
-    inputs = puzzle.inputs
+    inputs = guarantees.spanning(puzzle.inputs, model)  # random and property inputs reach the model's n_ctx
     targets = [puzzle.targets[i] for i in idx]
     worst = np.array([-np.inf if t.higher_is_worse else np.inf for t in targets])
     failed: dict[int, Failure] = {}
@@ -365,11 +368,19 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     from circuits.checking.certified import skipped_stages
 
     cov.skipped = skipped_stages(puzzle, n_random, property_examples, small, True)  # margins: said by _check
+    probe = examples + sample[:300] + extremes
+    if (dead := guarantees.dead_sharpness(attempt, attempt.model, probe, evaluate)) is not None:
+        raise CircuitError(guarantees.dead_sharpness_message(dead, len(probe)))
+    positions = np.full(len(targets), np.nan)  # per target, the positions that had an expectation
     for stage, batch in stages:
         open_t = [t for t in range(len(targets)) if t not in failed]
         if not batch or not open_t:
             continue
-        ok, w = evaluate(model, [targets[t] for t in open_t], batch)
+        seen = np.full(len(open_t), np.nan)
+        ok, w = evaluate(model, [targets[t] for t in open_t], batch, seen)
+        for row, t in enumerate(open_t):
+            if not np.isnan(seen[row]):
+                positions[t] = np.nan_to_num(positions[t]) + seen[row]
         for row, t in enumerate(open_t):
             checked[t] += len(batch)
             worst[t] = max(worst[t], w[row].max()) if targets[t].higher_is_worse else min(worst[t], w[row].min())
@@ -377,6 +388,10 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             if len(bad):
                 first = min(bad, key=lambda j: (len(batch[j]), j))
                 failed[t] = Failure(stage, list(batch[first]), len(batch[first]))
+    if (empty := guarantees.vacuous(targets, positions)):
+        raise CircuitError(f"the puzzle's target {limits.quoted(empty[0])} checks nothing: on all {int(checked.max()):,} "
+                           "inputs it expected nothing at any position (a spec or where that is None everywhere); "
+                           "a target must check something (a mistake in the puzzle, not in the answer)")
     open_t = [t for t in range(len(targets)) if t not in failed]
     if open_t and property_examples:
         found = _property_test(model, targets, open_t, inputs.strategy(), property_examples)

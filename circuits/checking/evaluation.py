@@ -13,12 +13,16 @@ from circuits.checking.targets import Target, Tokens
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
 
 
-def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.ndarray, np.ndarray]:
-    """ok and worst `[n_targets, len(batch)]`, inputs of one length run as one batch (chunked)."""
+def evaluate(model, targets: Sequence[Target], batch: list[Tokens],
+             checked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """ok and worst `[n_targets, len(batch)]`, inputs of one length run as one batch (chunked).
+
+    `checked` `[n_targets]`, if given, gains the number of positions each target had an expectation at
+    (NaN stays NaN for a target that does not count them)."""
     keys = [tuple(toks) for toks in batch]
     distinct = {k: n for n, k in enumerate(dict.fromkeys(keys))}
     if len(distinct) < len(batch):  # a repeated input is run once (random samples repeat short inputs)
-        ok, worst = evaluate(model, targets, [list(k) for k in distinct])
+        ok, worst = evaluate(model, targets, [list(k) for k in distinct], checked)
         at = [distinct[k] for k in keys]
         return ok[:, at], worst[:, at]
     ok = np.ones((len(targets), len(batch)), dtype=bool)
@@ -32,6 +36,8 @@ def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.
             with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
                 ev = target.evaluate(trace, sub)
             ok[t, part], worst[t, part] = ev.ok, ev.worst
+            if checked is not None and ev.checked is not None:
+                checked[t] = np.nan_to_num(checked[t]) + float(np.sum(ev.checked))
     return ok, worst
 
 

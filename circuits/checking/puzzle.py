@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from circuits.checking.inputs import Inputs
@@ -35,6 +35,9 @@ class Puzzle:
     `sharpness` names the answer matrices (or a params symbol) that scale how peaked
     attention is, for the sharpness margin. `hints` are staged, from a nudge to a
     near-answer that still leaves the writing to the learner (`circuits hint`).
+    `writes` declares where each head and MLP may write ({"head 1.0": ["seen"], "mlp 0": ["pred:*"]});
+    without it, each may write only into the direction families its reference answer writes
+    (checking/guarantees.py).
     """
 
     number: int
@@ -51,6 +54,7 @@ class Puzzle:
     notes: str = ""
     margin_max_len: int | None = None
     hints: Sequence[str] = ()
+    writes: Mapping[str, Sequence[str]] | None = None
 
     def __post_init__(self):
         if not self.targets:

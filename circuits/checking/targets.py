@@ -25,6 +25,7 @@ class Evaluation:
 
     ok: np.ndarray
     worst: np.ndarray
+    checked: np.ndarray | None = None  # [b] positions that had an expectation (None: the target does not count)
 
 
 @dataclass
@@ -223,7 +224,7 @@ class Output(Target):
         err = np.where(np.isfinite(err), err, np.nan)
         worst = np.nanmax(np.where(np.isnan(err), -np.inf, err), axis=-1)
         worst = np.where(np.isfinite(worst), worst, 0.0)
-        return Evaluation(worst <= self.tol, worst)
+        return Evaluation(worst <= self.tol, worst, (~np.isnan(err)).sum(-1))
 
     def classes_ok(self, canon, sample):
         return all(np.allclose(np.asarray(self.spec(s), dtype=float), np.asarray(self.spec(canon(s)), dtype=float))
@@ -398,7 +399,7 @@ class Attention(Target):
         mass = self.mass(pattern, self.key_sets(trace, batch), trace.valid)
         worst = np.nanmin(np.where(np.isnan(mass), np.inf, mass), axis=-1)
         worst = np.where(np.isfinite(worst), worst, 1.0)
-        return Evaluation(worst >= self.min_mass, worst)
+        return Evaluation(worst >= self.min_mass, worst, (~np.isnan(mass)).sum(-1))
 
     def classes_ok(self, canon, sample):
         if not self.per_input:
@@ -563,10 +564,10 @@ class NextToken(Target):
             count = has.sum(-1)
             # an input with nothing to predict is no evidence either way: it passes, at the band's top
             m = np.where(count > 0, np.where(has, lp, 0.0).sum(-1) / np.maximum(count, 1), self.hi)
-            return Evaluation((count == 0) | ((m >= self.lo) & (m <= self.hi)), m)
+            return Evaluation((count == 0) | ((m >= self.lo) & (m <= self.hi)), m, count)
         worst = np.nanmin(np.where(np.isnan(lp), np.inf, lp), axis=-1)
         worst = np.where(np.isfinite(worst), worst, 0.0)
-        return Evaluation(worst >= self.lo, worst)
+        return Evaluation(worst >= self.lo, worst, (~np.isnan(lp)).sum(-1))
 
     def explain(self, trace, tokens):
         lp = self._logp(trace, [tokens])[0]

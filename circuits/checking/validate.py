@@ -55,6 +55,9 @@ def validate(puzzle, names: dict, shown: str) -> None:
     if both:
         raise fail("optional", f"{', '.join(both)} is also in answer=; a name is either required or optional")
     _check_sharpness(puzzle, names, answer, fail)
+    from circuits.checking.guarantees import validate_writes
+
+    validate_writes(puzzle.writes, shown)
     if puzzle.build is not None and not callable(puzzle.build):
         raise fail("build", f"found {type(puzzle.build).__name__}, needs a function build(answer) -> Model")
     if puzzle.inputs is None:
@@ -78,6 +81,24 @@ def validate(puzzle, names: dict, shown: str) -> None:
     tried = examples or puzzle.inputs.sample(2, seed=puzzle.inputs.seed)
     for n, target in enumerate(puzzle.targets):
         _check_target(n, target, tried, alphabet, fail)
+    probe = examples + puzzle.inputs.sample(200, seed=puzzle.inputs.seed)
+    for n, target in enumerate(puzzle.targets):
+        if _checks_nothing(target, probe):
+            raise fail(_target_name(n, target), f"checks nothing: on all {len(probe)} inputs tried (the worked examples and "
+                       "random ones) it expects nothing at any position (None everywhere); a target must check something")
+
+
+def _checks_nothing(target, probe: list[list[str]]) -> bool:
+    """A spec (or per-input `where`) that gives no expectation at any position of any input (None: cannot tell)."""
+    from circuits.checking.targets import Attention, NextToken, Output
+
+    if isinstance(target, Output | NextToken):
+        fn = target.spec
+    elif isinstance(target, Attention) and target.per_input:
+        fn = target.where
+    else:
+        return False
+    return not any(e is not None for toks in probe for e in fn(list(toks)))
 
 
 def _check_sharpness(puzzle, names: dict, answer: list[str], fail) -> None:

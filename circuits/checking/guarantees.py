@@ -1,0 +1,174 @@
+"""What every verdict guarantees beyond a puzzle's own targets, so that every puzzle (and every puzzle written later)
+inherits it without a line of its own:
+
+- declared writes: each head and MLP writes only into the residual directions the puzzle gives it (`writes=` on
+  the Puzzle, or else the direction families its reference answer writes), so a write the targets do not read
+  cannot slip through;
+- a live sharpness: a declared sharpness symbol (or matrix) must control the attention the targets depend on —
+  an answer that still passes with it at zero has the scale baked into its numbers;
+- no vacuous target: a target that checks nothing on any input is the puzzle's mistake, never a pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from circuits.errors import CircuitError
+
+WRITE_TOL = 1e-9  # a residual direction is written when W_O W_V (or W_out, b_out) reaches this in its row
+
+
+# --- declared writes ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Writer:
+    """One part of a model that writes into the residual stream: a head (`head 1.0`) or an MLP (`mlp 0`)."""
+
+    name: str
+    matrix: str  # what decides the write, as the learner knows it
+    out: np.ndarray  # [d_model, n]: column j is one way it writes; row r how much reaches direction r
+
+
+def writers(model) -> list[Writer]:
+    """Every head and MLP of `model`, with what each can write (OV circuits; an MLP's W_out and b_out)."""
+    found = []
+    for l, block in enumerate(model.blocks):
+        for head in block.heads:
+            found.append(Writer(head.name, "W_O", np.asarray(head.W_O, float) @ np.asarray(head.W_V, float)))
+        if block.mlp is not None:
+            W_out, b_out = np.asarray(block.mlp.W_out, float), np.asarray(block.mlp.b_out, float)
+            found.append(Writer(f"mlp {l}", "W_out", np.concatenate([W_out, b_out[:, None]], axis=1)))
+    return found
+
+
+def written(writer: Writer, labels: Sequence[str]) -> dict[str, float]:
+    """The directions `writer` reaches, with the largest amount per unit of what it reads."""
+    size = np.abs(writer.out).max(axis=1) if writer.out.size else np.zeros(len(labels))
+    return {labels[r]: float(size[r]) for r in np.flatnonzero(size > WRITE_TOL)}
+
+
+def families(directions) -> list[str]:
+    """`pred:a`, `pred:b`, `seen` → `pred:*`, `seen`: a reference's writes, widened to the families they belong to."""
+    return list(dict.fromkeys(f"{d.partition(':')[0]}:*" if ":" in d else d for d in directions))
+
+
+def allowed(pattern_list: Sequence[str], direction: str) -> bool:
+    return any(fnmatch.fnmatchcase(direction, p) for p in pattern_list)
+
+
+def declared_writes(model) -> dict[str, list[str]]:
+    """What a (reference) model writes, per writer, as direction families: the default declaration."""
+    labels = model.residual.labels
+    return {w.name: families(written(w, labels)) for w in writers(model)}
+
+
+_REFERENCE_WRITES: dict[tuple, dict[str, list[str]]] = {}
+
+
+def writes_for(attempt) -> dict[str, list[str]] | None:
+    """Where each head and MLP of this puzzle may write: its `writes=`, else what its reference answer writes
+    (the shipped reference, or solutions/ beside a course's puzzle file); None when there is neither."""
+    if attempt.puzzle.writes is not None:
+        return {k: list(v) for k, v in attempt.puzzle.writes.items()}
+    from circuits.checking.loader import load, reference_for
+
+    ref = reference_for(attempt.path)
+    if ref is None or not ref.is_file():
+        return None
+    stat = ref.stat()
+    key = (str(ref.resolve()), stat.st_mtime_ns, stat.st_size, attempt.puzzle.id)
+    if key not in _REFERENCE_WRITES:
+        reference = load(ref)
+        if reference.missing or reference.puzzle.id != attempt.puzzle.id or reference.puzzle.build is None:
+            return None
+        _REFERENCE_WRITES[key] = declared_writes(reference.model())
+    return _REFERENCE_WRITES[key]
+
+
+def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str) -> None:
+    """One CircuitError line for the first head or MLP that writes outside the directions it is given."""
+    labels = model.residual.labels
+    for w in writers(model):
+        if w.name not in writes:
+            continue
+        given = list(writes[w.name])
+        outside = {d: v for d, v in written(w, labels).items() if not allowed(given, d)}
+        if outside:
+            first = ", ".join(f"{d} ({v:.3g})" for d, v in list(outside.items())[:3])
+            more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
+            where = ", ".join(given) if given else "nothing"
+            raise CircuitError(f"{shown}: {w.name} writes into {first}{more}, but this puzzle lets it write only into "
+                               f"{where}: {w.name}'s {w.matrix} rows for them must be 0")
+
+
+def validate_writes(writes, shown: str) -> None:
+    """`writes=` on a Puzzle: {"head L.H" or "mlp L": [direction or pattern, …]}."""
+    if writes is None:
+        return
+    if not isinstance(writes, Mapping):
+        raise CircuitError(f"{shown}: writes: found {type(writes).__name__}, needs a dict such as "
+                           '{"head 1.0": ["seen"], "mlp 0": ["pred:*"]}')
+    for key, value in writes.items():
+        parts = str(key).split()
+        ok = (len(parts) == 2 and (parts[0] == "head" and _is_head(parts[1]) or parts[0] == "mlp" and parts[1].isdigit()))
+        if not ok:
+            raise CircuitError(f'{shown}: writes: {key!r} is not "head L.H" or "mlp L"')
+        if isinstance(value, str) or not all(isinstance(d, str) for d in value):
+            raise CircuitError(f"{shown}: writes[{key!r}]: needs a list of direction names or patterns, got {value!r}")
+
+
+def _is_head(text: str) -> bool:
+    layer, dot, index = text.partition(".")
+    return bool(dot) and layer.isdigit() and index.isdigit()
+
+
+# --- inputs that span the model ---------------------------------------------------------------------------------
+def spanning(inputs, model):
+    """`inputs`, with its longest length raised to what the model takes (n_ctx, BOS counted): a circuit checked only
+    on shorter inputs could fail at the positions nothing checked."""
+    if model is None or getattr(model, "n_ctx", None) is None:
+        return inputs
+    top = model.n_ctx - (1 if model.vocab.bos is not None else 0)
+    return dataclasses.replace(inputs, max_len=top) if top > inputs.max_len else inputs
+
+
+# --- a live sharpness ---------------------------------------------------------------------------------------------
+def dead_sharpness(attempt, model_at, batch, evaluate) -> str | None:
+    """The sharpness names that do not control anything the targets check: with them at 0 the answer still passes
+    every behaviour target on `batch` (None: the sharpness is live, or the puzzle declares none)."""
+    from circuits.checking.margins import _scaled
+
+    puzzle = attempt.puzzle
+    targets = [t for t in puzzle.targets if t.kind == "behaviour"]
+    if not puzzle.sharpness or not targets or not batch:
+        return None
+    try:
+        model = model_at(_scaled(attempt.answer, puzzle.sharpness, 0.0))
+    except CircuitError:
+        return None  # an answer that cannot be built without its sharpness depends on it
+    ok, _ = evaluate(model, targets, batch)
+    return " and ".join(puzzle.sharpness) if ok.all() else None
+
+
+def dead_sharpness_message(names: str, n: int) -> str:
+    return (f"your answer still passes every target on {n:,} inputs with {names} at 0, so {names} does not "
+            f"control the attention the targets depend on (the scale sits in the numbers): write the scores with "
+            f"{names} so that it sets how sharp they are")
+
+
+# --- no vacuous target --------------------------------------------------------------------------------------------
+def vacuous(targets, checked: np.ndarray) -> list[str]:
+    """The labels of targets that checked no position of any input (`checked[t]` positions for target t)."""
+    return [t.label for t, n in zip(targets, checked) if n == 0]
+
+
+def answer_of(namespace: dict, puzzle) -> types.SimpleNamespace:
+    """A reference file's answer, as the checker gives it to build()."""
+    answer = {name: namespace[name] for name in (*puzzle.answer, *puzzle.optional) if name in namespace}
+    answer.setdefault("params", {})
+    return types.SimpleNamespace(**answer)
