@@ -1,0 +1,141 @@
+"""The guarantees every puzzle inherits from the framework (checking/guarantees.py), each shown to reject a wrong
+answer on a puzzle written for the test: declared writes, a live sharpness, inputs that reach n_ctx, no vacuous
+target. (The shipped puzzle being what is checked: tests/test_workspace.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_authoring import TEMPLATE, write
+
+from circuits.checking.checker import check
+from circuits.checking.loader import load
+from circuits.cli import main
+from circuits.errors import CircuitError
+
+# A puzzle with a writer: head 0.0 attends evenly and writes the share of a's so far into `out`.
+WRITER = '''"""Puzzle 93 · The share of a's so far, written into `out`."""
+
+from circuits import Basis, Head, Model, Vocab, blank
+from circuits.checking import FILL_ME_IN, Inputs, Output, Puzzle, Residual  # noqa: F401
+
+vocab = Vocab.chars_of("abcd")
+resid = Basis(["tok:a", "tok:b", "tok:c", "tok:d", "out", "scratch"])
+W_E = blank(resid, vocab.tokens)
+for t in "abcd":
+    W_E[f"tok:{t}", t] = 1
+
+
+def share(tokens):
+    return [tokens[: i + 1].count("a") / (i + 1) for i in range(len(tokens))]
+
+
+def build(answer):
+    return Model(vocab, W_E, residual=resid, params=answer.params,
+                 layers=[[Head(W_Q=blank(1, resid), W_K=blank(1, resid), W_V=answer.W_V, W_O=answer.W_O)]])
+
+
+puzzle = Puzzle(
+    number=93, name="share", title="The share of a's so far",
+    answer=["W_V", "W_O"], build=build,
+    targets=[Output(Residual(("out",)), share, tol=0.01)],
+    inputs=Inputs(vocab.tokens, min_len=1, max_len=8),
+    examples=["abca"],
+    WRITES
+)
+
+# ── your answer ──
+W_V = blank(1, resid)
+W_V[0, "tok:a"] = 1
+W_O = blank(resid, 1)
+W_O["out", 0] = 1
+LEAK
+'''
+
+
+def writer(folder, writes: str = "", leak: str = "", name: str = "93_share.py"):
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(WRITER.replace("WRITES", writes).replace("LEAK", leak), encoding="utf-8")
+    return path
+
+
+# --- declared writes ----------------------------------------------------------------------------------------------
+def test_a_head_writing_outside_its_declared_directions_is_refused(tmp_path):
+    declared = 'writes={"head 0.0": ["out"]},'
+    assert check(load(writer(tmp_path, declared)), n_random=200, margins=False).status == "solved"
+    result = check(load(writer(tmp_path, declared, 'W_O["scratch", 0] = 0.5')), n_random=200, margins=False)
+    assert result.status == "error"
+    assert result.message.endswith("93_share.py: head 0.0 writes into scratch (0.5), but this puzzle lets it write only "
+                              "into out: head 0.0's W_O rows for them must be 0")
+
+
+def test_without_a_declaration_the_reference_answer_decides_where_each_head_may_write(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    writer(tmp_path / "solutions")  # the course's reference: head 0.0 writes into `out` only
+    mine = writer(tmp_path / "puzzles", leak='W_O["tok:b", 0] = 1')
+    result = check(load(mine), n_random=200, margins=False)  # the target reads only `out`: it passes by itself
+    assert result.status == "error" and "head 0.0 writes into tok:b (1), but this puzzle lets it write only into out" \
+        in result.message
+    assert check(load(writer(tmp_path / "puzzles")), n_random=200, margins=False).status == "solved"
+
+
+def test_a_write_declaration_is_checked_when_the_puzzle_loads(tmp_path):
+    with pytest.raises(CircuitError, match=r'writes: \'head zero\' is not "head L.H" or "mlp L"'):
+        load(writer(tmp_path, 'writes={"head zero": ["out"]},'))
+    with pytest.raises(CircuitError, match=r"writes\['head 0.0'\]: needs a list of direction names"):
+        load(writer(tmp_path, 'writes={"head 0.0": "out"},'))
+
+
+def test_the_shipped_10_refuses_a_readout_that_writes_everywhere(tmp_path, monkeypatch, capsys):
+    """Issue case: 10's correct answer with W_O = np.ones((10, 1)) writes into every direction, not only seen."""
+    from helpers import SOLUTIONS
+
+    (tmp_path / "puzzles").mkdir()
+    text = (SOLUTIONS / "10_seen_before.py").read_text(encoding="utf-8")
+    text = text.replace('W_O["seen", 0] = 1\n', 'W_O["seen", 0] = 1\nimport numpy as np\nW_O = np.ones((10, 1))\n', 1)
+    (tmp_path / "puzzles" / "10_seen_before.py").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "10", "--no-cache"]) == 2  # a rule of the puzzle broken: one line, as for a wrong shape
+    assert capsys.readouterr().err == (
+        "circuits: puzzles/10_seen_before.py: head 1.0 writes into tok:a (1), tok:b (1), tok:c (1) and 6 more, but "
+        "this puzzle lets it write only into seen: head 1.0's W_O rows for them must be 0\n")
+
+
+# --- a live sharpness ---------------------------------------------------------------------------------------------
+def test_a_sharpness_symbol_parked_on_a_dead_entry_is_refused(tmp_path):
+    """The scale baked into the numbers and s on an entry no checked score depends on (first is 0 at every query
+    but position 0's): the margin would say "no sharpness needed", which is false."""
+    dead = write(tmp_path, "W_Q = [[s, s, 0]]", "W_Q = [[10, 10, s]]")
+    text = dead.read_text().replace('params = {"s": 10}', 'params = {"s": 1}')
+    dead.write_text(text)
+    result = check(load(dead), n_random=300, margins=False)
+    assert result.status == "error"
+    assert "with s at 0, so s does not control the attention the targets depend on" in result.message
+    assert check(load(write(tmp_path)), n_random=300, margins=False).status == "solved"
+
+
+# --- inputs reach n_ctx ---------------------------------------------------------------------------------------------
+def test_inputs_reach_the_models_n_ctx_beyond_the_puzzles_max_len(tmp_path):
+    """W_pos has 16 positions, max_len is 12: s = 4.7 holds to length 12 (mass 0.909) and fails at 16 (0.88)."""
+    short = write(tmp_path, 'params = {"s": 10}', 'params = {"s": 4.7}')
+    result = check(load(short), n_random=300, margins=False)
+    assert result.status == "failing"
+    assert result.coverage.lengths == (1, 16)
+    failure = next(t.failure for t in result.targets if t.status == "failed")
+    assert len(failure.tokens) > 12
+
+
+# --- no vacuous target ----------------------------------------------------------------------------------------------
+def test_a_spec_that_expects_nothing_is_refused_when_the_puzzle_loads(tmp_path):
+    path = write(tmp_path, "    return [[0, 0] if tokens[0] in \"ae\" else [1, 0] for _ in tokens]",
+                 "    return [None for _ in tokens]")
+    with pytest.raises(CircuitError, match=r"targets\[0\] \(Output\): checks nothing: on all 202 inputs tried"):
+        load(path)
+
+
+def test_a_where_that_selects_no_key_is_refused_when_checked(tmp_path):
+    path = write(tmp_path, "    return np.zeros(ids.shape, dtype=int)", "    return np.full(ids.shape, -1)")
+    result = check(load(path), n_random=200, margins=False)
+    assert result.status == "error"
+    assert "the puzzle's target \"head 0.0 puts ≥ 0.9 of its attention on where\" checks nothing" in result.message
