@@ -162,3 +162,26 @@ def test_the_projects_puzzle_tests_pass_whatever_the_learners_folder_holds(pytes
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "test_puzzle_files.py", "-k", "uniform or there_are")
     result.assert_outcomes(passed=3)
     assert os.listdir(puzzles) == (["03_uniform.py"] if state == "solved" else [])
+
+
+def test_a_helper_module_or_data_file_the_puzzle_reads_is_part_of_its_cached_verdict(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    shipped("puzzles", "03_uniform", tmp_path / "puzzles")
+    path = tmp_path / "puzzles" / "03_uniform.py"
+    path.write_text(answered("03_uniform", "\nimport json, os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+                             "import mylib\nW_Q = W_K = mylib.ZERO\n"
+                             "W_V = json.load(open(os.path.join(os.path.dirname(__file__), 'v.json')))\n",
+                             W_Q="None", W_K="None", W_V="None"), encoding="utf-8")
+    (tmp_path / "puzzles" / "mylib.py").write_text("ZERO = [[0, 0]]\n", encoding="utf-8")
+    (tmp_path / "puzzles" / "v.json").write_text("[[1, 0]]", encoding="utf-8")
+    assert main(["check", "3", "--no-margins"]) == 0
+    assert main(["check", "3", "--no-margins"]) == 0
+    assert "(solved before: this file and the library are unchanged" in capsys.readouterr().out
+    (tmp_path / "puzzles" / "v.json").write_text("[[0, 1]]", encoding="utf-8")  # the data file, edited wrongly
+    assert main(["check", "3", "--no-margins"]) == 1
+    (tmp_path / "puzzles" / "v.json").write_text("[[1, 0]]", encoding="utf-8")
+    (tmp_path / "puzzles" / "mylib.py").write_text("ZERO = [[0, 1]]\n", encoding="utf-8")  # the module, likewise
+    capsys.readouterr()
+    assert main(["check", "3", "--no-margins"]) != 0
+    assert "solved before" not in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path / "puzzles")) == ["03_uniform.py", "mylib.py", "v.json"]  # no __pycache__

@@ -50,6 +50,8 @@ def _key(attempt) -> str:
     from circuits.checking.limits import ENV
 
     h = hashlib.sha256(attempt.path.read_bytes())
+    for read in attempt.reads:  # a helper module or data file the puzzle file read decides the verdict too
+        h.update(b"\0" + str(read).encode() + b"\0" + hashlib.sha256(Path(read).read_bytes()).digest())
     for part in (library_version(), attempt.puzzle.id, attempt.path.parent.name,
                  *(os.environ.get(v, "") for v in sorted(ENV.values())), str(FORMAT)):
         h.update(b"\0" + part.encode())

@@ -6,6 +6,7 @@ import dataclasses
 import difflib
 import os
 import sys
+import threading
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ class Attempt:
     allowed_mutants: list = field(default_factory=list)  # the file's ALLOWED_MUTANTS: (mutant or pattern, why)
     edits: list = field(default_factory=list)  # givens.Edit: givens the file changed (the shipped ones are checked)
     reference: Path | None = None  # the shipped reference the puzzle comes from (None: the file is its own source)
+    reads: list = field(default_factory=list)  # files the puzzle file read as it ran (modules, data): part of its verdict
 
     @property
     def attempted(self) -> bool:
@@ -130,7 +132,8 @@ def load(path: str | Path) -> Attempt:
     if ref is not None or curriculum.is_shipped(given):  # the shipped puzzle is shared: each attempt gets its own copy
         puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))
     return Attempt(Path(os.path.abspath(given)), puzzle, types.SimpleNamespace(**answer), missing,
-                   list(namespace.get("ALLOWED_MUTANTS", ())), edits=edited, reference=ref)
+                   list(namespace.get("ALLOWED_MUTANTS", ())), edits=edited, reference=ref,
+                   reads=list(mine.get("__circuits_reads__", [])))
 
 
 def _declared(namespace: dict, shown: str) -> Puzzle:
@@ -191,8 +194,11 @@ def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, st
     module = types.ModuleType(f"{prefix}_{path.stem}")
     module.__file__ = str(path)
 
+    reads: list[str] = []
+
     def execute():
         sys.modules[module.__name__] = module  # dataclasses and pickling look modules up by name
+        _READING[threading.get_ident()] = reads
         try:
             exec(code, module.__dict__)
         except CircuitError as e:
@@ -207,10 +213,52 @@ def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, st
             said = f": {e}" if str(e) else ""
             raise CircuitError(f"{shown} raised {type(e).__name__} on import{_where_raised(e, path)}{said}") from e
         finally:
+            _READING.pop(threading.get_ident(), None)
             sys.modules.pop(module.__name__, None)
 
+    _record_reads()
     limits.run(execute, "import", "importing", shown, source=path)
+    module.__circuits_reads__ = _own_files(reads, path)
+    own = {str(f) for f in module.__circuits_reads__}
+    for name, m in list(sys.modules.items()):  # imported again next time, so an edit to it is seen (and recorded)
+        if os.path.abspath(getattr(m, "__file__", None) or "") in own:
+            sys.modules.pop(name, None)
     return module, source
+
+
+# The files a puzzle file reads while it runs (a helper module it imports, a data file it opens): they decide its
+# answer as much as its own text, so the verdict cache keys on them too. One audit hook for the process, recording
+# only on the thread that runs a puzzle file's import.
+_READING: dict[int, list[str]] = {}
+_HOOKED: list[bool] = []
+
+
+def _record_reads() -> None:
+    if _HOOKED:
+        return
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "open" and _READING:
+            into = _READING.get(threading.get_ident())
+            if into is not None and args and isinstance(args[0], (str, bytes, os.PathLike)):
+                into.append(os.fsdecode(args[0]))
+
+    sys.addaudithook(hook)
+    _HOOKED.append(True)
+
+
+def _own_files(reads: list[str], path: Path) -> list[Path]:
+    """The regular files among `reads` that are the learner's: not the puzzle file, Python, installed packages
+    or circuits itself."""
+    skip = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    found = []
+    for r in dict.fromkeys(reads):
+        full = os.path.abspath(r)
+        if full == str(path) or full.startswith((*skip, ours)) or not os.path.isfile(full):
+            continue
+        found.append(Path(full))
+    return found
 
 
 def _check_kind(path: Path, shown: str) -> None:
