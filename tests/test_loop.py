@@ -123,6 +123,26 @@ def test_watch_sees_a_wrong_answer_then_a_right_one_and_moves_on(project):
         w.close()
 
 
+def test_watch_opens_a_solved_puzzle_it_is_asked_for_and_wraps_to_the_first_unsolved(project):
+    """`watch 3` on a solved 03 stays on it (to experiment); `n` goes on to 04, then past the last puzzle back to
+    the first unsolved one; and watch's solved verdict answers `circuits check` from the cache."""
+    shipped("solutions", "03_uniform", project / "puzzles")  # 03 solved; 04 not attempted
+    w = Watch(project, "3")
+    try:
+        seen = w.until(r"03_uniform .* solved")
+        seen = w.until(r"watching puzzles/03_uniform\.py", seen)
+        w.type("n")
+        seen = w.until(r"watching puzzles/04_previous_token\.py", seen)
+        w.type("n")
+        seen = w.until(r"watching puzzles/04_previous_token\.py", seen)  # the only unsolved puzzle, again
+        w.type("q")
+        assert w.proc.wait(WAIT) == 0
+    finally:
+        w.close()
+    r = run([*CIRCUITS, "check", "3"], project)
+    assert r.returncode == 0 and "(solved before: this file and the library are unchanged" in r.stdout, r.stdout
+
+
 def test_watch_ends_on_ctrl_c_without_a_traceback(project):
     w = Watch(project, "4")
     try:

@@ -36,7 +36,7 @@ def _check(path: Path, use_cache: bool):
         attempt = load(path)
     except CircuitError as e:
         return None, str(e)
-    result = cached_check(attempt, use_cache, margins=False)
+    result = cached_check(attempt, use_cache)  # margins only once solved: the verdict then serves check and pytest
     if result.status == "error":
         return result, result.message
     return result, ""
@@ -107,12 +107,18 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             raise CircuitError(f"{name}: watch follows the puzzles in {display(files[0].parent)}/; name one of them")
         i = wanted.index(named)
     skip_solved, moved, step = name is None, False, ""
+    opened = i if name else None  # a puzzle named on the command line stays open, solved or not, until `n`
     c.print(Text(f"circuits watch: {KEYS}; Ctrl-C ends it", style="dim"))
-    while i < len(files):
+    while True:
+        if i >= len(files):  # past the last puzzle: back to the first one not solved yet, if any
+            i = _first_unsolved(files, use_cache)
+            if i is None:
+                break
+            moved = True
         path = files[i]
         stamp = _stamp(path)  # before checking: a save during the check is seen afterwards
         result, error = _check(path, use_cache)
-        if result is not None and result.status == "solved":
+        if result is not None and result.status == "solved" and i != opened:
             said = not skip_solved or not getattr(result, "cached", False)  # solved before: passed over quietly
             if said:
                 what = "solved before (unchanged)" if getattr(result, "cached", False) else "solved"
@@ -135,9 +141,18 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         if step == "q":
             return 0
         if step == "n":
-            i, moved = i + 1, True
+            i, moved, opened = i + 1, True, None
     _progress(c, use_cache)
     return 0
+
+
+def _first_unsolved(files: list[Path], use_cache: bool) -> int | None:
+    """The index of the first puzzle file that is not solved (from the cache where it can be), or None."""
+    for n, path in enumerate(files):
+        result, _ = _check(path, use_cache)
+        if result is None or result.status != "solved":
+            return n
+    return None
 
 
 def _offer(c, hints: list[str], shown: int) -> None:
