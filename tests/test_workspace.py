@@ -185,3 +185,23 @@ def test_a_helper_module_or_data_file_the_puzzle_reads_is_part_of_its_cached_ver
     assert main(["check", "3", "--no-margins"]) != 0
     assert "solved before" not in capsys.readouterr().out
     assert sorted(os.listdir(tmp_path / "puzzles")) == ["03_uniform.py", "mylib.py", "v.json"]  # no __pycache__
+
+
+def test_every_command_works_in_a_folder_declared_with_circuits_paths(tmp_path, monkeypatch, capsys):
+    """A course kept in mycourse/, declared once for pytest: the commands its summary suggests work there too."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pytest.ini").write_text("[pytest]\ncircuits_paths = mycourse\n", encoding="utf-8")
+    course = tmp_path / "mycourse"
+    course.mkdir()
+    text = stub("03_uniform").replace("number=3,", "number=80,").replace('title="', 'hints=["look at W_V", "x", "y"], title="')
+    (course / "80_uniform.py").write_text(text, encoding="utf-8")
+    assert main(["list", "--no-cache"]) == 0
+    assert "next: mycourse/80_uniform.py (circuits watch 80)" in capsys.readouterr().out
+    assert main(["hint", "80"]) == 0
+    assert "hint 1 of 3: look at W_V" in capsys.readouterr().out
+    assert main(["check", "80", "--no-cache"]) == 1  # not attempted: not solved
+    assert "80_uniform · Uniform attention" in capsys.readouterr().out
+    (tmp_path / "pytest.ini").write_text("[pytest]\ncircuits_paths = mycourse my_course\n", encoding="utf-8")
+    assert main(["list"]) == 2
+    assert capsys.readouterr().err == ("circuits: pytest.ini: circuits_paths names my_course, which is not there; "
+                                       "it lists folders of puzzle files\n")

@@ -301,7 +301,63 @@ def _root(start: Path | None = None) -> Path:
 
 
 def puzzle_files(solutions: bool = False, root: Path | None = None) -> list[Path]:
-    return sorted(p for p in puzzle_folder(solutions, root).glob("[0-9][0-9]_*.py"))
+    """The puzzle files of this project or workspace: puzzles/ (or solutions/), and, for puzzles, every folder its
+    pytest configuration declares in `circuits_paths`, in order of their names."""
+    files = list(puzzle_folder(solutions, root).glob("[0-9][0-9]_*.py"))
+    if not solutions:
+        files += [p for folder in declared_folders(root) for p in folder.glob("[0-9][0-9]_*.py")]
+    return sorted(dict.fromkeys(files), key=lambda p: (p.name, str(p)))
+
+
+INI_FILES = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("pyproject.toml", None), ("tox.ini", "pytest"),
+             ("setup.cfg", "tool:pytest"))
+
+
+def declared_folders(start: Path | None = None) -> list[Path]:
+    """The folders `circuits_paths` names in the pytest configuration pytest would use from `start` (as pytest finds
+    it: the first pytest.ini, pyproject.toml with [tool.pytest.ini_options], tox.ini or setup.cfg going up).
+    A name that is not a folder is one CircuitError line, never silence."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        for name, section in INI_FILES:
+            ini = d / name
+            if not ini.is_file():
+                continue
+            found = _ini_paths(ini, section)
+            if found is None:
+                continue
+            folders = []
+            for raw in found:
+                folder = d / raw
+                if not folder.is_dir():
+                    what = "a file" if folder.is_file() else "not there"
+                    raise CircuitError(f"{display(ini)}: circuits_paths names {raw}, which is {what}; "
+                                       "it lists folders of puzzle files")
+                folders.append(folder)
+            return folders
+    return []
+
+
+def _ini_paths(ini: Path, section: str | None) -> list[str] | None:
+    """circuits_paths from one configuration file; None when the file has no pytest section (pytest looks on)."""
+    import configparser
+    import tomllib
+
+    try:
+        if section is None:
+            with open(ini, "rb") as f:
+                table = tomllib.load(f).get("tool", {}).get("pytest", {}).get("ini_options")
+            if table is None:
+                return None
+            value = table.get("circuits_paths", [])
+            return [value] if isinstance(value, str) else [str(v) for v in value]
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read(ini, encoding="utf-8")
+    except (OSError, ValueError, configparser.Error) as e:  # tomllib's errors are ValueErrors
+        raise CircuitError(f"{display(ini)} cannot be read: {e}") from None
+    if not parser.has_section(section):
+        return [] if ini.name == "pytest.ini" else None  # pytest.ini counts even without its section
+    return parser.get(section, "circuits_paths", fallback="").split()
 
 
 def puzzle_folder(solutions: bool = False, root: Path | None = None) -> Path:
