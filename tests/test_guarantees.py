@@ -139,3 +139,31 @@ def test_a_where_that_selects_no_key_is_refused_when_checked(tmp_path):
     result = check(load(path), n_random=200, margins=False)
     assert result.status == "error"
     assert "the puzzle's target \"head 0.0 puts ≥ 0.9 of its attention on where\" checks nothing" in result.message
+
+
+def test_the_issues_wrong_circuits_fail_through_pytest(pytester):
+    """01 loosening its own targets, 10 writing everywhere, 09 with its sharpness parked on a dead entry:
+    each fails in `pytest puzzles/`, with its one line."""
+    from helpers import SOLUTIONS
+
+    puzzles = pytester.path / "puzzles"
+    puzzles.mkdir()
+    sol = lambda stem: (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")  # noqa: E731
+    (puzzles / "01_consonants.py").write_text(
+        sol("01_consonants").replace("W_K = [[0, 20]]", "W_K = [[0, 0]]")
+        + "\nimport dataclasses\npuzzle = dataclasses.replace(puzzle, targets=[dataclasses.replace(t, tol=10.0) "
+          "for t in puzzle.targets])\n", encoding="utf-8")
+    (puzzles / "10_seen_before.py").write_text(
+        sol("10_seen_before") + "\nimport numpy as np\nW_O = np.ones((10, 1))\n", encoding="utf-8")
+    dead = sol("09_duplicate_token") + (
+        "\nimport numpy as np\nW_Q = np.array([[sympy.sympify(x).subs(s, 20) for x in row] for row in W_Q.values], "
+        "dtype=object)\nW_Q[0, -1] = s\nparams = {'s': 1}\n")
+    (puzzles / "09_duplicate_token.py").write_text(dead, encoding="utf-8")
+    result = pytester.runpytest("puzzles/", "-p", "no:cacheprovider", "--no-margins", "--no-cache")
+    assert result.ret == 1
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) == 0 and outcomes["failed"] >= 3
+    text = " ".join(result.stdout.str().split())
+    assert "! puzzles/01_consonants.py line" in text and "given `puzzle` changed; checked as shipped" in text
+    assert "head 1.0 writes into tok:a (1)" in text
+    assert "with s at 0, so s does not control the attention the targets depend on" in text
