@@ -122,6 +122,10 @@ def test_an_edited_given_is_named_with_its_line_and_the_original_is_used(tmp_pat
     line = next(n for n, t in enumerate(text.splitlines(), 1) if "letter] = 2" in t)
     assert f"! puzzles/01_consonants.py line {line}: given `W_E` changed; checked as shipped" in out
     assert "01_consonants · Consonant detection · solved" in out
+    assert main(["check", "1", "--no-margins", "--json"]) == 0
+    import json
+
+    assert json.loads(capsys.readouterr().out)["edited_givens"] == [{"name": "W_E", "line": line, "removed": False}]
 
 
 def test_a_file_with_no_shipped_twin_is_its_own_source(tmp_path):

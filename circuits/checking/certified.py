@@ -44,4 +44,6 @@ def result_json(result) -> dict:
                          "random": cov.random, "property_examples": cov.property_examples, "lengths": list(cov.lengths),
                          "skipped": list(getattr(cov, "skipped", []))},
             "margins": result.margins.describe() if result.margins is not None else None,
+            "edited_givens": [{"name": e.name, "line": e.line, "removed": e.removed}
+                              for e in (result.attempt.edits if result.attempt else [])],
             "seconds": round(result.seconds, 3)}
