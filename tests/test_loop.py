@@ -238,14 +238,14 @@ def test_backups_made_in_the_same_second_never_overwrite_each_other(tmp_path, mo
 
 
 def test_a_reset_without_a_stub_block_changes_nothing(project):
-    solution = project / "solutions" / "03_uniform.py"
-    text = solution.read_text(encoding="utf-8")
-    solution.write_text(text[: text.index("# ── stub")], encoding="utf-8")
-    mine = answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]")
-    save(project / "puzzles" / "03_uniform.py", mine)
-    r = run([*CIRCUITS, "reset", "3"], project)
+    """A course's own puzzle (83: no shipped twin) whose solution lost its stub block."""
+    text = (SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8").replace("number=3,", "number=83,")
+    (project / "solutions" / "83_uniform.py").write_text(text[: text.index("# ── stub")], encoding="utf-8")
+    mine = answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]").replace("number=3,", "number=83,")
+    (project / "puzzles" / "83_uniform.py").write_text(mine, encoding="utf-8")
+    r = run([*CIRCUITS, "reset", "83"], project)
     assert r.returncode == 2 and "no stub block" in r.stderr and "Traceback" not in r.stderr
-    assert (project / "puzzles" / "03_uniform.py").read_text(encoding="utf-8") == mine
+    assert (project / "puzzles" / "83_uniform.py").read_text(encoding="utf-8") == mine
 
 
 def _files(root: Path) -> set[str]:
