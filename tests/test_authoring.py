@@ -407,3 +407,15 @@ def test_the_scaffold_template_is_the_one_the_files_hold(tmp_path):
     assert puzzle.read_text().split(mark)[0] == solution.read_text().split(mark)[0]
     assert load(puzzle).missing == ["W_V"] and load(solution).attempted
     shutil.rmtree(tmp_path / "puzzles")
+
+
+def test_an_allow_list_entry_pasted_from_the_audits_survivor_line_matches():
+    """The audit prints a survivor as `  W_Q[0, a]: × −1`; pasted into ALLOWED_MUTANTS it allows that mutant only."""
+    from circuits.checking.audit import split_name
+    from circuits.checking.mutants import matches
+
+    for name in ("W_Q[0, consonant] × −1", "W_K columns vowel ↔ consonant", "whole answer × 10", "s × 0.1"):
+        entry, change = split_name(name)
+        assert matches(name, f"{entry}: {change}") and matches(name, f"  {entry}: {change}")
+    assert not matches("W_Q[0, consonant] × −1", "W_Q[0, vowel]: × −1")
+    assert not matches("W_Q[0, consonant] × −1", "W_Q[0, consonant]: × 10")

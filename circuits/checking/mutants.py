@@ -324,8 +324,12 @@ def passes_in_full(attempt, answer) -> bool:
 
 
 def matches(name: str, pattern: str) -> bool:
-    """An allow-list entry names a mutant exactly, or is an fnmatch pattern (write a literal [ as [[])."""
-    return name == pattern or fnmatch.fnmatchcase(name, pattern)
+    """An allow-list entry names a mutant exactly, as the audit's survivor line shows it ("W_Q: columns 0 ↔ 1",
+    pasted), or is an fnmatch pattern (write a literal [ as [[])."""
+    from circuits.checking.audit import split_name
+
+    entry, change = split_name(name)
+    return name == pattern or pattern.strip() == f"{entry}: {change}" or fnmatch.fnmatchcase(name, pattern)
 
 
 def audit(attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST_RANDOM) -> Audit:
