@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from circuits.checking.loader import Attempt, display
+from circuits.checking.mutants import split_name  # noqa: F401  (part of audit's API)
 from circuits.errors import CircuitError
 
 CLOSEST_RANDOM = 2000  # random inputs searched for a survivor's closest call, besides the examples and small inputs
@@ -57,15 +57,6 @@ class AuthorAudit:
                               "closest_call": s.closest.replace("\n", " ")}
                              for s in self.survivors],
                 "stale_allowed": self.stale, "seconds": round(r.seconds, 2)}
-
-
-def split_name(name: str) -> tuple[str, str]:
-    """A mutant's name as (which entry, what change): "W_Q[0, a] × −1" -> ("W_Q[0, a]", "× −1")."""
-    for pattern in (r"^(\S+\[[^\]]*\]) (.+)$", r"^(\S+): (.+)$", r"^(whole answer) (.+)$", r"^(\S+) (.+)$"):
-        m = re.match(pattern, name)
-        if m:
-            return m.group(1), m.group(2)
-    return name, ""
 
 
 def _slack(target, worst: np.ndarray) -> np.ndarray:

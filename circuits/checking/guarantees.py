@@ -106,27 +106,6 @@ def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str) -> None
                                f"{where}: {w.name}'s {w.matrix} rows for them must be 0")
 
 
-def validate_writes(writes, shown: str) -> None:
-    """`writes=` on a Puzzle: {"head L.H" or "mlp L": [direction or pattern, …]}."""
-    if writes is None:
-        return
-    if not isinstance(writes, Mapping):
-        raise CircuitError(f"{shown}: writes: found {type(writes).__name__}, needs a dict such as "
-                           '{"head 1.0": ["seen"], "mlp 0": ["pred:*"]}')
-    for key, value in writes.items():
-        parts = str(key).split()
-        ok = (len(parts) == 2 and (parts[0] == "head" and _is_head(parts[1]) or parts[0] == "mlp" and parts[1].isdigit()))
-        if not ok:
-            raise CircuitError(f'{shown}: writes: {key!r} is not "head L.H" or "mlp L"')
-        if isinstance(value, str) or not all(isinstance(d, str) for d in value):
-            raise CircuitError(f"{shown}: writes[{key!r}]: needs a list of direction names or patterns, got {value!r}")
-
-
-def _is_head(text: str) -> bool:
-    layer, dot, index = text.partition(".")
-    return bool(dot) and layer.isdigit() and index.isdigit()
-
-
 # --- inputs that span the model ---------------------------------------------------------------------------------
 def spanning(inputs, model):
     """`inputs`, with its longest length raised to what the model takes (n_ctx, BOS counted): a circuit checked only
@@ -141,14 +120,14 @@ def spanning(inputs, model):
 def dead_sharpness(attempt, model_at, batch, evaluate) -> str | None:
     """The sharpness names that do not control anything the targets check: with them at 0 the answer still passes
     every behaviour target on `batch` (None: the sharpness is live, or the puzzle declares none)."""
-    from circuits.checking.margins import _scaled
+    from circuits.checking.margins import scaled
 
     puzzle = attempt.puzzle
     targets = [t for t in puzzle.targets if t.kind == "behaviour"]
     if not puzzle.sharpness or not targets or not batch:
         return None
     try:
-        model = model_at(_scaled(attempt.answer, puzzle.sharpness, 0.0))
+        model = model_at(scaled(attempt.answer, puzzle.sharpness, 0.0))
     except CircuitError:
         return None  # an answer that cannot be built without its sharpness depends on it
     ok, _ = evaluate(model, targets, batch)

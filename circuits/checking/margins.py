@@ -109,7 +109,7 @@ def undeclared_sharpness(attempt) -> list[str]:
     return [name for name in wanted if name not in used]
 
 
-def _scaled(answer, names, factor: float):
+def scaled(answer, names, factor: float):
     scaled = copy.copy(answer)
     for name in names:
         if name in vars(answer):
@@ -139,7 +139,7 @@ def sharpness(attempt, steps: int = 9) -> float | None:
 
     def ok(factor: float) -> bool:
         try:
-            model = attempt.model(_scaled(attempt.answer, puzzle.sharpness, factor))
+            model = attempt.model(scaled(attempt.answer, puzzle.sharpness, factor))
         except CircuitError:
             return False
         if hard and not passes(model, targets, hard)[0]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import re
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -323,11 +324,18 @@ def passes_in_full(attempt, answer) -> bool:
     return check(trial, margins=False).status == "solved"
 
 
+def split_name(name: str) -> tuple[str, str]:
+    """A mutant's name as (which entry, what change): "W_Q[0, a] × −1" -> ("W_Q[0, a]", "× −1")."""
+    for pattern in (r"^(\S+\[[^\]]*\]) (.+)$", r"^(\S+): (.+)$", r"^(whole answer) (.+)$", r"^(\S+) (.+)$"):
+        m = re.match(pattern, name)
+        if m:
+            return m.group(1), m.group(2)
+    return name, ""
+
+
 def matches(name: str, pattern: str) -> bool:
     """An allow-list entry names a mutant exactly, as the audit's survivor line shows it ("W_Q: columns 0 ↔ 1",
     pasted), or is an fnmatch pattern (write a literal [ as [[])."""
-    from circuits.checking.audit import split_name
-
     entry, change = split_name(name)
     return name == pattern or pattern.strip() == f"{entry}: {change}" or fnmatch.fnmatchcase(name, pattern)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -55,8 +55,6 @@ def validate(puzzle, names: dict, shown: str) -> None:
     if both:
         raise fail("optional", f"{', '.join(both)} is also in answer=; a name is either required or optional")
     _check_sharpness(puzzle, names, answer, fail)
-    from circuits.checking.guarantees import validate_writes
-
     validate_writes(puzzle.writes, shown)
     if puzzle.build is not None and not callable(puzzle.build):
         raise fail("build", f"found {type(puzzle.build).__name__}, needs a function build(answer) -> Model")
@@ -99,6 +97,27 @@ def _checks_nothing(target, probe: list[list[str]]) -> bool:
     else:
         return False
     return not any(e is not None for toks in probe for e in fn(list(toks)))
+
+
+def validate_writes(writes, shown: str) -> None:
+    """`writes=` on a Puzzle: {"head L.H" or "mlp L": [direction or pattern, …]}."""
+    if writes is None:
+        return
+    if not isinstance(writes, Mapping):
+        raise CircuitError(f"{shown}: writes: found {type(writes).__name__}, needs a dict such as "
+                           '{"head 1.0": ["seen"], "mlp 0": ["pred:*"]}')
+    for key, value in writes.items():
+        parts = str(key).split()
+        ok = (len(parts) == 2 and (parts[0] == "head" and _is_head(parts[1]) or parts[0] == "mlp" and parts[1].isdigit()))
+        if not ok:
+            raise CircuitError(f'{shown}: writes: {key!r} is not "head L.H" or "mlp L"')
+        if isinstance(value, str) or not all(isinstance(d, str) for d in value):
+            raise CircuitError(f"{shown}: writes[{key!r}]: needs a list of direction names or patterns, got {value!r}")
+
+
+def _is_head(text: str) -> bool:
+    layer, dot, index = text.partition(".")
+    return bool(dot) and layer.isdigit() and index.isdigit()
 
 
 def _check_sharpness(puzzle, names: dict, answer: list[str], fail) -> None:
