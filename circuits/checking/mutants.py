@@ -281,6 +281,7 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
         evaluate,
         small_inputs,
     )
+    from circuits.checking import guarantees
     from circuits.checking.targets import Code, Structure
 
     trial = copy.copy(attempt)
@@ -291,6 +292,9 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
         try:
             _declares_sharpness(trial)
             model = attempt.model(numbers.answer(attempt, answer) if numbers is not None else answer)
+            writes = guarantees.writes_for(attempt)  # the guarantees the full check holds every answer to
+            if writes:
+                guarantees.check_writes(model, writes, "")
         except CircuitError:
             return True
     for t in puzzle.targets:
@@ -301,7 +305,7 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
     behaviour = [t for t in puzzle.targets if t.kind == "behaviour"]
     if not behaviour:
         return False
-    inputs = puzzle.inputs
+    inputs = guarantees.spanning(puzzle.inputs, model)
     sample = inputs.sample(n_random, seed=inputs.seed)
     examples = _examples(puzzle)
     fails = lambda batch: bool(batch) and not evaluate(model, behaviour, batch)[0].all()  # noqa: E731
@@ -356,5 +360,31 @@ def audit(attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST
             result.survived.append(m.name)
         else:
             result.killed.append(m.name)
+    _probe(attempt, allowed, n_random, numbers, result)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _probe(attempt, allowed, n_random: int, numbers: Numbers, result: Audit) -> None:
+    """The tolerance probes (checking/probes.py): a small bias on one row of a matrix that writes, killed, allowed
+    because the same row's large bias passes too (nothing reads it), or a survivor: a target that is too loose."""
+    from circuits.checking.probes import probes
+
+    for name, twin, matrix_name, (small, large) in probes(attempt, numbers):
+        answer = copy.copy(attempt.answer)
+        setattr(answer, matrix_name, small)
+        if rejects(attempt, answer, n_random, numbers):
+            result.killed.append(name)
+            continue
+        reason = next((why for pattern, why in allowed if matches(name, pattern)), None)
+        if reason is None:
+            loud = copy.copy(attempt.answer)
+            setattr(loud, matrix_name, large)
+            if not rejects(attempt, loud, n_random, numbers):
+                reason = f"equivalent: {twin.removesuffix(' (large twin)')} passes too, so no target reads that row"
+        if reason is not None:
+            result.allowed.append((name, reason))
+        elif passes_in_full(attempt, answer):
+            result.survived.append(name)
+        else:
+            result.killed.append(name)
