@@ -7,7 +7,8 @@ import pytest
 from helpers import check_with, solution
 
 from circuits import cli
-from circuits.checking.checker import check, shrink, token_classes
+from circuits.checking.checker import check, shrink
+from circuits.checking.plan import token_classes
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
 from circuits.checking.targets import HeadZ, Output

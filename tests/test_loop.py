@@ -27,7 +27,7 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "COLUMNS": "100"}
 PUZZLES = sorted(p.stem for p in (ROOT / "puzzles").glob("[0-9][0-9]_*.py"))
-WAIT = 60  # seconds: a bound that only a hung watch reaches, not a timing requirement
+WAIT = 300  # seconds: a bound that only a hung watch reaches (even at load 8), not a timing requirement
 
 
 def answer(stem: str, **values: str) -> str:
@@ -59,12 +59,19 @@ def run(args, cwd, **kw):
     return subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True, timeout=300, check=False, **kw)
 
 
+def ctrl_c_default() -> None:
+    """In the child: Ctrl-C does what it does in a terminal, even when the suite runs where it is ignored (started
+    in the background, or under nohup), which Python would otherwise keep ignoring."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Watch:
     """`circuits watch` in a subprocess, its output collected line by line as it comes."""
 
     def __init__(self, cwd, *args):
         self.proc = subprocess.Popen([*CIRCUITS, "watch", *args], cwd=cwd, env=env(cwd), text=True, bufsize=1,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     preexec_fn=ctrl_c_default)
         self.lines: list[str] = []
         threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True).start()
 
