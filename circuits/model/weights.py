@@ -306,11 +306,18 @@ def exact(value, params: Params | None = None):
     if raw.ndim == 1:
         raw = raw.reshape(1, -1)
 
+    floats: dict[float, object] = {}  # each distinct float once: nsimplify is slow, and a matrix holds few (0, 1, ½)
+
+    def rational(f: float):
+        if f not in floats:
+            floats[f] = sympy.nsimplify(f, rational=True) if f.is_integer() or abs(f * 1e6 - round(f * 1e6)) < 1e-9 else sympy.Float(f)
+        return floats[f]
+
     def conv(x):
         if is_symbolic(x):
             return _bind(x, params) if params else x
         if isinstance(x, (float, np.floating)):
-            return sympy.nsimplify(float(x), rational=True) if float(x).is_integer() or abs(float(x) * 1e6 - round(float(x) * 1e6)) < 1e-9 else sympy.Float(float(x))
+            return rational(float(x))
         return sympy.sympify(x)
 
     return sympy.Matrix([[conv(x) for x in row] for row in raw.tolist()])
