@@ -7,6 +7,7 @@ from circuits.checking.loader import load
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
+STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))  # every reference solution, new ones included
 
 
 def solution(stem: str):
