@@ -10,6 +10,22 @@ SOLUTIONS = ROOT / "solutions"
 STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))  # every reference solution, new ones included
 
 
+def fresh_project(root: Path, stems, folders=("puzzles", "solutions")) -> Path:
+    """A project at `root`: solutions/ as shipped and puzzles/ as a learner first gets it, the stubs rebuilt from the
+    solutions (tests never read the learner's own puzzles/)."""
+    from circuits.checking.reset import stub_text
+
+    for folder in folders:
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    for stem in stems:
+        source = SOLUTIONS / f"{stem}.py"
+        if "solutions" in folders:
+            (root / "solutions" / source.name).write_bytes(source.read_bytes())
+        if "puzzles" in folders:
+            (root / "puzzles" / source.name).write_text(stub_text(source), encoding="utf-8")
+    return root
+
+
 def solution(stem: str):
     return load(SOLUTIONS / f"{stem}.py")
 

@@ -81,32 +81,20 @@ def test_shrink_finds_the_shortlex_smallest_failure():
     assert shrink(list("abxcxdx"), fails, list("abcdx"), 1) == ["x", "x"]
 
 
-def fresh_project(root):
-    """solutions/ 01 and 03 as shipped, and puzzles/ as a learner first gets them: stubs rebuilt from the solutions
-    (never the learner's own puzzles/)."""
-    import shutil
-
-    from circuits.checking.reset import stub_text
-    from helpers import ROOT
-
-    for folder in ("puzzles", "solutions"):
-        (root / folder).mkdir()
-    for stem in ("01_consonants", "03_uniform"):
-        shutil.copy(ROOT / "solutions" / f"{stem}.py", root / "solutions")
-        (root / "puzzles" / f"{stem}.py").write_text(stub_text(ROOT / "solutions" / f"{stem}.py"), encoding="utf-8")
-    return root
-
-
 def test_a_stub_is_never_a_pass_nor_a_failure(tmp_path):
     from circuits.checking.loader import load
 
-    result = check(load(fresh_project(tmp_path) / "puzzles" / "01_consonants.py"))
+    from helpers import fresh_project
+
+    result = check(load(fresh_project(tmp_path, ["01_consonants"]) / "puzzles" / "01_consonants.py"))
     assert result.status == "not attempted"
     assert {t.status for t in result.targets} == {"not attempted"}
 
 
 def test_cli_exit_codes_and_json(capsys, monkeypatch, tmp_path):
-    monkeypatch.chdir(fresh_project(tmp_path))
+    from helpers import fresh_project
+
+    monkeypatch.chdir(fresh_project(tmp_path, ["01_consonants", "03_uniform"]))
     assert cli.main(["check", "uniform", "--solution", "--no-margins"]) == 0
     assert cli.main(["check", "uniform", "--no-margins"]) == 1  # not attempted
     capsys.readouterr()

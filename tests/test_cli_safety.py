@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from circuits import Head, Model, Vocab
-from helpers import ROOT
+from helpers import ROOT, fresh_project
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 STEMS = ("01_consonants", "03_uniform")  # 01's model has no positional embeddings, so no n_ctx
@@ -30,11 +30,7 @@ ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HY
 @pytest.fixture
 def project(tmp_path):
     """puzzles/ and solutions/ with puzzles 01 and 03 (puzzles/ as shipped: not attempted)."""
-    for folder in ("puzzles", "solutions"):
-        (tmp_path / folder).mkdir()
-        for stem in STEMS:
-            shutil.copy2(ROOT / folder / f"{stem}.py", tmp_path / folder / f"{stem}.py")
-    return tmp_path
+    return fresh_project(tmp_path, STEMS)
 
 
 def hashes(root) -> dict[str, str]:

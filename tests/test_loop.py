@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, fresh_project
 
 from circuits.checking.loader import load
 from circuits.checking.reset import MARK, backup, stub_text
@@ -26,13 +25,14 @@ CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "COLUMNS": "100"}
-PUZZLES = sorted(p.stem for p in (ROOT / "puzzles").glob("[0-9][0-9]_*.py"))
+PUZZLES = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.py"))
 WAIT = 300  # seconds: a bound that only a hung watch reaches (even at load 8), not a timing requirement
 
 
 def answer(stem: str, **values: str) -> str:
-    """puzzles/<stem>.py with some FILL_ME_IN lines replaced by `name = value`."""
-    text = (ROOT / "puzzles" / f"{stem}.py").read_text(encoding="utf-8")
+    """puzzles/<stem>.py as shipped (the stub rebuilt from its solution) with some FILL_ME_IN lines replaced by
+    `name = value`."""
+    text = stub_text(ROOT / "solutions" / f"{stem}.py")
     for name, value in values.items():
         text, n = re.subn(rf"^{name} = FILL_ME_IN\(.*\)$", f"{name} = {value}", text, flags=re.MULTILINE)
         assert n == 1, name
@@ -42,12 +42,7 @@ def answer(stem: str, **values: str) -> str:
 @pytest.fixture
 def project(tmp_path):
     """puzzles/ and solutions/ with puzzles 03 and 04, puzzles/ as shipped (not attempted); a cache of its own beside it."""
-    root = tmp_path / "project"
-    for folder in ("puzzles", "solutions"):
-        (root / folder).mkdir(parents=True)
-        for stem in ("03_uniform", "04_previous_token"):
-            shutil.copy2(ROOT / folder / f"{stem}.py", root / folder / f"{stem}.py")
-    return root
+    return fresh_project(tmp_path / "project", ("03_uniform", "04_previous_token"))
 
 
 def env(cwd: Path) -> dict:
@@ -151,7 +146,7 @@ def test_watch_refuses_an_unknown_puzzle_in_one_line(project):
 
 @pytest.mark.parametrize("stem", PUZZLES)
 def test_every_puzzle_has_staged_hints_that_never_give_the_answer(stem):
-    puzzle = load(ROOT / "puzzles" / f"{stem}.py").puzzle
+    puzzle = load(ROOT / "solutions" / f"{stem}.py").puzzle  # the same puzzle as the stub's, above the answer
     assert len(puzzle.hints) >= 3
     solution = (ROOT / "solutions" / f"{stem}.py").read_text(encoding="utf-8")
     answer_lines = [line.strip() for line in solution[solution.index(MARK):].splitlines()[1:]
@@ -197,7 +192,7 @@ def test_reset_keeps_the_learners_answer_in_a_backup_and_restores_the_stub(proje
     saved = Path(re.search(r"saved your puzzles/03_uniform\.py to (\S+)", r.stdout).group(1))
     assert saved.is_absolute() and saved.read_text(encoding="utf-8") == mine
     assert saved.is_relative_to(os.environ["XDG_DATA_HOME"])
-    assert path.read_text(encoding="utf-8") == (ROOT / "puzzles" / "03_uniform.py").read_text(encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == stub_text(ROOT / "solutions" / "03_uniform.py")
     again = mine.replace("my own try", "my second try")
     save(path, again)
     r2 = run([*CIRCUITS, "reset", "uniform"], project)
@@ -284,7 +279,7 @@ def test_a_failing_pytest_report_shows_the_first_hint_once(project):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]"))
     py = run([*PYTEST, "puzzles/", "--no-margins"], project)
     assert py.returncode == 1
-    hint = load(ROOT / "puzzles" / "03_uniform.py").puzzle.hints[0]
+    hint = load(ROOT / "solutions" / "03_uniform.py").puzzle.hints[0]
     assert py.stdout.count("puzzle hint 1 of 3: ") == 1 and hint[:40] in py.stdout.replace("\n", " ")
 
 

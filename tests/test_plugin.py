@@ -1,16 +1,10 @@
 """`pytest puzzles/` end to end, through pytester: skips, failures with the shrunk input, the summary, --solutions."""
 
-import shutil
-
-from helpers import ROOT
+from helpers import fresh_project
 
 
 def setup_project(pytester, stems=("01_consonants", "03_uniform")):
-    for folder in ("puzzles", "solutions"):
-        (pytester.path / folder).mkdir()
-        for stem in stems:
-            shutil.copy(ROOT / folder / f"{stem}.py", pytester.path / folder / f"{stem}.py")
-    return pytester.path
+    return fresh_project(pytester.path, stems)
 
 
 def answer(pytester, stem, block: str):
