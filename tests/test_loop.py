@@ -68,21 +68,30 @@ class Watch:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      preexec_fn=ctrl_c_default)
         self.lines: list[str] = []
-        threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True).start()
+        self.ended = False  # the output is closed: no more lines will come
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+        with self.changed:
+            self.ended = True
+            self.changed.notify_all()
 
     def until(self, pattern: str, after: int = 0) -> int:
-        """Wait for a line matching `pattern` from line `after` on; return the index just past that line."""
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            lines = list(self.lines)
-            hit = next((n for n in range(after, len(lines)) if re.search(pattern, lines[n])), None)
-            if hit is not None:
-                return hit + 1
-            if self.proc.poll() is not None and len(self.lines) == len(lines):
-                time.sleep(0.2)  # let the reader catch up with the last lines
-                if len(self.lines) == len(lines):
-                    break
-            time.sleep(0.05)
+        """Wait for a line matching `pattern` from line `after` on (each new line wakes this up, no sleeping);
+        return the index just past that line. WAIT only bounds a hung watch."""
+        def hit():
+            return next((n for n in range(after, len(self.lines)) if re.search(pattern, self.lines[n])), None)
+
+        with self.changed:
+            self.changed.wait_for(lambda: hit() is not None or self.ended, timeout=WAIT)
+            found = hit()
+        if found is not None:
+            return found + 1
         self.proc.kill()
         pytest.fail(f"watch never printed {pattern!r}; it printed:\n{''.join(self.lines)}\n{self.proc.stderr.read()}")
 
