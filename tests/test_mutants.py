@@ -26,18 +26,32 @@ PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_succe
 PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
 
 
+def audit_of(stem: str):
+    """The audit of solutions/<stem>.py against its allow-list (run in a worker process by `audits`)."""
+    attempt = solution(stem)
+    return audit(attempt, allowed_for(attempt))
+
+
 @pytest.fixture(scope="module")
-def audits():
-    """Each puzzle's audit, run once for every test that reads it: {stem: mutants.Audit}."""
+def audits(request):
+    """`audits(stem)`: each puzzle's audit, run once for every test that reads it. The audits the selected tests
+    name run two at a time in worker processes (each audit runs on one core; the suite's goal counts two)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    wanted = {item.callspec.params["stem"] for item in request.session.items
+              if item.module is request.module and "stem" in getattr(getattr(item, "callspec", None), "params", {})}
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))  # no fork of a threaded pytest
+    running = {stem: pool.submit(audit_of, stem) for stem in sorted(wanted, key=PUZZLES.index)}
     done: dict = {}
 
     def of(stem: str):
         if stem not in done:
-            attempt = solution(stem)
-            done[stem] = audit(attempt, allowed_for(attempt))
+            done[stem] = running[stem].result() if stem in running else audit_of(stem)
         return done[stem]
 
-    return of
+    yield of
+    pool.shutdown(cancel_futures=True)
 
 
 @pytest.mark.parametrize("stem", PUZZLES)
