@@ -1,7 +1,9 @@
-"""How fast circuits checks the puzzles, and how much it checks, beside the targets of issue 15.
+"""How fast circuits checks and audits the puzzles, how much it checks, and how long the test suite takes,
+beside the targets of issues 15 and 26.
 
-    python benchmarks/bench.py                   # every section, a minute or two on two cores
-    python benchmarks/bench.py --quick           # a smoke run: small samples, no subprocess timings
+    python benchmarks/bench.py                   # every section, several minutes on two cores
+    python benchmarks/bench.py --skip-suite      # all but the test suite's run
+    python benchmarks/bench.py --quick           # a smoke run: small samples, no subprocess timings or audits
     python benchmarks/bench.py --json out.json   # also write every figure and verdict as JSON (- : stdout)
     python benchmarks/bench.py --puzzle 8 --skip-pytest --skip-torch
 
@@ -10,7 +12,8 @@ puzzle, interpreter start included (fresh processes, the best of --repeats); che
 against one call per string (checker.evaluate both ways, on one BLAS thread as a check runs); circuits'
 forward against a plain torch forward on the same weights at the checker's shapes (its batches by
 length, both on two threads; skipped without torch); and coverage: random inputs, exhaustive or
-certified lengths and property examples per puzzle. Wall times drift on a shared machine, so each is
+certified lengths and property examples per puzzle; each puzzle's `circuits audit N` (in this process, once)
+and the README's `pytest` (a fresh process, once), wall and CPU time. Wall times drift on a shared machine, so each is
 the best of a few runs, contenders interleaved. Everything goes through circuits' public API: the
 checker's batching and certification are its own.
 """
@@ -74,11 +77,15 @@ class Settings:
     pytest: bool = True
     cli: bool = True
     torch: bool = True
+    audit: bool = True  # `circuits audit N` per puzzle
+    suite: bool = True  # the test suite, in a fresh process
+
 
     @classmethod
     def make(cls, quick: bool = False, **kw) -> Settings:
         if quick:
-            kw = {"repeats": 1, "n_batch": 200, "n_string": 20, "pytest": False, "cli": False} | kw
+            kw = {"repeats": 1, "n_batch": 200, "n_string": 20, "pytest": False, "cli": False, "audit": False,
+                  "suite": False} | kw
         return cls(quick=quick, **kw)
 
 
@@ -282,6 +289,39 @@ def coverage(attempts, cfg: Settings) -> list[Figure]:
     return out
 
 
+# --- 6 and 7: an author's audits and the test suite (issue 26) -------------------------------------------
+AUDIT_GOAL = 15.0  # s: `circuits audit N` of any shipped puzzle on two cores
+SUITE_GOAL = 120.0  # s: the README's `pytest` (the [hf] tests skipped, as on a fresh machine) on two quiet cores
+
+
+def audits(attempts, cfg: Settings) -> list[Figure]:
+    """What `circuits audit N` does (the reference checked, every mutant judged, each survivor's closest call),
+    in this process: its wall time against the goal, its CPU time and verdicts in the note."""
+    from circuits.checking.audit import run as audit
+
+    out = []
+    for a in attempts:
+        start, cpu = time.perf_counter(), time.process_time()
+        result = audit(a).result
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        out.append(Figure("audit", f"circuits audit {a.puzzle.number}", seconds, " s", "<=", AUDIT_GOAL,
+                          f"{cpu:.1f} s CPU; {result.total} mutants: {len(result.killed)} killed, "
+                          f"{len(result.allowed)} allowed, {len(result.survived)} survived"))
+    return out
+
+
+def suite(cfg: Settings) -> list[Figure]:
+    """The README's test command in a fresh process: its wall time against the goal, its CPU time in the note."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds, code = wall([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], 1)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    note = f"{cpu:.0f} s CPU" + ("" if code == 0 else f"; exit code {code}")
+    return [Figure("test suite", "pytest (the README's command)", seconds, " s", "<=", SUITE_GOAL, note)]
+
+
 # --- the run and its report ----------------------------------------------------------------------------
 def machine() -> dict:
     try:
@@ -301,11 +341,12 @@ def run(cfg: Settings, echo: Callable[[str], None] = print) -> list[Figure]:
     attempts = references(cfg.puzzles)
     figures: list[Figure] = []
     sections = [("full run", pytest_run, cfg.pytest and not cfg.puzzles), ("one puzzle", cli_runs, cfg.cli),
-                ("batching", batching, True), ("forward", forwards, cfg.torch), ("coverage", coverage, True)]
+                ("batching", batching, True), ("forward", forwards, cfg.torch), ("coverage", coverage, True),
+                ("audit", audits, cfg.audit), ("test suite", suite, cfg.suite and not cfg.puzzles)]
     for name, section, wanted in sections:
         if not wanted:
             continue
-        got = section(cfg) if section is pytest_run else section(attempts, cfg)
+        got = section(cfg) if section in (pytest_run, suite) else section(attempts, cfg)
         echo(table(name, got))
         figures += got
     return figures
@@ -358,10 +399,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--skip-pytest", action="store_true", help="skip the `pytest puzzles/ --solutions` wall time")
     ap.add_argument("--skip-cli", action="store_true", help="skip the `circuits check N --solution` wall times")
     ap.add_argument("--skip-torch", action="store_true", help="skip the torch forward comparison")
+    ap.add_argument("--skip-audit", action="store_true", help="skip the `circuits audit N` times")
+    ap.add_argument("--skip-suite", action="store_true", help="skip the test suite's time (`pytest`, a few minutes)")
     args = ap.parse_args(argv)
     kw = {"puzzles": tuple(args.puzzle)} | ({"repeats": args.repeats} if args.repeats else {})
-    kw |= {k: False for k, skip in (("pytest", args.skip_pytest), ("cli", args.skip_cli), ("torch", args.skip_torch))
-           if skip}
+    kw |= {k: False for k, skip in (("pytest", args.skip_pytest), ("cli", args.skip_cli), ("torch", args.skip_torch),
+                                    ("audit", args.skip_audit), ("suite", args.skip_suite)) if skip}
     cfg = Settings.make(args.quick, **kw)
     to_stdout = args.json == "-"
     echo = (lambda s: print(s, file=sys.stderr)) if to_stdout else print

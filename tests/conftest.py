@@ -53,6 +53,24 @@ def learner_file_recorder(folder: str, into: list):
 sys.addaudithook(learner_file_recorder(LEARNER_FILES, READ_LEARNER_FILES))
 
 
+@pytest.fixture(scope="session")
+def reference_result():
+    """`reference_result(stem)`: the check of solutions/<stem>.py (2000 random inputs, a 50-example property
+    test, no margins), run once per session for every test that reads it."""
+    from helpers import solution
+
+    from circuits.checking.checker import check
+
+    done: dict = {}
+
+    def of(stem: str):
+        if stem not in done:
+            done[stem] = check(solution(stem), n_random=2000, property_examples=50, margins=False)
+        return done[stem]
+
+    return of
+
+
 def pytest_configure(config):
     config.stash[MUTATION_AUDITS] = []
 

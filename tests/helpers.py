@@ -9,7 +9,7 @@ from circuits.checking.reset import stub_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = curriculum.folder()  # the shipped reference files; the tests never read puzzles/, the learner's files
-STEMS = curriculum.ids()
+STEMS = curriculum.ids()  # every shipped puzzle, new ones included
 
 
 def stub(stem: str) -> str:
@@ -26,6 +26,15 @@ def shipped(folder: str, stem: str, dest: Path) -> Path:
     else:
         path.write_bytes((SOLUTIONS / f"{stem}.py").read_bytes())
     return path
+
+
+def fresh_project(root: Path, stems, folders=("puzzles", "solutions")) -> Path:
+    """A project at `root`: solutions/ as shipped and puzzles/ as a learner first gets it (the stubs)."""
+    for folder in folders:
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        for stem in stems:
+            shipped(folder, stem, root / folder)
+    return root
 
 
 def solution(stem: str):

@@ -4,6 +4,7 @@ timing is asserted: speed goals belong in the benchmark, not in tests."""
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -96,3 +97,16 @@ def test_the_torch_baseline_computes_what_circuits_does(name):
 def test_fresh_process_timing_reports_the_exit_code():
     seconds, code = bench.wall([sys.executable, "-c", "raise SystemExit(3)"], repeats=1)
     assert seconds > 0 and code == 3
+
+
+def test_the_audit_and_suite_sections_judge_against_issue_26s_goals(monkeypatch):
+    [attempt] = bench.references(["uniform"])  # a small audit: a few mutants
+    [audit] = bench.audits([attempt], bench.Settings(**TINY))
+    assert (audit.section, audit.target, audit.op, audit.goal) == ("audit", "circuits audit 3", "<=", 15.0)
+    assert audit.measured > 0 and audit.met in (True, False)
+    assert re.search(r"CPU; \d+ mutants: \d+ killed, \d+ allowed, 0 survived", audit.note), audit.note
+    ran = []
+    monkeypatch.setattr(bench, "wall", lambda cmd, repeats, cwd=bench.ROOT: ran.append(cmd) or (130.0, 1))
+    [suite] = bench.suite(bench.Settings(**TINY))
+    assert ran and ran[0][1:3] == ["-m", "pytest"] and "puzzles/" not in ran[0]  # the README's `pytest`: tests/
+    assert (suite.section, suite.goal, suite.met) == ("test suite", 120.0, False) and "exit code 1" in suite.note

@@ -7,7 +7,8 @@ import pytest
 from helpers import check_with, solution
 
 from circuits import cli
-from circuits.checking.checker import check, shrink, token_classes
+from circuits.checking.checker import check, shrink
+from circuits.checking.plan import token_classes
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
 from circuits.checking.targets import HeadZ, Output
@@ -89,10 +90,10 @@ def test_a_stub_is_never_a_pass_nor_a_failure(tmp_path):
     assert {t.status for t in result.targets} == {"not attempted"}
 
 
-def test_cli_exit_codes_and_json(capsys, monkeypatch):
-    from helpers import ROOT
+def test_cli_exit_codes_and_json(capsys, monkeypatch, tmp_path):
+    from helpers import fresh_project
 
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(fresh_project(tmp_path, ["01_consonants", "03_uniform"]))
     assert cli.main(["check", "uniform", "--solution", "--no-margins"]) == 0
     assert cli.main(["check", "uniform", "--no-margins"]) == 1  # not attempted
     capsys.readouterr()

@@ -4,9 +4,8 @@ target. (The shipped puzzle being what is checked: tests/test_workspace.py.)"""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from test_authoring import TEMPLATE, write
+from test_authoring import write
 
 from circuits.checking.checker import check
 from circuits.checking.loader import load

@@ -26,7 +26,7 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "COLUMNS": "100"}
 PUZZLES = STEMS
-WAIT = 60  # seconds: a bound that only a hung watch reaches, not a timing requirement
+WAIT = 300  # seconds: a bound that only a hung watch reaches (even at load 8), not a timing requirement
 
 
 def answer(stem: str, **values: str) -> str:
@@ -57,28 +57,44 @@ def run(args, cwd, **kw):
     return subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True, timeout=300, check=False, **kw)
 
 
+def ctrl_c_default() -> None:
+    """In the child: Ctrl-C does what it does in a terminal, even when the suite runs where it is ignored (started
+    in the background, or under nohup), which Python would otherwise keep ignoring."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Watch:
     """`circuits watch` in a subprocess, its output collected line by line as it comes."""
 
     def __init__(self, cwd, *args):
         self.proc = subprocess.Popen([*CIRCUITS, "watch", *args], cwd=cwd, env=env(cwd), text=True, bufsize=1,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     preexec_fn=ctrl_c_default)
         self.lines: list[str] = []
-        threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True).start()
+        self.ended = False  # the output is closed: no more lines will come
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+        with self.changed:
+            self.ended = True
+            self.changed.notify_all()
 
     def until(self, pattern: str, after: int = 0) -> int:
-        """Wait for a line matching `pattern` from line `after` on; return the index just past that line."""
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            lines = list(self.lines)
-            hit = next((n for n in range(after, len(lines)) if re.search(pattern, lines[n])), None)
-            if hit is not None:
-                return hit + 1
-            if self.proc.poll() is not None and len(self.lines) == len(lines):
-                time.sleep(0.2)  # let the reader catch up with the last lines
-                if len(self.lines) == len(lines):
-                    break
-            time.sleep(0.05)
+        """Wait for a line matching `pattern` from line `after` on (each new line wakes this up, no sleeping);
+        return the index just past that line. WAIT only bounds a hung watch."""
+        def hit():
+            return next((n for n in range(after, len(self.lines)) if re.search(pattern, self.lines[n])), None)
+
+        with self.changed:
+            self.changed.wait_for(lambda: hit() is not None or self.ended, timeout=WAIT)
+            found = hit()
+        if found is not None:
+            return found + 1
         self.proc.kill()
         pytest.fail(f"watch never printed {pattern!r}; it printed:\n{''.join(self.lines)}\n{self.proc.stderr.read()}")
 

@@ -18,7 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, shipped, stub
+from helpers import ROOT, fresh_project
+
+from circuits.checking.reset import stub_text
 
 STEMS = ("00_attention", "03_uniform", "04_previous_token", "05_virtual_head")  # a code puzzle and quick model puzzles
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
@@ -52,10 +54,7 @@ def snapshot(root) -> dict[str, tuple]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The project copy's snapshot before and after every command, and what the commands printed."""
-    root = tmp_path_factory.mktemp("project")
-    for folder in ("puzzles", "solutions"):
-        for stem in STEMS:
-            shipped(folder, stem, root / folder)
+    root = fresh_project(tmp_path_factory.mktemp("project"), STEMS)
     shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HYPOTHESIS", "PYTEST", "PYTHONDONTWRITEBYTECODE"))}
     before = snapshot(root)
@@ -110,4 +109,4 @@ def test_reset_loses_nothing(runs, tmp_path):
     after = snapshot(project)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
     assert changed == {"puzzles/04_previous_token.py"}
-    assert target.read_text(encoding="utf-8") == stub("04_previous_token")
+    assert target.read_text(encoding="utf-8") == stub_text(ROOT / "solutions" / "04_previous_token.py")

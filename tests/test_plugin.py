@@ -1,14 +1,10 @@
 """`pytest puzzles/` end to end, through pytester: skips, failures with the shrunk input, the summary, --solutions."""
 
-
-from helpers import shipped
+from helpers import fresh_project
 
 
 def setup_project(pytester, stems=("01_consonants", "03_uniform")):
-    for folder in ("puzzles", "solutions"):
-        for stem in stems:
-            shipped(folder, stem, pytester.path / folder)
-    return pytester.path
+    return fresh_project(pytester.path, stems)
 
 
 def answer(pytester, stem, block: str):

@@ -1,20 +1,31 @@
 """Output fits an 80-column terminal: with COLUMNS=80 no line of `circuits check N --solution`, `show`, `analyze`,
-`list` or a failing `pytest puzzles/` report is wider than 80 columns, for every puzzle file found (new ones included)."""
+`list` or a failing `pytest puzzles/` report is wider than 80 columns, for every puzzle file found (new ones included).
+
+Every command of every puzzle runs in-process (circuits.cli.main, as the console script calls it); one of each
+kind also runs in a real process, which must print the same lines. The project is a copy of solutions/ with
+stubs rebuilt from them in puzzles/ (tests never read the learner's own files)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
 from helpers import ROOT
 from rich.cells import cell_len
 
-from circuits.checking.checker import _examples, check
+from circuits.checking.checker import check
 from circuits.checking.loader import load
 from circuits.checking.mutants import mutants
+from circuits.checking.plan import worked_examples
+from circuits.checking.reset import stub_text
+from circuits.cli import main
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
@@ -41,64 +52,103 @@ for _name in [*_puzzle.answer, "params"]:
 '''
 
 
+@dataclass
+class Run:
+    """What one command printed and its exit code, in a process of its own or in this one."""
+
+    args: list[str]  # as a learner types them after `circuits`
+    returncode: int
+    stdout: str
+    stderr: str
+    process: bool = False
+
+    @property
+    def shown(self) -> str:
+        return "circuits " + " ".join(self.args) + (" (a process)" if self.process else "")
+
+
 def too_wide(text: str) -> list[str]:
     return [line for line in text.splitlines() if cell_len(line) > WIDTH]
 
 
-def run_all(commands: list[list[str]], cwd, env: dict | None = None) -> list[subprocess.CompletedProcess]:
-    """A few side by side (they only read files), as a learner runs them; not all at once, which would starve each
-    of them past its import time limit on a small machine."""
-    from concurrent.futures import ThreadPoolExecutor
+def in_process(args: list[str]) -> Run:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return Run(list(args), code, out.getvalue(), err.getvalue())
 
-    def one(c):
-        return subprocess.run(c, cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=900, check=False)
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(one, commands))
+def in_a_process(args: list[str], cwd, env: dict | None = None) -> Run:
+    done = subprocess.run([*CIRCUITS, *args], cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=900,
+                          check=False)
+    return Run(list(args), done.returncode, done.stdout, done.stderr, process=True)
 
 
 def _commands(stem: str) -> list[list[str]]:
     attempt = load(ROOT / "solutions" / f"{stem}.py")
     number = str(attempt.puzzle.number)
-    out = [[*CIRCUITS, "check", number, "--solution"]]
+    out = [["check", number, "--solution"]]
     if attempt.puzzle.build is not None:
-        model = attempt.model()
-        text = model.vocab.join(_examples(attempt.puzzle)[0])
-        out += [[*CIRCUITS, "show", number, text, "--solution"], [*CIRCUITS, "analyze", number, "--solution"]]
+        text = attempt.model().vocab.join(worked_examples(attempt.puzzle)[0])
+        out += [["show", number, text, "--solution"], ["analyze", number, "--solution"]]
     return out
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    """Every command of every puzzle, run in a copy of the project with COLUMNS=80."""
+def project(tmp_path_factory):
+    """solutions/ as shipped, and puzzles/ as a learner first gets it: the stubs rebuilt from the solutions."""
     root = tmp_path_factory.mktemp("project")
-    shutil.copytree(ROOT / "puzzles", root / "puzzles")
+    (root / "puzzles").mkdir()
     shutil.copytree(ROOT / "solutions", root / "solutions")
-    commands = [c for stem in STEMS for c in _commands(stem)] + [[*CIRCUITS, "list", "--solutions"]]
-    return run_all(commands, root)
+    for stem in STEMS:
+        (root / "puzzles" / f"{stem}.py").write_text(stub_text(ROOT / "solutions" / f"{stem}.py"), encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def reports(project):
+    """Every command of every puzzle, in-process in the project with COLUMNS=80; then `check`, `show`, `analyze`
+    and `list` once each in a real process."""
+    commands = [c for stem in STEMS for c in _commands(stem)] + [["list", "--solutions"]]
+    show = next(c for c in reversed(commands) if c[0] == "show")
+    # one of each kind in a process too (a check that could read the verdict the in-process one stored is
+    # run with --no-cache both ways, so both print a fresh report; analyze 4's tables need blocks of columns)
+    kinds = [["check", "1", "--solution", "--no-cache"], show, ["analyze", "4", "--solution"], ["list", "--solutions"]]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project)
+        mp.setenv("COLUMNS", "80")
+        runs = [in_process(c) for c in commands + kinds[:1]]
+    return runs + [in_a_process(args, project) for args in kinds]
 
 
 def test_every_puzzle_is_covered(reports):
-    shown = {" ".join(r.args[3:5]) for r in reports}
+    shown = {" ".join(r.args[:2]) for r in reports}
     assert len(STEMS) >= 9 and all(f"check {int(stem[:2])}" in shown for stem in STEMS)
+    assert {r.args[0] for r in reports if r.process} == {"check", "show", "analyze", "list"}
 
 
 def test_check_show_and_analyze_fit_80_columns(reports):
     for r in reports:
-        shown = " ".join(r.args[3:])
-        assert r.returncode == 0 and "Traceback" not in r.stderr, f"{shown}: {r.stderr[-1000:]}"
-        assert r.stdout.strip(), shown
-        assert not too_wide(r.stdout), f"{shown}:\n" + "\n".join(too_wide(r.stdout))
+        assert r.returncode == 0 and "Traceback" not in r.stderr, f"{r.shown}: {r.stderr[-1000:]}"
+        assert r.stdout.strip(), r.shown
+        assert not too_wide(r.stdout), f"{r.shown}:\n" + "\n".join(too_wide(r.stdout))
+
+
+def test_a_real_process_prints_what_the_command_prints_in_process(reports):
+    """What the in-process runs above show is what a learner's terminal shows (timings aside)."""
+    by_args = {tuple(r.args): r for r in reports if not r.process}
+    for r in (r for r in reports if r.process):
+        same = by_args[tuple(r.args)]
+        assert r.returncode == same.returncode, r.shown
+        assert re.sub(r"\d+\.\d s\b", "", r.stdout) == re.sub(r"\d+\.\d s\b", "", same.stdout), r.shown
 
 
 def test_tables_keep_their_row_labels_and_whole_numbers(reports):
     """No cell cut to "56.…": a table too wide is shown in blocks of columns, each with the row labels."""
-    import re
-
     for r in reports:
-        assert not re.search(r"\d\.…", r.stdout), " ".join(r.args[3:])
-    analyze4 = next(r for r in reports if r.args[3:5] == ["analyze", "4"])
-    assert "columns 0 to" in analyze4.stdout and re.search(r"^ +23 +", analyze4.stdout, flags=re.MULTILINE)
+        assert not re.search(r"\d\.…", r.stdout), r.shown
+    for analyze4 in (r for r in reports if r.args[:2] == ["analyze", "4"]):
+        assert "columns 0 to" in analyze4.stdout and re.search(r"^ +23 +", analyze4.stdout, flags=re.MULTILINE)
 
 
 def _failing_mutant(stem: str) -> int:
@@ -114,20 +164,28 @@ def _failing_mutant(stem: str) -> int:
     pytest.fail(f"{stem}: no mutant fails with a report")
 
 
-@pytest.mark.parametrize("ci", [False, True], ids=["terminal", "CI"])
-def test_a_failing_pytest_report_fits_80_columns(tmp_path, ci):
-    """On CI pytest pastes each failure's message into the short summary untrimmed: it must fit there too."""
-    env = {k: v for k, v in ENV.items() if k not in ("CI", "BUILD_NUMBER")} | ({"CI": "true"} if ci else {})
-    root = tmp_path / "project"
-    (root / "puzzles").mkdir(parents=True)
+@pytest.fixture(scope="module")
+def wrong_project(tmp_path_factory):
+    """puzzles/ holding every reference solution with one wrong edit that fails with a report."""
+    root = tmp_path_factory.mktemp("wrong")
+    (root / "puzzles").mkdir()
     for stem in STEMS:
         wrong = WRONG.replace("[K]", f"[{_failing_mutant(stem)}]")
         text = (ROOT / "solutions" / f"{stem}.py").read_text(encoding="utf-8")
         (root / "puzzles" / f"{stem}.py").write_text(text + wrong, encoding="utf-8")
-    [r] = run_all([[sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "puzzles/", "--no-margins",
-                    "--no-cache"]], root, env)
+    return root
+
+
+@pytest.mark.parametrize("ci", [False, True], ids=["terminal", "CI"])
+def test_a_failing_pytest_report_fits_80_columns(wrong_project, ci):
+    """On CI pytest pastes each failure's message into the short summary untrimmed: it must fit there too."""
+    env = {k: v for k, v in ENV.items() if k not in ("CI", "BUILD_NUMBER")} | ({"CI": "true"} if ci else {})
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "puzzles/", "--no-margins",
+                        "--no-cache"], cwd=wrong_project, env=env, capture_output=True, text=True, timeout=900,
+                       check=False)
     assert r.returncode == 1 and "Traceback" not in r.stdout, r.stdout[-3000:]
     for stem in STEMS:
         assert f"FAILED puzzles/{stem}.py" in r.stdout, f"{stem} did not fail:\n{r.stdout[-3000:]}"
     assert "yours vs expected" in r.stdout
-    assert not too_wide(r.stdout), "\n".join(too_wide(r.stdout))
+    ours = r.stdout.split("\ncollected ", 1)[-1]  # pytest's own header lists the installed plugins, not ours to fit
+    assert not too_wide(ours), "\n".join(too_wide(ours))

@@ -4,16 +4,9 @@ import numpy as np
 import pytest
 from helpers import check_with, only_failure, solution
 
-from circuits.checking.checker import check
 from circuits.checking.targets_mlp import MLPOut, MLPOutput
 
 STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
-
-
-@pytest.mark.parametrize("stem", STEMS)
-def test_reference_solution_passes(stem):
-    result = check(solution(stem), n_random=2000, property_examples=50, margins=False)
-    assert result.status == "solved", [(t.label, t.status, t.message) for t in result.targets]
 
 
 # --- the MLP output target, on its own ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 
 from circuits.checking.loader import Attempt, display
 from circuits.checking.mutants import split_name  # noqa: F401  (part of audit's API)
+from circuits.checking.plan import Plan
 from circuits.errors import CircuitError
 
 CLOSEST_RANDOM = 2000  # random inputs searched for a survivor's closest call, besides the examples and small inputs
@@ -80,22 +81,19 @@ def _bound(target) -> str:
     return f"needs ≥ {target.lo:g}"
 
 
-def closest_call(attempt: Attempt, answer) -> str:
-    """The behaviour target and input on which a passing answer came nearest to failing."""
+def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> str:
+    """The behaviour target and input on which a passing answer came nearest to failing; `plan` (made with
+    CLOSEST_RANDOM random inputs) is shared by every survivor of an audit."""
     from circuits.checking import limits
-    from circuits.checking.checker import _examples, evaluate, small_inputs
+    from circuits.checking.evaluation import evaluate
 
     puzzle = attempt.puzzle
     targets = [t for t in puzzle.targets if t.kind == "behaviour"]
     if not targets or puzzle.inputs is None:
         return ""
     model = attempt.model(answer)
-    inputs = puzzle.inputs
-    sample = inputs.sample(CLOSEST_RANDOM, seed=inputs.seed)
-    examples = _examples(puzzle)
-    small, _, _ = small_inputs(model, puzzle, targets, sample[:300] + examples)
-    extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
-    batch = examples + small + sample + extremes
+    plan = plan or Plan.of(puzzle, CLOSEST_RANDOM)
+    batch = plan.examples + plan.small(model, targets).inputs + plan.random
     _, worst = evaluate(model, targets, batch)  # [targets, inputs]
     slack = np.stack([_slack(t, worst[i]) for i, t in enumerate(targets)])  # [targets, inputs]
     least = slack.min()
@@ -126,7 +124,7 @@ def reference(path) -> Attempt:
 def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     """Check the reference solution in full, then audit its mutants against the puzzle's allow-list."""
     from circuits.checking.allowed_mutants import allowed_for
-    from circuits.checking.checker import check
+    from circuits.checking.checker import check, context
     from circuits.checking.mutants import FAST_RANDOM, audit, matches
 
     shown = display(attempt.path)
@@ -140,13 +138,15 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     r = audit(attempt, allowed, n_random or FAST_RANDOM)
     by_name = {m.name: m for m in _mutants(attempt)}
     out = AuthorAudit(shown, r, stale=[p for p, _ in allowed if not any(matches(n, p) for n, _ in r.allowed)])
-    for name in r.survived:
-        entry, change = split_name(name)
-        try:
-            closest = closest_call(attempt, by_name[name].answer)
-        except CircuitError as e:
-            closest = str(e)
-        out.survivors.append(Survivor(name, entry, change, closest))
+    plan = Plan.of(attempt.puzzle, CLOSEST_RANDOM)
+    with context():
+        for name in r.survived:
+            entry, change = split_name(name)
+            try:
+                closest = closest_call(attempt, by_name[name].answer, plan)
+            except CircuitError as e:
+                closest = str(e)
+            out.survivors.append(Survivor(name, entry, change, closest))
     return out
 
 

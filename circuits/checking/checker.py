@@ -16,11 +16,10 @@ from circuits.checking.answer_names import head_matrices as names
 from circuits.checking.answer_names import in_answer_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt, display
+from circuits.checking.plan import STAGES, Plan
 from circuits.checking.targets import Code, Explanation, Structure, Target, Tokens
 from circuits.errors import CircuitError
 from circuits.model.threads import one_blas_thread
-
-STAGES = ("worked example", "every small input", "random inputs", "property test")
 
 
 @dataclass
@@ -132,64 +131,7 @@ def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet
         return current
 
 
-# --- certification by token classes ----------------------------------------------------------------------------
-def token_classes(model, alphabet: Sequence[str]) -> list[list[str]]:
-    """Tokens grouped where every reader sees the same vector: identical W_E columns (and W_U rows, if any)."""
-    groups: dict[bytes, list[str]] = {}
-    for tok in alphabet:
-        i = model.vocab.id(tok)
-        key = model.W_E[:, i].tobytes() + (model.W_U[i].tobytes() if model.W_U is not None else b"")
-        groups.setdefault(key, []).append(tok)
-    return list(groups.values())
-
-
-def _class_name(model, members: list[str]) -> str:
-    col = model.W_E[:, model.vocab.id(members[0])]
-    nz = np.flatnonzero(col)
-    if len(members) > 1 and len(nz) == 1:
-        return model.residual.labels[int(nz[0])]
-    return members[0] if len(members) == 1 else f"{members[0]}…"
-
-
-def _classes_ok(target: Target, canon, sample: list[Tokens]) -> bool:
-    limits.doing(f"checking target {limits.quoted(target.label)}")
-    with limits.blaming(sample, lambda s: target.classes_ok(canon, [s])):
-        return target.classes_ok(canon, sample)
-
-
-def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens]) -> tuple[list[Tokens], str, str]:
-    """Every small input, by class pattern where tokens are interchangeable (a certificate), else by token."""
-    inputs = puzzle.inputs
-    alphabet = list(inputs.alphabet)
-    classes = token_classes(model, alphabet)
-    if len(classes) < len(alphabet):
-        rep = {t: c[0] for c in classes for t in c}
-        canon = lambda s: [rep[t] for t in s]  # noqa: E731
-        if all(_classes_ok(t, canon, sample) for t in targets):
-            reps = [c[0] for c in classes]
-            top = inputs.exhaustive_max_len(len(reps))
-            if top >= inputs.min_len:
-                batch = list(inputs.exhaustive(reps, top))
-                names = "/".join(_class_name(model, c) for c in classes) if len(classes) <= 4 else f"{len(classes)}-class"
-                span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
-                return batch, (f"all {len(batch):,} {names} patterns of length {span} (certified: "
-                               f"{len(alphabet)} tokens fall into {len(classes)} interchangeable classes)"), \
-                    f"certified for all {len(batch):,} {names} patterns of length {span}"
-    top = inputs.exhaustive_max_len()
-    if top < inputs.min_len:
-        return [], "", ""
-    batch = list(inputs.exhaustive(alphabet, top))
-    span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
-    note = f"every input of length {span} ({len(batch):,} inputs)"
-    return batch, note, f"exhaustive to length {top}"
-
-
 # --- the check ----------------------------------------------------------------------------------------------------
-def _examples(puzzle) -> list[Tokens]:
-    return [list(e) if isinstance(e, str) and puzzle.inputs and all(len(a) == 1 for a in puzzle.inputs.alphabet)
-            else (e.split() if isinstance(e, str) else list(e)) for e in puzzle.examples]
-
-
 @contextlib.contextmanager
 def _hypothesis_stores_nothing_here():
     """hypothesis caches constants under ./.hypothesis; point it at a temporary folder so checking writes nothing."""
@@ -257,6 +199,15 @@ def _examples_tried(strategy, cfg) -> list[Tokens] | None:
     return None
 
 
+@contextlib.contextmanager
+def context():
+    """What a check runs under, and an audit of many answers too: each spec computed once per distinct input,
+    across stages, margins and answers; BLAS on one thread, since at puzzle sizes a second one gains nothing
+    and, spinning, costs a busy machine half its speed."""
+    with once.per_check(), one_blas_thread():
+        yield
+
+
 def check(attempt: Attempt, n_random: int | None = None, property_examples: int = 100,
           margins: bool = True) -> PuzzleResult:
     """Check an attempt against every target of its puzzle; never raises for the learner's mistakes.
@@ -267,9 +218,7 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
 
     def run() -> PuzzleResult:
         try:
-            # each spec runs once per distinct input, across stages and margins; BLAS on one thread, since at
-            # puzzle sizes a second one gains nothing and, spinning, costs a busy machine half its speed
-            with once.per_check(), one_blas_thread():
+            with context():
                 return _check(attempt, n_random, property_examples, margins)
         except (CircuitError, limits.TimeLimit):
             raise
@@ -299,7 +248,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     if puzzle.build is not None:
         limits.doing("building the model")
         try:
-            _declares_sharpness(attempt)
+            declares_sharpness(attempt)
             model = attempt.model()
             writes = guarantees.writes_for(attempt)
             if writes:
@@ -310,9 +259,9 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     for i, t in enumerate(puzzle.targets):
         limits.doing(f"checking target {limits.quoted(t.label)}")
         if isinstance(t, Structure):
-            results[i] = _check_structure(t, attempt, model)
+            results[i] = check_structure(t, attempt, model)
         elif isinstance(t, Code):
-            results[i] = _check_code(t, attempt, property_examples)
+            results[i] = check_code(t, attempt, property_examples)
     behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind == "behaviour"]
     coverage = Coverage()
     message = ""
@@ -337,7 +286,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     return result
 
 
-def _declares_sharpness(attempt) -> None:
+def declares_sharpness(attempt) -> None:
     """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
     from circuits.checking.margins import undeclared_sharpness
 
@@ -358,21 +307,18 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     failed: dict[int, Failure] = {}
     checked = np.zeros(len(targets), dtype=int)
     cov = Coverage(lengths=(inputs.min_len, inputs.max_len))
-    sample = inputs.sample(n_random, seed=inputs.seed)
-    examples = _examples(puzzle)
-    small, note, short = small_inputs(model, puzzle, targets, sample[:300] + examples)
-    extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
-    stages = [(STAGES[0], examples), (STAGES[1], small), (STAGES[2], sample + extremes)]
-    cov.examples, cov.small, cov.small_note, cov.random = len(examples), len(small), note, len(sample) + len(extremes)
-    cov.small_short, cov.small_max_len = short, max(map(len, small), default=0)
+    plan = Plan.of(puzzle, n_random, inputs)
+    small = plan.small(model, targets)
+    cov.examples, cov.small, cov.small_note, cov.random = len(plan.examples), len(small.inputs), small.note, len(plan.random)
+    cov.small_short, cov.small_max_len = small.short, max(map(len, small.inputs), default=0)
     from circuits.checking.certified import skipped_stages
 
-    cov.skipped = skipped_stages(puzzle, n_random, property_examples, small, True)  # margins: said by _check
-    probe = examples + sample[:300] + extremes
+    cov.skipped = skipped_stages(puzzle, n_random, property_examples, small.inputs, True)  # margins: said by _check
+    probe = plan.examples + plan.sample[:300] + plan.extremes
     if (dead := guarantees.dead_sharpness(attempt, attempt.model, probe, evaluate)) is not None:
         raise CircuitError(guarantees.dead_sharpness_message(dead, len(probe)))
     positions = np.full(len(targets), np.nan)  # per target, the positions that had an expectation
-    for stage, batch in stages:
+    for stage, batch in plan.stages(small):
         open_t = [t for t in range(len(targets)) if t not in failed]
         if not batch or not open_t:
             continue
@@ -432,7 +378,7 @@ def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> N
             e.hint = e.hint.rstrip(".") + f". This may follow from the failure of {name}, earlier in the circuit: fix that first."
 
 
-def _check_structure(target: Structure, attempt, model) -> TargetResult:
+def check_structure(target: Structure, attempt, model) -> TargetResult:
     try:
         rows = target.run(attempt.answer, model)
     except CircuitError as e:
@@ -445,7 +391,7 @@ def _check_structure(target: Structure, attempt, model) -> TargetResult:
     return res
 
 
-def _check_code(target: Code, attempt, n_examples: int) -> TargetResult:
+def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
     from hypothesis import HealthCheck, find, settings
     from hypothesis.errors import NoSuchExample
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from circuits.checking.plan import Plan
 from circuits.errors import CircuitError
 
 FAST_RANDOM = 1000  # random inputs in the fast check; a survivor is confirmed by the full check
@@ -268,20 +269,16 @@ class Numbers:
 FIRST = 100  # random inputs tried before the exhaustive small inputs: most mutants fail on a few
 
 
-def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | None = None) -> bool:
+def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | None = None,
+            plan: Plan | None = None) -> bool:
     """Whether the checker rejects `answer`: the full check's stages in order, stopping at the first failure,
     without margins, shrinking or the property test (a mutant this lets through is re-checked in full).
 
-    Cheapest first: the worked examples, a few random inputs, then every small input and the rest."""
-    from circuits.checking.checker import (
-        _check_code,
-        _check_structure,
-        _declares_sharpness,
-        _examples,
-        evaluate,
-        small_inputs,
-    )
+    Cheapest first: the worked examples, a few random inputs, then every small input and the rest. `plan`
+    (made with `n_random` random inputs) is shared by every mutant of an audit."""
     from circuits.checking import guarantees
+    from circuits.checking.checker import check_code, check_structure, declares_sharpness
+    from circuits.checking.evaluation import evaluate
     from circuits.checking.targets import Code, Structure
 
     trial = copy.copy(attempt)
@@ -290,7 +287,7 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
     model = None
     if puzzle.build is not None:
         try:
-            _declares_sharpness(trial)
+            declares_sharpness(trial)
             model = attempt.model(numbers.answer(attempt, answer) if numbers is not None else answer)
             writes = guarantees.writes_for(attempt)  # the guarantees the full check holds every answer to
             if writes:
@@ -298,23 +295,19 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
         except CircuitError:
             return True
     for t in puzzle.targets:
-        if isinstance(t, Structure) and _check_structure(t, trial, model).status != "passed":
+        if isinstance(t, Structure) and check_structure(t, trial, model).status != "passed":
             return True
-        if isinstance(t, Code) and _check_code(t, trial, 100).status != "passed":
+        if isinstance(t, Code) and check_code(t, trial, 100).status != "passed":
             return True
     behaviour = [t for t in puzzle.targets if t.kind == "behaviour"]
     if not behaviour:
         return False
-    inputs = guarantees.spanning(puzzle.inputs, model)
-    sample = inputs.sample(n_random, seed=inputs.seed)
-    examples = _examples(puzzle)
+    plan = plan or Plan.of(puzzle, n_random, guarantees.spanning(puzzle.inputs, model))
     fails = lambda batch: bool(batch) and not evaluate(model, behaviour, batch)[0].all()  # noqa: E731
     try:
-        if fails(examples) or fails(sample[:FIRST]):
+        if fails(plan.examples) or fails(plan.sample[:FIRST]):
             return True
-        small, _, _ = small_inputs(model, puzzle, behaviour, sample[:300] + examples)
-        extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
-        return fails(small) or fails(sample[FIRST:] + extremes)
+        return fails(plan.small(model, behaviour).inputs) or fails(plan.sample[FIRST:] + plan.extremes)
     except CircuitError:
         return True
 
@@ -346,26 +339,33 @@ def matches(name: str, pattern: str) -> bool:
 
 def audit(attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST_RANDOM) -> Audit:
     """Run every mutant; `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent)."""
+    from circuits.checking import guarantees
+    from circuits.checking.checker import context
+
     start = time.perf_counter()
     result = Audit(attempt.puzzle.id)
     numbers = Numbers()
-    for m in mutants(attempt):
-        if rejects(attempt, m.answer, n_random, numbers):
-            result.killed.append(m.name)
-            continue
-        reason = next((why for pattern, why in allowed if matches(m.name, pattern)), None)
-        if reason is not None:  # reviewed as equivalent: the full check is not needed to judge it
-            result.allowed.append((m.name, reason))
-        elif passes_in_full(attempt, m.answer):
-            result.survived.append(m.name)
-        else:
-            result.killed.append(m.name)
-    _probe(attempt, allowed, n_random, numbers, result)
+    # the same inputs for every mutant, made once (reaching the model's n_ctx, as the checker's do)
+    model = attempt.model() if attempt.puzzle.build is not None else None
+    plan = Plan.of(attempt.puzzle, n_random, guarantees.spanning(attempt.puzzle.inputs, model))
+    with context():  # as a check runs: specs computed once per input (here across mutants), BLAS on one thread
+        for m in mutants(attempt):
+            if rejects(attempt, m.answer, n_random, numbers, plan):
+                result.killed.append(m.name)
+                continue
+            reason = next((why for pattern, why in allowed if matches(m.name, pattern)), None)
+            if reason is not None:  # reviewed as equivalent: the full check is not needed to judge it
+                result.allowed.append((m.name, reason))
+            elif passes_in_full(attempt, m.answer):
+                result.survived.append(m.name)
+            else:
+                result.killed.append(m.name)
+        _probe(attempt, allowed, n_random, numbers, plan, result)
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _probe(attempt, allowed, n_random: int, numbers: Numbers, result: Audit) -> None:
+def _probe(attempt, allowed, n_random: int, numbers: Numbers, plan: Plan, result: Audit) -> None:
     """The tolerance probes (checking/probes.py): a small bias on one row of a matrix that writes, killed, allowed
     because the same row's large bias passes too (nothing reads it), or a survivor: a target that is too loose."""
     from circuits.checking.probes import probes
@@ -373,14 +373,14 @@ def _probe(attempt, allowed, n_random: int, numbers: Numbers, result: Audit) -> 
     for name, twin, matrix_name, (small, large) in probes(attempt, numbers):
         answer = copy.copy(attempt.answer)
         setattr(answer, matrix_name, small)
-        if rejects(attempt, answer, n_random, numbers):
+        if rejects(attempt, answer, n_random, numbers, plan):
             result.killed.append(name)
             continue
         reason = next((why for pattern, why in allowed if matches(name, pattern)), None)
         if reason is None:
             loud = copy.copy(attempt.answer)
             setattr(loud, matrix_name, large)
-            if not rejects(attempt, loud, n_random, numbers):
+            if not rejects(attempt, loud, n_random, numbers, plan):
                 reason = f"equivalent: {twin.removesuffix(' (large twin)')} passes too, so no target reads that row"
         if reason is not None:
             result.allowed.append((name, reason))

@@ -133,9 +133,9 @@ def _entry(x, name: str, where: str, params: Params | None) -> float:
 _PLAIN = (int, float, np.integer, np.floating)
 
 
-def _fast(raw: np.ndarray, params: Params | None) -> np.ndarray | None:
-    """Plain numbers at once, and symbolic matrices bound in one substitution; None when an entry needs a closer look."""
-    kinds = {type(x) for x in raw.flat}
+def _fast(raw: np.ndarray, params: Params | None, kinds: set[type]) -> np.ndarray | None:
+    """Plain numbers at once, and symbolic matrices bound in one substitution; None when an entry needs a closer look.
+    `kinds`: the types of the entries."""
     if all(issubclass(k, _PLAIN) and k is not bool for k in kinds):
         try:
             return raw.astype(np.float64)
@@ -186,7 +186,8 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
     if raw.size > MAX_ENTRIES:
         raise CircuitError(f"{name} has shape {_fmt_shape(raw.shape)}, {raw.size:,} entries; "
                            f"one matrix may hold at most {MAX_ENTRIES:,}")
-    if np.issubdtype(raw.dtype, np.complexfloating) or (raw.dtype == object and any(_is_complex(x) for x in raw.flat)):
+    kinds = {type(x) for x in raw.flat} if raw.dtype == object else set()  # once: a matrix holds few kinds of entry
+    if np.issubdtype(raw.dtype, np.complexfloating) or any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
         idx = next(i for i, x in np.ndenumerate(raw) if _is_complex(x))
         raise CircuitError(f"{name} has a complex entry {raw[idx]} at {_where(idx)} ({raw.dtype}); entries must be real")
     if labels is not None and isinstance(value, NamedMatrix):
@@ -207,7 +208,7 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
     if raw.dtype != object and np.issubdtype(raw.dtype, np.number) and not np.issubdtype(raw.dtype, np.complexfloating):
         out = np.array(raw, dtype=np.float64, order="C")  # our own copy, whatever layout the caller had
     else:
-        out = _fast(raw, params)
+        out = _fast(raw, params, kinds if raw.dtype == object else {type(x) for x in raw.flat})
         if out is None:  # entry by entry, so a bad one is named with its index
             out = np.empty(raw.shape, dtype=np.float64)
             for idx, x in np.ndenumerate(raw):
@@ -287,10 +288,10 @@ def symbols_in(value) -> set[str]:
         return set()
     if raw.dtype != object:
         return set()
+    kinds = {k for k in {type(x) for x in raw.flat} if k.__module__.split(".")[0] == "sympy"}
     out: set[str] = set()
-    for x in raw.flat:
-        if is_symbolic(x):
-            out |= {str(s) for s in getattr(x, "free_symbols", ())}
+    for x in {x for x in raw.flat if type(x) in kinds}:  # each distinct symbolic entry once (0, 1, s, s/2)
+        out |= {str(s) for s in getattr(x, "free_symbols", ())}
     return out
 
 
@@ -305,11 +306,18 @@ def exact(value, params: Params | None = None):
     if raw.ndim == 1:
         raw = raw.reshape(1, -1)
 
+    floats: dict[float, object] = {}  # each distinct float once: nsimplify is slow, and a matrix holds few (0, 1, ½)
+
+    def rational(f: float):
+        if f not in floats:
+            floats[f] = sympy.nsimplify(f, rational=True) if f.is_integer() or abs(f * 1e6 - round(f * 1e6)) < 1e-9 else sympy.Float(f)
+        return floats[f]
+
     def conv(x):
         if is_symbolic(x):
             return _bind(x, params) if params else x
         if isinstance(x, (float, np.floating)):
-            return sympy.nsimplify(float(x), rational=True) if float(x).is_integer() or abs(float(x) * 1e6 - round(float(x) * 1e6)) < 1e-9 else sympy.Float(float(x))
+            return rational(float(x))
         return sympy.sympify(x)
 
     return sympy.Matrix([[conv(x) for x in row] for row in raw.tolist()])

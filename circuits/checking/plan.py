@@ -1,0 +1,130 @@
+"""The plan of a check: the stages of inputs (worked examples, every small input, random inputs, the property
+test), made once per puzzle and shared by the checker, the mutation audit and the benchmark."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from circuits.checking import limits
+from circuits.checking.targets import Target, Tokens
+
+STAGES = ("worked example", "every small input", "random inputs", "property test")
+CLASS_SAMPLE = 300  # random inputs (besides the examples) on which token classes must not change a target's spec
+
+
+@dataclass(frozen=True)
+class Small:
+    """Every small input: by class pattern where tokens are interchangeable (a certificate), else by token."""
+
+    inputs: list[Tokens]
+    note: str = ""  # "every input of length ≤ 5 (3,905 inputs)", or the certified patterns
+    short: str = ""  # "exhaustive to length 5", or "certified for all … patterns of length ≤ 9"
+
+
+@dataclass
+class Plan:
+    """The inputs of a puzzle's check that do not depend on the answer, made once: a check, an audit of every
+    mutant and a benchmark all run the same batches. `small(model, targets)` adds the one stage that does
+    (token classes are read off the model's W_E), remembered per class partition."""
+
+    puzzle: object
+    examples: list[Tokens]
+    sample: list[Tokens]  # the random inputs
+    extremes: list[Tokens]  # the families' extreme inputs, checked with the random ones
+    _small: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, puzzle, n_random: int | None = None, inputs=None) -> Plan:
+        """The plan of `puzzle` with `n_random` random inputs (None: the puzzle's own number); `inputs`, when given,
+        replaces the puzzle's (the checker's reach the model's n_ctx: guarantees.spanning)."""
+        inputs = puzzle.inputs if inputs is None else inputs
+        if inputs is None:
+            return cls(puzzle, worked_examples(puzzle), [], [])
+        return cls(puzzle, worked_examples(puzzle), inputs.sample(n_random, seed=inputs.seed), extremes(inputs))
+
+    @property
+    def random(self) -> list[Tokens]:
+        """The random stage's batch: the sample, then the extremes."""
+        return self.sample + self.extremes
+
+    def small(self, model, targets: Sequence[Target]) -> Small:
+        """Every small input for `model` (its token classes decide whether patterns are certified) and `targets`."""
+        classes = token_classes(model, list(self.puzzle.inputs.alphabet))
+        key = (tuple(map(tuple, classes)), tuple(_class_name(model, c) for c in classes), tuple(map(id, targets)))
+        if key not in self._small:
+            self._small[key] = small_inputs(model, self.puzzle, targets, self.sample[:CLASS_SAMPLE] + self.examples,
+                                            classes)
+        return self._small[key]
+
+    def stages(self, small: Small) -> list[tuple[str, list[Tokens]]]:
+        """The batch stages in the order the checker runs them (the property test follows them)."""
+        return [(STAGES[0], self.examples), (STAGES[1], small.inputs), (STAGES[2], self.random)]
+
+
+def worked_examples(puzzle) -> list[Tokens]:
+    """The puzzle's worked examples as token lists: a string is split into characters when every token is one
+    character, else at spaces."""
+    chars = puzzle.inputs is not None and all(len(a) == 1 for a in puzzle.inputs.alphabet)
+    return [list(e) if isinstance(e, str) and chars else (e.split() if isinstance(e, str) else list(e))
+            for e in puzzle.examples]
+
+
+def extremes(inputs) -> list[Tokens]:
+    """The extreme inputs of the families that have them (the longest runs, the deepest nesting)."""
+    return [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
+
+
+# --- certification by token classes ----------------------------------------------------------------------------
+def token_classes(model, alphabet: Sequence[str]) -> list[list[str]]:
+    """Tokens grouped where every reader sees the same vector: identical W_E columns (and W_U rows, if any)."""
+    groups: dict[bytes, list[str]] = {}
+    for tok in alphabet:
+        i = model.vocab.id(tok)
+        key = model.W_E[:, i].tobytes() + (model.W_U[i].tobytes() if model.W_U is not None else b"")
+        groups.setdefault(key, []).append(tok)
+    return list(groups.values())
+
+
+def _class_name(model, members: list[str]) -> str:
+    col = model.W_E[:, model.vocab.id(members[0])]
+    nz = np.flatnonzero(col)
+    if len(members) > 1 and len(nz) == 1:
+        return model.residual.labels[int(nz[0])]
+    return members[0] if len(members) == 1 else f"{members[0]}…"
+
+
+def _classes_ok(target: Target, canon, sample: list[Tokens]) -> bool:
+    limits.doing(f"checking target {limits.quoted(target.label)}")
+    with limits.blaming(sample, lambda s: target.classes_ok(canon, [s])):
+        return target.classes_ok(canon, sample)
+
+
+def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens],
+                 classes: list[list[str]] | None = None) -> Small:
+    """Every small input, by class pattern where tokens are interchangeable (a certificate), else by token;
+    `sample` is where each target's spec must not tell the tokens of a class apart."""
+    inputs = puzzle.inputs
+    alphabet = list(inputs.alphabet)
+    classes = token_classes(model, alphabet) if classes is None else classes
+    if len(classes) < len(alphabet):
+        rep = {t: c[0] for c in classes for t in c}
+        canon = lambda s: [rep[t] for t in s]  # noqa: E731
+        if all(_classes_ok(t, canon, sample) for t in targets):
+            reps = [c[0] for c in classes]
+            top = inputs.exhaustive_max_len(len(reps))
+            if top >= inputs.min_len:
+                batch = list(inputs.exhaustive(reps, top))
+                names = "/".join(_class_name(model, c) for c in classes) if len(classes) <= 4 else f"{len(classes)}-class"
+                span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
+                return Small(batch, (f"all {len(batch):,} {names} patterns of length {span} (certified: "
+                                     f"{len(alphabet)} tokens fall into {len(classes)} interchangeable classes)"),
+                             f"certified for all {len(batch):,} {names} patterns of length {span}")
+    top = inputs.exhaustive_max_len()
+    if top < inputs.min_len:
+        return Small([])
+    batch = list(inputs.exhaustive(alphabet, top))
+    span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
+    return Small(batch, f"every input of length {span} ({len(batch):,} inputs)", f"exhaustive to length {top}")
