@@ -18,7 +18,8 @@ every other position (n_ctx = 16). first:a … first:d start empty.
             position 0 into first:*.
   head 1.0  write W_Q1 and W_K1 (d_head × 9): its query reads what head 0.0 wrote.
 
-Checked on every string of 1 to 15 tokens (scores are raw dot products, causal mask):
+For strings of 1 to 15 tokens (checked on every string of 1 to 6 tokens and on random
+strings of up to 15; scores are raw dot products, causal mask):
 
   (a) head 0.0's output on first:* is the one-hot first token, at every position (±0.1);
   (b) head 1.0 puts ≥ 0.9 of its attention on the later repeats of the first token,

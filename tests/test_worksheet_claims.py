@@ -1,0 +1,79 @@
+"""Worksheets say only what is true: each coverage claim in a puzzle's statement matches what the checker runs.
+
+The claims have one wording, which this test reads: "checked on every string of 1 to K …" (the
+exhaustive stage reaches length K), "random strings of up to N" (the random inputs reach length N),
+"(all M of them)" (the exhaustive stage has M inputs), "every sentence of the template (S" (the
+input families' deterministic extremes number S). The checker's figures come from the same planning
+functions `check` uses (checker.small_inputs, Inputs), so no full check runs here.
+"""
+
+import re
+
+import pytest
+from helpers import SOLUTIONS, solution
+
+from circuits.checking.checker import _examples, small_inputs
+
+STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))
+# the worksheets that state what they are checked on (issue 23 named the first seven as overclaiming)
+CLAIMING = ["07_induction_k_composition", "09_duplicate_token", "10_seen_before", "14_skip_trigram",
+            "15_q_composition", "17_kv_memory", "21_ioi_mini", "19_balanced_parens", "20_find_min"]
+
+
+def statement(stem: str) -> str:
+    """The worksheet's prose (the module docstring), on one line."""
+    attempt = solution(stem)
+    return " ".join((attempt.puzzle.build.__globals__["__doc__"] or "").split()) if attempt.puzzle.build else ""
+
+
+def claims(text: str) -> dict[str, list[int]]:
+    def numbers(pattern: str) -> list[int]:
+        return [int(m.replace(",", "")) for m in re.findall(pattern, text, flags=re.IGNORECASE)]
+
+    return {"exhaustive to": numbers(r"checked on every string of 1 to (\d+)"),
+            "random up to": numbers(r"random strings of up to (\d+)"),
+            "exhaustive count": numbers(r"\(all ([\d,]+) of them\)"),
+            "sentences": numbers(r"every sentence of the template \((\d+)")}
+
+
+def coverage(stem: str) -> dict[str, int]:
+    """What the checker runs on the reference: the longest exhaustive length and count, the random lengths."""
+    attempt = solution(stem)
+    puzzle, inputs = attempt.puzzle, attempt.puzzle.inputs
+    targets = [t for t in puzzle.targets if t.kind == "behaviour"]
+    sample = inputs.sample(None, seed=inputs.seed)
+    small, _, _ = small_inputs(attempt.model(), puzzle, targets, sample[:300] + _examples(puzzle))
+    extremes = [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
+    return {"exhaustive to": max(map(len, small), default=0), "random up to": inputs.max_len,
+            "exhaustive count": len(small), "sentences": len(extremes)}
+
+
+def test_the_claims_are_read():
+    """The patterns find the claims they are meant to (a regex that matches nothing would pass every worksheet)."""
+    text = ("Checked on every string of 1 to 6 tokens and on random strings of up to 15 (all 8,190 of "
+            "them); every sentence of the template (504: …)")
+    assert claims(text) == {"exhaustive to": [6], "random up to": [15], "exhaustive count": [8190], "sentences": [504]}
+
+
+@pytest.mark.parametrize("stem", CLAIMING)
+def test_the_worksheet_states_what_it_is_checked_on(stem):
+    assert any(claims(statement(stem)).values()), f"{stem}: no coverage claim in the worksheet"
+
+
+@pytest.mark.parametrize("stem", [s for s in STEMS if s != "00_attention"])
+def test_each_coverage_claim_matches_the_checker(stem):
+    said = claims(statement(stem))
+    if not any(said.values()):
+        pytest.skip("the worksheet makes no coverage claim")
+    runs = coverage(stem)
+    for what, values in said.items():
+        for value in values:
+            assert value == runs[what], (f"{stem}: the worksheet says {what} {value}, the checker runs "
+                                         f"{what} {runs[what]}")
+
+
+def test_an_overclaim_is_caught():
+    """The old wording of 09 ("every string of 1 to 11") against what the checker runs (every string to 6)."""
+    runs = coverage("09_duplicate_token")
+    said = claims("Checked on every string of 1 to 11 tokens after BOS")
+    assert said["exhaustive to"] == [11] and runs["exhaustive to"] == 6
