@@ -38,8 +38,9 @@ sharpness symbol `s`, bound in `params`). Checked per input, ≥ 0.9 of the atte
 and the prediction after "to": IO with log-prob ≥ −0.1. Checked on every sentence of the
 template (504: 12 ordered name pairs × 2 orders × 21 ways to place 0–5 fillers around S;
 the report counts them among its random inputs) and on random sentences. Head 0.0's rule
-is not about sentences: it is also checked on every string of 1 to 4 tokens and on random
-strings of up to 11 ("Ann Ann Ann and Bob Bob"), where the other heads have no target.
+is not about sentences: it is also checked on every string of 1 to 4 tokens, on random
+strings of up to 11 ("Ann Ann Ann and Bob Bob") and on a name written twice at every pair of
+positions of an 11-token string, where the other heads have no target.
 
 Worked example, "Ann and Bob then Bob gave to", read as 0 BOS, 1 Ann, 2 and, 3 Bob, 4 then,
 5 Bob, 6 gave, 7 to:
@@ -60,7 +61,7 @@ from dataclasses import dataclass
 import sympy
 
 from circuits import (
-    Attention, Basis, blank, CircuitError, Head, Inputs, Model, NextToken, Puzzle, Uniform, Vocab,
+    Attention, Basis, blank, CircuitError, Copies, Head, Inputs, Model, NextToken, Puzzle, Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
@@ -189,7 +190,8 @@ puzzle = Puzzle(
                   description="head 2.0 (name mover): from 'to', the indirect object (≥ 0.9)"),
         NextToken(next_is_io, lo=-0.1, description="after 'to' the indirect object has log-prob ≥ −0.1"),
     ],
-    inputs=Inputs(NAMES + FILLERS, min_len=1, max_len=N_CTX - 1, families=[Sentences(), Uniform()], n_random=2000),
+    inputs=Inputs(NAMES + FILLERS, min_len=1, max_len=N_CTX - 1, families=[Sentences(), Uniform(), Copies(NAMES + FILLERS)],
+                  n_random=2000),
     examples=["Ann and Bob then Bob gave to", "Ann and Bob then Ann gave to", "Cat and Dan Dan gave to",
               "Ann and Bob then Bob then gave to", "Ann Ann Ann and Bob Bob"],
     sharpness=["s"],
