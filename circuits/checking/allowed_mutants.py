@@ -70,11 +70,11 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("s × 10", SCALED_UP),
         ("γ × 10", "logits × 10 only where out: is set: flat stays flat, a right prediction only gets surer"),
         ("W_[QKV][[]*, out:*] 0 → *", "head 1.0 reads out:, which only head 1.0 itself writes: zero at its input"),
-        ("W_Q[[]*, bos] 0 → *", "only the BOS query reads bos; BOS sees one key, and nothing is predicted from BOS"),
+        ("W_Q[[]*, bos] 0 → *", "only the BOS query reads bos, and BOS sees one key (itself), which gets all "
+                                "the attention whatever it scores"),
         ("W_O[[]tok:*, *] 0 → 1", "W_U reads out: only, and layer 1 is the last: tok: is never read after it"),
         ("W_O[[]prev:*, *] 0 → 1", "W_U reads out: only, and layer 1 is the last: prev: is never read after it"),
         ("W_O[[]bos, *] 0 → 1", "W_U reads out: only, and layer 1 is the last: bos is never read after it"),
-        ("W_U[[]z, bos] 0 → γ", "bos is 1 only at BOS, whose prediction is never scored (no head writes bos)"),
     ],
 }
 
