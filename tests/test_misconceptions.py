@@ -174,7 +174,8 @@ def _head_1_writes_where_head_2_does(a, g):  # 05
 def _half_self_penalty(a, g):  # 09: 'not myself' at −s/2: a new token's own key ties with BOS
     for c in a.W_Q.cols.labels:
         if c.startswith("pos:"):
-            a.W_Q.values[:, a.W_Q.cols.index(c)] = [x / 2 if x != 0 else 0 for x in a.W_Q.values[:, a.W_Q.cols.index(c)]]
+            j = a.W_Q.cols.index(c)
+            a.W_Q.values[:, j] = [x / 2 for x in a.W_Q.values[:, j]]
 
 
 def _doubled_angles(a, g):  # 11: token k written at the corner of 2k
@@ -224,6 +225,11 @@ def _cities_swapped(a, g):  # 17: two facts with different cities exchange them
     i, j = next((i, j) for i in range(len(facts)) for j in range(i) if facts[i][1] != facts[j][1])
     for k, other in ((i, j), (j, i)):
         a.W_out[f"city:{facts[k][1]}", k], a.W_out[f"city:{facts[other][1]}", k] = 0, 1
+
+
+def _bos_at_half(a, g):  # 18: BOS must score like a match here, so the split is even
+    a.W_Q = [row[:] for row in a.W_Q]
+    a.W_Q[4] = [x / 2 for x in a.W_Q[4]]
 
 
 def _baked_histogram(a, g):  # 18: numbers with s = 20 baked in, s parked on the BOS query
@@ -287,8 +293,10 @@ CASES = [
     Case("02_first_consonant", "only vowel queries read `first`", answer(W_Q=[[1, 0, 0]]),
          "at position 1 'b' the expected head 0.0 z (A·V) is [0, 0], yours is [0.5, 0]"),
     # 03 uniform (also: a key preferring vowels, counting consonants)
-    Case("03_uniform", "counting letters, not vowels", answer(W_V=[[1, 1]]), "the expected head 0.0 z (A·V) is [0], yours is [1]"),
-    Case("03_uniform", "vowels minus consonants", answer(W_V=[[1, -1]]), "the expected head 0.0 z (A·V) is [0], yours is [-1]"),
+    Case("03_uniform", "counting letters, not vowels", answer(W_V=[[1, 1]]),
+         "the expected head 0.0 z (A·V) is [0], yours is [1]"),
+    Case("03_uniform", "vowels minus consonants", answer(W_V=[[1, -1]]),
+         "the expected head 0.0 z (A·V) is [0], yours is [-1]"),
     Case("03_uniform", "a key preferring consonants", answer(W_Q=[[1, 1]], W_K=[[0, 1]]),
          "at position 1 'b' the expected head 0.0 z (A·V) is [0.5], yours is [0.269]"),
     # 04 previous token (also: too small s, the rotation turned the wrong way, the scale baked in)
@@ -325,15 +333,19 @@ CASES = [
          "copying score Σλ/Σ|λ| of W_U W_OV W_E is -1.000 (needs ≥ 0.9)"),
     Case("11_copying_head", "angles doubled: token k written at corner 2k", _doubled_angles,
          "copying score Σλ/Σ|λ| of W_U W_OV W_E is 0.000 (needs ≥ 0.9)"),
-    Case("11_copying_head", "x and y swapped in W_O: a reflection", _xy_swapped, "of W_U W_OV W_E is -0.000 (needs ≥ 0.9)"),
+    Case("11_copying_head", "x and y swapped in W_O: a reflection", _xy_swapped,
+         "of W_U W_OV W_E is -0.000 (needs ≥ 0.9)"),
     # 12 successor head (also: a copying head, the predecessor)
-    Case("12_successor_head", "rotated by 2θ: the successor's successor", _twice_the_turn, "(wrong: 0 → 2, 1 → 3, 2 → 4, 3 → 5 …)"),
+    Case("12_successor_head", "rotated by 2θ: the successor's successor", _twice_the_turn,
+         "(wrong: 0 → 2, 1 → 3, 2 → 4, 3 → 5 …)"),
     Case("12_successor_head", "too small a γ", answer(params={"γ": 3}),
          "after position 0 '0' the expected next token has log-prob -0.888 < -0.1"),
-    Case("12_successor_head", "both value rows read mod:x", _one_coordinate, "(wrong: 0 → 2, 2 → 2, 3 → 7, 4 → 7 …)"),
+    Case("12_successor_head", "both value rows read mod:x", _one_coordinate,
+         "(wrong: 0 → 2, 2 → 2, 3 → 7, 4 → 7 …)"),
     # 13 copy suppression (also: a positive head, a query on content)
     Case("13_copy_suppression", "BOS scored like a match", bos_like_a_match("W_Q", 5, "pred:"),
-         "at position 2 'b' the expected residual pred:a, pred:b, pred:c, pred:d, pred:e is [0, 0, 0, 0, 0], yours is [0, 0, 0.5, 0, 0]"),
+         "at position 2 'b' the expected residual pred:a, pred:b, pred:c, pred:d, pred:e is [0, 0, 0, 0, 0], "
+         "yours is [0, 0, 0.5, 0, 0]"),
     Case("13_copy_suppression", "suppresses the next token, not the attended one", _suppress_the_next,
          "is [0, 0, 0, 0, 0], yours is [0, 0, 1, -1, 0]"),
     Case("13_copy_suppression", "too small a sharpness", answer(params={"s": 2}),
@@ -365,6 +377,9 @@ CASES = [
     # 18 histogram (also: no BOS, BOS twice as high, too little sharpness)
     Case("18_histogram", "the value counts tokens, not BOS", answer(W_V=[[1, 1, 1, 1, 0]]),
          "at position 2 'a' the expected head 0.0 z (A·V) is [0.333], yours is [0.667]"),
+    Case("18_histogram", "BOS at half a match, the habit of puzzle 09", _bos_at_half,
+         "at query 1 'a' the targets are keys 0, 1, each needing ≥ 0.495 (an even share of 0.99), "
+         "but head 0.0 puts only 0.000 on key 0"),
     Case("18_histogram", "the scale baked in, s parked on the BOS query", _baked_histogram, "sharpness",
          xfail="live sharpness symbol"),
     # 19 balanced parentheses (also: a shallow step, forgetting negatives, counting opens only)
@@ -375,7 +390,8 @@ CASES = [
          "head 1.0 writes ever"),
     # 20 find the minimum (also: no position term, too strong a one, the latest copy, too little sharpness)
     Case("20_find_min", "a position term that outweighs a value step from length 13",
-         answer(W_Q=[[0, s, 0]], W_K=[[-1, 0, -1.4]], params={"s": 200}), "at query 12 '0' the target is key 12 '0', but head 0.0 puts only 0.000 there", examples=[]),
+         answer(W_Q=[[0, s, 0]], W_K=[[-1, 0, -1.4]], params={"s": 200}), 
+         "at query 12 '0' the target is key 12 '0', but head 0.0 puts only 0.000 there", examples=[]),
     # 21 IOI (also: a dup head finding itself, no S-inhibition, inhibiting the wrong way, the template whole)
     Case("21_ioi_mini", "a positional S-inhibition head: two back from 'to'", _positional_s_inhibition,
          "at query 7 'to' the target is key 4 'Ann', but head 1.0 puts only 0.000 there", examples=[]),
@@ -465,8 +481,7 @@ def _param(case: Case):
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_the_misconception_is_rejected_with_its_report(reference, case):
-    result = check(wrong(reference(case.stem), case.edit, case.examples), n_random=2000, property_examples=50,
-                   margins=False)
+    result = check(wrong(reference(case.stem), case.edit, case.examples), n_random=2000, margins=False)
     assert result.status == "failing", [(t.label, t.status, t.message) for t in result.targets]
     line = key_line(result)
     assert case.expect in line, f"{case.expect!r} is not in the report's key line:\n{line}"
@@ -483,8 +498,7 @@ def test_every_puzzle_has_five_misconceptions(stem):
     assert len(here) + len(reused) >= 5, f"{stem}: {len(here)} here + {len(reused)} reused < 5"
 
 
-def test_the_reference_answers_pass(reference):
-    """The edits are what fail, not the harness: the unedited copy of each reference passes."""
-    for stem in sorted({c.stem for c in CASES}):
-        result = check(wrong(reference(stem), lambda a, g: None), n_random=2000, property_examples=50, margins=False)
-        assert result.status == "solved", (stem, [(t.label, t.status, t.message) for t in result.targets])
+def test_the_harness_changes_nothing_by_itself(reference):
+    """The edits are what fail, not the copying: an unedited copy of a reference passes, worked examples removed."""
+    result = check(wrong(reference("21_ioi_mini"), lambda a, g: None, examples=[]), n_random=2000, margins=False)
+    assert result.status == "solved", [(t.label, t.status, t.message) for t in result.targets]
