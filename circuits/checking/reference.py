@@ -106,12 +106,20 @@ def compare_attention(answer, example) -> str | None:
             return f"{name} has shape {yours.shape} but needs {expected.shape} (for {case})"
         if np.isnan(yours).any():
             where = tuple(int(i) for i in np.argwhere(np.isnan(yours))[0])
-            return f"{name} has NaN at {list(where)} — a row with every key masked must be all zeros (for {case})"
+            return f"{name} has NaN at {list(where)} — {_why_nan(Q, K, mask, *where[:2])} (for {case})"
         if not np.allclose(yours, expected, atol=1e-9):
             where = tuple(int(i) for i in np.argwhere(~np.isclose(yours, expected, atol=1e-9))[0])
             return (f"{name} differs at {list(where)}: yours {yours[where]:.6g}, expected {expected[where]:.6g} (for {case})\n"
                     f"Q = {_show(Q)}\nK = {_show(K)}\nV = {_show(V)}\nyour {name} = {_show(yours)}\nexpected {name} = {_show(expected)}")
     return None
+
+
+def _why_nan(Q, K, mask, b: int, q: int) -> str:
+    """What a NaN in row (b, q) most likely comes from: a fully masked row, or exp overflowing on large scores."""
+    if mask is not None and not mask[b, q].any():
+        return "a row with every key masked must be all zeros"
+    top = float(np.abs(K[b] @ Q[b, q]).max()) / np.sqrt(Q.shape[-1])
+    return f"this row's scores reach ±{top:.4g}, where exp overflows (past 709): subtract the row's max before exp"
 
 
 def compare_mask(answer, T) -> str | None:
