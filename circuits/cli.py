@@ -343,8 +343,9 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
         elif isinstance(t, NextToken) and trace.logprobs is not None:
             vocab = trace.model.vocab
             off = trace.ids.shape[1] - len(tokens)
+            at_bos = [t.after_bos(tokens)] if off and t.after_bos is not None else []  # the prediction made at BOS
             out.append({"label": t.label, "kind": "next-token", "readout": "next-token prediction",
-                        "expected": [None] * off + list(t.spec(tokens)),
+                        "expected": [None] * (off - len(at_bos)) + at_bos + list(t.spec(tokens)),
                         "output": [vocab.tokens[int(i)] for i in trace.logprobs[0].argmax(-1)]})
     return out
 

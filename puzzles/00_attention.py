@@ -22,7 +22,7 @@ scores = [1, 0] / √2 = [0.707, 0];  A = [[[0.670, 0.330]]];  C = [[[1.660]]].
 
 Your functions are compared with the library's own, on random shapes, values and masks
 (hypothesis shrinks any disagreement to the smallest case). Those live in
-circuits/reference.py, outside this file, so what you are checked against stays fixed;
+circuits/checking/reference.py, outside this file, so what you are checked against stays fixed;
 handing them in as your own fails. Write yours in numpy.
 """
 
@@ -40,7 +40,7 @@ puzzle = Puzzle(
     targets=[
         Code("causal_mask(T) is True exactly where j ≤ i, for T = 1..64",
              strategy=reference.mask_sizes, compare=reference.compare_mask, examples=[1, 2, 5]),
-        Code("attention(Q, K, V, mask) matches the library's on random shapes, values and masks, "
+        Code("attention(Q, K, V, mask) matches the library's on random shapes, values up to ±500 and masks, "
              "fully masked rows included",
              strategy=reference.attention_inputs, compare=reference.compare_attention,
              examples=[(np.array([[[1.0, 0.0]]]), np.array([[[1.0, 0.0], [0.0, 1.0]]]), np.array([[[1.0], [3.0]]]), None),

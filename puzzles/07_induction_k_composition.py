@@ -22,7 +22,8 @@ Write two heads (scores are raw dot products q·k, with a causal mask):
   head 2 = head 1.0, the induction head.  W_Q2 (4 × 13) reads the current content,
       W_K2 (4 × 13) reads prev:a … prev:d.
 
-Checked on every string of 1 to 15 tokens (after BOS):
+For strings of 1 to 15 tokens after BOS (checked on every string of 1 to 6 tokens and on
+random strings of up to 15):
 
   head 0.0 puts ≥ 0.9 of its attention on the previous position (on BOS, for the first token);
   head 1.0 puts ≥ 0.9 of its attention on the position right after the previous copy of
@@ -33,9 +34,9 @@ Why BOS? Position 0 has no previous position, so the previous-token head can onl
 to itself there, and would write position 0's own token into prev. With BOS at position 0
 that token has no content: keys 0 and 1 announce nothing.
 
-Your W_K2 must read exactly the directions W_O1 writes; the K-composition score of the two
-heads, ‖W_QK² W_OV¹‖ / (‖W_QK²‖ ‖W_OV¹‖), then sits above that of random matrices of the same
-rank: the reference scores 0.500 against 0.264 ± 0.062, z = +3.8, which `circuits analyze 07`
+In the reference, W_K2 reads exactly the directions W_O1 writes; the K-composition score of
+the two heads, ‖W_QK² W_OV¹‖ / (‖W_QK²‖ ‖W_OV¹‖), then sits above that of random matrices of
+the same rank (not checked: a measurement to compare yours with): the reference scores 0.500 against 0.264 ± 0.062, z = +3.8, which `circuits analyze 07`
 calls "above" (beyond 3 standard deviations; run it once you have an answer). Multiply both
 queries by a sharpness symbol `s`, bound in `params`: a blurred previous-token pattern blurs
 every key of head 2.

@@ -14,7 +14,8 @@ position embedding might be):
     x at position n holding token t  =  tok:t + pos:n        (BOS at 0: bos + pos:0)
 
 Write one head, W_Q and W_K (d_head × 17, d_head of your choice; scores are raw dot
-products, causal mask). Checked on every string of 1 to 11 tokens after BOS:
+products, causal mask). For strings of 1 to 11 tokens after BOS (checked on every string
+of 1 to 6 tokens and on random strings of up to 11):
 
   at each query whose token appeared before, head 0.0 puts ≥ 0.9 of its attention on the
   earlier copies of that token, together (all of them, as the detector counts them; the

@@ -23,7 +23,8 @@ Write the MLP: W_in (d_mlp × 16) and W_out (16 × d_mlp), a ReLU between, so th
 position it writes 1 into the city of the fact that the previous and the current token
 complete, and nothing else anywhere (within 0.1 in each direction): nothing at all where
 the pair is not one of the four facts, even where only half of it matches
-("Alan Lovelace", "Marie Turing"). Checked on every string of 1 to 8 names.
+("Alan Lovelace", "Marie Turing"). Checked on every string of 1 to 4 names and on random
+strings of up to 8.
 
 Worked example, "Alan Lovelace Ada Lovelace", with one unit for Ada Lovelace that only
 adds its two halves, W_in's row = prev:Ada + tok:Lovelace, W_out's column = city:London:

@@ -1,11 +1,15 @@
-"""Puzzle 19 · Balanced parentheses (Dyck-1) with frac_prevs      (from tracr's make_shuffle_dyck)
+"""Puzzle 19 · Balanced parentheses (Dyck-1) with frac_prevs  (adapted from tracr's make_shuffle_dyck)
 
 Chapter: Algorithms from RASP / tracr. A string of ( and ) is balanced when its running
-balance (+1 for each (, −1 for each )) never drops below zero and ends at zero. tracr
-compiles this check (`make_shuffle_dyck` with one pair of brackets) from uniform attention,
-its `frac_prevs`: a head that attends evenly to positions 0..i averages what it reads there,
-so it writes the balance as a *fraction*, (opens − closes) / (i + 1). MLPs then make
-decisions from such fractions. Build the whole program, for every prefix of the input.
+balance (+1 for each (, −1 for each )) never drops below zero and ends at zero. tracr's
+`make_shuffle_dyck` (here with one pair of brackets) builds this check from uniform
+attention, its `frac_prevs`: a head that attends evenly to positions 0..i averages what it
+reads there, so it writes the balance as a *fraction*, (opens − closes) / (i + 1). MLPs then
+make decisions from such fractions. tracr's program is non-causal: whether the balance went
+negative anywhere is read by a head attending to every position of the whole string, and
+whether it ends at zero by a head reading the last one, so every position gets the one
+verdict on the whole string. Adapted here to a causal model: the same steps, read over each
+prefix only, give a verdict for every prefix of the input. Build that whole program.
 
 Tokens ( and ); no BOS. The residual stream (d_model = 7):
 

@@ -7,10 +7,11 @@ S, that this name came before; S-inhibition heads carry "S is John" to the last 
 mover heads there attend to the names in the sentence, except the inhibited one, and copy the
 one they find (Mary) into the logits. Build one head of each class.
 
-The sentences: "X and Y then … then S gave to", where {X, Y} are two of the names Ann, Bob,
-Cat, Dan in either order (IO first or S first, as the paper's ABBA and BABA templates), S is
-the one repeated, and "then" fills 0 to 5 places. The model must predict IO after "to".
-Every input starts with BOS; n_ctx = 12.
+The sentences: "X and Y then … S then … gave to", where {X, Y} are two of the names Ann,
+Bob, Cat, Dan in either order (IO first or S first, as the paper's ABBA and BABA templates),
+S is the one repeated, and "then" fills 0 to 5 places in all, before S, after it or both
+("Ann and Bob then Bob then gave to"). The model must predict IO after "to". Every input
+starts with BOS; n_ctx = 12, so a sentence has 6 to 11 tokens.
 
 The residual stream (d_model = 30):
 
@@ -35,8 +36,11 @@ sharpness symbol `s`, bound in `params`). Checked per input, ≥ 0.9 of the atte
   head 2.0 (W_Q2, W_K2)  the name mover: from "to", the IO (a name, but not the one in s:);
 
 and the prediction after "to": IO with log-prob ≥ −0.1. Checked on every sentence of the
-template (144: 12 ordered name pairs × 2 orders × 0–5 fillers) and on whatever the shrinker
-makes of them (where only head 0.0's rule still applies).
+template (504: 12 ordered name pairs × 2 orders × 21 ways to place 0–5 fillers around S;
+the report counts them among its random inputs) and on random sentences. Head 0.0's rule
+is not about sentences: it is also checked on every string of 1 to 4 tokens, on random
+strings of up to 11 ("Ann Ann Ann and Bob Bob") and on a name written twice at every pair of
+positions of an 11-token string, where the other heads have no target.
 
 Worked example, "Ann and Bob then Bob gave to", read as 0 BOS, 1 Ann, 2 and, 3 Bob, 4 then,
 5 Bob, 6 gave, 7 to:
@@ -57,7 +61,7 @@ from dataclasses import dataclass
 import sympy
 
 from circuits import (
-    Attention, Basis, blank, CircuitError, Head, Inputs, Model, NextToken, Puzzle, Vocab,
+    Attention, Basis, blank, CircuitError, Copies, Head, Inputs, Model, NextToken, Puzzle, Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
@@ -93,13 +97,17 @@ s = sympy.Symbol("s")  # the sharpness
 
 def parse(tokens: list[str]):
     """(IO, position of S2, position of IO) if `tokens` is a sentence of the template, else None."""
-    if len(tokens) < 6 or tokens[1] != "and" or tokens[-2:] != ["gave", "to"] or set(tokens[3:-3]) - {"then"}:
+    if len(tokens) < 6 or tokens[1] != "and" or tokens[-2:] != ["gave", "to"]:
         return None
-    x, y, subject = tokens[0], tokens[2], tokens[-3]
+    middle = tokens[3:-2]  # then … S then …
+    names = [i for i, t in enumerate(middle) if t != "then"]
+    if len(names) != 1:
+        return None
+    x, y, subject = tokens[0], tokens[2], middle[names[0]]
     if not {x, y} <= set(NAMES) or x == y or subject not in (x, y):
         return None
     io = y if subject == x else x
-    return io, len(tokens) - 3, tokens.index(io)
+    return io, 3 + names[0], tokens.index(io)
 
 
 def earlier_copy(tokens: list[str]) -> list[object]:
@@ -124,14 +132,14 @@ def next_is_io(tokens: list[str]) -> list[object]:
 
 @dataclass(frozen=True)
 class Sentences:
-    """The IOI template with random names, order and filler: "X and Y then … S gave to"."""
+    """The IOI template with random names, order and fillers: "X and Y then … S then … gave to"."""
 
     name: str = "IOI sentences"
 
     @staticmethod
-    def make(io: str, subject: str, io_first: bool, fill: int) -> list[str]:
+    def make(io: str, subject: str, io_first: bool, before: int, after: int = 0) -> list[str]:
         x, y = (io, subject) if io_first else (subject, io)
-        return [x, "and", y] + ["then"] * fill + [subject, "gave", "to"]
+        return [x, "and", y] + ["then"] * before + [subject] + ["then"] * after + ["gave", "to"]
 
     def sample(self, rng, n, alphabet, lo, hi):
         if hi < 6:
@@ -139,20 +147,24 @@ class Sentences:
         out = []
         for fill in rng.integers(max(lo, 6) - 6, hi - 6 + 1, size=n):
             io, subject = (NAMES[int(i)] for i in rng.permutation(len(NAMES))[:2])
-            out.append(self.make(io, subject, bool(rng.integers(2)), int(fill)))
+            before = int(rng.integers(0, fill + 1))
+            out.append(self.make(io, subject, bool(rng.integers(2)), before, int(fill) - before))
         return out
 
     def extremes(self, lo: int, hi: int) -> list[list[str]]:
         """Every sentence of the template with lo..hi tokens."""
-        return [self.make(io, subject, first, L - 6) for L in range(max(lo, 6), hi + 1)
+        return [self.make(io, subject, first, before, L - 6 - before) for L in range(max(lo, 6), hi + 1)
+                for before in range(L - 6 + 1)
                 for io, subject in itertools.permutations(NAMES, 2) for first in (True, False)]
 
     def strategy(self, alphabet, lo, hi):
         from hypothesis import strategies as st
 
         pairs = st.sampled_from(list(itertools.permutations(NAMES, 2)))
-        return st.builds(lambda p, first, fill: self.make(p[0], p[1], first, fill),
-                         pairs, st.booleans(), st.integers(max(lo, 6) - 6, hi - 6))
+        fills = st.integers(max(lo, 6) - 6, hi - 6).flatmap(
+            lambda fill: st.tuples(st.integers(0, fill), st.just(fill)))
+        return st.builds(lambda p, first, f: self.make(p[0], p[1], first, f[0], f[1] - f[0]),
+                         pairs, st.booleans(), fills)
 
 
 def build(answer) -> Model:
@@ -178,8 +190,10 @@ puzzle = Puzzle(
                   description="head 2.0 (name mover): from 'to', the indirect object (≥ 0.9)"),
         NextToken(next_is_io, lo=-0.1, description="after 'to' the indirect object has log-prob ≥ −0.1"),
     ],
-    inputs=Inputs(NAMES + FILLERS, min_len=6, max_len=N_CTX - 1, families=[Sentences()], n_random=200),
-    examples=["Ann and Bob then Bob gave to", "Ann and Bob then Ann gave to", "Cat and Dan Dan gave to"],
+    inputs=Inputs(NAMES + FILLERS, min_len=1, max_len=N_CTX - 1, families=[Sentences(), Uniform(), Copies(NAMES + FILLERS)],
+                  n_random=2000),
+    examples=["Ann and Bob then Bob gave to", "Ann and Bob then Ann gave to", "Cat and Dan Dan gave to",
+              "Ann and Bob then Bob then gave to", "Ann Ann Ann and Bob Bob"],
     sharpness=["s"],
     source="Wang, Variengien, Conmy, Shlegeris & Steinhardt (2022), Interpretability in the Wild: "
            "a Circuit for Indirect Object Identification in GPT-2 small",

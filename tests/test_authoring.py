@@ -420,3 +420,16 @@ def test_an_allow_list_entry_pasted_from_the_audits_survivor_line_matches():
         assert matches(name, f"{entry}: {change}") and matches(name, f"  {entry}: {change}")
     assert not matches("W_Q[0, consonant] × −1", "W_Q[0, vowel]: × −1")
     assert not matches("W_Q[0, consonant] × −1", "W_Q[0, consonant]: × 10")
+
+
+def test_an_after_bos_that_names_no_token(here):
+    """NextToken(after_bos=…) reads the prediction made at BOS; what it names must be a token (puzzle 08 uses it)."""
+    path = write(here, "HeadZ, Inputs, Output, Puzzle", "HeadZ, Inputs, NextToken, Output, Puzzle")
+    text = path.read_text(encoding="utf-8").replace(
+        "Attention(0, 0, where, min_mass=0.9)]",
+        "Attention(0, 0, where, min_mass=0.9),\n             NextToken(lambda t: [None] * len(t), after_bos=lambda t: 'z')]")
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CircuitError) as e:
+        load(path)
+    assert one_line(e) == ("92_first.py: targets[2] (NextToken): after_bos('cbcce') returned 'z', which is not a token "
+                           "of the puzzle's alphabet")

@@ -212,8 +212,10 @@ def test_21_the_template_is_checked_whole():
     attempt = solution("21_ioi_mini")
     family = attempt.puzzle.inputs.families[0]
     sentences = family.extremes(6, 11)
-    assert len(sentences) == len({tuple(s) for s in sentences}) == 144
-    assert all(attempt.puzzle.targets[3].spec(s)[-1] not in (None, s[-3]) for s in sentences)
+    assert len(sentences) == len({tuple(s) for s in sentences}) == 504  # 12 pairs × 2 orders × 21 filler placings
+    assert all(s.count(attempt.puzzle.targets[3].spec(s)[-1]) == 1 for s in sentences)  # the IO, never S
+    assert {s.index("gave") - 1 - max(i for i, t in enumerate(s) if t != "then" and i < s.index("gave"))
+            for s in sentences} == set(range(6))  # S2 stands 0–5 fillers before "gave"
 
 
 # --- the worked examples say what the model does ---------------------------------------------------------------

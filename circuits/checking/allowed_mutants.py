@@ -70,11 +70,11 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("s × 10", SCALED_UP),
         ("γ × 10", "logits × 10 only where out: is set: flat stays flat, a right prediction only gets surer"),
         ("W_[QKV][[]*, out:*] 0 → *", "head 1.0 reads out:, which only head 1.0 itself writes: zero at its input"),
-        ("W_Q[[]*, bos] 0 → *", "only the BOS query reads bos; BOS sees one key, and nothing is predicted from BOS"),
+        ("W_Q[[]*, bos] 0 → *", "only the BOS query reads bos, and BOS sees one key (itself), which gets all "
+                                "the attention whatever it scores"),
         ("W_O[[]tok:*, *] 0 → 1", "W_U reads out: only, and layer 1 is the last: tok: is never read after it"),
         ("W_O[[]prev:*, *] 0 → 1", "W_U reads out: only, and layer 1 is the last: prev: is never read after it"),
         ("W_O[[]bos, *] 0 → 1", "W_U reads out: only, and layer 1 is the last: bos is never read after it"),
-        ("W_U[[]z, bos] 0 → γ", "bos is 1 only at BOS, whose prediction is never scored (no head writes bos)"),
     ],
 }
 
@@ -147,10 +147,13 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
 ALLOWED.update(ALLOWED_CURRICULUM_A)
 
 # --- curriculum B (puzzles 16-21): kept apart to ease merging (moved here from tests/test_mutants.py) ----------------------
-IOI_TEMPLATE = ("head 0.0's rows 4–15 only say 'not myself' (query pos:i against key pos:i), and a repeated name "
-                "stands only at positions 4–9: this edit moves scores only where no repeated name stands, at keys the "
-                "query cannot see (later positions), or toward BOS for a query whose target is BOS; every sentence "
-                "of the template (the puzzle's whole input space, 144) is checked: another correct answer")
+IOI_BOS_QUERY = ("the edit changes only the scores of the query at position 0, BOS (pos:0 is BOS's alone, and row 4's "
+                 "query is −s·pos:0), and the BOS query sees one key, itself: equivalent on every input")
+IOI_LATER_KEY = ("row 4 + i of head 0.0 reads key pos:i; the edit gives it the query at position i − 5, which cannot "
+                 "see position i (causal mask): equivalent on every input")
+IOI_FILLER_KEY = ("rows 5–15 of head 0.0 carry the query −s·pos:i, so the 1 lowers keys holding this filler by s for "
+                  "the query at position i: a filler is never head 0.0's target (an earlier copy of a name, or BOS), so "
+                  "the attention on the target only rises, on every input")
 ALLOWED_B: dict[str, list[tuple[str, str]]] = {
     "16_xor_mlp": [
         ("W_in[[]*, 3] 0 → *", "the MLP reads xor, which only the MLP itself writes: zero at its input"),
@@ -189,9 +192,10 @@ ALLOWED_B: dict[str, list[tuple[str, str]]] = {
         ("W_[QK]0 columns bos ↔ pos:0", "BOS always stands at position 0: bos and pos:0 are the same on every input"),
         ("W_Q0[[]8, bos] 0 → s", "only the BOS query reads bos, and BOS sees one key"),
         ("W_Q0[[]4, tok:and] 0 → s", "row 4 meets key pos:0, which is BOS: 'and' (whose target is BOS) only gains on it"),
-        *((pattern, IOI_TEMPLATE) for pattern in (
-            "W_[QK]0[[]*, pos:*", "W_[QK]0 rows 14 ↔ 15", "W_[QK]0 columns pos:1[01] ↔ *",
-            "W_K0[[]3, pos:10] 0 → 1", "W_K0[[][4-7], tok:*] 0 → 1")),
+        ("W_Q0[[]*, pos:0] *", IOI_BOS_QUERY),
+        ("W_K0[[]4, *", IOI_BOS_QUERY),
+        *((f"W_Q0[{10 + k}, pos:{1 + k}] 0 → s", IOI_LATER_KEY) for k in range(6)),
+        *((f"W_K0[{row}, tok:{f}] 0 → 1", IOI_FILLER_KEY) for row, f in ((5, "then"), (6, "gave"), (7, "to"))),
         ("W_Q1[[]0, *] 0 → s", "W_K1 reads dup only, so W_Q1's one row only sets how much 'to' prefers a key with dup: "
                               "at 'to' an added entry reads 0 (another tok:, bos, pos:0–5, s:, out:), ≈ 0 (dup) or "
                               "its own position (×2: sharper); no other query has a target"),

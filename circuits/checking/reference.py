@@ -27,8 +27,11 @@ LIBRARY = {attention, causal_mask, functional.causal_mask, functional.attention,
 
 
 def attention_inputs():
-    """Random batches (Q, K, V, mask): shapes 1–3 × 1–5 × 1–4, values in [−5, 5] (Q and K sometimes × 100, where
-    exp overflows unless the softmax subtracts its row's max), masks with fully masked rows."""
+    """Random batches (Q, K, V, mask) over the whole stated range: shapes 1–3 × 1–5 × 1–4; entries of Q and K
+    anywhere in [−5, 5] or in [−500, 500], ±500 themselves among them (scores then reach ±250 000 per
+    dimension, far past where exp overflows unless each row's max is subtracted); masks at random, masks
+    that hide each row's largest score (a softmax taking its max before masking underflows there), and
+    fully masked rows."""
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
 
@@ -36,13 +39,22 @@ def attention_inputs():
     def draw_inputs(draw):
         b, t, s = draw(st.integers(1, 3)), draw(st.integers(1, 5)), draw(st.integers(1, 5))
         d, dv = draw(st.integers(1, 4)), draw(st.integers(1, 3))
-        floats = st.floats(-5, 5, allow_nan=False, width=64)
-        Q = draw(hnp.arrays(np.float64, (b, t, d), elements=floats))
-        K = draw(hnp.arrays(np.float64, (b, s, d), elements=floats))
-        V = draw(hnp.arrays(np.float64, (b, s, dv), elements=floats))
-        mask = draw(st.one_of(st.none(), hnp.arrays(np.bool_, (b, t, s))))
-        scale = draw(st.sampled_from([1.0, 100.0]))
-        return Q * scale, K * scale, V, mask
+        # drawn as integers, so the search draws the statement's range and the masks that matter most often,
+        # while the shrinker still heads for the plainest case (small values, no mask)
+        scale = 5.0 if draw(st.integers(0, 3)) == 0 else 500.0
+        unit = st.one_of(st.floats(-1, 1, allow_nan=False, width=64), st.sampled_from([-1.0, 1.0]))
+        Q = draw(hnp.arrays(np.float64, (b, t, d), elements=unit)) * scale
+        K = draw(hnp.arrays(np.float64, (b, s, d), elements=unit)) * scale
+        V = draw(hnp.arrays(np.float64, (b, s, dv), elements=st.floats(-5, 5, allow_nan=False, width=64)))
+        how = ["none", "random", "random", "hide the largest", "hide the largest"][draw(st.integers(0, 4))]
+        if how == "none":
+            mask = None
+        elif how == "random":
+            mask = draw(hnp.arrays(np.bool_, (b, t, s), elements=st.booleans()))
+        else:
+            scores = Q @ np.swapaxes(K, -1, -2)  # [b, t, s]
+            mask = scores < scores.max(-1, keepdims=True)  # a row of equal scores comes out fully masked
+        return Q, K, V, mask
 
     return draw_inputs()
 
@@ -94,12 +106,20 @@ def compare_attention(answer, example) -> str | None:
             return f"{name} has shape {yours.shape} but needs {expected.shape} (for {case})"
         if np.isnan(yours).any():
             where = tuple(int(i) for i in np.argwhere(np.isnan(yours))[0])
-            return f"{name} has NaN at {list(where)} — a row with every key masked must be all zeros (for {case})"
+            return f"{name} has NaN at {list(where)} — {_why_nan(Q, K, mask, *where[:2])} (for {case})"
         if not np.allclose(yours, expected, atol=1e-9):
             where = tuple(int(i) for i in np.argwhere(~np.isclose(yours, expected, atol=1e-9))[0])
             return (f"{name} differs at {list(where)}: yours {yours[where]:.6g}, expected {expected[where]:.6g} (for {case})\n"
                     f"Q = {_show(Q)}\nK = {_show(K)}\nV = {_show(V)}\nyour {name} = {_show(yours)}\nexpected {name} = {_show(expected)}")
     return None
+
+
+def _why_nan(Q, K, mask, b: int, q: int) -> str:
+    """What a NaN in row (b, q) most likely comes from: a fully masked row, or exp overflowing on large scores."""
+    if mask is not None and not mask[b, q].any():
+        return "a row with every key masked must be all zeros"
+    top = float(np.abs(K[b] @ Q[b, q]).max()) / np.sqrt(Q.shape[-1])
+    return f"this row's scores reach ±{top:.4g}, where exp overflows (past 709): subtract the row's max before exp"
 
 
 def compare_mask(answer, T) -> str | None:

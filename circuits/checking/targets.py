@@ -516,6 +516,8 @@ class NextToken(Target):
     """Log-probabilities of the next token from the logits.
 
     `spec(tokens)[i]` is the token expected after position i (None: no expectation).
+    `after_bos(tokens)`, if given, is the token expected after BOS (the prediction the model makes
+    at BOS, which `spec` cannot name: a measurement over every position reads it too).
     With `mean=True` the mean log-prob over expected positions must lie in [lo, hi];
     otherwise every expected position's log-prob must be ≥ lo.
     """
@@ -525,6 +527,7 @@ class NextToken(Target):
     hi: float = 0.0
     mean: bool = False
     description: str = ""
+    after_bos: Callable[[Tokens], str | None] | None = None
     metric: str = field(default="log-prob", init=False)
     higher_is_worse: bool = field(default=False, init=False)
     reads_logits: bool = field(default=True, init=False)
@@ -541,7 +544,7 @@ class NextToken(Target):
         vocab = trace.model.vocab
         T = trace.ids.shape[1]
         out = np.full((len(batch), T), np.nan)
-        hits = once.each((self.spec, "next-token ids", vocab), batch, lambda toks: self._hits(toks, vocab))
+        hits = once.each((self.spec, self.after_bos, "next-token ids", vocab), batch, lambda toks: self._hits(toks, vocab))
         if not batch:
             return out
         # gathered in one fancy index: a numpy index per position would dominate
@@ -555,6 +558,8 @@ class NextToken(Target):
     def _hits(self, toks: Tokens, vocab) -> tuple[np.ndarray, np.ndarray]:
         """The positions of one input that expect a next token, and that token's id."""
         hits = [(i, vocab.id(e)) for i, e in enumerate(self.spec(toks)) if e is not None]
+        if self.after_bos is not None and vocab.bos is not None and (e := self.after_bos(toks)) is not None:
+            hits.insert(0, (-1, vocab.id(e)))  # BOS sits just before position 0
         return np.array([i for i, _ in hits], dtype=np.intp), np.array([t for _, t in hits], dtype=np.intp)
 
     def evaluate(self, trace, batch):
@@ -575,6 +580,11 @@ class NextToken(Target):
         offset = len(labels) - len(tokens)
         exp = list(self.spec(tokens))
         vocab = trace.model.vocab
+        if offset > 0 and self.after_bos is not None:
+            exp = [None] * (offset - 1) + [self.after_bos(tokens)] + exp
+        else:
+            exp = [None] * offset + exp
+        offset = 0  # exp now lines up with the trace's positions
         rows = []
         for i, t in enumerate(labels):
             j = i - offset

@@ -90,6 +90,8 @@ def _checks_nothing(target, probe: list[list[str]]) -> bool:
     """A spec (or per-input `where`) that gives no expectation at any position of any input (None: cannot tell)."""
     from circuits.checking.targets import Attention, NextToken, Output
 
+    if isinstance(target, NextToken) and getattr(target, "after_bos", None) is not None:
+        return False  # it reads the prediction at BOS too
     if isinstance(target, Output | NextToken):
         fn = target.spec
     elif isinstance(target, Attention) and target.per_input:
@@ -164,6 +166,15 @@ def _check_target(n: int, target, examples: list[list[str]], alphabet: list[str]
         for toks in examples:
             got = _call(target.spec, list(toks), field, f"spec({_shown(toks)})", fail)
             _check_spec_result(got, toks, width, isinstance(target, NextToken), alphabet, field, fail)
+        if isinstance(target, NextToken) and target.after_bos is not None:
+            if not callable(target.after_bos):
+                raise fail(field, f"after_bos is {type(target.after_bos).__name__}, needs a function tokens -> "
+                                  "the token expected after BOS (or None)")
+            for toks in examples:
+                got = _call(target.after_bos, list(toks), field, f"after_bos({_shown(toks)})", fail)
+                if got is not None and got not in alphabet:
+                    raise fail(field, f"after_bos({_shown(toks)}) returned {got!r}, which is not a token of the "
+                                      "puzzle's alphabet")
         return
     if not isinstance(target, Attention):
         return

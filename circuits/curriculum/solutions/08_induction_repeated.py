@@ -43,25 +43,29 @@ Per input:
 
   head 1.0     ≥ 0.9 of its attention right after the earlier copies of the current letter,
                or on BOS when the letter is new;
-  first half   after a letter seen for the first time, the context says nothing about the
-               next letter: the mean log-prob of the next letter there must stay within
-               ±0.25 of log(1/26) = −3.258, the score of an honest uniform guess;
+  first half   at BOS and after a letter seen for the first time, the context says nothing
+               about the next letter: the mean log-prob of the next letter there must stay
+               within ±0.25 of log(1/26) = −3.258, the score of an honest uniform guess;
   second half  after a letter seen exactly once before, where the same letter followed it
                then: the mean log-prob of that letter must be ≥ −0.1.
 
-On a repeated string of H distinct letters, the first half predicts letters 2 … H+1 (the
-repeat's first letter too, which nothing in the context foretells) and the second half
-letters H+2 … 2H. Seed 000 counts the repeat's first token in the second half, so
-GPT-2's −0.843 includes one guess that cannot be better than chance.
+On a repeated string of H distinct letters, the first half predicts letters 1 … H+1 (the
+first letter, predicted at BOS, and the repeat's first letter, neither of which anything
+in the context foretells) and the second half letters H+2 … 2H: every prediction the model
+makes is read, as in seed 000's measurement. Seed 000 splits the same 2H predictions H / H,
+so its second half counts the repeat's first token, and GPT-2's −0.843 includes one guess
+that cannot be better than chance. When a letter recurs inside the first copy, the
+predictions after it (a successor that differs from last time, or a letter seen twice
+before) belong to neither half and are not read.
 
 Worked example, "abcabc" (H = 3), read as 0 BOS, 1 a, 2 b, 3 c, 4 a, 5 b, 6 c:
 
-    position           1 a     2 b     3 c     4 a     5 b     6 c
-    next letter        b       c       a       b       c       —
-    half               first   first   first   second  second  —
-    head 1.0 attends   BOS     BOS     BOS     2 'b'   3 'c'   4 'a'
-    prediction         flat    flat    flat    b       c       a
-    log-prob           −3.30   −3.30   −3.30   ≈ 0     ≈ 0     —
+    position           0 BOS   1 a     2 b     3 c     4 a     5 b     6 c
+    next letter        a       b       c       a       b       c       —
+    half               first   first   first   first   second  second  —
+    head 1.0 attends   BOS     BOS     BOS     BOS     2 'b'   3 'c'   4 'a'
+    prediction         flat    flat    flat    flat    b       c       a
+    log-prob           −3.30   −3.30   −3.30   −3.30   ≈ 0     ≈ 0     —
 
 (Flat over 27 tokens gives log(1/27) = −3.296, inside the band.)
 """
@@ -111,6 +115,11 @@ def first_half(tokens: list[str]) -> list[str | None]:
     return out
 
 
+def first_letter(tokens: list[str]) -> str:
+    """What the model predicts at BOS: the first letter, which nothing foretells."""
+    return tokens[0]
+
+
 def second_half(tokens: list[str]) -> list[str | None]:
     """After a letter seen exactly once before, where the same letter followed it then: that letter."""
     out: list[str | None] = []
@@ -147,16 +156,16 @@ puzzle = Puzzle(
         Attention(1, 0, after_a_copy, per_input=True, min_mass=0.9,
                   description="head 1.0 puts ≥ 0.9 of its attention right after an earlier copy of the letter, "
                               "or on BOS when there is none"),
-        NextToken(first_half, lo=UNIFORM - 0.25, hi=UNIFORM + 0.25, mean=True,
-                  description="first half: mean log-prob after a new letter within ±0.25 of log(1/26) = −3.258 "
-                              "(GPT-2 small: −6.289)"),
+        NextToken(first_half, lo=UNIFORM - 0.25, hi=UNIFORM + 0.25, mean=True, after_bos=first_letter,
+                  description="first half: mean log-prob at BOS and after a new letter within ±0.25 of "
+                              "log(1/26) = −3.258 (GPT-2 small: −6.289)"),
         NextToken(second_half, lo=-0.1, hi=0.0, mean=True,
                   description="second half: mean log-prob of the letter that followed last time ≥ −0.1 "
                               "(GPT-2 small: −0.843)"),
     ],
     inputs=Inputs(list(LETTERS), min_len=4, max_len=24,
                   families=[Repeated(distinct=True), Repeated()]),
-    examples=["abcabc", "thequickbrownfxjmpsv" * 2, "abcdcefghijklbmnophe" * 2],
+    examples=["abcabc", "thequickbrownfxjmpsv" * 2, "abcdefghijklmdaniopo" * 2],
     sharpness=["s", "γ"],
     source="seed 000: Exercise Class 5, exercise 1.8–1.10 (GPT-2 small on a repeated random sequence)",
 )
@@ -185,9 +194,9 @@ for k, t in enumerate(LETTERS):
 params = {"s": 30, "γ": 12}
 
 # What this answer scores (measured): first half −3.296 = log(1/27) on every checked input (flat over
-# BOS and the 26 letters), second half −0.0002 on the worst one. Split seed 000's way (all 40 predictions, from BOS on):
-# 20 distinct letters repeated give −3.296 / −0.165 (the repeat's first letter costs 3.3 / 20); seed 000's
-# own sequence with its tokens renamed to letters, "abcdcefghijklbmnophe" twice, gives −4.60 / −1.35,
+# BOS and the 26 letters), second half −0.0002 on the worst one. Split seed 000's way (all 40 predictions, from BOS on,
+# 20 / 20): 20 distinct letters repeated give −3.296 / −0.165 (the repeat's first letter costs 3.3 / 20); seed 000's
+# own sequence with its tokens renamed to letters, "abcdefghijklmdaniopo" twice, gives −4.60 / −1.35,
 # worse than GPT-2's −0.843: after a letter seen before, this head bets everything on what followed it
 # then (log-prob −12 when that is wrong, and a split bet after a letter seen twice), where GPT-2 hedges.
 

@@ -24,8 +24,8 @@ out:bay), gives on "keep the in" (s = 20, γ = 10):
 log-prob −0.693 for mind where the check asks ≥ −0.1, and the same 0.4999 for "keep … in bay".
 
 Fix it with two heads in one layer (scores are raw dot products, causal mask), each
-W_Q, W_K (d_head × 10), W_V (1 × 10), W_O (10 × 1). Checked on every string of 1 to 10
-words (after BOS):
+W_Q, W_K (d_head × 10), W_V (1 × 10), W_O (10 × 1). For strings of 1 to 10 words after
+BOS (checked on every string of 1 to 4 words and on random strings of up to 10):
 
   (a) head 0.0 puts ≥ 0.9 of its attention on the earlier keeps at an "in" that has one, and
       ≥ 0.9 on BOS at every other query;

@@ -18,7 +18,8 @@ every other position (n_ctx = 16). first:a … first:d start empty.
             position 0 into first:*.
   head 1.0  write W_Q1 and W_K1 (d_head × 9): its query reads what head 0.0 wrote.
 
-Checked on every string of 1 to 15 tokens (scores are raw dot products, causal mask):
+For strings of 1 to 16 tokens (checked on every string of 1 to 6 tokens and on random
+strings of up to 16; scores are raw dot products, causal mask):
 
   (a) head 0.0's output on first:* is the one-hot first token, at every position (±0.1);
   (b) head 1.0 puts ≥ 0.9 of its attention on the later repeats of the first token,
@@ -99,7 +100,7 @@ puzzle = Puzzle(
         Attention(1, 0, repeats_of_the_first, per_input=True, min_mass=0.9,
                   description="(b) head 1.0 puts ≥ 0.9 on the later repeats of the first token (position 0 if none)"),
     ],
-    inputs=Inputs(list("abcd"), min_len=1, max_len=N_CTX - 1, families=[Uniform(), Copies(tokens=list("abcd"))]),
+    inputs=Inputs(list("abcd"), min_len=1, max_len=N_CTX, families=[Uniform(), Copies(tokens=list("abcd"))]),
     examples=["abcab", "aaaa", "abcdbcd", "dcbadcba"],
     sharpness=["s"],
     source="A Mathematical Framework for Transformer Circuits (Elhage et al. 2021): Q-, K- and V-composition",

@@ -1,4 +1,4 @@
-"""Puzzle 20 · Find the minimum: a head that attends to the smallest token   (from RASP's sort, as tracr compiles it)
+"""Puzzle 20 · Find the minimum: a head that attends to the smallest token   (adapted from tracr's make_sort)
 
 Chapter: Algorithms from RASP / tracr. Sorting starts with a head that can find the
 smallest element. Here the tokens are digits whose embedding holds their *value*, so a
@@ -7,7 +7,12 @@ smallest digit. Two copies of the smallest digit would tie and split the attenti
 `make_sort` breaks such ties by adding `min_key · i / max_seq_len` to each key, so that
 equal keys differ a little by position. Do the same, in favour of the earliest copy.
 
-Tokens 0 1 2 3 4; n_ctx = 16. The residual stream (d_model = 3):
+What is adapted: tracr compiles sort non-causally, and without a head like this one: a
+SelectorWidth counts, for each key, how many keys are smaller (its place in the sorted
+order), and an Aggregate then moves each token to its place. Here a causal head finds the
+smallest digit so far directly, keeping make_sort's tie-break.
+
+Tokens 0 1 2 3 4; no BOS; n_ctx = 16. The residual stream (d_model = 3):
 
                     0  1  2  3  4          positions 0 1 2 … 15
     value           0  1  2  3  4          (W_E)
@@ -16,7 +21,8 @@ Tokens 0 1 2 3 4; n_ctx = 16. The residual stream (d_model = 3):
 
 Write one head: W_Q, W_K (d_head × 3), scores raw dot products q·k with a causal mask, that
 puts ≥ 0.9 of its attention, at every position i, on the earliest copy of the smallest digit
-among positions 0..i, for every string of 1 to 12 digits. (Its values are given: W_V reads
+among positions 0..i, for strings of 1 to 16 digits, the whole context (checked on every
+string of 1 to 6 digits and on random strings of up to 16). (Its values are given: W_V reads
 value, so its result is the minimum.) Multiply W_Q by a sharpness symbol `s`, bound in
 `params`.
 
@@ -30,7 +36,8 @@ Worked example, "2130":
 
 and on "1010" the query at 3 must attend to key 1, not to key 3: the tie goes to the earlier
 copy. A score that falls with the value alone ties there; the position term must never
-outweigh one step of value, or a later 1 would beat an earlier 2.
+outweigh one step of value, or an earlier 2 would beat a later 1 (on "1222222222220" the
+last query would attend to the '1' at 0 instead of the '0' at 12).
 """
 
 import sympy
@@ -75,7 +82,7 @@ puzzle = Puzzle(
     build=build,
     targets=[Attention(0, 0, earliest_min, per_input=True, min_mass=0.9,
                        description="head 0.0 puts ≥ 0.9 of its attention on the earliest copy of the smallest digit so far")],
-    inputs=Inputs(list(DIGITS), min_len=1, max_len=12,
+    inputs=Inputs(list(DIGITS), min_len=1, max_len=N_CTX,
                   families=[Uniform(), Runs({"0": "0", "1": "1", "2": "2", "3": "3", "4": "4"})]),
     examples=["2130", "1010", "432101234", "444444444440"],
     sharpness=["s"],
