@@ -307,7 +307,7 @@ CASES = [
     Case("05_virtual_head", "head 2 reads dimension 0 itself, not what head 1 wrote", _reads_the_token_not_head_1,
          "yours is [-3, -3, 2, 0, -2, -3, 3, -3]"),
     Case("05_virtual_head", "head 1 writes into 12–15, where head 2 writes", _head_1_writes_where_head_2_does,
-         "head 0.0 writes into 12 (1), 13 (1), 14 (1) and 1 more, but this puzzle lets it write only into 8, 9, 10, 11"),
+         "at position 0 'a' the expected residual 8, 9, 10, 11, 12, 13, 14, 15 is"),
     # 08 induction on a repeated sequence (also test_wrong_induction, five cases)
     Case("08_induction_repeated", "a correct answer that also bets on 'a' at BOS",
          cells("W_U", (("a", "bos"), 2 * γ)), "mean log-prob -1.648 over 2 predicted positions (above the band"),

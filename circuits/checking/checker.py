@@ -250,12 +250,10 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         try:
             declares_sharpness(attempt)
             model = attempt.model()
-            writes = guarantees.writes_for(attempt)
-            if writes:
-                guarantees.check_writes(model, writes, display(attempt.path))
         except CircuitError as e:
             return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", message=str(e)) for l, k in labels],
                                 message=str(e), seconds=time.perf_counter() - start)
+    leak = _leak(attempt, model)  # a write outside the declared directions: said with the targets' verdict
     for i, t in enumerate(puzzle.targets):
         limits.doing(f"checking target {limits.quoted(t.label)}")
         if isinstance(t, Structure):
@@ -274,6 +272,14 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
                 results[i] = TargetResult(*labels[i], "error", message=message)
     status = "solved" if all(r.status == "passed" for r in results) else (
         "error" if any(r.status == "error" for r in results) else "failing")
+    if leak and status == "solved":  # every target passes, but the answer writes where the puzzle does not let it
+        status, message = "error", leak
+        results = [TargetResult(r.label, r.kind, "error", message=leak) for r in results]
+    elif leak and status == "failing":  # the failure is reported in full; the leak is likely its cause
+        first = next(r for r in results if r.status == "failed")
+        if first.failure is not None and first.failure.explanation is not None:
+            e = first.failure.explanation
+            e.hint = f"{e.hint.rstrip('.')}. Note: {leak.split(': ', 1)[1]}"
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, message=message)
     if behaviour and not margins:
         coverage.skipped.append("margins: skipped, as asked (--no-margins)")
@@ -297,6 +303,19 @@ def declares_sharpness(attempt) -> None:
         raise CircuitError(f"{display(attempt.path)}: declare the sharpness as a sympy symbol {names} (as the worksheet "
                            f"does), write your matrices with it and bind it in params, e.g. params = {{{example}}}; "
                            "numbers with the scale baked in hide how much sharpness your answer needs")
+
+
+def _leak(attempt, model) -> str:
+    """The one line saying where the answer writes outside the directions its puzzle gives each head and MLP."""
+    if model is None:
+        return ""
+    writes = guarantees.writes_for(attempt)
+    try:
+        if writes:
+            guarantees.check_writes(model, writes, display(attempt.path))
+    except CircuitError as e:
+        return str(e)
+    return ""
 
 
 def _check_behaviour(model, attempt, idx, results, n_random, property_examples) -> Coverage:
