@@ -87,10 +87,11 @@ def test_sharing_the_plan_across_mutants_changes_no_verdict(stem, audits):
     attempt = solution(stem)
     shared = audits(stem)
     alone = one_at_a_time(attempt, allowed_for(attempt))
-    assert len(alone) == shared.total >= 10
     verdicts = {**{n: "killed" for n in shared.killed}, **{n: "allowed" for n, _ in shared.allowed},
                 **{n: "survived" for n in shared.survived}}
-    assert verdicts == alone
+    edits = {n: v for n, v in verdicts.items() if not n.endswith("(tolerance probe)")}  # one_at_a_time: the edits
+    assert len(alone) == len(edits) >= 10
+    assert edits == alone
 
 
 @pytest.mark.parametrize("stem", ["01_consonants", "08_induction_repeated"])
