@@ -657,7 +657,8 @@ class Attention(Target):
         l, h = (int(n) for n in who.split()[1].split("."))
         w = model.head(l, h)
         ov = w.W_O @ w.W_V  # [d_model, d_model]
-        rows = [i for i in differ if np.abs(ov[i]).any()]
+        families = {_group(labels[i]) for i in differ}  # judged on whole families: prev:* ← tok:*, not one entry
+        rows = [i for i in range(model.d_model) if _group(labels[i]) in families and read[i] and np.abs(ov[i]).any()]
         cols = [j for j in range(model.d_model) if np.abs(ov[rows, j]).any()] if rows else []
         if not rows or not cols:
             return None
@@ -668,8 +669,8 @@ class Attention(Target):
         if writer is None or (reader is not None and writer >= reader):
             return None
         into = _groups(labels[i] for i in rows)
-        return (f"The keys differ in {into}, which {who} writes: its W_V reads {_groups(labels[j] for j in cols)} and "
-                f"its W_O writes that into {into}, pairing directions less faithfully than this head reads them. "
+        return (f"The keys differ in {into}, which {who} writes: W_V of {who} reads {_groups(labels[j] for j in cols)} "
+                f"and W_O of {who} writes that into {into}, pairing directions less faithfully than this head reads them. "
                 f"The writer is the likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before "
                 "W_Q and W_K of this head")
 
@@ -855,9 +856,9 @@ class NextToken(Target):
             return (f"{said}. The attention is the cause: {name} puts {float(pattern[keys].sum()):.3f} on key{'s' if len(keys) > 1 else ''} "
                     f"{where}, whose value would raise {w_tok!r} over {r_tok!r} by {gain:.3g} more, and its largest weight "
                     f"({pattern[top]:.3f}) is on key {_tok(tokens, top)}. {why}Look at W_Q and W_K of {name}"), (l, h), marks
-        if order[0] == want:
-            return (f"{said}. The attention already carries what it can: make the prediction surer (raise your "
-                    "sharpness symbol of the prediction)"), None, None
+        if order[0] == want and not diagnosis.tied(float(lp[want]), float(lp[rival])):
+            return (f"{said}. No attention pattern of your heads would raise it much: make the prediction surer "
+                    "(raise your sharpness symbol of the prediction)"), None, None
         reach = {}  # per head: the most any one key's value could raise want over the rival
         for l, layer in enumerate(trace.layers):
             for h, w in enumerate(layer.heads):
@@ -867,6 +868,9 @@ class NextToken(Target):
         named = (f"look at W_V and W_O of head {who[0]}.{who[1]} (attending to its best key would raise {w_tok!r} over "
                  f"{r_tok!r} by {reach[who]:.3g}, against a lead of {-lead:.3g} for {r_tok!r}) and at W_U"
                  if who is not None else "look at W_U")
+        if order[0] == want:  # a tie: no sharpness separates equal logits
+            return (f"{said}, so no sharpness can make {w_tok!r} sure, and no attention pattern of your heads separates "
+                    f"them: what the attended positions hold must raise {w_tok!r} above {r_tok!r} — {named}"), None, None
         return (f"{said}, and no attention pattern of your heads would change that: what the attended positions hold "
                 f"does not reach the unembedding as {w_tok!r}: {named}"), None, None
 
