@@ -42,6 +42,14 @@ class Explanation:
     mlp: int | None = None  # the layer whose MLP the hint is about
 
 
+NEAR_TIE = 0.05  # log-probs closer than this (5% in probability) are a near tie: no sharpness worth the name parts them
+
+
+def _num(x: float) -> str:
+    """A number at 3 digits, with float noise (below 1e-9) printed as 0."""
+    return "0" if abs(x) < 1e-9 else f"{x:.3g}"
+
+
 def _fmt_vec(v, digits: int = 3) -> str:
     v = np.atleast_1d(np.asarray(v, dtype=float))
     small = 1e-3 if digits == 3 else 0.0
@@ -820,12 +828,19 @@ class NextToken(Target):
         w_tok, r_tok = vocab.tokens[want], vocab.tokens[rival]
         p_w, p_r = float(np.exp(lp[want])), float(np.exp(lp[rival]))
         lead = trace.logits[0, q, want] - trace.logits[0, q, rival]
-        if order[0] == want:
+        near = lambda x: abs(float(lp[want]) - float(x)) < NEAR_TIE  # noqa: E731
+        tie = near(lp[rival])
+        if tie:  # one report for a (near) tie, whichever token argmax happens to pick
+            more = sum(near(x) for x in lp) - 2
+            shown_w, shown_r = diagnosis.apart(p_w, p_r)
+            exact = diagnosis.tied(float(lp[want]), float(lp[rival]))
+            said = (f"after position {q} your model cannot tell the expected {w_tok!r} from {r_tok!r}"
+                    f"{f' and {more} more' if more > 0 else ''}: "
+                    + (f"a tie, each {p_w:.3f}" if exact else f"a near tie, {shown_w} against {shown_r}"))
+        elif order[0] == want:
             said = f"your top guess after position {q} is {w_tok!r} ({p_w:.3f}), but {r_tok!r} follows with {p_r:.3f}"
         else:
             said = f"after position {q} your model prefers {r_tok!r} ({p_r:.3f}) to the expected {w_tok!r} ({p_w:.3f})"
-        if diagnosis.tied(float(lp[want]), float(lp[rival])):
-            said += f": a tie, {w_tok!r} and {r_tok!r} get the same logit"
         d = model.W_U[want] - model.W_U[rival]  # [d_model]: what raises want over the rival
         best = None
         for l, layer in enumerate(trace.layers):
@@ -856,7 +871,7 @@ class NextToken(Target):
             return (f"{said}. The attention is the cause: {name} puts {float(pattern[keys].sum()):.3f} on key{'s' if len(keys) > 1 else ''} "
                     f"{where}, whose value would raise {w_tok!r} over {r_tok!r} by {gain:.3g} more, and its largest weight "
                     f"({pattern[top]:.3f}) is on key {_tok(tokens, top)}. {why}Look at W_Q and W_K of {name}"), (l, h), marks
-        if order[0] == want and not diagnosis.tied(float(lp[want]), float(lp[rival])):
+        if order[0] == want and not tie:
             return (f"{said}. No attention pattern of your heads would raise it much: make the prediction surer "
                     "(raise your sharpness symbol of the prediction)"), None, None
         reach = {}  # per head: the most any one key's value could raise want over the rival
@@ -866,9 +881,9 @@ class NextToken(Target):
                     reach[(l, h)] = float(((layer.v[0, h, : q + 1, : w.W_V.shape[0]] @ w.W_O.T) @ d).max())
         who = max(reach, key=reach.get) if reach else None
         named = (f"look at W_V and W_O of head {who[0]}.{who[1]} (attending to its best key would raise {w_tok!r} over "
-                 f"{r_tok!r} by {reach[who]:.3g}, against a lead of {-lead:.3g} for {r_tok!r}) and at W_U"
+                 f"{r_tok!r} by {_num(reach[who])}, against a lead of {_num(-lead)} for {r_tok!r}) and at W_U"
                  if who is not None else "look at W_U")
-        if order[0] == want:  # a tie: no sharpness separates equal logits
+        if tie:  # no sharpness separates equal logits
             return (f"{said}, so no sharpness can make {w_tok!r} sure, and no attention pattern of your heads separates "
                     f"them: what the attended positions hold must raise {w_tok!r} above {r_tok!r} — {named}"), None, None
         return (f"{said}, and no attention pattern of your heads would change that: what the attended positions hold "
