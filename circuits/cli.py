@@ -338,8 +338,10 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
             yours = t.readout.get(trace)[0]
             off = yours.shape[0] - len(tokens)
             exp = [None] * off + [None if e is None else list(map(float, np.atleast_1d(e))) for e in t.spec(tokens)]  # a scalar spec too
+            names = t.readout.components(trace.model)
+            named = {"directions": names} if not all(n.isdigit() for n in names) else {}  # residual directions, as check
             out.append({"label": t.label, "kind": "output", "readout": t.readout.label, "expected": exp,
-                        "output": yours.tolist()})
+                        "output": yours.tolist(), **named})
         elif isinstance(t, NextToken) and trace.logprobs is not None:
             vocab = trace.model.vocab
             off = trace.ids.shape[1] - len(tokens)

@@ -221,7 +221,8 @@ def build(**head):
 
 @pytest.mark.parametrize("head, message", [
     (dict(W_Q=[[1, 0, 0]]), r"^W_Q of head 0\.0 has shape \(1, 3\) but needs \(d_head, d_model\) = \(\?, 2\)$"),
-    (dict(W_K=[[1, 0], [0, 1]]), r"^W_K of head 0\.0 has shape \(2, 2\) but needs \(d_head, d_model\) = \(1, 2\)$"),
+    (dict(W_K=[[1, 0], [0, 1]]), r"^W_Q of head 0\.0 has 1 row and W_K of head 0\.0 has 2: they need the same number "
+                                 r"of rows \(d_head\)"),  # neither is blamed alone: either may be the wrong one
     (dict(W_O=np.ones((2, 3))), r"W_O of head 0\.0 has shape \(2, 3\) but needs \(d_model, d_head\) = \(2, 2\)"),
     (dict(W_Q=[1, 0]), r"W_Q of head 0\.0 has shape \(2,\) but needs .*nested lists"),
     (dict(W_V=np.ones((2, 3))), r"W_V of head 0\.0 has shape \(2, 3\) but needs \(d_head, d_model\) = \(\?, 2\)"),

@@ -21,7 +21,7 @@ def test_every_reference_solution_passes(stem, reference_result):
 def test_01_the_seed_answer_fails_on_a_long_vowel_run_ending_in_a_consonant():
     f = only_failure(check_with("01_consonants", W_K=[[0, 5]])).failure
     assert "".join(f.tokens) == "a" * 17 + "b"
-    assert "not sharp enough" in f.explanation.hint and "the scores need ×1.01 (scale W_Q or W_K" in f.explanation.hint
+    assert "not sharp enough" in f.explanation.hint and "the scores need ×1.01 (raise the scale of W_Q by that much)" in f.explanation.hint
 
 
 def test_01_swapped_values_point_at_W_V():
@@ -40,7 +40,7 @@ def test_01_attending_to_vowels_points_at_W_Q_W_K():
 def test_02_the_seed_answer_fails_once_the_string_is_long():
     f = only_failure(check_with("02_first_consonant", W_K=[[0, 0, 5]])).failure
     assert len(f.tokens) == 18
-    assert "the scores need ×" in f.explanation.hint and "scale W_Q or W_K" in f.explanation.hint
+    assert "the scores need ×" in f.explanation.hint and "raise the scale of W_Q" in f.explanation.hint
 
 
 def test_02_reading_the_vowel_row_points_at_W_V():

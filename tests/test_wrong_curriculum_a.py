@@ -82,8 +82,9 @@ def test_11_too_small_a_gamma_copies_but_not_surely():
     structure, behaviour = result.targets
     assert structure.status == "passed"  # the circuit copies; only the confidence is short
     assert behaviour.status == "failed"
-    assert "the expected token is your top guess after position 1, but with log-prob only -0.442" in \
-        behaviour.failure.explanation.hint
+    hint = behaviour.failure.explanation.hint
+    assert "your top guess after position 1 is 'a' (0.643), but 'b' follows with 0.161" in hint
+    assert "raise your sharpness symbol γ" in hint and "W_U" not in hint and "W_Q" not in hint
 
 
 def test_11_the_copying_score_of_known_matrices():

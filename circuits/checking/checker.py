@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking import guarantees, limits, once
-from circuits.checking.answer_names import head_matrices as names
-from circuits.checking.answer_names import in_answer_terms
+from circuits.checking.answer_names import in_puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt, display
 from circuits.checking.plan import STAGES, Plan
@@ -374,7 +373,7 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             f.tokens = shrink(f.tokens, fails, list(inputs.alphabet), inputs.min_len)
             f.trace = model.run([f.tokens])
             f.explanation = t.explain(f.trace, f.tokens)
-            f.explanation.hint = in_answer_terms(f.explanation.hint, f.explanation.head, names(attempt, model))
+            f.explanation.hint = in_puzzle_terms(f.explanation, attempt, model)
             res.status, res.failure, res.worst = "failed", f, None
         results[i] = res
     _earliest_first(targets, [results[i] for i in idx])
@@ -425,6 +424,8 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
     for ex in target.examples:
         if (msg := why(ex)) is not None:
             return TargetResult(target.label, "code", "failed", failure=Failure("worked example", [], 0, text=msg))
+    if n_examples <= 0:  # the property test was turned off: the worked examples are the whole check
+        return TargetResult(target.label, "code", "passed", checked=len(target.examples))
     cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
                    suppress_health_check=list(HealthCheck))
     try:

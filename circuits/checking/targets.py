@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import behaviours, once
+from circuits.checking import behaviours, diagnosis, once
 from circuits.checking.readouts import HeadOutput, HeadZ, Readout, Residual  # noqa: F401  (re-exported)
 from circuits.errors import CircuitError
 
@@ -38,7 +38,17 @@ class Explanation:
     rows: list[list[str]]
     hint: str
     head: tuple[int, int] | None = None
-    marks: list[int] | None = None  # per query row: the key a target expects (−1: none)
+    marks: list | None = None  # per query row: the key (or keys) a target expects (−1: none)
+    marks_mean: str = "* = target key"
+    mlp: int | None = None  # the layer whose MLP the hint is about
+
+
+NEAR_TIE = 0.05  # log-probs closer than this (5% in probability) are a near tie: no sharpness worth the name parts them
+
+
+def _num(x: float) -> str:
+    """A number at 3 digits, with float noise (below 1e-9) printed as 0."""
+    return "0" if abs(x) < 1e-9 else f"{x:.3g}"
 
 
 def _fmt_vec(v, digits: int = 3) -> str:
@@ -80,7 +90,8 @@ def factor_needed(scores: np.ndarray, ok: Callable[[np.ndarray], bool], top: flo
 def _scale_by(factor: float | None, q: int) -> str:
     if factor is None:
         return "no scale up to ×10⁴ is enough, so sharpening alone will not fix it"
-    return f"at this length ({q + 1} keys visible) the scores need ×{factor:.3g} (scale W_Q or W_K, or your sharpness symbol, by that much)"
+    return (f"at this length ({q + 1} keys visible) the scores need ×{diagnosis.factor(factor)} (raise your sharpness "
+            "symbol of the attention by that much)")
 
 
 def _group(label: str) -> str:
@@ -102,6 +113,36 @@ def _groups(labels) -> str:
 
 def _tok(tokens: Tokens, i: int) -> str:
     return f"{i} {tokens[i]!r}"
+
+
+def _differ(trace, layer: int, a: int, b: int) -> str:
+    """What tells two tied keys apart in the residual a layer's heads read, and the advice that follows."""
+    x = trace.layers[layer].attn_in[0]  # [T, d_model]
+    differ = np.flatnonzero(np.abs(x[a] - x[b]) > 1e-9)
+    if not len(differ):
+        return ("Their residuals are identical, so no W_Q and W_K can tell them apart: what is written into them "
+                "before this layer must differ")
+    return (f"Their residuals differ in {_groups(trace.model.residual.labels[i] for i in differ)}: look at W_Q and W_K "
+            f"— reading those directions would make key {a} score higher")
+
+
+def _zero_query(trace, layer: int, head: int, q: int) -> str | None:
+    """The cause when a head's query is exactly zero at q: every key scores the same, whatever W_K does."""
+    w = trace.model.head(layer, head)
+    if w.pattern is not None or q == 0:
+        return None
+    q_vec = trace.layers[layer].q[0, head, q, : w.W_Q.shape[0]]
+    if np.abs(q_vec).any():
+        return None
+    labels = trace.model.residual.labels
+    x = trace.layers[layer].attn_in[0, q]
+    read = np.flatnonzero(np.abs(w.W_Q).sum(0) > 0)
+    has = _groups(labels[i] for i in np.flatnonzero(np.abs(x) > 1e-9)) or "nothing"
+    tok = trace.tokens(0)[q]
+    return (f"head {layer}.{head}'s query at position {q} ({tok!r}) is exactly zero: W_Q reads nothing at that token "
+            f"(W_Q reads {_groups(labels[i] for i in read) or 'nothing'}; the residual there holds {has}), so every key "
+            f"scores the same and the attention spreads evenly. Look at W_Q: which of this token's directions should "
+            "it read?")
 
 
 class Target:
@@ -244,8 +285,51 @@ class Output(Target):
                    f"yours is {shown_yours} (error {err[q]:.3g} > tolerance {self.tol:g})")
         head = getattr(self.readout, "layer", None), getattr(self.readout, "head", None)
         head = head if head[0] is not None else None
-        hint = self._hint(trace, tokens, q, exp[q]) if head else self._residual_hint(trace, q, yours[q] - exp[q])
-        return Explanation(q, summary, ["pos", "token", "expected", "yours", "error", ""], rows, hint, head)
+        marks = None
+        if head:
+            hint = self._hint(trace, tokens, q, exp[q])
+        else:
+            hint, head, marks = self._attention_culprit(trace, q, yours[q], exp[q]) or (None, None, None)
+            hint = hint or self._residual_hint(trace, q, yours[q] - exp[q])
+        return Explanation(q, summary, ["pos", "token", "expected", "yours", "error", ""], rows, hint, head, marks,
+                           "* = a key whose value the expected vector needs")
+
+    def _attention_culprit(self, trace, q: int, yours: np.ndarray, expected: np.ndarray):
+        """A head whose values could give what the readout needs, had it attended elsewhere: (hint, head, marks).
+
+        The readout is residual directions; each head with a computed pattern adds its attention-weighted
+        values there. If the needed output of one head is a mix of its keys' values, its attention is the cause."""
+        model = trace.model
+        tokens = trace.tokens(0)
+        idx = model.residual.index(self.readout.components(model))
+        err = np.nan_to_num(yours - expected)
+        found = []
+        for l, layer in enumerate(trace.layers):
+            if self.readout.after_layer is not None and l > self.readout.after_layer:
+                break
+            for h, w in enumerate(layer.heads):
+                if w.pattern is not None or not np.abs(w.W_O[idx]).any():
+                    continue
+                values = (layer.v[0, h, : q + 1, : w.W_V.shape[0]] @ w.W_O.T)[:, idx]  # [keys, k]
+                if np.ptp(values, axis=0).max() <= self.tol:
+                    continue  # every key gives the same: the attention cannot matter
+                pattern = layer.pattern[0, h, q, : q + 1]
+                current = pattern @ values
+                m = diagnosis.mix(pattern, values, current - err, self.tol)
+                if m.reachable:
+                    found.append((float(np.ptp(values, axis=0).max()), l, h, m, current - err))
+        if not found:
+            return None
+        _, l, h, m, needed = max(found, key=lambda f: f[0])
+        name = f"head {l}.{h}"
+        said = diagnosis.leak(m, tokens, name, needed)
+        why = self._why_scores(trace, q, m, name, (l, h))
+        hint = (f"{name} writes the wrong amount into {', '.join(self.readout.components(model))} at position {q}, and "
+                f"its values are not the cause: {_fmt_vec(needed)} from {name} would fix it, and that is a mix of what "
+                f"its keys' values write there. So the attention is off: {said}. {why}Look at W_Q and W_K of {name}")
+        marks: list = [-1] * len(tokens)
+        marks[q] = [j for g, keys in enumerate(m.keys) if m.needed[g] > 0.005 for j in keys]
+        return hint, (l, h), marks
 
     def _residual_hint(self, trace, q: int, error: np.ndarray) -> str:
         """Which part of the model wrote the wrong amount into the worst direction."""
@@ -267,8 +351,20 @@ class Output(Target):
             culprit = min(p, key=lambda k: abs(p[k] - error[d]))
             if abs(p[culprit] - error[d]) <= self.tol and abs(p[culprit]) > 1e-12:
                 written = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if abs(v) > 1e-12)
-                return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g}, exactly what {culprit} writes "
-                        f"there (written: {written}): look at W_O and W_V of {culprit}")
+                said = (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g}, exactly what {culprit} writes "
+                        f"there (written: {written})")
+                if culprit.startswith("head"):
+                    return f"{said}: look at W_O and W_V of {culprit}"
+                if culprit.startswith("the MLP"):
+                    return f"{said}: look at W_out and W_in of {culprit}"
+                heads = [k for k in p if k.startswith("head") and np.abs(trace.model.head(
+                    *map(int, k.split()[1].split("."))).W_O[model.residual.index(names[d])]).any()]
+                if not heads:
+                    return (f"{said}, and the embedding is a given: a head must change it there, but no head's W_O "
+                            f"writes {names[d]!r} — look at W_O of the head that should")
+                return (f"{said}, and the embedding is a given: {' and '.join(heads)} should change it there "
+                        f"({', '.join(f'{k} writes {p[k]:.3g}' for k in heads)}) — look at W_V and W_O of {heads[-1]} "
+                        "(what it reads, where it writes)")
         d = order[0]
         p = parts(model.residual.index(names[d]))
         written = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if abs(v) > 1e-12) or "nothing"
@@ -277,6 +373,11 @@ class Output(Target):
             return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): "
                     f"{' and '.join(heads)} {'writes' if len(heads) == 1 else 'write'} it, but the wrong value — check "
                     f"which direction W_V of {heads[-1]} reads (from which position) and where its W_O writes it")
+        mlps = [k for k in p if k.startswith("the MLP")]
+        if mlps:
+            return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): the part "
+                    f"that should write it does not — check which rows of W_O write this direction and what W_V reads, "
+                    f"or what W_out of {mlps[-1]} writes there")
         return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): the head "
                 "that should write it does not — check which rows of W_O write this direction, and what W_V reads")
 
@@ -302,15 +403,44 @@ class Output(Target):
                         f"the expected vector ({where}) score {gap:.3g} above the rest, yet hold only {mass:.3f} of "
                         f"{name}'s attention because {q + 1 - len(good)} other keys share the softmax. The gap must grow "
                         f"with length (about log(length / tolerance)): {_scale_by(factor_needed(scores, close), q)}.")
+            if len(good) <= q:
+                rest = np.delete(np.arange(q + 1), good)
+                a, b = int(good[np.argmax(scores[good])]), int(rest[np.argmax(scores[rest])])
+                if diagnosis.tied(scores[a], scores[b]):
+                    return (f"indistinguishable keys: key {b} and key {a} (whose value would give the expected vector) "
+                            f"both score {scores[a]:.6g}, so {name} splits its attention between them and no scale can "
+                            f"separate them. {_differ(trace, l, a, b)}")
             return (f"attention went to the wrong positions: only {mass:.3f} of {name}'s attention at position {q} is on "
                     f"the keys whose value would give the expected vector ({where}). Look at W_Q and W_K.")
-        if np.abs(values.mean(0) - expected).max() <= self.tol:
+        if np.abs(values.mean(0) - expected).max() <= self.tol and not fixed:
             return (f"attending evenly to positions 0..{q} would give the expected vector, but {name} does not: "
                     "look at W_Q and W_K (a zero W_QK attends evenly)")
+        m = diagnosis.mix(pattern, values, expected, self.tol)
+        if m.reachable and len(m.keys) > 1:
+            said = diagnosis.leak(m, tokens, name, expected)
+            if fixed:
+                return (f"{name} has a fixed pattern that does not give the expected vector, though its values could: "
+                        f"{said}. Check which head or layer the puzzle expects")
+            return (f"the values are right but the attention is not: the expected vector {_fmt_vec(expected)} is a mix of "
+                    f"the values at positions 0..{q}, so an attention pattern can give it, and {said}. "
+                    f"{self._why_scores(trace, q, m, name)}Look at W_Q and W_K")
         matrices = "W_V and W_O" if isinstance(self.readout, HeadOutput) else "W_V"
-        return (f"no key's value is close to the expected vector {_fmt_vec(expected)} (the values at positions 0..{q} are "
-                f"{', '.join(_fmt_vec(v) for v in values[:4])}{' …' if q >= 4 else ''}), so no attention pattern can "
-                f"produce it: look at {matrices}")
+        return (f"no mix of the values at positions 0..{q} ({', '.join(_fmt_vec(v) for v in values[:4])}"
+                f"{' …' if q >= 4 else ''}) is close to the expected vector {_fmt_vec(expected)}, so no attention "
+                f"pattern can produce it: look at {matrices}")
+
+    def _why_scores(self, trace, q: int, m, name: str, head: tuple[int, int] | None = None) -> str:
+        """Why the attention goes where the mix does not want it: the best wanted key against the best unwanted one."""
+        l, h = head if head is not None else (self.readout.layer, self.readout.head)
+        s = trace.layers[l].scores[0, h, q, : q + 1]
+        want = [j for g, keys in enumerate(m.keys) if m.needed[g] > m.yours[g] + 0.005 for j in keys]
+        leak = [j for g, keys in enumerate(m.keys) if m.yours[g] > m.needed[g] + 0.005 for j in keys]
+        if not want or not leak:
+            return ""
+        a, b = max(want, key=lambda j: s[j]), max(leak, key=lambda j: s[j])
+        if diagnosis.tied(s[a], s[b]):
+            return (f"Indistinguishable keys: key {b} and key {a} both score {s[a]:.6g}, so no scale can separate them. ")
+        return f"Key {b} scores {s[b]:.3g} against {s[a]:.3g} for key {a}. "
 
 
 @dataclass
@@ -428,37 +558,54 @@ class Attention(Target):
         name = f"head {self.layer}.{self.head}"
         n_keys = int(keys[q].sum())
         if n_keys == 1:
-            where = f"the target is key {_tok(labels, t)}, but {name} puts only {mass[q]:.3f} there (needs ≥ {self.min_mass:g})"
+            got, need = diagnosis.apart(mass[q], self.min_mass)
+            where = f"the target is key {_tok(labels, t)}, but {name} puts only {got} there (needs ≥ {need})"
         elif self.evenly:
             least = min(np.flatnonzero(keys[q]), key=lambda k: pattern[q, k])
-            where = (f"the targets are keys {on(q)}, each needing ≥ {self.min_mass / n_keys:.3g} (an even share of "
-                     f"{self.min_mass:g}), but {name} puts only {pattern[q, least]:.3f} on key {_tok(labels, int(least))}")
+            got, need = diagnosis.apart(pattern[q, least], self.min_mass / n_keys)
+            where = (f"the targets are keys {on(q)}, each needing ≥ {need} (an even share of "
+                     f"{self.min_mass:g}), but {name} puts only {got} on key {_tok(labels, int(least))}")
         else:
-            where = f"the targets are keys {on(q)}, but {name} puts only {mass[q]:.3f} on them together (needs ≥ {self.min_mass:g})"
+            got, need = diagnosis.apart(mass[q], self.min_mass)
+            where = f"the targets are keys {on(q)}, but {name} puts only {got} on them together (needs ≥ {need})"
         summary = f"at query {_tok(labels, q)} {where}; its largest weight, {pattern[q, top]:.3f}, is on key {_tok(labels, top)}"
-        if trace.model.head(self.layer, self.head).pattern is not None:
-            hint = f"{name} has a fixed pattern; this target needs a computed one"
-        elif keys[q, top]:
-            scores = trace.layers[self.layer].scores[0, self.head, q, : q + 1]
-            inside, rest = scores[keys[q, : q + 1]], scores[~keys[q, : q + 1]]
-            if self.evenly and inside.max() - inside.min() > 1e-9 * max(1.0, float(np.abs(inside).max())):
-                tied = ", ".join(f"{int(k)}: {scores[k]:.3g}" for k in np.flatnonzero(keys[q, : q + 1]))
-                hint = (f"{name} should spread its attention evenly over keys {on(q)}, but their scores differ ({tied}). "
-                        "Look at W_Q and W_K: which directions make these keys score differently?")
-            else:
-                gap = float(inside.min() - rest.max()) if len(rest) else np.inf
-                target_keys = keys[q, : q + 1]
-                need = self.min_mass / n_keys if self.evenly else self.min_mass
-                ok = (lambda p: p[target_keys].min() >= need) if self.evenly else (lambda p: p[target_keys].sum() >= need)
-                hint = (f"{name} attends most to the right key{'s' if n_keys > 1 else ''}, but the score there beats the "
-                        f"next best by only {gap:.3g}: sharpen the pattern; {_scale_by(factor_needed(scores, ok), q)}")
-        else:
-            hint = self._wrong_key_hint(trace, q, top, t, name)
+        hint = self._hint(trace, q, keys[q, : q + 1], top, t, name)
         return Explanation(q, summary, ["query", "token", "target key", "argmax key (weight)", "on target", ""],
                            rows, hint, (self.layer, self.head), [int(x) for x in targets])
 
-    def _wrong_key_hint(self, trace, q: int, top: int, t: int, name: str) -> str:
-        """Why key `top` beat the target `t`: directions read that nothing writes, a tie, or which directions decide it."""
+    def _hint(self, trace, q: int, inside: np.ndarray, top: int, t: int, name: str) -> str:
+        """Why the target keys `inside` `[keys]` miss: a fixed pattern, a zero query, unread directions, a tie,
+        too little sharpness, or the wrong key winning."""
+        if trace.model.head(self.layer, self.head).pattern is not None:
+            return f"{name} has a fixed pattern; this target needs a computed one"
+        scores = trace.layers[self.layer].scores[0, self.head, q, : q + 1]
+        if (said := self._unread(trace, q, t, name)) or (said := _zero_query(trace, self.layer, self.head, q)):
+            return said
+        if (~inside).any():  # a tie between a target key and another is a tie whichever way argmax breaks it
+            best = int(np.flatnonzero(inside)[np.argmax(scores[inside])])
+            rival = int(np.flatnonzero(~inside)[np.argmax(scores[~inside])])
+            if diagnosis.tied(scores[best], scores[rival]):
+                return (f"indistinguishable keys: key {rival} and the target key {best} both score {scores[best]:.6g}, "
+                        f"so {name} splits its attention between them and no scale can separate them. "
+                        f"{self._writer_first(trace, q, best, rival) or _differ(trace, self.layer, best, rival)}")
+        if not inside[top]:
+            return self._wrong_key_hint(trace, q, top, t, name)
+        n_keys = int(inside.sum())
+        in_s = scores[inside]
+        if self.evenly and in_s.max() - in_s.min() > 1e-9 * max(1.0, float(np.abs(in_s).max())):
+            keys = ", ".join(str(int(k)) for k in np.flatnonzero(inside))
+            tied = ", ".join(f"{int(k)}: {scores[k]:.3g}" for k in np.flatnonzero(inside))
+            return (f"{name} should spread its attention evenly over keys {keys}, but their scores differ ({tied}). "
+                    "Look at W_Q and W_K: which directions make these keys score differently?")
+        rest = scores[~inside]
+        gap = float(in_s.min() - rest.max()) if len(rest) else np.inf
+        need = self.min_mass / n_keys if self.evenly else self.min_mass
+        ok = (lambda p: p[inside].min() >= need) if self.evenly else (lambda p: p[inside].sum() >= need)
+        return (f"{name} attends most to the right key{'s' if n_keys > 1 else ''}, but the score there beats the "
+                f"next best by only {gap:.3g}: sharpen the pattern; {_scale_by(factor_needed(scores, ok), q)}")
+
+    def _unread(self, trace, q: int, t: int, name: str) -> str | None:
+        """The cause when the head's keys (or queries) read only directions nothing before its layer writes."""
         layer = trace.layers[self.layer]
         head = layer.heads[self.head]
         labels = trace.model.residual.labels
@@ -466,7 +613,9 @@ class Attention(Target):
         s = layer.scores[0, self.head, q]
         for what, W in (("keys", head.W_K), ("queries", head.W_Q)):
             read = np.flatnonzero(np.abs(W).sum(0) > 0)
-            if len(read) and not np.abs(x[:, read]).any():
+            embedded = np.abs(trace.model.W_E[read]).any() or (
+                trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any())
+            if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
                 written = np.flatnonzero(np.abs(layer.attn_in[0]).sum(0) > 0)
                 writers = [f"head {l}.{h}" for l in range(self.layer) for h in range(trace.model.n_heads(l))
                            if np.abs(trace.model.head(l, h).W_O).any()]
@@ -476,18 +625,69 @@ class Attention(Target):
                 return (f"{name}'s {what} read {_groups(labels[i] for i in read)}, which nothing writes before layer "
                         f"{self.layer} ({earlier} write only {_groups(labels[i] for i in written) or 'nothing'} at this "
                         f"input), so every key scores the same ({s[t]:.3g}). {fix}")
+        return None
+
+    def _decisive(self, trace, q: int, a: int, b: int) -> dict[str, float]:
+        """Per direction family W_K reads: how much it favours key `a` over key `b`, in the score's own units."""
+        layer = trace.layers[self.layer]
+        head = layer.heads[self.head]
+        labels = trace.model.residual.labels
+        x = layer.attn_in[0]
+        s = layer.scores[0, self.head, q]
         q_vec = layer.q[0, self.head, q, : head.W_K.shape[0]]
-        per_dir = (q_vec @ head.W_K) * (x[t] - x[top])  # [d_model]: how much each key direction favours the target
+        per_dir = (q_vec @ head.W_K) * (x[a] - x[b])  # [d_model]
         if abs(per_dir.sum()) > 1e-12:  # in the score's own units (the attention scale, if any)
-            per_dir = per_dir * (s[t] - s[top]) / per_dir.sum()
+            per_dir = per_dir * (s[a] - s[b]) / per_dir.sum()
         by_group: dict[str, float] = {}
         for i in np.flatnonzero(np.abs(per_dir) > 1e-9):
             by_group[_group(labels[i])] = by_group.get(_group(labels[i]), 0.0) + float(per_dir[i])
-        if abs(s[top] - s[t]) <= 1e-9 * max(1.0, abs(float(s[t]))):
-            differ = np.flatnonzero(np.abs(x[t] - x[top]) > 1e-9)
-            return (f"indistinguishable keys: key {top} and the target key {t} both score {s[t]:.6g}, so {name} splits "
-                    f"its attention between them. Their residuals differ in {_groups(labels[i] for i in differ) or 'nothing'}: "
-                    "look at W_Q and W_K — reading those directions would make the target key score higher")
+        return by_group
+
+    def _writer_first(self, trace, q: int, t: int, top: int, family: str | None = None) -> str | None:
+        """When the keys differ in directions an earlier head wrote, and that head's W_OV pairs names less
+        faithfully than this head's W_QK reads them, the writer is the likelier culprit: name it."""
+        if self.layer == 0:
+            return None
+        model = trace.model
+        labels = model.residual.labels
+        x = trace.layers[self.layer].attn_in[0]
+        head = trace.layers[self.layer].heads[self.head]
+        differ = np.flatnonzero(np.abs(x[t] - x[top]) > 1e-9)
+        if family is not None:
+            differ = np.array([i for i in differ if _group(labels[i]) == family], dtype=int)
+        read = np.abs(head.W_K).sum(0) > 0
+        differ = np.array([i for i in differ if read[i]], dtype=int)
+        if not len(differ):
+            return None
+        wrote = diagnosis.writers(trace, self.layer, [t, top], list(differ))
+        who = max(wrote, key=wrote.get)
+        if not who.startswith("head") or wrote[who] <= 1e-9:
+            return None
+        l, h = (int(n) for n in who.split()[1].split("."))
+        w = model.head(l, h)
+        ov = w.W_O @ w.W_V  # [d_model, d_model]
+        families = {_group(labels[i]) for i in differ}  # judged on whole families: prev:* ← tok:*, not one entry
+        rows = [i for i in range(model.d_model) if _group(labels[i]) in families and read[i] and np.abs(ov[i]).any()]
+        cols = [j for j in range(model.d_model) if np.abs(ov[rows, j]).any()] if rows else []
+        if not rows or not cols:
+            return None
+        qk = head.W_Q.T @ head.W_K  # [query dirs, key dirs]
+        qrows = [i for i in range(model.d_model) if np.abs(qk[i, rows]).any()]
+        writer = diagnosis.matched(ov[np.ix_(rows, cols)], [labels[i] for i in rows], [labels[j] for j in cols])
+        reader = diagnosis.matched(qk[np.ix_(qrows, rows)], [labels[i] for i in qrows], [labels[i] for i in rows])
+        if writer is None or (reader is not None and writer >= reader):
+            return None
+        into = _groups(labels[i] for i in rows)
+        return (f"The keys differ in {into}, which {who} writes: W_V of {who} reads {_groups(labels[j] for j in cols)} "
+                f"and W_O of {who} writes that into {into}, pairing directions less faithfully than this head reads them. "
+                f"The writer is the likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before "
+                "W_Q and W_K of this head")
+
+    def _wrong_key_hint(self, trace, q: int, top: int, t: int, name: str) -> str:
+        """Why key `top` beat the target `t`: which directions decide it, and who wrote them."""
+        head = trace.layers[self.layer].heads[self.head]
+        s = trace.layers[self.layer].scores[0, self.head, q]
+        by_group = self._decisive(trace, q, t, top)
         pro = {g: v for g, v in by_group.items() if v > 0}
         con = {g: -v for g, v in by_group.items() if v < 0}
         said = lambda d, who: " and ".join(  # noqa: E731
@@ -499,6 +699,9 @@ class Attention(Target):
         favours = f"; of the directions W_K reads, {said(con, f'key {top}')}"
         if pro:
             favours += f", {said(pro, 'the target')}"
+        writer = self._writer_first(trace, q, t, top, worst)
+        if writer:
+            return f"{head_line}{favours}. {writer}"
         if worst == "cos/sin:*" and pro:
             advice = (f"the position term outweighs the {', '.join(pro)} term that should decide: keep the weight on "
                       "position smaller than the content's lead at every distance (look at W_Q's entries on cos/sin)")
@@ -606,20 +809,97 @@ class NextToken(Target):
         else:
             q = int(np.flatnonzero(np.nan_to_num(lp, nan=0.0) < self.lo)[0])
             summary = f"after position {_tok(labels, q)} the expected next token has log-prob {lp[q]:.3f} < {self.lo:g}"
-        top_is_expected = exp[q - offset] == vocab.tokens[int(np.argmax(trace.logprobs[0, q]))]
         if self.mean and m > self.hi:
-            hint = ("where the context cannot tell the next token, the prediction must stay flat, and yours is not: "
-                    "check where your heads attend when no key matches (W_Q, W_K) and what they write there "
-                    "(W_V, W_O, W_U)")
-        elif top_is_expected:
-            hint = (f"the expected token is your top guess after position {q}, but with log-prob only {lp[q]:.3g}. First "
-                    "check that the attention behind it is on the right key and not split with another (circuits show; "
-                    "W_Q and W_K decide it): a larger scale would only hide that. If it is, sharpen the prediction "
-                    "(a larger scale in W_U)")
+            hint, head, marks = self._flat_hint(trace), None, None
         else:
-            hint = ("check the induction head's pattern first (circuits show; W_Q and W_K decide it), then the path "
-                    "from its output to W_U: the attended token's content must reach the unembedding (W_V, W_O, W_U)")
-        return Explanation(q, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows, hint)
+            hint, head, marks = self._token_hint(trace, q, vocab.id(exp[q - offset]))
+        return Explanation(q, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows, hint,
+                           head, marks, "* = a key that would raise the expected token most")
+
+    @staticmethod
+    def _flat_hint(trace) -> str:
+        model = trace.model
+        heads = [(l, h) for l in range(model.n_layers) for h in range(model.n_heads(l))]
+        computed = [f"head {l}.{h}" for l, h in heads if model.head(l, h).pattern is None]
+        where = f" (W_Q and W_K of {', '.join(computed)})" if computed else ""
+        return ("where the context cannot tell the next token, the prediction must stay flat, and yours is not: check "
+                f"where your heads attend when no key matches{where} and what they write there (W_V, W_O)")
+
+    def _token_hint(self, trace, q: int, want: int):
+        """Why the expected token `want` is not sure enough after position q: (hint, head to show, marks).
+
+        The rival is your top guess, or the runner-up when the top guess is right. Each head with a computed
+        pattern could raise `want` over the rival by attending elsewhere: if one could make it win, its
+        attention is the cause; else the content does not reach the unembedding, or the prediction is too flat."""
+        model, vocab = trace.model, trace.model.vocab
+        tokens = trace.tokens(0)
+        lp = trace.logprobs[0, q]
+        order = [int(i) for i in np.argsort(-lp, kind="stable")]
+        rival = order[0] if order[0] != want else order[1]
+        w_tok, r_tok = vocab.tokens[want], vocab.tokens[rival]
+        p_w, p_r = float(np.exp(lp[want])), float(np.exp(lp[rival]))
+        lead = trace.logits[0, q, want] - trace.logits[0, q, rival]
+        near = lambda x: abs(float(lp[want]) - float(x)) < NEAR_TIE  # noqa: E731
+        tie = near(lp[rival])
+        if tie:  # one report for a (near) tie, whichever token argmax happens to pick
+            more = sum(near(x) for x in lp) - 2
+            shown_w, shown_r = diagnosis.apart(p_w, p_r)
+            exact = diagnosis.tied(float(lp[want]), float(lp[rival]))
+            said = (f"after position {q} your model cannot tell the expected {w_tok!r} from {r_tok!r}"
+                    f"{f' and {more} more' if more > 0 else ''}: "
+                    + (f"a tie, each {p_w:.3f}" if exact else f"a near tie, {shown_w} against {shown_r}"))
+        elif order[0] == want:
+            said = f"your top guess after position {q} is {w_tok!r} ({p_w:.3f}), but {r_tok!r} follows with {p_r:.3f}"
+        else:
+            said = f"after position {q} your model prefers {r_tok!r} ({p_r:.3f}) to the expected {w_tok!r} ({p_w:.3f})"
+        d = model.W_U[want] - model.W_U[rival]  # [d_model]: what raises want over the rival
+        best = None
+        for l, layer in enumerate(trace.layers):
+            for h, w in enumerate(layer.heads):
+                if w.pattern is not None:
+                    continue
+                out = layer.v[0, h, : q + 1, : w.W_V.shape[0]] @ w.W_O.T  # [keys, d_model]: each key's output
+                gains = out @ d  # [keys]: how far each key alone would raise want over the rival
+                j = int(np.argmax(gains))
+                moved = trace.logits[0, q] + (out[j] - layer.pattern[0, h, q, : q + 1] @ out) @ model.W_U.T
+                after = float(moved[want] - np.logaddexp.reduce(moved))  # want's log-prob, all attention on key j
+                if best is None or after > best[0]:
+                    best = (after, l, h, gains, float(gains[j] - layer.pattern[0, h, q, : q + 1] @ gains))
+        shortfall = self.lo - float(lp[want])
+        if best is not None and best[4] > 1e-9 and (best[0] >= self.lo or best[0] - lp[want] >= shortfall / 2):
+            _, l, h, gains, gain = best
+            name = f"head {l}.{h}"
+            keys = [int(j) for j in np.flatnonzero(gains >= gains.max() - 1e-9)]
+            pattern = trace.pattern(l, h)[0, q]
+            top = int(np.argmax(pattern[: q + 1]))
+            s = trace.layers[l].scores[0, h, q, : q + 1]
+            best_key = max(keys, key=lambda j: s[j])
+            why = (f"indistinguishable keys: key {top} and key {best_key} both score {s[top]:.6g}. "
+                   if top not in keys and diagnosis.tied(s[top], s[best_key]) else "")
+            where = ", ".join(_tok(tokens, j) for j in keys[:3]) + (" …" if len(keys) > 3 else "")
+            marks: list = [-1] * len(tokens)
+            marks[q] = keys
+            return (f"{said}. The attention is the cause: {name} puts {float(pattern[keys].sum()):.3f} on key{'s' if len(keys) > 1 else ''} "
+                    f"{where}, whose value would raise {w_tok!r} over {r_tok!r} by {gain:.3g} more, and its largest weight "
+                    f"({pattern[top]:.3f}) is on key {_tok(tokens, top)}. {why}Look at W_Q and W_K of {name}"), (l, h), marks
+        if order[0] == want and not tie:
+            return (f"{said}. No attention pattern of your heads would raise it much: make the prediction surer "
+                    "(raise your sharpness symbol of the prediction)"), None, None
+        reach = {}  # per head: the most any one key's value could raise want over the rival
+        for l, layer in enumerate(trace.layers):
+            for h, w in enumerate(layer.heads):
+                if np.abs(w.W_O).any():
+                    reach[(l, h)] = float(((layer.v[0, h, : q + 1, : w.W_V.shape[0]] @ w.W_O.T) @ d).max())
+        who = max(reach, key=reach.get) if reach else None
+        named = (f"look at W_V and W_O of head {who[0]}.{who[1]} (attending to its best key would raise {w_tok!r} over "
+                 f"{r_tok!r} by {_num(reach[who])}, against a lead of {_num(-lead)} for {r_tok!r}) and at W_U"
+                 if who is not None else "look at W_U")
+        if tie:  # no sharpness separates equal logits
+            return (f"{said}, so no sharpness can make {w_tok!r} sure, and no attention pattern of your heads separates "
+                    f"them: what the attended positions hold must raise {w_tok!r} above {r_tok!r} — {named}"), None, None
+        return (f"{said}, and no attention pattern of your heads would change that: what the attended positions hold "
+                f"does not reach the unembedding as {w_tok!r}: {named}"), None, None
+
 
 
 @dataclass

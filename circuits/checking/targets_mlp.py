@@ -57,6 +57,7 @@ class MLPOutput(Output):
     def explain(self, trace, tokens):
         e = super().explain(trace, tokens)
         e.head = None  # no attention heatmap: the culprit is the MLP
+        e.mlp = self.readout.layer
         names = self.readout.components(trace.model)
         yours = self.readout.get(trace)[0]  # [T, k]
         exp = _spec_array(self.spec, [tokens], yours.shape[0], yours.shape[1], self.label)[0]

@@ -285,12 +285,24 @@ def build_mistake(e: BaseException, answer, puzzle, shown: str) -> CircuitError 
         if found and params and set(found.group(1).split(", ")) <= params:
             return CircuitError(f"{shown}: build: the answer binds {found.group(1)} in params, but build() does not pass "
                                 f"them to the Model: write Model(..., params=answer.params) ({AUTHORS})")
-        return None
+        return _in_answer_names(e, answer, puzzle, shown)
     if isinstance(e, AttributeError) and getattr(e, "obj", None) is answer and e.name:
         declared = ", ".join([*puzzle.answer, *puzzle.optional])
         return CircuitError(f"{shown}: build(){_at(e)} reads answer.{e.name}, which is in neither answer= nor optional= "
                             f"({declared}); add it to one of them ({AUTHORS})")
     return None
+
+
+def _in_answer_names(e: CircuitError, answer, puzzle, shown: str) -> CircuitError | None:
+    """A head's matrix error said in the answer's own names: "W_Q2 (W_Q of head 1.0)", never a name it lacks."""
+    message = str(e)
+    renamed = message
+    for text, value in getattr(e, "culprits", ()):
+        name = next((n for n in puzzle.answer if getattr(answer, n, None) is value), None)
+        role = text.split(" ", 1)[0]
+        if name is not None and name != role and text in renamed:
+            renamed = renamed.replace(text, f"{name} ({text})")
+    return CircuitError(f"{shown}: {renamed}") if renamed != message else None
 
 
 def code_mistake(e: BaseException, answer) -> str:

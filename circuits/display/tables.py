@@ -40,8 +40,17 @@ def readout_table(target: dict, labels: list[str]):
     for col in ("pos", "token", "expected", "yours"):  # vectors wrap inside their cells; pos and token stay whole
         vector = col in ("expected", "yours")
         table.add_column(col, justify="left" if vector else "right", no_wrap=not vector, overflow="fold")
-    fmt = lambda v: "—" if v is None else (  # noqa: E731
-        "[" + ", ".join(f"{x:.3g}" for x in v) + "]" if isinstance(v, list) else str(v))
+    names = target.get("directions")
+
+    def fmt(v) -> str:
+        if v is None:
+            return "—"
+        if not isinstance(v, list):
+            return str(v)
+        if names:  # by direction, as check prints them: equal vectors read the same whatever the width
+            return ", ".join(f"{n} {x:.3g}" for n, x in zip(names, v) if abs(x) >= 1e-3) or "0"
+        return "[" + ", ".join(f"{x:.3g}" for x in v) + "]"
+
     for i, tok in enumerate(labels):
         e = target["expected"][i] if i < len(target["expected"]) else None
         table.add_row(str(i), repr(tok), fmt(e), fmt(target["output"][i]))

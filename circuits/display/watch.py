@@ -42,18 +42,28 @@ def _check(path: Path, use_cache: bool):
     return result, ""
 
 
+def earliest_failure(result):
+    """The failing target earliest in the circuit (its layer, then the puzzle's order): later ones may only echo it."""
+    targets = list(result.attempt.puzzle.targets) if result.attempt is not None else []
+    bad = [n for n, t in enumerate(result.targets) if t.status in ("failed", "error")]
+    if not bad:
+        return None
+    stage = lambda n: targets[n].stage if n < len(targets) else float("inf")  # noqa: E731
+    return result.targets[min(bad, key=lambda n: (stage(n), n))]
+
+
 def compact(result) -> Group:
-    """The watch report: one line per target, and the full report of the first target that fails."""
+    """The watch report: the earliest failure in the circuit in full, first, then one line for every other target."""
     parts: list = [Text(f"{result.name} · {result.attempt.puzzle.title} · {result.status}",
                         style="bold " + STYLE.get(result.status, "")), *edited_givens(result)]
-    first = next((t for t in result.targets if t.status in ("failed", "error")), None)
+    first = earliest_failure(result)
+    if first is not None and result.status != "not attempted":
+        parts += [Text(""), target_report(first), Text("")]
     for t in result.targets:
         if t is not first:  # the first failure's own report starts with its line
             parts.append(Text(f"{ICON[t.status]} {t.label}", style=STYLE[t.status]))
     if result.status == "not attempted":
         parts.append(Text(result.message))
-    elif first is not None:
-        parts += [Text(""), target_report(first)]
     return Group(*parts)
 
 

@@ -14,6 +14,8 @@ W_U is [n_vocab, d_model]. Internally activations are rows: `[batch, seq, d_mode
 
 from __future__ import annotations
 
+import contextlib
+
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -68,6 +70,25 @@ def _as_layer(layer, i: int) -> Layer:
         raise CircuitError(f"layer {i} is a {type(layer).__name__}; a layer is a Layer or a list of heads, "
                            "e.g. layers=[[Head(...)]]")
     return Layer(heads=list(layer))
+
+
+def _key_matrix(W_K, name: str, dk: int, d: int, p, reads) -> np.ndarray:
+    """W_K in numbers; a wrong width (or a transpose) is said against W_Q's d_head, a row count is left to the caller."""
+    try:
+        return matrix(W_K, f"W_K of {name}", (None, d), ("d_head", "d_model"), p, reads)
+    except CircuitError:
+        return matrix(W_K, f"W_K of {name}", (dk, d), ("d_head", "d_model"), p, reads)
+
+
+@contextlib.contextmanager
+def _naming(name: str, head):
+    """A head's matrix error carries (its text, the value it came from), so a puzzle can say it in its own names."""
+    try:
+        yield
+    except CircuitError as e:
+        e.culprits = [(f"{role} of {name}", getattr(head, role)) for role in ("W_Q", "W_K", "W_V", "W_O")
+                      if getattr(head, role, None) is not None]
+        raise
 
 
 class Model:
@@ -195,22 +216,26 @@ class Model:
             raise CircuitError(f"W_K of {name} is missing (give W_Q and W_K, or a fixed pattern=...)")
         if h.W_V is None:
             raise CircuitError(f"W_V of {name} is missing; it needs shape (d_head, d_model) = (?, {d})")
-        W_Q = (matrix(h.W_Q, f"W_Q of {name}", (None, d), ("d_head", "d_model"), p, reads) if h.W_Q is not None
-               else np.zeros((0, d)))
-        dk = W_Q.shape[0]
-        W_K = (matrix(h.W_K, f"W_K of {name}", (dk, d), ("d_head", "d_model"), p, reads) if h.W_K is not None
-               else np.zeros((dk, d)))
-        if h.W_Q is None and h.W_K is not None:
-            W_K = matrix(h.W_K, f"W_K of {name}", (None, d), ("d_head", "d_model"), p, reads)
-            W_Q, dk = np.zeros_like(W_K), W_K.shape[0]
-        W_V = matrix(h.W_V, f"W_V of {name}", (None, d), ("d_head", "d_model"), p, reads)
-        dv = W_V.shape[0]
+        with _naming(name, h):
+            W_Q = (matrix(h.W_Q, f"W_Q of {name}", (None, d), ("d_head", "d_model"), p, reads) if h.W_Q is not None
+                   else np.zeros((0, d)))
+            dk = W_Q.shape[0]
+            W_K = _key_matrix(h.W_K, name, dk, d, p, reads) if h.W_K is not None else np.zeros((dk, d))
+            if h.W_Q is not None and h.W_K is not None and W_K.shape[0] != dk:  # neither is "the" wrong one
+                raise CircuitError(f"W_Q of {name} has {dk} row{'s' if dk != 1 else ''} and W_K of {name} has "
+                                   f"{W_K.shape[0]}: they need the same number of rows (d_head), one per query-key "
+                                   "feature")
+            if h.W_Q is None and h.W_K is not None:
+                W_Q, dk = np.zeros_like(W_K), W_K.shape[0]
+            W_V = matrix(h.W_V, f"W_V of {name}", (None, d), ("d_head", "d_model"), p, reads)
+            dv = W_V.shape[0]
         for what, width in (("W_Q", dk), ("W_V", dv)):
             if width > MAX_D_HEAD:
                 raise CircuitError(f"{name} has d_head = {width:,} ({what} has {width:,} rows); a head may have at "
                                    f"most {MAX_D_HEAD:,}, and a rank above d_model = {d} adds nothing")
-        W_O = (matrix(h.W_O, f"W_O of {name}", (d, dv), ("d_model", "d_head"), p, writes) if h.W_O is not None
-               else np.zeros((d, dv)))
+        with _naming(name, h):
+            W_O = (matrix(h.W_O, f"W_O of {name}", (d, dv), ("d_model", "d_head"), p, writes) if h.W_O is not None
+                   else np.zeros((d, dv)))
         b_Q = np.zeros(dk) if h.b_Q is None else vector(h.b_Q, f"b_Q of {name}", dk, "d_head", p)
         b_K = np.zeros(dk) if h.b_K is None else vector(h.b_K, f"b_K of {name}", dk, "d_head", p)
         b_V = np.zeros(dv) if h.b_V is None else vector(h.b_V, f"b_V of {name}", dv, "d_head", p)

@@ -1,0 +1,141 @@
+"""Why a readout is wrong: whether an attention pattern could give it (and where the attention leaks), which
+head wrote a direction, and numbers shown with enough digits to see a gap. Used by the targets' explanations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+# --- numbers with enough digits --------------------------------------------------------------------------------
+def apart(x: float, bound: float, decimals: int = 3) -> tuple[str, str]:
+    """`x` and `bound` with the fewest decimals (at least `decimals`) that print them differently."""
+    for d in range(decimals, 13):
+        a, b = f"{x:.{d}f}", f"{bound:.{d}f}"
+        if a != b:
+            return a, (b.rstrip("0").rstrip(".") if d == decimals else b)
+    return f"{x!r}", f"{bound!r}"
+
+
+def factor(x: float) -> str:
+    """A factor above 1 with enough digits that it does not print as ×1."""
+    for d in range(3, 13):
+        s = f"{x:.{d}g}"
+        if float(s) != 1.0 or x == 1.0:
+            return s
+    return repr(x)
+
+
+def tied(a: float, b: float) -> bool:
+    """Two scores equal up to rounding: a softmax cannot tell them apart at any scale."""
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))  # float32 scores and sympy floats carry noise
+
+
+# --- could an attention pattern give the expected vector? ------------------------------------------------------
+def _project_simplex(v: np.ndarray) -> np.ndarray:
+    """The nearest point of the probability simplex to `v` `[n]` (Duchi et al. 2008)."""
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - 1.0
+    k = np.flatnonzero(u - css / np.arange(1, len(v) + 1) > 0)[-1]
+    return np.maximum(v - css[k] / (k + 1), 0.0)
+
+
+def nearest_mix(values: np.ndarray, expected: np.ndarray, start: np.ndarray, steps: int = 400) -> np.ndarray:
+    """Weights `[n]` on the simplex, from `start`, whose mix of `values` `[n, k]` is nearest to `expected` `[k]`."""
+    V = np.asarray(values, dtype=float)
+    L = 2.0 * max(float(np.linalg.norm(V, 2)) ** 2, 1e-12)
+    p = y = _project_simplex(np.asarray(start, dtype=float))
+    t = 1.0
+    for _ in range(steps):  # FISTA: accelerated projected gradient on ‖Vᵀp − e‖²
+        grad = 2.0 * V @ (V.T @ y - expected)
+        nxt = _project_simplex(y - grad / L)
+        t_next = (1 + np.sqrt(1 + 4 * t * t)) / 2
+        y = nxt + (t - 1) / t_next * (nxt - p)
+        p, t = nxt, t_next
+    return p
+
+
+@dataclass
+class Mix:
+    """Keys grouped by their value: each group's keys, value, the mass yours puts there and the mass a fit needs."""
+
+    keys: list[list[int]]
+    values: list[np.ndarray]
+    yours: np.ndarray
+    needed: np.ndarray
+    reachable: bool
+
+
+def mix(pattern: np.ndarray, values: np.ndarray, expected: np.ndarray, tol: float) -> Mix:
+    """Whether some attention over these keys gives `expected` (within `tol`), with keys grouped by equal value.
+
+    pattern `[n]` (one query's weights), values `[n, k]` (what each key would give alone), expected `[k]`."""
+    rounded = np.round(np.asarray(values, dtype=float), 9)
+    groups: dict[bytes, list[int]] = {}
+    for j, v in enumerate(rounded):
+        groups.setdefault(v.tobytes(), []).append(j)
+    keys = list(groups.values())
+    vals = np.array([values[g[0]] for g in keys], dtype=float)  # [groups, k]
+    yours = np.array([float(pattern[g].sum()) for g in keys])
+    needed = nearest_mix(vals, expected, yours)
+    reachable = bool(np.abs(needed @ vals - expected).max() <= tol)
+    return Mix(keys, list(vals), yours, needed, reachable)
+
+
+def _fmt(v: np.ndarray) -> str:
+    v = np.atleast_1d(v)
+    return "[" + ", ".join(f"{x:.3g}" if abs(x) >= 1e-3 else "0" for x in v) + "]"
+
+
+def _where(keys: list[int], tokens: list[str], most: int = 3) -> str:
+    shown = ", ".join(f"{j} {tokens[j]!r}" for j in keys[:most])
+    return shown + (f" and {len(keys) - most} more" if len(keys) > most else "")
+
+
+def leak(m: Mix, tokens: list[str], name: str, expected: np.ndarray) -> str:
+    """Where the attention goes that the expected vector does not want, and where it should go instead."""
+    over = [g for g in np.argsort(m.needed - m.yours) if m.yours[g] - m.needed[g] > 0.005]
+    under = [g for g in np.argsort(m.yours - m.needed) if m.needed[g] - m.yours[g] > 0.005]
+    said = lambda g, mass: f"{mass:.3f} on key{'s' if len(m.keys[g]) > 1 else ''} {_where(m.keys[g], tokens)} (value {_fmt(m.values[g])})"  # noqa: E731
+    parts = []
+    if over:
+        parts.append(f"{name}'s attention leaks: it puts " + " and ".join(said(g, m.yours[g]) for g in over[:2]) +
+                     f", where a pattern giving {_fmt(expected)} puts " + " and ".join(f"{m.needed[g]:.3f}" for g in over[:2]))
+    if under:
+        parts.append("too little goes to " + " and ".join(said(g, m.yours[g]) for g in under[:2]) +
+                     " (needs " + " and ".join(f"{m.needed[g]:.3f}" for g in under[:2]) + ")")
+    return "; ".join(parts)
+
+
+# --- who wrote a direction -------------------------------------------------------------------------------------
+def writers(trace, layer: int, positions: list[int], directions: list[int]) -> dict[str, float]:
+    """How much each part before `layer` (the embedding, each head, each MLP) wrote into `directions` at
+    `positions` of input 0, as the sum of absolute values: the parts a reader at `layer` sees there."""
+    out = {"the embedding": float(np.abs((trace.embed + trace.pos_embed)[0][np.ix_(positions, directions)]).sum())}
+    for l in range(layer):
+        lt = trace.layers[l]
+        for h in range(len(lt.heads)):
+            out[f"head {l}.{h}"] = float(np.abs(lt.head_out_of(h)[0][np.ix_(positions, directions)]).sum())
+        if lt.mlp_out is not None:
+            out[f"the MLP of layer {l}"] = float(np.abs(lt.mlp_out[0][np.ix_(positions, directions)]).sum())
+    return out
+
+
+def _suffix(label: str) -> str:
+    return label.partition(":")[2] if ":" in label else label
+
+
+def matched(M: np.ndarray, rows: list[str], cols: list[str]) -> float | None:
+    """The share of a matrix's weight that pairs directions of one name (tok:a with prev:a), positively.
+
+    A hand-written circuit matches like with like; a stray, or negated, entry lowers the share. None when
+    the matrix pairs no names at all (a rotation of positions, say): the share says nothing then."""
+    M = np.asarray(M, dtype=float)
+    total = float(np.abs(M).sum())
+    if total <= 1e-12:
+        return None
+    same = np.array([[_suffix(r) == _suffix(c) and ":" in r and ":" in c for c in cols] for r in rows])
+    if not same.any():
+        return None
+    return float(np.where(same & (M > 0), M, 0.0).sum() / total)
