@@ -66,7 +66,7 @@ def test_a_head_writing_outside_its_declared_directions_is_refused(tmp_path):
     result = check(load(writer(tmp_path, declared, 'W_O["scratch", 0] = 0.5')), n_random=200, margins=False)
     assert result.status == "error"
     assert result.message.endswith("93_share.py: head 0.0 writes into scratch (0.5), but this puzzle lets it write only "
-                              "into out: head 0.0's W_O rows for them must be 0")
+                              "into out: the rows of W_O for them must be 0")
 
 
 def test_without_a_declaration_the_reference_answer_decides_where_each_head_may_write(tmp_path, monkeypatch):
@@ -98,7 +98,7 @@ def test_the_shipped_10_refuses_a_readout_that_writes_everywhere(tmp_path, monke
     assert main(["check", "10", "--no-cache"]) == 2  # a rule of the puzzle broken: one line, as for a wrong shape
     assert capsys.readouterr().err == (
         "circuits: puzzles/10_seen_before.py: head 1.0 writes into tok:a (1), tok:b (1), tok:c (1) and 6 more, but "
-        "this puzzle lets it write only into seen: head 1.0's W_O rows for them must be 0\n")
+        "this puzzle lets it write only into seen: the rows of W_O for them must be 0\n")
 
 
 # --- a live sharpness ---------------------------------------------------------------------------------------------

@@ -309,9 +309,15 @@ def _leak(attempt, model) -> str:
     if model is None:
         return ""
     writes = guarantees.writes_for(attempt)
+    if not writes:
+        return ""
+    from circuits.checking.answer_names import head_matrices, mlp_matrices
+
+    heads, mlps = head_matrices(attempt, model), mlp_matrices(attempt, model)
+    names = {f"head {l}.{h}": n for (l, h, role), n in heads.items() if role == "W_O"}
+    names |= {f"mlp {l}": n for (l, role), n in mlps.items() if role == "W_out"}
     try:
-        if writes:
-            guarantees.check_writes(model, writes, display(attempt.path))
+        guarantees.check_writes(model, writes, display(attempt.path), names)
     except CircuitError as e:
         return str(e)
     return ""

@@ -90,8 +90,10 @@ def writes_for(attempt) -> dict[str, list[str]] | None:
     return _REFERENCE_WRITES[key]
 
 
-def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str) -> None:
-    """One CircuitError line for the first head or MLP that writes outside the directions it is given."""
+def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str,
+                 answer_names: Mapping[str, str] | None = None) -> None:
+    """One CircuitError line for the first head or MLP that writes outside the directions it is given;
+    `answer_names` maps a writer ("head 1.0") to the answer's name for its output matrix ("W_O1")."""
     labels = model.residual.labels
     for w in writers(model):
         if w.name not in writes:
@@ -102,8 +104,9 @@ def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str) -> None
             first = ", ".join(f"{d} ({v:.3g})" for d, v in list(outside.items())[:3])
             more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
             where = ", ".join(given) if given else "nothing"
+            matrix = (answer_names or {}).get(w.name) or f"{w.name}'s {w.matrix}"
             raise CircuitError(f"{shown}: {w.name} writes into {first}{more}, but this puzzle lets it write only into "
-                               f"{where}: {w.name}'s {w.matrix} rows for them must be 0")
+                               f"{where}: the rows of {matrix} for them must be 0")
 
 
 # --- inputs that span the model ---------------------------------------------------------------------------------
