@@ -517,7 +517,9 @@ class NextToken(Target):
 
     `spec(tokens)[i]` is the token expected after position i (None: no expectation).
     With `mean=True` the mean log-prob over expected positions must lie in [lo, hi];
-    otherwise every expected position's log-prob must be ≥ lo.
+    otherwise every expected position's log-prob must be ≥ lo. `advice` is what a report
+    tells a learner whose top guess is wrong (by default: look at the induction head, then
+    the path to W_U), for a puzzle whose prediction comes from elsewhere.
     """
 
     spec: Callable[[Tokens], Sequence]
@@ -525,6 +527,7 @@ class NextToken(Target):
     hi: float = 0.0
     mean: bool = False
     description: str = ""
+    advice: str = ""
     metric: str = field(default="log-prob", init=False)
     higher_is_worse: bool = field(default=False, init=False)
     reads_logits: bool = field(default=True, init=False)
@@ -607,8 +610,9 @@ class NextToken(Target):
                     "W_Q and W_K decide it): a larger scale would only hide that. If it is, sharpen the prediction "
                     "(a larger scale in W_U)")
         else:
-            hint = ("check the induction head's pattern first (circuits show; W_Q and W_K decide it), then the path "
-                    "from its output to W_U: the attended token's content must reach the unembedding (W_V, W_O, W_U)")
+            hint = self.advice or (
+                "check the induction head's pattern first (circuits show; W_Q and W_K decide it), then the path "
+                "from its output to W_U: the attended token's content must reach the unembedding (W_V, W_O, W_U)")
         return Explanation(q, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows, hint)
 
 
