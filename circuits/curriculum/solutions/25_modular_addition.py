@@ -113,7 +113,7 @@ for n, (x, y, sign, into) in enumerate(PRODUCTS):
         unit = 4 * n + m
         W_in[unit, x], W_in[unit, y] = sy, sy * sz
         W_out[into, unit] = sign * sz / 2  # + for |x + y|, − for |x − y|
-#              tok:cos     tok:sin   one prev:cos prev:sin sum:cos      sum:sin
+# W_U's row c reads (cos wc, sin wc) from sum:cos, sum:sin, times s: its logit is ≈ s·cos(w(a + b − c)).
 W_U = [[0, 0, 0, 0, 0, s * sympy.cos(2 * sympy.pi * c / P), s * sympy.sin(2 * sympy.pi * c / P)] for c in range(P)]
 params = {"s": 10}
 
