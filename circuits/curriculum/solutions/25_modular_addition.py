@@ -9,9 +9,12 @@ answer off with the angle-addition identities
     cos(w(a + b)) = cos wa · cos wb − sin wa · sin wb
     sin(w(a + b)) = sin wa · cos wb + cos wa · sin wb
 
-and W_U, whose row for an answer c is (cos wc, sin wc): the logit of c is then
-cos(w(a + b)) cos wc + sin(w(a + b)) sin wc = cos(w(a + b − c)), largest exactly where
-c ≡ a + b (mod p). Build that model for p = 5 and one frequency, w = 2π/5.
+and one more for the readout, a logit per answer c:
+
+    cos(w(a + b − c)) = cos(w(a + b)) · cos wc + sin(w(a + b)) · sin wc,
+
+largest exactly where c ≡ a + b (mod p). Build that model for p = 5 and one frequency,
+w = 2π/5.
 
 Tokens 0 1 2 3 4; an input is two of them, "a b", and after b the model predicts
 (a + b) mod 5. The embedding and the attention are given (d_model = 7):
@@ -30,8 +33,8 @@ log-probability ≥ −0.1. Multiply W_U by a sharpness symbol `s`, bound in `pa
 logits' gaps are s times what your features give. Checked on all 25 pairs.
 
 What fails, worked for a = 1, b = 2 (answer 3): the MLP writes nothing and W_U reads the
-features it is given, W_U[c] = (cos wc, sin wc) on tok: and on prev: alike. The logit of c
-is cos w(c − a) + cos w(c − b):
+features it is given, W_U[c] = (cos wc, sin wc) on tok: and on prev: alike. At s = 1 the logit
+of c is cos w(c − a) + cos w(c − b):
 
     c           0        1        2        3        4
     logit    -0.500    1.309    1.309   -0.500   -1.618      (top: 1 and 2, not 3)
