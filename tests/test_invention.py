@@ -1,4 +1,4 @@
-"""Puzzles that ask for invention (issue 28): the challenges 22–24 and the capstone 25 reject the misconceptions a
+"""Puzzles that ask for invention (issue 28): the challenges 22–25 and the capstone 26 reject the misconceptions a
 learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report that points at
 it; their worked numbers are true; and every puzzle's level (difficulty, minutes) is validated, shipped and shown."""
 
@@ -15,7 +15,7 @@ from circuits.checking.checker import check
 from circuits.checking.loader import load
 from circuits.errors import CircuitError
 
-NEW = ["22_recent_vowel", "23_two_back", "24_equal_mlp", "25_modular_addition"]
+NEW = ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
 s = sympy.Symbol("s")
 
 
@@ -183,14 +183,78 @@ def test_23_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
             "with s at 0, so s does not control the attention the targets depend on")
 
 
-# --- 24: an MLP that tells whether two numbers are equal --------------------------------------------------------
+# --- 24: every letter of the other kind -------------------------------------------------------------------------
+def _other(rows, keys):
+    """A head with one query row and one key row per pairing: rows [(vowel, consonant, bos) of W_Q], keys likewise."""
+    return dict(W_Q=[[s * q for q in row] for row in rows], W_K=keys)
+
+
+REF_Q = [(0, 1, 0), (1, 0, 0), (1, 1, 0)]
+REF_K = [(2, 0, 0), (0, 2, 0), (0, 0, 1)]
+
+
 def test_24_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
-    ns = namespace("24_equal_mlp")
+    ns = namespace("24_other_kind")
+    attempt = solution("24_other_kind")
+    trace = attempt.model().run(["bacde"])
+    keys = ns["other_kind"](trace.ids)[0]
+    bos = ns["bos_when_none"](trace.ids)[0]
+    labels = ["BOS", *"bacde"]
+    for q in range(1, 6):
+        wanted = [k for k in range(6) if keys[q, k]] or [int(bos[q])]
+        line = f"    {q} {labels[q]}      " + ", ".join(f"{k} {labels[k]}" for k in wanted)
+        assert line in ns["__doc__"], line
+        pattern = trace.pattern(0, 0)[0, q]
+        assert all(pattern[k] >= 0.99 / len(wanted) for k in wanted)
+
+
+def test_24_matching_the_same_kind_is_puzzle_09s_head_not_this_one():
+    answer = _other([(1, 0, 0), (0, 1, 0), (1, 1, 0)], REF_K)
+    f = only_failure(check_with("24_other_kind", **answer)).failure
+    assert f.tokens == ["a", "b"]
+    assert "the target is key 1 'a'" in f.explanation.summary and "is on key 2 'b'" in f.explanation.summary
+    assert "consonant favours key 2 by 20" in f.explanation.hint
+
+
+def test_24_without_a_score_for_bos_a_lone_kind_spreads_over_itself():
+    f = only_failure(check_with("24_other_kind", **_other(REF_Q, [(2, 0, 0), (0, 2, 0), (0, 0, 0)]))).failure
+    assert f.tokens == ["a"]  # BOS and the letter itself tie
+    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in f.explanation.summary
+    assert "sharpening alone will not fix it" in f.explanation.hint
+
+
+def test_24_bos_above_the_other_kind_takes_the_attention():
+    f = only_failure(check_with("24_other_kind", **_other(REF_Q, [(2, 0, 0), (0, 2, 0), (0, 0, 3)]))).failure
+    assert f.tokens == ["a", "b"] and "its largest weight, 1.000, is on key 0 '<bos>'" in f.explanation.summary
+    assert "bos favours key 0 by 30" in f.explanation.hint
+
+
+def test_24_a_vowel_query_that_asks_for_nothing_settles_on_bos():
+    f = only_failure(check_with("24_other_kind", **_other([(0, 1, 0), (0, 0, 0), (1, 0, 0)], REF_K))).failure
+    assert f.tokens == ["b", "a"]  # the vowel query meets only the BOS row
+    assert "the target is key 1 'b'" in f.explanation.summary and "is on key 0 '<bos>'" in f.explanation.summary
+
+
+def test_24_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
+    answer = dict(W_Q=[[0, 10, 0], [10, 0, 0], [10, 10, 0], [s, 0, 0]], W_K=[*REF_K, (0, 0, 0)])
+    refused(check_with("24_other_kind", **answer),
+            "with s at 0, so s does not control the attention the targets depend on")
+
+
+def test_24_too_little_sharpness_leaks_to_bos_and_the_same_kind():
+    f = only_failure(check_with("24_other_kind", params={"s": 2})).failure
+    assert "puts only 0.867 there (needs ≥ 0.99)" in f.explanation.summary
+    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
+
+
+# --- 25: an MLP that tells whether two numbers are equal --------------------------------------------------------
+def test_25_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
+    ns = namespace("25_equal_mlp")
     tokens = "00 12 22 31 33".split()
     eq = [row[3] for row in ns["spec"](tokens)]
     assert eq == [1, 0, 1, 0, 1]
     assert "    eq    " + "".join(f"{v:5d}" for v in eq) in ns["__doc__"]
-    written = solution("24_equal_mlp").model().run([tokens]).layers[0].mlp_out[0]
+    written = solution("25_equal_mlp").model().run([tokens]).layers[0].mlp_out[0]
     assert np.allclose(written[:, 3], eq)
 
 
@@ -198,40 +262,40 @@ def _equal(units, writes):
     return dict(W_in=np.array(units, dtype=float), W_out=np.array([[0] * len(writes)] * 3 + [writes], dtype=float))
 
 
-def test_24_one_threshold_finds_a_corner_but_not_the_middle():
-    f = only_failure(check_with("24_equal_mlp", **_equal([[-1, -1, 1, 0], [1, 1, -5, 0]], [1, 1]))).failure
+def test_25_one_threshold_finds_a_corner_but_not_the_middle():
+    f = only_failure(check_with("25_equal_mlp", **_equal([[-1, -1, 1, 0], [1, 1, -5, 0]], [1, 1]))).failure
     assert f.tokens in (["11"], ["22"]) and "is eq 1, yours is 0 (error 1 > tolerance 0.1)" in f.explanation.summary
 
 
-def test_24_falling_with_the_distance_without_stopping_goes_negative():
-    f = only_failure(check_with("24_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [-1, 1, 0, 0]],
+def test_25_falling_with_the_distance_without_stopping_goes_negative():
+    f = only_failure(check_with("25_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [-1, 1, 0, 0]],
                                                          [1, -1, -1]))).failure
     x, y = (int(c) for c in f.tokens[0])
     assert abs(x - y) >= 2
     assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq -1" in f.explanation.summary
 
 
-def test_24_a_bump_on_one_side_only_misses_y_above_x():
-    f = only_failure(check_with("24_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [1, -1, -1, 0]],
+def test_25_a_bump_on_one_side_only_misses_y_above_x():
+    f = only_failure(check_with("25_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [1, -1, -1, 0]],
                                                          [1, -1, 1]))).failure
     x, y = (int(c) for c in f.tokens[0])
     assert y > x
     assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq 1" in f.explanation.summary
 
 
-def test_24_a_sum_that_adds_x_and_y_is_the_wrong_algorithm():
-    f = only_failure(check_with("24_equal_mlp", **_equal([[1, 1, -1, 0]], [1]))).failure  # relu(x + y − 1)
+def test_25_a_sum_that_adds_x_and_y_is_the_wrong_algorithm():
+    f = only_failure(check_with("25_equal_mlp", **_equal([[1, 1, -1, 0]], [1]))).failure  # relu(x + y − 1)
     assert f.tokens == ["00"] and "hidden units W_in x are [-1]" in f.explanation.hint
 
 
-def test_24_an_mlp_that_writes_into_one_is_refused():
-    answer = solution("24_equal_mlp").answer
+def test_25_an_mlp_that_writes_into_one_is_refused():
+    answer = solution("25_equal_mlp").answer
     W_out = np.array(answer.W_out, dtype=float)
     W_out[2, 0] = 0.5
-    refused(check_with("24_equal_mlp", W_out=W_out), "mlp 0 writes into one (0.5)", "only into eq")
+    refused(check_with("25_equal_mlp", W_out=W_out), "mlp 0 writes into one (0.5)", "only into eq")
 
 
-# --- 25: modular addition by Fourier features ------------------------------------------------------------------
+# --- 26: modular addition by Fourier features ------------------------------------------------------------------
 P = 5
 w = 2 * np.pi / P
 
@@ -240,8 +304,8 @@ def _row(values, width: int = 6) -> str:
     return "  ".join(f"{v:{width}.3f}" for v in values)
 
 
-def test_24_the_worked_numbers_are_true():
-    doc = namespace("25_modular_addition")["__doc__"]
+def test_26_the_worked_numbers_are_true():
+    doc = namespace("26_modular_addition")["__doc__"]
     assert "    tok:cos  " + _row(np.cos(w * np.arange(P))).lstrip() in doc
     assert "    tok:sin  " + _row(np.sin(w * np.arange(P))).replace("-0.000", " 0.000").lstrip() in doc
     a, b = 1, 2
@@ -250,14 +314,14 @@ def test_24_the_worked_numbers_are_true():
     top = np.flatnonzero(np.isclose(logits, max(logits)))
     assert list(top) == [1, 2] and "(top: 1 and 2, not 3)" in doc
     # the model does what the table says: the additive readout at s = 1, run on "1 2"
-    attempt = solution("25_modular_addition")
+    attempt = solution("26_modular_addition")
     for name, value in _additive_readout().items():
         setattr(attempt.answer, name, value)
     attempt.answer.params = {"s": 1}
     assert np.allclose(attempt.model().run(["12"]).logits[0, 1], logits)
 
 
-def test_24_no_additive_readout_can_add_summed_over_all_pairs():
+def test_26_no_additive_readout_can_add_summed_over_all_pairs():
     """The worksheet's argument, on random readouts: Σ over a, b of logit(a + b) equals Σ of logit(a + b + 1)."""
     rng = np.random.default_rng(0)
     feats = np.stack([np.cos(w * np.arange(P)), np.sin(w * np.arange(P))], 1)  # [P, 2]
@@ -279,14 +343,14 @@ def _additive_readout():
 
 
 def _answer():
-    ns = namespace("25_modular_addition")
+    ns = namespace("26_modular_addition")
     W_in = np.array(ns["W_in"].values, dtype=float)
     W_out = np.array(ns["W_out"].values, dtype=float)
     return W_in, W_out, ns
 
 
-def test_24_adding_a_and_bs_features_predicts_a_or_b_not_their_sum():
-    f = only_failure(check_with("25_modular_addition", **_additive_readout())).failure
+def test_26_adding_a_and_bs_features_predicts_a_or_b_not_their_sum():
+    f = only_failure(check_with("26_modular_addition", **_additive_readout())).failure
     a, b = (int(t) for t in f.tokens)
     top = f.explanation.rows[1][3].strip("'")
     assert int(top) in (a, b) and int(top) != (a + b) % P
@@ -294,50 +358,50 @@ def test_24_adding_a_and_bs_features_predicts_a_or_b_not_their_sum():
     assert "compare what your MLP writes into sum:cos and sum:sin" in f.explanation.hint
 
 
-def test_24_reading_only_b_is_a_positional_shortcut():
+def test_26_reading_only_b_is_a_positional_shortcut():
     rows = [[s * np.cos(w * c), s * np.sin(w * c), 0, 0, 0, 0, 0] for c in range(P)]
-    f = only_failure(check_with("25_modular_addition", W_U=rows, **_zeros_mlp())).failure
+    f = only_failure(check_with("26_modular_addition", W_U=rows, **_zeros_mlp())).failure
     assert f.explanation.rows[1][3].strip("'") == f.tokens[1]  # its top guess is b itself
 
 
-def test_24_the_cos_identity_alone_cannot_tell_c_from_minus_c():
+def test_26_the_cos_identity_alone_cannot_tell_c_from_minus_c():
     W_in, W_out, ns = _answer()
     W_out[list(ns["resid"].labels).index("sum:sin")] = 0  # sum:sin never written
-    f = only_failure(check_with("25_modular_addition", W_in=W_in, W_out=W_out)).failure
+    f = only_failure(check_with("26_modular_addition", W_in=W_in, W_out=W_out)).failure
     assert (int(f.tokens[0]) + int(f.tokens[1])) % P != 0  # only c = 0 is its own mirror
     assert f.explanation.rows[1][3] != f.explanation.rows[1][2] and "sum:sin" in f.explanation.hint
 
 
-def test_24_the_wrong_sign_in_the_identity_computes_a_minus_b():
+def test_26_the_wrong_sign_in_the_identity_computes_a_minus_b():
     W_in, W_out, ns = _answer()
     labels = list(ns["resid"].labels)
     units = [u for u in range(W_in.shape[0]) if W_in[u, labels.index("prev:sin")] and W_in[u, labels.index("tok:sin")]]
     W_out[:, units] *= -1  # + sin wa sin wb: cos(w(a − b))
-    f = only_failure(check_with("25_modular_addition", W_in=W_in, W_out=W_out)).failure
+    f = only_failure(check_with("26_modular_addition", W_in=W_in, W_out=W_out)).failure
     a, b = (int(t) for t in f.tokens)
     assert (a + b) % P != (a - b) % P
     assert f.explanation.rows[1][3] == f"'{(a - b) % P}'"  # its top guess is a − b
 
 
-def test_24_a_readout_scale_baked_into_the_numbers_is_refused():
+def test_26_a_readout_scale_baked_into_the_numbers_is_refused():
     rows = [[0, 0, 0, 0, 0, 10 * np.cos(w * c), 10 * np.sin(w * c)] for c in range(P)]
-    refused(check_with("25_modular_addition", W_U=rows), "declare the sharpness as a sympy symbol s")
+    refused(check_with("26_modular_addition", W_U=rows), "declare the sharpness as a sympy symbol s")
 
 
-def test_24_a_sharpness_that_moves_every_logit_alike_is_dead():
+def test_26_a_sharpness_that_moves_every_logit_alike_is_dead():
     rows = [[0, 0, s, 0, 0, 10 * np.cos(w * c), 10 * np.sin(w * c)] for c in range(P)]  # s · one: a constant shift
-    refused(check_with("25_modular_addition", W_U=rows), "with s at 0, so s does not control")
+    refused(check_with("26_modular_addition", W_U=rows), "with s at 0, so s does not control")
 
 
-def test_24_an_mlp_that_writes_outside_sum_is_refused():
+def test_26_an_mlp_that_writes_outside_sum_is_refused():
     W_in, W_out, ns = _answer()
     W_out[list(ns["resid"].labels).index("prev:cos"), 0] = 0.5
-    refused(check_with("25_modular_addition", W_in=W_in, W_out=W_out),
+    refused(check_with("26_modular_addition", W_in=W_in, W_out=W_out),
             "mlp 0 writes into prev:cos (0.5)", "only into sum:*")
 
 
-def test_24_too_little_sharpness_leaves_the_answer_below_the_bar():
-    f = only_failure(check_with("25_modular_addition", params={"s": 3})).failure
+def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
+    f = only_failure(check_with("26_modular_addition", params={"s": 3})).failure
     assert f.explanation.rows[1][2] == f.explanation.rows[1][3]  # the right top guess, not sure enough
     assert "sharpen" in f.explanation.hint
 
@@ -348,7 +412,7 @@ def test_every_shipped_puzzle_has_a_level_and_the_loader_attaches_it(tmp_path):
     assert sorted(levels) == STEMS
     for stem in STEMS:
         assert curriculum.level(stem) == (levels[stem]["difficulty"], levels[stem]["minutes"])
-    puzzle = load(shipped("puzzles", "25_modular_addition", tmp_path)).puzzle
+    puzzle = load(shipped("puzzles", "26_modular_addition", tmp_path)).puzzle
     assert (puzzle.difficulty, puzzle.minutes) == (3, 60)
 
 

@@ -28,7 +28,7 @@ PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_succe
 PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
 
 # --- puzzles that ask for invention (issue 28): two challenges and the capstone --------------------------
-PUZZLES += ["22_recent_vowel", "23_two_back", "24_equal_mlp", "25_modular_addition"]
+PUZZLES += ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
 
 
 @pytest.mark.parametrize("stem", PUZZLES)

@@ -389,7 +389,8 @@ class Attention(Target):
     def mass(self, pattern, keys, valid=None) -> np.ndarray:  # [b, T, T], [b, T, T] -> [b, T], NaN where no target
         has = keys.any(-1) if valid is None else keys.any(-1) & valid
         if self.evenly:  # the least-attended key of the set, as a share of an even split
-            got = np.where(keys, pattern, np.inf).min(-1) * keys.sum(-1)
+            least = np.where(keys, pattern, np.inf).min(-1)  # inf where a query has no key: no target, NaN below
+            got = np.where(keys.any(-1), least, 0.0) * keys.sum(-1)
         else:
             got = np.where(keys, pattern, 0.0).sum(-1)
         return np.where(has, got, np.nan)

@@ -1,4 +1,4 @@
-"""Puzzle 25 · Capstone: modular addition by Fourier features   (from Nanda et al. 2023, "Progress measures for grokking")
+"""Puzzle 26 · Capstone: modular addition by Fourier features   (from Nanda et al. 2023, "Progress measures for grokking")
 
 Capstone. Nanda, Chan, Lieberum, Smith & Steinhardt (2023) trained a one-layer transformer
 to add modulo a prime and then read its weights: it had not learnt a table. It embeds a
@@ -84,7 +84,7 @@ def build(answer) -> Model:
 
 
 puzzle = Puzzle(
-    number=25,
+    number=26,
     name="modular_addition",
     title="Capstone: modular addition by Fourier features",
     answer=["W_in", "W_out", "W_U"],

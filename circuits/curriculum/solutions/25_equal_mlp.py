@@ -1,4 +1,4 @@
-"""Puzzle 24 · Challenge: an MLP that tells whether two numbers are equal
+"""Puzzle 25 · Challenge: an MLP that tells whether two numbers are equal
 
 Challenge for the MLP chapter (puzzles 16–17). There, a unit fired above a threshold. Here
 no single threshold will do. The worksheet gives the behaviour, the givens and the
@@ -52,7 +52,7 @@ def build(answer) -> Model:
 
 
 puzzle = Puzzle(
-    number=24,
+    number=25,
     name="equal_mlp",
     title="Challenge: an MLP that tells whether two numbers are equal",
     answer=["W_in", "W_out"],
@@ -65,6 +65,20 @@ puzzle = Puzzle(
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
-# W_in: (d_mlp, 4), d_mlp of your choice.  W_out: (4, d_mlp).
-W_in = FILL_ME_IN("roughly 9 non-zero entries")
-W_out = FILL_ME_IN("roughly 5 non-zero entries")
+# eq = 1 − |x − y| + relu(|x − y| − 1): a bump that is 1 at x = y and flat 0 one step away.
+#         x   y  one eq
+W_in = [[ 0,  0,  1, 0],    # 1
+        [ 1, -1,  0, 0],    # relu(x − y)
+        [-1,  1,  0, 0],    # relu(y − x)
+        [ 1, -1, -1, 0],    # relu(x − y − 1)
+        [-1,  1, -1, 0]]    # relu(y − x − 1)
+W_out = [[0,  0,  0,  0,  0],    # x
+         [0,  0,  0,  0,  0],    # y
+         [0,  0,  0,  0,  0],    # one
+         [1, -1, -1,  1,  1]]    # eq
+
+
+# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# # W_in: (d_mlp, 4), d_mlp of your choice.  W_out: (4, d_mlp).
+# W_in = FILL_ME_IN("roughly 9 non-zero entries")
+# W_out = FILL_ME_IN("roughly 5 non-zero entries")
