@@ -25,6 +25,9 @@ PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_succe
 # --- curriculum B (puzzles 16-21); their allow-lists are in circuits/checking/allowed_mutants.py ----------
 PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
 
+# --- puzzles that ask for invention (issue 28): two challenges and the capstone --------------------------
+PUZZLES += ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
+
 
 def audit_of(stem: str):
     """The audit of solutions/<stem>.py against its allow-list (run in a worker process by `audits`)."""

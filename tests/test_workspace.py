@@ -80,7 +80,7 @@ def test_every_command_works_in_a_workspace(tmp_path, monkeypatch, capsys):
     assert main(["show", "3", "ab"]) == 0
     assert "yours vs expected" in capsys.readouterr().out
     assert main(["list", "--no-cache"]) == 0
-    assert "solved 0 of 22" in capsys.readouterr().out
+    assert f"solved 0 of {len(STEMS)}" in capsys.readouterr().out
     assert main(["reset", "3"]) == 0
     assert path.read_text(encoding="utf-8") == stub("03_uniform")
     path.unlink()

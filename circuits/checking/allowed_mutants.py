@@ -214,3 +214,42 @@ ALLOWED.update(ALLOWED_B)
 def allowed_for(attempt) -> list[tuple[str, str]]:
     """The puzzle's reviewed equivalents: this module's list for its id, and its file's own ALLOWED_MUTANTS."""
     return [*ALLOWED.get(attempt.puzzle.id, ()), *(tuple(x) for x in getattr(attempt, "allowed_mutants", ()))]
+
+
+# --- puzzles that ask for invention (issue 28: challenges 22–25, capstone 26) -----------------------------------
+EVERY_PAIR = ("the model takes two tokens (n_ctx = 2), nothing is asked after one, and every one of the 25 pairs is "
+              "checked: passing means the readout peaks at (a + b) mod 5 after every input the model can take, "
+              "another correct answer (the |x + y| − |x − y| products leave the logits slack)")
+SHARPER_ROW = ("every query already reads 1 · s from its token, and pos:i is 1 at position i only: the edit doubles "
+               "that one query, so its row of scores keeps its ranking and only gets sharper")
+ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
+    "22_recent_vowel": [
+        ("W_Q[[]0, pos:*] 0 → s", SHARPER_ROW),
+        ("whole answer × 10", SCALED_UP),
+        ("s × 10", SCALED_UP),
+    ],
+    "23_two_back": [
+        ("W_Q[[]0, pos:*] 0 → s", SHARPER_ROW),
+        ("W_K columns pos:10 ↔ pos:11", WHOLE_CONTEXT),
+        ("whole answer × 10", SCALED_UP),
+        ("s × 10", SCALED_UP),
+    ],
+    "24_other_kind": [
+        ("W_Q[[]2, 2] 0 → s", "only the BOS query reads bos, and BOS sees one key and has no target"),
+        ("whole answer × 10", SCALED_UP),
+        ("s × 10", SCALED_UP),
+    ],
+    "25_equal_mlp": [
+        ("W_in[[]*, 3] 0 → 1", "the MLP reads eq, which only the MLP itself writes: zero at its input"),
+        ("W_in rows 1 ↔ 2", "units 1 and 2 write the same column of W_out (−1 into eq): swapping them changes nothing"),
+        ("W_in rows 3 ↔ 4", "units 3 and 4 write the same column of W_out (+1 into eq): swapping them changes nothing"),
+        ("W_in columns 0 ↔ 1", "swapping x and y swaps units 1 ↔ 2 and 3 ↔ 4, which write alike: x = y is symmetric"),
+    ],
+    "26_modular_addition": [
+        ("W_in[[]*, sum:*] 0 → 1", "the MLP reads sum:, which only the MLP itself writes: zero at its input"),
+        *((name, EVERY_PAIR) for name in (
+            "W_in[[]*, tok:cos] → 0", "W_in[[]*, prev:cos] → 0", "W_in[[]*, prev:sin] 0 → 1", "W_in rows * ↔ *",
+            "W_U[[]*, 5] → 0", "whole answer × 10", "s × 10")),
+    ],
+}
+ALLOWED.update(ALLOWED_INVENTION)

@@ -1,9 +1,9 @@
-"""The shipped curriculum (package data): each puzzle's reference file and its hint ladder, by the puzzle's id.
+"""The shipped curriculum (package data): each puzzle's reference file, hint ladder and level, by the puzzle's id.
 
 The reference file holds the whole puzzle (statement, givens, targets, inputs) and a reference answer; the
 learner's stub is rebuilt from it (checking/reset.py), and the checker takes the puzzle from it, so that a
 learner's file contributes only its answer. The hints live apart, in hints.toml, so no file a learner edits
-shows them.
+shows them; each puzzle's difficulty and expected minutes live in levels.toml, beside them.
 """
 
 from __future__ import annotations
@@ -60,6 +60,30 @@ def _hint_table() -> dict[str, list[str]]:
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise CircuitError(f"the shipped hints ({HOME / 'hints.toml'}) cannot be read: {e}") from None
     return {stem: list(entry.get("hints", [])) for stem, entry in table.items()}
+
+
+@functools.cache
+def _level_table() -> dict[str, dict]:
+    path = HOME / "levels.toml"
+    try:
+        with open(path, "rb") as f:
+            table = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise CircuitError(f"the shipped levels ({path}) cannot be read: {e}") from None
+    from circuits.checking.puzzle import check_level
+
+    for stem, entry in table.items():
+        unknown = set(entry) - {"difficulty", "minutes"}
+        if unknown:
+            raise CircuitError(f"{path}: [{stem}] has {', '.join(sorted(unknown))}; only difficulty and minutes belong here")
+        check_level(entry.get("difficulty"), entry.get("minutes"), f"{path}: [{stem}]")
+    return table
+
+
+def level(stem: str) -> tuple[int | None, int | None]:
+    """A shipped puzzle's (difficulty 1–3, minutes), from levels.toml; (None, None) for a puzzle it does not list."""
+    entry = _level_table().get(Path(stem).name.removesuffix(".py"), {})
+    return entry.get("difficulty"), entry.get("minutes")
 
 
 def hints(stem: str) -> list[str]:

@@ -59,10 +59,12 @@ def edits(learner: dict, shipped: dict, names: list[str], source: str) -> list[E
 
 
 def _compared(value):
-    """What of a given is compared: a Puzzle without its hint ladder, which the curriculum attaches."""
+    """What of a given is compared: a Puzzle without its hint ladder and level, which the curriculum attaches."""
     from circuits.checking.puzzle import Puzzle
 
-    return dataclasses.replace(value, hints=()) if isinstance(value, Puzzle) else value
+    if not isinstance(value, Puzzle):
+        return value
+    return dataclasses.replace(value, hints=(), difficulty=None, minutes=None)
 
 
 def last_change(source: str, name: str) -> int | None:

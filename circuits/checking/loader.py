@@ -109,8 +109,7 @@ def load(path: str | Path) -> Attempt:
         namespace = shipped
     else:
         puzzle, edited, namespace = _declared(mine, shown), [], mine
-    if not puzzle.hints:
-        puzzle.hints = curriculum.hints(given.name)
+    _attach_curriculum(puzzle, given.name)
     missing, answer = [], {}
     for name in puzzle.answer:
         if name not in mine:
@@ -134,6 +133,14 @@ def load(path: str | Path) -> Attempt:
     return Attempt(Path(os.path.abspath(given)), puzzle, types.SimpleNamespace(**answer), missing,
                    list(namespace.get("ALLOWED_MUTANTS", ())), edits=edited, reference=ref,
                    reads=list(mine.get("__circuits_reads__", [])))
+
+
+def _attach_curriculum(puzzle: Puzzle, name: str) -> None:
+    """What the curriculum keeps apart from a shipped puzzle's file (its hints, its level), where the file declares none."""
+    if not puzzle.hints:
+        puzzle.hints = curriculum.hints(name)
+    if puzzle.difficulty is None and puzzle.minutes is None:
+        puzzle.difficulty, puzzle.minutes = curriculum.level(name)
 
 
 def _declared(namespace: dict, shown: str) -> Puzzle:
@@ -164,8 +171,7 @@ def _shipped(ref: Path) -> tuple[dict, str]:
         puzzle = _declared(vars(module), display(ref))
         limits.run(lambda: validate(puzzle, vars(module), display(ref)), "check", "validating the puzzle",
                    display(ref), source=ref.resolve())
-        if not puzzle.hints:
-            puzzle.hints = curriculum.hints(ref.name)
+        _attach_curriculum(puzzle, ref.name)
         _SHIPPED[key] = (vars(module), source)
     return _SHIPPED[key]
 

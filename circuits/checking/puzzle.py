@@ -26,6 +26,26 @@ class Stub:
 FILL_ME_IN = Stub()
 
 
+DIFFICULTIES = (1, 2, 3)  # ★ a first try, ★★ some invention, ★★★ a construction of your own
+
+
+def _whole(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def check_level(difficulty, minutes, shown: str) -> None:
+    """One line naming the culprit when a difficulty is not 1, 2 or 3 or a time is not a whole number of minutes ≥ 1."""
+    if difficulty is not None and not (_whole(difficulty) and difficulty in DIFFICULTIES):
+        raise CircuitError(f"{shown}: difficulty = {difficulty!r}; it must be 1, 2 or 3 (stars)")
+    if minutes is not None and not (_whole(minutes) and minutes >= 1):
+        raise CircuitError(f"{shown}: minutes = {minutes!r}; it must be a whole number of minutes ≥ 1")
+
+
+def stars(difficulty: int | None) -> str:
+    """★★☆ for 2 of 3; "" when the puzzle does not say."""
+    return "" if difficulty is None else "★" * difficulty + "☆" * (len(DIFFICULTIES) - difficulty)
+
+
 @dataclass
 class Puzzle:
     """Everything the checker needs to know about one puzzle.
@@ -37,7 +57,8 @@ class Puzzle:
     near-answer that still leaves the writing to the learner (`circuits hint`).
     `writes` declares where each head and MLP may write ({"head 1.0": ["seen"], "mlp 0": ["pred:*"]});
     without it, each may write only into the direction families its reference answer writes
-    (checking/guarantees.py).
+    (checking/guarantees.py). `difficulty` (1–3 stars) and `minutes` (a learner's expected time) are shown
+    by `circuits list`; a shipped puzzle that declares neither gets them from circuits/curriculum/levels.toml.
     """
 
     number: int
@@ -55,6 +76,8 @@ class Puzzle:
     margin_max_len: int | None = None
     hints: Sequence[str] = ()
     writes: Mapping[str, Sequence[str]] | None = None
+    difficulty: int | None = None
+    minutes: int | None = None
 
     def __post_init__(self):
         if not self.targets:
@@ -64,6 +87,7 @@ class Puzzle:
         if isinstance(self.hints, str) or not all(isinstance(h, str) and h.strip() for h in self.hints):
             raise CircuitError(f"puzzle {self.name!r}: hints= must be a list of non-empty strings, "
                                f"got {type(self.hints).__name__}")
+        check_level(self.difficulty, self.minutes, f"puzzle {self.name!r}")
 
     @property
     def id(self) -> str:

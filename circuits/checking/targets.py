@@ -519,7 +519,8 @@ class Attention(Target):
     def mass(self, pattern, keys, valid=None) -> np.ndarray:  # [b, T, T], [b, T, T] -> [b, T], NaN where no target
         has = keys.any(-1) if valid is None else keys.any(-1) & valid
         if self.evenly:  # the least-attended key of the set, as a share of an even split
-            got = np.where(keys, pattern, np.inf).min(-1) * keys.sum(-1)
+            least = np.where(keys, pattern, np.inf).min(-1)  # inf where a query has no key: no target, NaN below
+            got = np.where(keys.any(-1), least, 0.0) * keys.sum(-1)
         else:
             got = np.where(keys, pattern, 0.0).sum(-1)
         return np.where(has, got, np.nan)
@@ -722,7 +723,8 @@ class NextToken(Target):
     `after_bos(tokens)`, if given, is the token expected after BOS (the prediction the model makes
     at BOS, which `spec` cannot name: a measurement over every position reads it too).
     With `mean=True` the mean log-prob over expected positions must lie in [lo, hi];
-    otherwise every expected position's log-prob must be ≥ lo.
+    otherwise every expected position's log-prob must be ≥ lo. `advice`, if given, closes a
+    failing report's hint with the puzzle's own advice (where its prediction comes from).
     """
 
     spec: Callable[[Tokens], Sequence]
@@ -731,6 +733,7 @@ class NextToken(Target):
     mean: bool = False
     description: str = ""
     after_bos: Callable[[Tokens], str | None] | None = None
+    advice: str = ""
     metric: str = field(default="log-prob", init=False)
     higher_is_worse: bool = field(default=False, init=False)
     reads_logits: bool = field(default=True, init=False)
@@ -813,6 +816,8 @@ class NextToken(Target):
             hint, head, marks = self._flat_hint(trace), None, None
         else:
             hint, head, marks = self._token_hint(trace, q, vocab.id(exp[q - offset]))
+            if self.advice:  # the puzzle's own advice, after the finding
+                hint = f"{hint.rstrip('.')}. {self.advice}"
         return Explanation(q, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows, hint,
                            head, marks, "* = a key that would raise the expected token most")
 

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.loader import display
+from circuits.checking.puzzle import stars
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
@@ -129,6 +130,9 @@ def worst_per_metric(targets: list[TargetResult]) -> str:
 def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") -> Table:
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("puzzle", no_wrap=True)
+    levels = any(r.attempt is not None and (r.attempt.puzzle.difficulty or r.attempt.puzzle.minutes) for r in results)
+    if levels:  # difficulty and expected time, when the puzzles say
+        table.add_column("level", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("targets", justify="right")
     table.add_column("margin / what to do", overflow="fold")
@@ -144,8 +148,17 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
         else:
             bad = next(t for t in r.targets if t.status in ("failed", "error"))
             note = bad.message if bad.status == "error" else f"fails: {bad.label}"
-        table.add_row(r.name, Text(r.status, style=STYLE.get(r.status, "")), f"{passed}/{len(r.targets)}", note)
+        level = [level_text(r.attempt.puzzle if r.attempt else None)] if levels else []
+        table.add_row(r.name, *level, Text(r.status, style=STYLE.get(r.status, "")), f"{passed}/{len(r.targets)}", note)
     return table
+
+
+def level_text(puzzle) -> str:
+    """"★★☆ 20m": a puzzle's difficulty and expected minutes, as far as it says ("" for neither)."""
+    if puzzle is None:
+        return ""
+    time = f"{puzzle.minutes}m" if puzzle.minutes else ""
+    return " ".join(x for x in (stars(puzzle.difficulty), time) if x)
 
 
 def progress(results: list[PuzzleResult], bar: int = 20) -> Text:

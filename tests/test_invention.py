@@ -1,0 +1,470 @@
+"""Puzzles that ask for invention (issue 28): the challenges 22–25 and the capstone 26 reject the misconceptions a
+learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report that points at
+it; their worked numbers are true; and every puzzle's level (difficulty, minutes) is validated, shipped and shown."""
+
+import re
+import tomllib
+
+import numpy as np
+import pytest
+import sympy
+from helpers import ROOT, SOLUTIONS, STEMS, check_with, only_failure, shipped, solution
+
+from circuits.checking import curriculum
+from circuits.checking.checker import check
+from circuits.checking.loader import load
+from circuits.errors import CircuitError
+
+NEW = ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
+s = sympy.Symbol("s")
+
+
+def namespace(stem: str) -> dict:
+    """The shipped reference file's module namespace (its givens and its answer)."""
+    space: dict = {}
+    exec(compile((SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8"), stem, "exec"), space)
+    return space
+
+
+def refused(result, *said: str) -> None:
+    """The answer is refused by a guarantee, with one message that says each of `said`."""
+    assert result.status == "error", [(t.label, t.status) for t in result.targets]
+    assert all(x in result.message for x in said), result.message
+
+
+@pytest.mark.parametrize("stem", NEW)
+def test_the_reference_answer_passes(stem):
+    result = check(solution(stem), n_random=2000, property_examples=50, margins=False)
+    assert result.status == "solved", [(t.label, t.status, t.message) for t in result.targets]
+
+
+@pytest.mark.parametrize("stem", NEW)
+def test_the_worksheet_states_no_line_of_the_answer(stem):
+    text = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
+    doc = text[: text.index('"""', 3)]
+    answer = text[text.index("# ── your answer"): text.index("# ── stub")]
+    lines = [ln.strip() for ln in answer.splitlines() if "=" in ln and not ln.lstrip().startswith("#")]
+    assert lines and not [ln for ln in lines if ln in doc]
+    assert "hints" not in doc.lower()
+
+
+# --- 22: the most recent vowel ---------------------------------------------------------------------------------
+def _vowel_answer(bonus=20, ramp=1, sharp=s):
+    ns = namespace("22_recent_vowel")
+    resid = ns["resid"]
+    W_Q, W_K = ns["blank"](1, resid), ns["blank"](1, resid)
+    W_Q[0, "vowel"] = W_Q[0, "consonant"] = sharp
+    W_K[0, "vowel"] = bonus
+    for i in range(ns["N_CTX"]):
+        W_K[0, f"pos:{i}"] = ramp * i
+    return dict(W_Q=W_Q, W_K=W_K)
+
+
+def test_22_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
+    ns = namespace("22_recent_vowel")
+    assert ns["latest_vowel"](list("bacedu")) == [None, 1, 1, 3, 3, 5]
+    assert "    key      —     1     1     3     3     5" in ns["__doc__"]
+    pattern = solution("22_recent_vowel").model().run(["bacedu"]).pattern(0, 0)[0]
+    assert [int(np.argmax(row)) for row in pattern[1:]] == [1, 1, 3, 3, 5]
+
+
+def test_22_content_alone_splits_between_the_vowels():
+    f = only_failure(check_with("22_recent_vowel", **_vowel_answer(ramp=0))).failure
+    assert f.tokens == ["a", "a"]  # two vowels tie
+    assert "target is key 1 'a', but head 0.0 puts only 0.500 there" in f.explanation.summary
+
+
+def test_22_recency_alone_attends_to_the_latest_letter():
+    f = only_failure(check_with("22_recent_vowel", **_vowel_answer(bonus=0))).failure
+    assert f.tokens == ["a", "b"]  # the consonant after the vowel wins
+    assert "its largest weight, 0.993, is on key 1 'b'" in f.explanation.summary
+    assert "pos:* favour key 1 by 5" in f.explanation.hint
+
+
+def test_22_a_vowel_bonus_below_the_position_spread_loses_to_a_late_consonant():
+    f = only_failure(check_with("22_recent_vowel", **_vowel_answer(bonus=5))).failure
+    vowel = max(i for i, t in enumerate(f.tokens) if t in "aeiou")
+    assert len(f.tokens) - 1 - vowel >= 5  # a consonant 5 places later ties with the vowel
+    assert "puts only 0.498 there" in f.explanation.summary  # the vowel and the consonant share the attention
+    assert "no scale up to ×10⁴ is enough, so sharpening alone will not fix it" in f.explanation.hint
+
+
+def test_22_the_earliest_vowel_is_the_wrong_one():
+    f = only_failure(check_with("22_recent_vowel", **_vowel_answer(bonus=40, ramp=-1))).failure
+    assert f.tokens == ["a", "a"]
+    assert "the target is key 1 'a'" in f.explanation.summary and "is on key 0 'a'" in f.explanation.summary
+
+
+def test_22_a_sharpness_baked_into_the_numbers_is_refused():
+    refused(check_with("22_recent_vowel", **_vowel_answer(sharp=5)), "declare the sharpness as a sympy symbol s")
+
+
+def _parked(answer, d: int):
+    """The answer with its scale baked in and s parked on a second query row that meets an all-zero key row."""
+    W_Q = np.asarray(sympy.Matrix(answer["W_Q"].tolist()).subs(s, 5), dtype=object)
+    W_Q = np.vstack([W_Q, [s] + [0] * (d - 1)])
+    W_K = np.vstack([np.asarray(answer["W_K"].tolist(), dtype=float), np.zeros(d)])
+    return dict(W_Q=W_Q, W_K=W_K)
+
+
+def test_22_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
+    refused(check_with("22_recent_vowel", **_parked(_vowel_answer(), 18)),
+            "with s at 0, so s does not control the attention the targets depend on")
+
+
+def test_22_too_little_sharpness_fails_on_a_close_earlier_vowel():
+    f = only_failure(check_with("22_recent_vowel", params={"s": 1})).failure
+    assert f.tokens == ["a", "a"] and "puts only 0.731 there" in f.explanation.summary
+    assert "attends most to the right key" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
+
+
+# --- 23: two back, through a window ----------------------------------------------------------------------------
+def _two_back(shift=None, ramp=-1, upto=12, content=False):
+    ns = namespace("23_two_back")
+    resid, blank = ns["resid"], ns["blank"]
+    if shift is not None:  # one-hot positions: query i reads pos:i and asks for pos:(i − shift)
+        W_Q, W_K = blank(12, resid), blank(12, resid)
+        for i in range(12):
+            W_Q[i, f"pos:{i}"] = s
+            if i - shift >= 0:
+                W_K[i, f"pos:{i - shift}"] = 1
+        return dict(W_Q=W_Q, W_K=W_K)
+    W_Q, W_K = blank(1, resid), blank(1, resid)
+    for t in "abcd":
+        W_Q[0, f"tok:{t}"] = s
+        if content:
+            W_K[0, f"tok:{t}"] = "abcd".index(t)
+    for i in range(upto):
+        W_K[0, f"pos:{i}"] = ramp * i
+    return dict(W_Q=W_Q, W_K=W_K)
+
+
+def test_23_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
+    ns = namespace("23_two_back")
+    assert ns["two_back"](list("abcdab")) == [None, None, 0, 1, 2, 3]
+    assert "    key        —     —     0     1     2     3" in ns["__doc__"]
+    sees = " ".join(f"{max(0, i - 2)}–{i}" if i else "0" for i in range(6))
+    assert "    sees      " + "   ".join(f"{x:<3}" for x in sees.split()).rstrip() in ns["__doc__"]
+    pattern = solution("23_two_back").model().run(["abcdab"]).pattern(0, 0)[0]
+    assert [int(np.argmax(row)) for row in pattern[2:]] == [0, 1, 2, 3]
+
+
+def test_23_another_mechanism_passes_a_shift_of_the_one_hot_positions():
+    result = check_with("23_two_back", **_two_back(shift=2), params={"s": 8})
+    assert result.status == "solved"
+
+
+def test_23_a_previous_token_head_is_one_short():
+    f = only_failure(check_with("23_two_back", **_two_back(shift=1), params={"s": 8})).failure
+    assert f.tokens == ["a", "a", "a"]
+    assert "target is key 0 'a', but head 0.0 puts only 0.000 there" in f.explanation.summary
+    assert "its largest weight, 0.999, is on key 1" in f.explanation.summary and "pos:*" in f.explanation.hint
+
+
+def test_23_a_ramp_the_wrong_way_attends_to_the_query_itself():
+    f = only_failure(check_with("23_two_back", **_two_back(ramp=1))).failure
+    assert f.tokens == ["a", "a", "a"]  # the first query asked: position 2, which must look at 0
+    assert "is on key 2 'a'" in f.explanation.summary and "pos:* favour key 2 by 10" in f.explanation.hint
+
+
+def test_23_a_ramp_that_stops_short_fails_late_in_the_context():
+    f = only_failure(check_with("23_two_back", **_two_back(upto=8))).failure
+    assert len(f.tokens) == 9  # query 8 sees keys 6, 7 and 8, and key 8 (score 0) outranks −6 and −7
+
+
+def test_23_reading_the_tokens_instead_of_the_positions_fails():
+    f = only_failure(check_with("23_two_back", **_two_back(ramp=0, content=True))).failure
+    assert f.tokens == ["a", "a", "a"] and "puts only 0.333 there" in f.explanation.summary  # three equal keys
+    assert "sharpening alone will not fix it" in f.explanation.hint
+
+
+def test_23_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
+    refused(check_with("23_two_back", **_parked(_two_back(), 16)),
+            "with s at 0, so s does not control the attention the targets depend on")
+
+
+# --- 24: every letter of the other kind -------------------------------------------------------------------------
+def _other(rows, keys):
+    """A head with one query row and one key row per pairing: rows [(vowel, consonant, bos) of W_Q], keys likewise."""
+    return dict(W_Q=[[s * q for q in row] for row in rows], W_K=keys)
+
+
+REF_Q = [(0, 1, 0), (1, 0, 0), (1, 1, 0)]
+REF_K = [(2, 0, 0), (0, 2, 0), (0, 0, 1)]
+
+
+def test_24_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
+    ns = namespace("24_other_kind")
+    attempt = solution("24_other_kind")
+    trace = attempt.model().run(["bacde"])
+    keys = ns["other_kind"](trace.ids)[0]
+    bos = ns["bos_when_none"](trace.ids)[0]
+    labels = ["BOS", *"bacde"]
+    for q in range(1, 6):
+        wanted = [k for k in range(6) if keys[q, k]] or [int(bos[q])]
+        line = f"    {q} {labels[q]}      " + ", ".join(f"{k} {labels[k]}" for k in wanted)
+        assert line in ns["__doc__"], line
+        pattern = trace.pattern(0, 0)[0, q]
+        assert all(pattern[k] >= 0.99 / len(wanted) for k in wanted)
+
+
+def test_24_matching_the_same_kind_is_puzzle_09s_head_not_this_one():
+    answer = _other([(1, 0, 0), (0, 1, 0), (1, 1, 0)], REF_K)
+    f = only_failure(check_with("24_other_kind", **answer)).failure
+    assert f.tokens == ["a", "b"]
+    assert "the target is key 1 'a'" in f.explanation.summary and "is on key 2 'b'" in f.explanation.summary
+    assert "consonant favours key 2 by 20" in f.explanation.hint
+
+
+def test_24_without_a_score_for_bos_a_lone_kind_spreads_over_itself():
+    f = only_failure(check_with("24_other_kind", **_other(REF_Q, [(2, 0, 0), (0, 2, 0), (0, 0, 0)]))).failure
+    assert f.tokens == ["a"]  # BOS and the letter itself tie
+    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in f.explanation.summary
+    assert "sharpening alone will not fix it" in f.explanation.hint
+
+
+def test_24_bos_above_the_other_kind_takes_the_attention():
+    f = only_failure(check_with("24_other_kind", **_other(REF_Q, [(2, 0, 0), (0, 2, 0), (0, 0, 3)]))).failure
+    assert f.tokens == ["a", "b"] and "its largest weight, 1.000, is on key 0 '<bos>'" in f.explanation.summary
+    assert "bos favours key 0 by 30" in f.explanation.hint
+
+
+def test_24_a_vowel_query_that_asks_for_nothing_settles_on_bos():
+    f = only_failure(check_with("24_other_kind", **_other([(0, 1, 0), (0, 0, 0), (1, 0, 0)], REF_K))).failure
+    assert f.tokens == ["b", "a"]  # the vowel query meets only the BOS row
+    assert "the target is key 1 'b'" in f.explanation.summary and "is on key 0 '<bos>'" in f.explanation.summary
+
+
+def test_24_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
+    answer = dict(W_Q=[[0, 10, 0], [10, 0, 0], [10, 10, 0], [s, 0, 0]], W_K=[*REF_K, (0, 0, 0)])
+    refused(check_with("24_other_kind", **answer),
+            "with s at 0, so s does not control the attention the targets depend on")
+
+
+def test_24_too_little_sharpness_leaks_to_bos_and_the_same_kind():
+    f = only_failure(check_with("24_other_kind", params={"s": 2})).failure
+    assert "puts only 0.867 there (needs ≥ 0.99)" in f.explanation.summary
+    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
+
+
+# --- 25: an MLP that tells whether two numbers are equal --------------------------------------------------------
+def test_25_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
+    ns = namespace("25_equal_mlp")
+    tokens = "00 12 22 31 33".split()
+    eq = [row[3] for row in ns["spec"](tokens)]
+    assert eq == [1, 0, 1, 0, 1]
+    assert "    eq    " + "".join(f"{v:5d}" for v in eq) in ns["__doc__"]
+    written = solution("25_equal_mlp").model().run([tokens]).layers[0].mlp_out[0]
+    assert np.allclose(written[:, 3], eq)
+
+
+def _equal(units, writes):
+    return dict(W_in=np.array(units, dtype=float), W_out=np.array([[0] * len(writes)] * 3 + [writes], dtype=float))
+
+
+def test_25_one_threshold_finds_a_corner_but_not_the_middle():
+    f = only_failure(check_with("25_equal_mlp", **_equal([[-1, -1, 1, 0], [1, 1, -5, 0]], [1, 1]))).failure
+    assert f.tokens in (["11"], ["22"]) and "is eq 1, yours is 0 (error 1 > tolerance 0.1)" in f.explanation.summary
+
+
+def test_25_falling_with_the_distance_without_stopping_goes_negative():
+    f = only_failure(check_with("25_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [-1, 1, 0, 0]],
+                                                         [1, -1, -1]))).failure
+    x, y = (int(c) for c in f.tokens[0])
+    assert abs(x - y) >= 2
+    assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq -1" in f.explanation.summary
+
+
+def test_25_a_bump_on_one_side_only_misses_y_above_x():
+    f = only_failure(check_with("25_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [1, -1, -1, 0]],
+                                                         [1, -1, 1]))).failure
+    x, y = (int(c) for c in f.tokens[0])
+    assert y > x
+    assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq 1" in f.explanation.summary
+
+
+def test_25_a_sum_that_adds_x_and_y_is_the_wrong_algorithm():
+    f = only_failure(check_with("25_equal_mlp", **_equal([[1, 1, -1, 0]], [1]))).failure  # relu(x + y − 1)
+    assert f.tokens == ["00"] and "hidden units W_in x are [-1]" in f.explanation.hint
+
+
+def test_25_an_mlp_that_writes_into_one_is_refused():
+    answer = solution("25_equal_mlp").answer
+    W_out = np.array(answer.W_out, dtype=float)
+    W_out[2, 0] = 0.5
+    refused(check_with("25_equal_mlp", W_out=W_out), "mlp 0 writes into one (0.5)", "only into eq")
+
+
+# --- 26: modular addition by Fourier features ------------------------------------------------------------------
+P = 5
+w = 2 * np.pi / P
+
+
+def _row(values, width: int = 6) -> str:
+    return "  ".join(f"{v:{width}.3f}" for v in values)
+
+
+def test_26_the_worked_numbers_are_true():
+    doc = namespace("26_modular_addition")["__doc__"]
+    assert "    tok:cos  " + _row(np.cos(w * np.arange(P))).lstrip() in doc
+    assert "    tok:sin  " + _row(np.sin(w * np.arange(P))).replace("-0.000", " 0.000").lstrip() in doc
+    a, b = 1, 2
+    logits = [np.cos(w * (c - a)) + np.cos(w * (c - b)) for c in range(P)]
+    assert "    logit    " + _row(logits, 7).lstrip() in doc
+    top = np.flatnonzero(np.isclose(logits, max(logits)))
+    assert list(top) == [1, 2] and "(top: 1 and 2, not 3)" in doc
+    # the model does what the table says: the additive readout at s = 1, run on "1 2"
+    attempt = solution("26_modular_addition")
+    for name, value in _additive_readout().items():
+        setattr(attempt.answer, name, value)
+    attempt.answer.params = {"s": 1}
+    assert np.allclose(attempt.model().run(["12"]).logits[0, 1], logits)
+
+
+def test_26_no_additive_readout_can_add_summed_over_all_pairs():
+    """The worksheet's argument, on random readouts: Σ over a, b of logit(a + b) equals Σ of logit(a + b + 1)."""
+    rng = np.random.default_rng(0)
+    feats = np.stack([np.cos(w * np.arange(P)), np.sin(w * np.arange(P))], 1)  # [P, 2]
+    for _ in range(20):
+        A, B = rng.normal(size=(P, 2)), rng.normal(size=(P, 2))  # W_U's rows on prev: and on tok:
+        logit = lambda a, b, c: A[c % P] @ feats[a] + B[c % P] @ feats[b]  # noqa: E731
+        right = sum(logit(a, b, a + b) for a in range(P) for b in range(P))
+        shifted = sum(logit(a, b, a + b + 1) for a in range(P) for b in range(P))
+        assert right == pytest.approx(shifted)
+
+
+def _zeros_mlp():
+    return dict(W_in=np.zeros((1, 7)), W_out=np.zeros((7, 1)))
+
+
+def _additive_readout():
+    rows = [[s * np.cos(w * c), s * np.sin(w * c), 0, s * np.cos(w * c), s * np.sin(w * c), 0, 0] for c in range(P)]
+    return dict(W_U=rows, **_zeros_mlp())
+
+
+def _answer():
+    ns = namespace("26_modular_addition")
+    W_in = np.array(ns["W_in"].values, dtype=float)
+    W_out = np.array(ns["W_out"].values, dtype=float)
+    return W_in, W_out, ns
+
+
+def test_26_adding_a_and_bs_features_predicts_a_or_b_not_their_sum():
+    f = only_failure(check_with("26_modular_addition", **_additive_readout())).failure
+    a, b = (int(t) for t in f.tokens)
+    top = f.explanation.rows[1][3].strip("'")
+    assert int(top) in (a, b) and int(top) != (a + b) % P
+    assert f"after position 1 '{b}' the expected next token has log-prob" in f.explanation.summary
+    assert "compare what your MLP writes into sum:cos and sum:sin" in f.explanation.hint
+
+
+def test_26_reading_only_b_is_a_positional_shortcut():
+    rows = [[s * np.cos(w * c), s * np.sin(w * c), 0, 0, 0, 0, 0] for c in range(P)]
+    f = only_failure(check_with("26_modular_addition", W_U=rows, **_zeros_mlp())).failure
+    assert f.explanation.rows[1][3].strip("'") == f.tokens[1]  # its top guess is b itself
+
+
+def test_26_the_cos_identity_alone_cannot_tell_c_from_minus_c():
+    W_in, W_out, ns = _answer()
+    W_out[list(ns["resid"].labels).index("sum:sin")] = 0  # sum:sin never written
+    f = only_failure(check_with("26_modular_addition", W_in=W_in, W_out=W_out)).failure
+    assert (int(f.tokens[0]) + int(f.tokens[1])) % P != 0  # only c = 0 is its own mirror
+    assert f.explanation.rows[1][3] != f.explanation.rows[1][2] and "sum:sin" in f.explanation.hint
+
+
+def test_26_the_wrong_sign_in_the_identity_computes_a_minus_b():
+    W_in, W_out, ns = _answer()
+    labels = list(ns["resid"].labels)
+    units = [u for u in range(W_in.shape[0]) if W_in[u, labels.index("prev:sin")] and W_in[u, labels.index("tok:sin")]]
+    W_out[:, units] *= -1  # + sin wa sin wb: cos(w(a − b))
+    f = only_failure(check_with("26_modular_addition", W_in=W_in, W_out=W_out)).failure
+    a, b = (int(t) for t in f.tokens)
+    assert (a + b) % P != (a - b) % P
+    assert f.explanation.rows[1][3] == f"'{(a - b) % P}'"  # its top guess is a − b
+
+
+def test_26_a_readout_scale_baked_into_the_numbers_is_refused():
+    rows = [[0, 0, 0, 0, 0, 10 * np.cos(w * c), 10 * np.sin(w * c)] for c in range(P)]
+    refused(check_with("26_modular_addition", W_U=rows), "declare the sharpness as a sympy symbol s")
+
+
+def test_26_a_sharpness_that_moves_every_logit_alike_is_dead():
+    rows = [[0, 0, s, 0, 0, 10 * np.cos(w * c), 10 * np.sin(w * c)] for c in range(P)]  # s · one: a constant shift
+    refused(check_with("26_modular_addition", W_U=rows), "with s at 0, so s does not control")
+
+
+def test_26_an_mlp_that_writes_outside_sum_is_refused():
+    W_in, W_out, ns = _answer()
+    W_out[list(ns["resid"].labels).index("prev:cos"), 0] = 0.5
+    refused(check_with("26_modular_addition", W_in=W_in, W_out=W_out),
+            "mlp 0 writes into prev:cos (0.5)", "only into sum:*")
+
+
+def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
+    f = only_failure(check_with("26_modular_addition", params={"s": 3})).failure
+    assert f.explanation.rows[1][2] == f.explanation.rows[1][3]  # the right top guess, not sure enough
+    assert "sharpen" in f.explanation.hint
+
+
+# --- difficulty and minutes ------------------------------------------------------------------------------------
+def test_every_shipped_puzzle_has_a_level_and_the_loader_attaches_it(tmp_path):
+    levels = tomllib.loads((curriculum.HOME / "levels.toml").read_text(encoding="utf-8"))
+    assert sorted(levels) == STEMS
+    for stem in STEMS:
+        assert curriculum.level(stem) == (levels[stem]["difficulty"], levels[stem]["minutes"])
+    puzzle = load(shipped("puzzles", "26_modular_addition", tmp_path)).puzzle
+    assert (puzzle.difficulty, puzzle.minutes) == (3, 60)
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("difficulty", 4, "difficulty = 4; it must be 1, 2 or 3"),
+    ("difficulty", "2", "difficulty = '2'; it must be 1, 2 or 3"),
+    ("difficulty", True, "difficulty = True"),
+    ("minutes", 0, "minutes = 0; it must be a whole number of minutes ≥ 1"),
+    ("minutes", 2.5, "minutes = 2.5"),
+])
+def test_a_bad_level_is_refused_when_the_puzzle_is_built(field, value, said):
+    import dataclasses
+
+    good = solution("03_uniform").puzzle
+    with pytest.raises(CircuitError, match=re.escape(f"puzzle 'uniform': {said}")):
+        dataclasses.replace(good, **{field: value})
+
+
+def test_a_bad_levels_file_is_one_line_naming_the_entry(tmp_path, monkeypatch):
+    (tmp_path / "levels.toml").write_text("[03_uniform]\ndifficulty = 5\nminutes = 5\n", encoding="utf-8")
+    monkeypatch.setattr(curriculum, "HOME", tmp_path)
+    curriculum._level_table.cache_clear()
+    try:
+        with pytest.raises(CircuitError, match=r"levels.toml: \[03_uniform\]: difficulty = 5"):
+            curriculum.level("03_uniform")
+        (tmp_path / "levels.toml").write_text("[03_uniform]\nstars = 2\n", encoding="utf-8")
+        curriculum._level_table.cache_clear()
+        with pytest.raises(CircuitError, match="only difficulty and minutes belong here"):
+            curriculum.level("03_uniform")
+    finally:
+        curriculum._level_table.cache_clear()
+
+
+def test_a_puzzle_file_may_declare_its_own_level_and_list_shows_it(tmp_path):
+    from circuits.display.render import to_text
+    from circuits.display.report import summary_table
+
+    text = (SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8")
+    mine = tmp_path / "93_own.py"
+    mine.write_text(text.replace("number=3,", "number=93, difficulty=3, minutes=7,").replace('name="uniform"', 'name="own"'),
+                    encoding="utf-8")
+    own = check(load(mine), n_random=200, property_examples=10, margins=False)
+    ref = check(solution("22_recent_vowel"), n_random=200, property_examples=10, margins=False)
+    shown = to_text(summary_table([own, ref]), width=80)
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    assert re.search(r"93_own\s+│ ★★★ 7m\s+│ solved", shown)
+    assert re.search(r"22_recent_vowel\s+│ ★★☆ 20m\s+│ solved", shown)
+
+
+def test_the_readme_table_gives_every_puzzle_its_level():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (\d\d) \| `\w+` \| ([★☆]{3} \d+m) \|", readme, flags=re.M))
+    for stem in STEMS:
+        d, m = curriculum.level(stem)
+        assert rows.get(stem[:2]) == "★" * d + "☆" * (3 - d) + f" {m}m", stem
