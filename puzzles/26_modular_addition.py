@@ -91,7 +91,7 @@ puzzle = Puzzle(
     build=build,
     targets=[NextToken(spec, lo=-0.1,
                        description="after every pair a, b the answer (a + b) mod 5 has log-prob ≥ −0.1",
-                       advice="the readout peaks at another answer: compare what your MLP writes into sum:cos and "
+                       advice="To see where the sum goes wrong, compare what your MLP writes into sum:cos and "
                               "sum:sin for this pair (circuits show) with cos(w(a + b)) and sin(w(a + b)), then "
                               "W_U's rows for the expected answer and for your top guess")],
     inputs=Inputs(vocab.tokens, min_len=2, max_len=2, families=[Uniform()]),
