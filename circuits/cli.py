@@ -154,6 +154,7 @@ def _discard_stdout() -> None:
 def _puzzle_file(name: str, solution: bool) -> Path:
     """The puzzle file a command names, or one line saying why there is none (see loader.find for the names)."""
     from circuits.checking.loader import find, puzzle_files
+    from circuits.io.paths import real
 
     if name.isdigit() and not name.isascii():  # '²' passes isdigit(), but int() cannot read it
         raise CircuitError(f"no puzzle named {name!r}: write a puzzle's number with the digits 0-9")
@@ -168,7 +169,7 @@ def _puzzle_file(name: str, solution: bool) -> Path:
                 raise CircuitError(f"{name[:40]}…: the file name is too long") from None
         else:
             if solution:  # the reference solution of the puzzle that file holds, not the file itself
-                same = [f for f in puzzle_files(True, root=Path(name).resolve().parent) if f.name == Path(name).name]
+                same = [f for f in puzzle_files(True, root=real(name).parent) if f.name == Path(name).name]
                 if not same:
                     raise CircuitError(f"--solution: there is no reference solution for {name} "
                                        f"(looked for solutions/{Path(name).name})")
@@ -255,14 +256,16 @@ def cmd_hint(args) -> int:
 
 def cmd_reset(args) -> int:
     from circuits.checking.loader import find
-    from circuits.checking.reset import reset
+    from circuits.checking.reset import reset, resettable
+    from circuits.io.paths import real
 
     try:
         puzzle = find(args.puzzle, False)
     except CircuitError:  # a deleted puzzle file is restored too, from its solution
         twin = find(args.puzzle, True)
         puzzle = twin.parent.parent / "puzzles" / twin.name
-    solution = puzzle.resolve().parent.parent / "solutions" / puzzle.name
+    resettable(puzzle)  # only a learner's file in a puzzle folder: never a solution, never a file elsewhere
+    solution = real(puzzle).parent.parent / "solutions" / puzzle.name
     if not solution.is_file():
         raise CircuitError(f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "
                            "so its stub cannot be restored")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking.loader import Attempt, display
+from circuits.io.paths import real
 from circuits.errors import CircuitError
 
 CLOSEST_RANDOM = 2000  # random inputs searched for a survivor's closest call, besides the examples and small inputs
@@ -125,7 +126,7 @@ def reference(path) -> Attempt:
     attempt = load(path)
     if attempt.attempted:
         return attempt
-    twin = Path(path).resolve().parent.parent / "solutions" / Path(path).name
+    twin = real(path).parent.parent / "solutions" / Path(path).name
     if twin.is_file():
         return load(twin)
     raise CircuitError(f"{display(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import sys
 import traceback
@@ -13,6 +14,7 @@ from pathlib import Path
 from circuits.checking import limits
 from circuits.checking.puzzle import Puzzle, Stub
 from circuits.errors import CircuitError
+from circuits.io.paths import is_loop, real
 
 
 @dataclass
@@ -24,6 +26,7 @@ class Attempt:
     answer: types.SimpleNamespace
     missing: list[str] = field(default_factory=list)  # answer names still FILL ME IN
     allowed_mutants: list = field(default_factory=list)  # the file's ALLOWED_MUTANTS: (mutant or pattern, why)
+    digest: str = ""  # sha256 of the bytes loaded: what the check checked, whatever the file holds later
 
     @property
     def attempted(self) -> bool:
@@ -52,7 +55,7 @@ class Attempt:
 
 def display(path: Path) -> str:
     """A path as the learner would type it: relative to the working directory when inside it, symlinks kept."""
-    for p in (Path(os.path.abspath(path)), Path(path).resolve()):
+    for p in (Path(os.path.abspath(path)), real(path)):
         try:
             return str(p.relative_to(Path.cwd()))
         except ValueError:
@@ -146,11 +149,14 @@ def load(path: str | Path) -> Attempt:
 
     # the puzzle itself, before any answer is checked: one line per author's mistake
     limits.run(lambda: validate(puzzle, vars(module), shown), "check", "validating the puzzle", shown, source=path)
-    return Attempt(path, puzzle, types.SimpleNamespace(**answer), missing, list(vars(module).get("ALLOWED_MUTANTS", ())))
+    return Attempt(path, puzzle, types.SimpleNamespace(**answer), missing, list(vars(module).get("ALLOWED_MUTANTS", ())),
+                   hashlib.sha256(data).hexdigest())
 
 
 def _check_kind(path: Path, shown: str) -> None:
     """Only a regular file can be a puzzle file; say what else it is (and never open a FIFO, which would hang)."""
+    if is_loop(path):
+        raise CircuitError(f"{shown} is a symlink loop (it never reaches a file); point it at a puzzle file or delete it")
     if path.is_symlink() and not path.exists():
         raise CircuitError(f"{shown} is a symbolic link to {os.readlink(path)}, which does not exist; "
                            "point it at a puzzle file or delete it")

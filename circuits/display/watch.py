@@ -16,6 +16,7 @@ from circuits.checking.loader import display, find, load, puzzle_files
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, progress, target_report
 from circuits.errors import CircuitError
+from circuits.io.paths import real
 
 POLL = 0.1  # seconds between two looks at the file's modification time (and at the keyboard)
 KEYS = "save the file to check it again · h = next hint · n = next puzzle · q = quit (then Enter)"
@@ -101,8 +102,8 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
     keys = _Keys(sys.stdin if stdin is None else stdin)
     i = 0
     if name:
-        wanted = [f.resolve() for f in files]
-        named = Path(find(name, False)).resolve()
+        wanted = [real(f) for f in files]
+        named = real(find(name, False))
         if named not in wanted:
             raise CircuitError(f"{name}: watch follows the puzzles in {display(files[0].parent)}/; name one of them")
         i = wanted.index(named)
