@@ -28,11 +28,18 @@ def evaluate(model, targets: Sequence[Target], batch: list[Tokens]) -> tuple[np.
         limits.doing("running the model")
         trace = model.run(sub)
         for t, target in enumerate(targets):
-            limits.doing(f"checking target {limits.quoted(target.label)}")
+            limits.doing(f"checking target {limits.quoted(target.label)}", f" on {_inputs(sub)}")
             with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
                 ev = target.evaluate(trace, sub)
             ok[t, part], worst[t, part] = ev.ok, ev.worst
     return ok, worst
+
+
+def _inputs(sub: list[Tokens]) -> str:
+    """`12 inputs of length 21`, `the input 'abc…'`: what a target is being checked on, for a message."""
+    if len(sub) == 1:
+        return f"the input {limits.shown_input(sub[0])[:40]} (length {len(sub[0])})"
+    return f"{len(sub):,} inputs of length {len(sub[0])}"
 
 
 def by_length(batch: Sequence[Tokens]) -> list[list[int]]:
