@@ -86,7 +86,10 @@ def _scan_arguments(p) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from circuits.errors import interrupts_as_usual
+
     argv = sys.argv[1:] if argv is None else argv
+    interrupts_as_usual()  # from here Ctrl-C is a KeyboardInterrupt, which _guard turns into one line
     if sys.stdout is None:  # started with stdout closed (`circuits … >&-`): output goes nowhere, the exit code stays
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
     def run():
@@ -119,7 +122,9 @@ def _guard(run, prog: str = "circuits") -> int:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("circuits: interrupted (Ctrl-C)", file=sys.stderr)
+        from circuits.errors import INTERRUPTED
+
+        print(INTERRUPTED, file=sys.stderr)
         return 130
     except BrokenPipeError:  # `circuits … | head`: the reader stopped; exit 1 as Python's docs and rich do
         _discard_stdout()
