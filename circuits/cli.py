@@ -73,7 +73,7 @@ def _scan_arguments(p) -> None:
     src.add_argument("--hf", metavar="PATH_OR_NAME", help="a local GPT-2 / GPT-Neo directory, or a name already in the "
                      "local Hugging Face cache (needs the [hf] extra)")
     src.add_argument("--npz", metavar="FILE", help="a model saved by circuits.io.save (.npz or .safetensors)")
-    p.add_argument("--behaviour", action="append", metavar="NAME",
+    p.add_argument("--behaviour", action="append", metavar="NAME", type=_behaviour_names,
                    help=f"one of {', '.join(BEHAVIOURS)}; repeat or comma-separate "
                         f"(default: {', '.join(DEFAULT_BEHAVIOURS)})")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
@@ -83,6 +83,19 @@ def _scan_arguments(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed of the tokens (default 0)")
     p.add_argument("--top", type=int, default=5, help="heads shown per behaviour (default 5)")
     p.add_argument("--json", action="store_true", help="print every score as JSON instead of a table")
+
+
+def _behaviour_names(text: str) -> list[str]:
+    """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty table."""
+    from circuits.analysis.scan import BEHAVIOURS
+
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r} names no behaviour; choose from {', '.join(BEHAVIOURS)}")
+    for b in names:
+        if b not in BEHAVIOURS:
+            raise argparse.ArgumentTypeError(f"unknown behaviour {b!r}; choose from {', '.join(BEHAVIOURS)}")
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -466,13 +479,10 @@ def _check_scan_size(model, args, bos_id: int | None) -> None:
 
 def cmd_scan(args) -> int:
     """`circuits scan …`: print the ranked heads of a real model."""
-    from circuits.analysis.scan import DEFAULT_BEHAVIOURS, scan, targets_for
+    from circuits.analysis.scan import DEFAULT_BEHAVIOURS, scan
 
     _check_scan_numbers(args)
-    behaviours = [b.strip() for arg in (args.behaviour or [",".join(DEFAULT_BEHAVIOURS)])
-                  for b in arg.split(",") if b.strip()]
-    for b in behaviours:
-        targets_for(b, np.zeros((1, 1), dtype=np.int64))
+    behaviours = list(dict.fromkeys(b for names in (args.behaviour or [list(DEFAULT_BEHAVIOURS)]) for b in names))
     model, bos_id = _scanned_model(args)
     _check_scan_size(model, args, bos_id)
     result = scan(model, behaviours=behaviours, threshold=args.threshold, seq_len=args.seq_len,
