@@ -116,6 +116,9 @@ def blame(e: BaseException, on: str = "") -> CircuitError:
     on = f" on input {on}" if on else ""
     if isinstance(e, ExitCalled):
         return CircuitError(f"the puzzle's {name} called os._exit(){at}{on} while {now('checking')}; remove it")
+    if isinstance(e, MemoryError):  # the size of what was built, not a mistake in the code that happened to allocate
+        return CircuitError(f"out of memory{on} while {now('checking')}: {e or 'MemoryError'}; the model the answer "
+                            "builds is too large for the checker (fewer hidden units, heads or tokens need less)")
     said = f": {e}" if str(e) else ""
     return CircuitError(f"the puzzle's {name} raised {type(e).__name__}{at}{on} while {now('checking')}{said} "
                         "(a mistake in the puzzle's own code, not in the answer)")
