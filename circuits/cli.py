@@ -514,7 +514,8 @@ def _authoring_parsers(sub) -> None:
     nw.add_argument("name", metavar="NN_name", help="two digits, an underscore and a lowercase name, e.g. 91_dup")
     nw.add_argument("folder", metavar="DIR", nargs="?", default=None,
                     help="the folder to write puzzles/ and solutions/ in (default: this project)")
-    au = sub.add_parser("audit", help="mutation-test a reference solution; exit 1 when a mutant survives unreviewed")
+    au = sub.add_parser("audit", help="mutation-test a reference solution; exit 1 when a mutant survives unreviewed "
+                        "or time runs out (CIRCUITS_AUDIT_SECONDS)")
     au.add_argument("puzzle", metavar="FILE|N", help="a reference solution's file, or a puzzle's number or name")
     au.add_argument("--json", action="store_true", help="print JSON: kill rate, survivors (entry, change, closest "
                                                         "call), allowed mutants")
@@ -544,7 +545,7 @@ def cmd_audit(args) -> int:
         print(json.dumps(out.to_json(), ensure_ascii=False))
     else:
         print("\n".join(out.lines(verbose=args.verbose)))
-    return 1 if out.survivors else 0
+    return 1 if out.survivors or not out.result.complete else 0  # an audit cut short by its time budget is not a pass
 
 
 COMMANDS.update({"new": cmd_new, "audit": cmd_audit})

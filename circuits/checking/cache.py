@@ -55,7 +55,7 @@ def _key(attempt) -> str:
     digest = getattr(attempt, "digest", "") or hashlib.sha256(attempt.path.read_bytes()).hexdigest()
     h = hashlib.sha256(digest.encode())
     for part in (library_version(), attempt.puzzle.id, attempt.path.parent.name,
-                 *(os.environ.get(v, "") for v in sorted(ENV.values())), str(FORMAT)):
+                 *(os.environ.get(ENV[w], "") for w in ("check", "import", "target")), str(FORMAT)):
         h.update(b"\0" + part.encode())
     return h.hexdigest()
 

@@ -28,9 +28,10 @@ CHECK_SECONDS = 120.0  # one puzzle's check, margins included; the slowest refer
 # One target's share of a check: the time spent on it over every stage (its spec, its scoring), margins included.
 # The slowest target of a shipped puzzle takes about 1.2 s, so a spec stuck on long inputs stops after 10 s, not 120.
 TARGET_SECONDS = 10.0
+AUDIT_SECONDS = 300.0  # `circuits audit`'s mutants; the largest shipped audit (puzzle 08, 976 mutants) takes ~100 s
 ENV = {"import": "CIRCUITS_IMPORT_SECONDS", "check": "CIRCUITS_CHECK_SECONDS",
-       "target": "CIRCUITS_TARGET_SECONDS"}  # override any, in seconds
-DEFAULTS = {"import": IMPORT_SECONDS, "check": CHECK_SECONDS, "target": TARGET_SECONDS}
+       "target": "CIRCUITS_TARGET_SECONDS", "audit": "CIRCUITS_AUDIT_SECONDS"}  # override any, in seconds
+DEFAULTS = {"import": IMPORT_SECONDS, "check": CHECK_SECONDS, "target": TARGET_SECONDS, "audit": AUDIT_SECONDS}
 TARGET = "checking target "  # how an activity that counts against the target limit begins
 POLL = 0.05  # seconds between two looks at a running worker
 
