@@ -130,9 +130,11 @@ def _guard(run, prog: str = "circuits") -> int:
     try:
         code = run()
         sys.stdout.flush()  # a closed or full output fails here, inside the guard, not at exit
+        _held_warnings()
         return code
     except CircuitError as e:
         print(f"{prog}: {e}", file=sys.stderr)
+        _held_warnings()
         return 2
     except KeyboardInterrupt:
         from circuits.errors import INTERRUPTED
@@ -157,6 +159,16 @@ def _guard(run, prog: str = "circuits") -> int:
         raise
     finally:
         warnings.showwarning = old
+
+
+def _held_warnings() -> None:
+    """The warnings a puzzle file's code raised (numpy's divide by zero, …), after the report: one line, paths
+    as the learner types them, never before the report with absolute paths."""
+    from circuits.checking.limits import take_warnings, warnings_line
+
+    line = warnings_line(take_warnings(), _shown)
+    if line:
+        print(f"circuits: note: the puzzle file's code warned: {line}", file=sys.stderr)
 
 
 def _discard_stdout() -> None:

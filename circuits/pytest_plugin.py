@@ -325,8 +325,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for said in config.stash.get(_NOT_CHECKED, []):
         terminalreporter.write_line(f"circuits: {said}", yellow=True)
     results = config.stash.get(_RESULTS, [])
-    if not results:
-        return
+    if results:
+        _summary(terminalreporter, config, results)
+    from circuits.checking.limits import take_warnings, warnings_line
+    from circuits.checking.loader import display
+
+    warned = warnings_line(take_warnings(), display)
+    if warned:  # after the summary, paths as typed: never before the report with absolute paths
+        terminalreporter.write_line(f"circuits: note: the puzzle files' code warned: {warned}", yellow=True)
+
+
+def _summary(terminalreporter, config, results) -> None:
     import io
 
     from circuits.display.render import console

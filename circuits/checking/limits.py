@@ -39,6 +39,7 @@ T = TypeVar("T")
 _doing: dict[int, str] = {}  # worker thread id -> what it is doing now (with the detail, for messages)
 _since: dict[int, tuple[str, float]] = {}  # worker thread id -> (activity, when it began)
 _spent: dict[int, dict[str, float]] = {}  # worker thread id -> seconds spent so far on each earlier activity
+_warned: dict[tuple[str, int, str, str], int] = {}  # (file, line, category, message) -> times, while a worker ran
 
 
 class TimeLimit(BaseException):
@@ -239,9 +240,43 @@ def _daemon_start(self, _start=threading.Thread.start):
     return _start(self)
 
 
+def take_warnings() -> list[tuple[str, int, str, str, int]]:
+    """The warnings a puzzle file's code raised (numpy's RuntimeWarnings, …) since last asked, as (file, line,
+    category, message, times): held back while it runs, so the command says them after its report, in one line."""
+    out = [(*key, n) for key, n in _warned.items()]
+    _warned.clear()
+    return out
+
+
+def warnings_line(seen, shown: Callable[[str], str] = str) -> str:
+    """`puzzles/x.py line 51: RuntimeWarning: divide by zero encountered in divide (and 2 more warnings)`."""
+    if not seen:
+        return ""
+    file, line, category, message, _ = seen[0]
+    more = sum(n for *_, n in seen) - 1
+    return (f"{shown(file)} line {line}: {category}: {message}"
+            + (f" (and {more} more warning{'s' if more > 1 else ''})" if more else ""))
+
+
+def _held_back(show):
+    def record(message, category, filename, lineno, file=None, line=None):
+        from circuits.errors import CircuitWarning
+
+        if issubclass(category, CircuitWarning):  # circuits' own warnings are said as they come
+            return show(message, category, filename, lineno, file, line)
+        key = (str(filename), int(lineno), category.__name__, " ".join(str(message).split()))
+        _warned[key] = _warned.get(key, 0) + 1
+
+    return record
+
+
 @contextlib.contextmanager
 def _guarded():
+    import warnings
+
     saved = (os._exit, sys.stdout, sys.stderr, sys.dont_write_bytecode, threading.Thread.start)
+    shown = warnings.showwarning
+    warnings.showwarning = _held_back(shown)
     posix = sys.modules.get("posix") or sys.modules.get("nt")
     os._exit = _raise_exit
     if posix is not None:
@@ -254,5 +289,6 @@ def _guarded():
         yield
     finally:
         os._exit, sys.stdout, sys.stderr, sys.dont_write_bytecode, threading.Thread.start = saved
+        warnings.showwarning = shown
         if posix is not None:
             posix._exit = saved[0]

@@ -12,6 +12,7 @@ from rich.console import Group
 from rich.text import Text
 
 from circuits.checking.cache import cached_check
+from circuits.checking.limits import take_warnings, warnings_line
 from circuits.checking.loader import display, find, load, puzzle_files
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, progress, target_report
@@ -113,6 +114,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         path = files[i]
         stamp = _stamp(path)  # before checking: a save during the check is seen afterwards
         result, error = _check(path, use_cache)
+        warned = warnings_line(take_warnings(), display)  # held back while the file ran: said after its report
         if result is not None and result.status == "solved":
             said = not skip_solved or not getattr(result, "cached", False)  # solved before: passed over quietly
             if said:
@@ -129,6 +131,8 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             c.print(Text(f"! {error}", style="bold red"))
         else:
             c.print(compact(result))
+        if warned:
+            c.print(Text(f"note: the puzzle file's code warned: {warned}", style="yellow"))
         hints = list(result.attempt.puzzle.hints) if result is not None and result.attempt else []
         _offer(c, hints, 0)
         c.print(Text(f"watching {display(path)} · {KEYS}", style="dim"))
