@@ -467,3 +467,31 @@ def test_numpy_warnings_in_pytest_come_after_the_summary(project, pytester, monk
 def test_scan_with_no_behaviour_named(project):
     refused(project, "scan", "--npz", "model.npz", "--behaviour", ",",
             culprit=["circuits scan: argument --behaviour: ',' names no behaviour; choose from"])
+
+
+# --- more of the same kinds ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("old, new, culprit", [
+    ("    number=3,", "    number='3',", "Puzzle: number is the string '3'; it needs a whole number ≥ 0"),
+    ("max_len=40,", "max_len='40',", "Inputs: max_len is the string '40'; it needs a whole number ≥ 0"),
+])
+def test_a_puzzle_declared_with_a_wrong_type(project, old, new, culprit):
+    answered(project, "03_uniform", replace=(old, new))
+    refused(project, "check", "3", "--no-cache", culprit=[f"puzzles/03_uniform.py: {culprit}"])
+
+
+@pytest.mark.parametrize("kind, said", [("fifo", "not a regular file (a named pipe or a device?)"),
+                                        ("loop", "a symlink loop (it never reaches a file)")])
+def test_scan_of_a_model_file_that_is_no_file(project, kind, said):
+    path = project / "model.npz"
+    os.mkfifo(path) if kind == "fifo" else path.symlink_to("model.npz")
+    refused(project, "scan", "--npz", "model.npz", culprit=[f"circuits scan: model.npz: {said}"])
+
+
+def test_running_out_of_memory_is_not_blamed_on_the_puzzles_code(project):
+    answered(project, "01_consonants", replace=("    out, seen = [], False\n",
+                                                "    out, seen = [], False\n    if len(letters) > 20:\n"
+                                                "        raise MemoryError('Unable to allocate 7.6 GiB')\n"))
+    line = refused(project, "check", "1", "--no-cache",
+                   culprit=["puzzles/01_consonants.py: out of memory on input '", "Unable to allocate 7.6 GiB",
+                            "the model the answer builds is too large for the checker"])
+    assert "a mistake in the puzzle's own code" not in line
