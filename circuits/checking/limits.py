@@ -37,7 +37,7 @@ POLL = 0.05  # seconds between two looks at a running worker
 
 T = TypeVar("T")
 _doing: dict[int, str] = {}  # worker thread id -> what it is doing now (with the detail, for messages)
-_since: dict[int, tuple[str, float]] = {}  # worker thread id -> (activity, when it began)
+_since: dict[int, tuple[str, float, str]] = {}  # worker thread id -> (activity, when it began, detail)
 _spent: dict[int, dict[str, float]] = {}  # worker thread id -> seconds spent so far on each earlier activity
 _warned: dict[tuple[str, int, str, str], int] = {}  # (file, line, category, message) -> times, while a worker ran
 
@@ -55,7 +55,7 @@ class ExitCalled(BaseException):
 
 
 def seconds(which: str) -> float:
-    """The limit for "import" or "check": the environment variable if set, else the constant."""
+    """The limit for "import", "check", "target" or "audit": the environment variable if set, else the constant."""
     default = DEFAULTS[which]
     raw = os.environ.get(ENV[which], "").strip()
     if not raw:
@@ -102,12 +102,18 @@ def shown_input(tokens) -> str:
     return repr("".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens))
 
 
+def in_their_file(filename: str, package: bool = False) -> bool:
+    """Whether code at `filename` is the learner's (or the author's): outside circuits/checking (with `package`, the
+    whole circuits package), Python and installed packages."""
+    ours = os.path.dirname(os.path.abspath(__file__))
+    ours = os.path.dirname(ours) if package else ours
+    theirs = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    return not str(filename).startswith((ours, *theirs, "<"))
+
+
 def file_frames(e: BaseException) -> list[traceback.FrameSummary]:
     """The frames of `e`'s traceback in the learner's code: outside circuits, Python and installed packages."""
-    ours = os.path.dirname(os.path.abspath(__file__))
-    theirs = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-    return [f for f in traceback.extract_tb(e.__traceback__)
-            if not f.filename.startswith((ours, *theirs, "<"))]
+    return [f for f in traceback.extract_tb(e.__traceback__) if in_their_file(f.filename)]
 
 
 def blame(e: BaseException, on: str = "") -> CircuitError:
@@ -262,7 +268,7 @@ def _held_back(show):
     def record(message, category, filename, lineno, file=None, line=None):
         from circuits.errors import CircuitWarning
 
-        if issubclass(category, CircuitWarning):  # circuits' own warnings are said as they come
+        if issubclass(category, CircuitWarning) or not in_their_file(filename, package=True):  # circuits' own, pytest's…: as usual
             return show(message, category, filename, lineno, file, line)
         key = (str(filename), int(lineno), category.__name__, " ".join(str(message).split()))
         _warned[key] = _warned.get(key, 0) + 1
