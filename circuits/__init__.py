@@ -8,7 +8,11 @@ Layers (imports run down this list only; tests/test_layers.py holds it):
 errors -> model -> io -> checking -> analysis -> display -> cli / pytest_plugin.
 """
 
-from circuits.checking import (
+from circuits.errors import quiet_interrupt_on_start
+
+quiet_interrupt_on_start()  # only in the `circuits` command: Ctrl-C during these imports is one line, not a traceback
+
+from circuits.checking import (  # noqa: E402
     FILL_ME_IN,
     Attention,
     Code,

@@ -77,7 +77,7 @@ def _scan_arguments(p) -> None:
     src.add_argument("--hf", metavar="PATH_OR_NAME", help="a local GPT-2 / GPT-Neo directory, or a name already in the "
                      "local Hugging Face cache (needs the [hf] extra)")
     src.add_argument("--npz", metavar="FILE", help="a model saved by circuits.io.save (.npz or .safetensors)")
-    p.add_argument("--behaviour", action="append", metavar="NAME",
+    p.add_argument("--behaviour", action="append", metavar="NAME", type=_behaviour_names,
                    help=f"one of {', '.join(BEHAVIOURS)}; repeat or comma-separate "
                         f"(default: {', '.join(DEFAULT_BEHAVIOURS)})")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
@@ -89,8 +89,24 @@ def _scan_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="print every score as JSON instead of a table")
 
 
+def _behaviour_names(text: str) -> list[str]:
+    """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty table."""
+    from circuits.analysis.scan import BEHAVIOURS
+
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r} names no behaviour; choose from {', '.join(BEHAVIOURS)}")
+    for b in names:
+        if b not in BEHAVIOURS:
+            raise argparse.ArgumentTypeError(f"unknown behaviour {b!r}; choose from {', '.join(BEHAVIOURS)}")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
+    from circuits.errors import interrupts_as_usual
+
     argv = sys.argv[1:] if argv is None else argv
+    interrupts_as_usual()  # from here Ctrl-C is a KeyboardInterrupt, which _guard turns into one line
     if sys.stdout is None:  # started with stdout closed (`circuits … >&-`): output goes nowhere, the exit code stays
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
     def run():
@@ -118,12 +134,16 @@ def _guard(run, prog: str = "circuits") -> int:
     try:
         code = run()
         sys.stdout.flush()  # a closed or full output fails here, inside the guard, not at exit
+        _held_warnings()
         return code
     except CircuitError as e:
         print(f"{prog}: {e}", file=sys.stderr)
+        _held_warnings()
         return 2
     except KeyboardInterrupt:
-        print("circuits: interrupted (Ctrl-C)", file=sys.stderr)
+        from circuits.errors import INTERRUPTED
+
+        print(INTERRUPTED, file=sys.stderr)
         return 130
     except BrokenPipeError:  # `circuits … | head`: the reader stopped; exit 1 as Python's docs and rich do
         _discard_stdout()
@@ -143,6 +163,16 @@ def _guard(run, prog: str = "circuits") -> int:
         raise
     finally:
         warnings.showwarning = old
+
+
+def _held_warnings() -> None:
+    """The warnings a puzzle file's code raised (numpy's divide by zero, …), after the report: one line, paths
+    as the learner types them, never before the report with absolute paths."""
+    from circuits.checking.limits import take_warnings, warnings_line
+
+    line = warnings_line(take_warnings(), _shown)
+    if line:
+        print(f"circuits: note: the puzzle file's code warned: {line}", file=sys.stderr)
 
 
 def _discard_stdout() -> None:
@@ -259,13 +289,14 @@ def cmd_hint(args) -> int:
 
 def cmd_reset(args) -> int:
     from circuits.checking.loader import find, puzzle_folder, reference_for
-    from circuits.checking.reset import reset
+    from circuits.checking.reset import reset, resettable
 
     try:
         puzzle = find(args.puzzle, False)
     except CircuitError:  # a deleted puzzle file is restored too, from its solution
         twin = find(args.puzzle, True)
         puzzle = puzzle_folder(False) / twin.name  # this project's puzzles/, never beside the reference
+    resettable(puzzle)  # only a learner's file in a puzzle folder: never a solution, never a file elsewhere
     solution = reference_for(puzzle)
     if solution is None or not solution.is_file():
         raise CircuitError(f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "
@@ -484,13 +515,10 @@ def _check_scan_size(model, args, bos_id: int | None) -> None:
 
 def cmd_scan(args) -> int:
     """`circuits scan …`: print the ranked heads of a real model."""
-    from circuits.analysis.scan import DEFAULT_BEHAVIOURS, scan, targets_for
+    from circuits.analysis.scan import DEFAULT_BEHAVIOURS, scan
 
     _check_scan_numbers(args)
-    behaviours = [b.strip() for arg in (args.behaviour or [",".join(DEFAULT_BEHAVIOURS)])
-                  for b in arg.split(",") if b.strip()]
-    for b in behaviours:
-        targets_for(b, np.zeros((1, 1), dtype=np.int64))
+    behaviours = list(dict.fromkeys(b for names in (args.behaviour or [list(DEFAULT_BEHAVIOURS)]) for b in names))
     model, bos_id = _scanned_model(args)
     _check_scan_size(model, args, bos_id)
     result = scan(model, behaviours=behaviours, threshold=args.threshold, seq_len=args.seq_len,
@@ -522,7 +550,8 @@ def _authoring_parsers(sub) -> None:
     nw.add_argument("name", metavar="NN_name", help="two digits, an underscore and a lowercase name, e.g. 91_dup")
     nw.add_argument("folder", metavar="DIR", nargs="?", default=None,
                     help="the folder to write puzzles/ and solutions/ in (default: this project)")
-    au = sub.add_parser("audit", help="mutation-test a reference solution; exit 1 when a mutant survives unreviewed")
+    au = sub.add_parser("audit", help="mutation-test a reference solution; exit 1 when a mutant survives unreviewed "
+                        "or time runs out (CIRCUITS_AUDIT_SECONDS)")
     au.add_argument("puzzle", metavar="FILE|N", help="a reference solution's file, or a puzzle's number or name")
     au.add_argument("--json", action="store_true", help="print JSON: kill rate, survivors (entry, change, closest "
                                                         "call), allowed mutants")
@@ -552,7 +581,7 @@ def cmd_audit(args) -> int:
         print(json.dumps(out.to_json(), ensure_ascii=False))
     else:
         print("\n".join(out.lines(verbose=args.verbose)))
-    return 1 if out.survivors else 0
+    return 1 if out.survivors or not out.result.complete else 0  # an audit cut short by its time budget is not a pass
 
 
 COMMANDS.update({"new": cmd_new, "audit": cmd_audit})

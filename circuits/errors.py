@@ -20,3 +20,38 @@ class CircuitError(ValueError):
 
 class CircuitWarning(UserWarning):
     """Something that runs but is probably not what was meant."""
+
+
+INTERRUPTED = "circuits: interrupted (Ctrl-C)"
+
+
+def _interrupted_on_start(signum, frame) -> None:
+    import os
+
+    os.write(2, (INTERRUPTED + "\n").encode())
+    os._exit(130)  # nothing is written yet: only imports were running
+
+
+def quiet_interrupt_on_start() -> None:
+    """In the `circuits` command only: Ctrl-C while the package is still being imported is the same one line and
+    exit 130 as Ctrl-C during a command, not an import traceback (cli.main hands Ctrl-C back to Python once the
+    command's own guard is in place). A library user's `import circuits` is left alone."""
+    import os
+    import signal
+    import sys
+    import threading
+
+    argv = getattr(sys, "orig_argv", sys.argv)
+    command = os.path.basename(sys.argv[0] if sys.argv else "").removesuffix(".exe") == "circuits" or any(
+        a == "-m" and b in ("circuits.cli", "circuits") for a, b in zip(argv, argv[1:]))
+    if command and threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted_on_start)
+
+
+def interrupts_as_usual() -> None:
+    """Undo quiet_interrupt_on_start: Ctrl-C raises KeyboardInterrupt again, for the command's guard to report."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is _interrupted_on_start:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

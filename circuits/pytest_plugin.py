@@ -46,6 +46,7 @@ class _Crash:
         self.message = message
 
 _RESULTS = pytest.StashKey[list]()
+_NOT_CHECKED = pytest.StashKey[list]()  # files that look like puzzles in folders the plugin does not take over
 _NAME = re.compile(r"^\d\d_.*\.py$")  # as loader.puzzle_files globs: [0-9][0-9]_*.py
 _FOLDERS = ("puzzles", "solutions")
 NAME_CHARS = 28  # of a target's label in its test name: "FAILED puzzles/NN_longest_name.py::2. …" fits 80 columns
@@ -66,6 +67,27 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.stash[_RESULTS] = []
+    config.stash[_NOT_CHECKED] = []
+    _check_paths(config)
+
+
+def _check_paths(config) -> None:
+    """Every folder circuits_paths lists exists and is a folder: a typo would leave its puzzles unchecked in silence,
+    so it is a usage error (one line, exit 4), as pytest's own for a bad option."""
+    from circuits.checking.loader import display
+    from circuits.io.paths import is_loop
+
+    where = f"circuits_paths in {display(config.inipath)}" if config.inipath else "circuits_paths"
+    for p in config.getini("circuits_paths"):
+        shown = display(p)
+        if is_loop(p):
+            raise pytest.UsageError(f"{where}: {shown} is a symlink loop (it never reaches a folder); list folders "
+                                    "of puzzle files")
+        if not os.path.exists(p):
+            raise pytest.UsageError(f"{where}: {shown} does not exist (a typo?); list folders of puzzle files")
+        if not os.path.isdir(p):
+            raise pytest.UsageError(f"{where}: {shown} is a file, not a folder; list folders of puzzle files (a "
+                                    "puzzle file elsewhere is checked when named: pytest path/NN_name.py)")
 
 
 def _declares_puzzle(path: Path) -> bool:
@@ -86,7 +108,9 @@ def is_puzzle_file(path: Path) -> bool:
 
 def _declared(path: Path, config) -> bool:
     """Whether `path` is one of the folders the ini option circuits_paths lists."""
-    return any(Path(p).resolve() == path.resolve() for p in config.getini("circuits_paths"))
+    from circuits.io.paths import real
+
+    return any(real(p) == real(path) for p in config.getini("circuits_paths"))
 
 
 def _named_puzzle_inside(path: Path, session) -> bool:
@@ -186,10 +210,12 @@ class Skipped(pytest.Item):
         from circuits.checking.loader import display
 
         where = display(self.path.parent)
-        raise pytest.skip.Exception(
-            f"{display(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in the "
-            f"ini option circuits_paths: name the file (pytest {display(self.path)}) or add {where} to circuits_paths",
-            _use_item_location=True)
+        said = (f"{display(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in "
+                f"the ini option circuits_paths: name the file (pytest {display(self.path)}) or add {where} to "
+                "circuits_paths")
+        self.config.stash[_NOT_CHECKED].append(  # said in the summary too, not only with -rs
+            f"{display(self.path)} was not checked: add {where} to the ini option circuits_paths, or name the file")
+        raise pytest.skip.Exception(said, _use_item_location=True)
 
     def reportinfo(self):
         return self.path, 0, f"{self.path.name}: not collected"
@@ -306,9 +332,20 @@ class PuzzleItem(pytest.Item):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    for said in config.stash.get(_NOT_CHECKED, []):
+        terminalreporter.write_line(f"circuits: {said}", yellow=True)
     results = config.stash.get(_RESULTS, [])
-    if not results:
-        return
+    if results:
+        _summary(terminalreporter, config, results)
+    from circuits.checking.limits import take_warnings, warnings_line
+    from circuits.checking.loader import display
+
+    warned = warnings_line(take_warnings(), display)
+    if warned:  # after the summary, paths as typed: never before the report with absolute paths
+        terminalreporter.write_line(f"circuits: note: the puzzle files' code warned: {warned}", yellow=True)
+
+
+def _summary(terminalreporter, config, results) -> None:
     import io
 
     from circuits.display.render import console

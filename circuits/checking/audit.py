@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +36,7 @@ class AuthorAudit:
         judged = len(r.killed) + len(r.survived)
         out = [f"{r.puzzle} · {self.path}",
                (f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
-                f"{r.total} in all ({r.seconds:.1f} s)")]
+                f"{r.total} in all ({r.seconds:.1f} s)"), *r.notes()]
         if self.survivors:
             out += [f"survived, not in the allow-list ({len(self.survivors)}): a target is too loose, or the edit is",
                     "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]
@@ -57,7 +58,8 @@ class AuthorAudit:
                 "survived": [{"mutant": s.name, "entry": s.entry, "change": s.change,
                               "closest_call": s.closest.replace("\n", " ")}
                              for s in self.survivors],
-                "stale_allowed": self.stale, "seconds": round(r.seconds, 2)}
+                "stale_allowed": self.stale, "seconds": round(r.seconds, 2),
+                "mutants_made": r.made, "sampled": r.sampled, "not_run": r.not_run, "complete": r.complete}
 
 
 def _slack(target, worst: np.ndarray) -> np.ndarray:
@@ -123,6 +125,7 @@ def reference(path) -> Attempt:
 
 def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     """Check the reference solution in full, then audit its mutants against the puzzle's allow-list."""
+    from circuits.checking import limits
     from circuits.checking.allowed_mutants import allowed_for
     from circuits.checking.checker import check, context
     from circuits.checking.mutants import FAST_RANDOM, audit, matches
@@ -135,17 +138,22 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
         raise CircuitError(f"{shown}: the reference solution does not pass its own check ({why}); "
                            f"run `circuits check {shown}` first")
     allowed = allowed_for(attempt)
-    r = audit(attempt, allowed, n_random or FAST_RANDOM)
+    budget = limits.seconds("audit")
+    start = time.perf_counter()
+    r = audit(attempt, allowed, n_random or FAST_RANDOM, seconds=budget)
     by_name = {m.name: m for m in _mutants(attempt)}
-    out = AuthorAudit(shown, r, stale=[p for p, _ in allowed if not any(matches(n, p) for n, _ in r.allowed)])
+    stale = [p for p, _ in allowed if not any(matches(n, p) for n, _ in r.allowed)] if r.complete and not r.sampled else []
+    out = AuthorAudit(shown, r, stale=stale)
     plan = Plan.of(attempt.puzzle, CLOSEST_RANDOM)
     with context():
         for name in r.survived:
             entry, change = split_name(name)
-            try:
-                closest = closest_call(attempt, by_name[name].answer, plan)
-            except CircuitError as e:
-                closest = str(e)
+            closest = ""
+            if time.perf_counter() - start <= budget:  # each closest call is a search: only while time is left
+                try:
+                    closest = closest_call(attempt, by_name[name].answer, plan)
+                except CircuitError as e:
+                    closest = str(e)
             out.survivors.append(Survivor(name, entry, change, closest))
     return out
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 from circuits.checking.checker import Coverage, PuzzleResult, TargetResult, check
@@ -46,16 +48,74 @@ class _Margins:
 
 
 def _key(attempt) -> str:
-    """The file's content, the library, the puzzle, which folder, and the time limits the check ran under."""
+    """The bytes that were checked (loaded once, hashed then), the library, the puzzle, which folder, and the time
+    limits the check ran under. Never the file as it is now: it may have been saved again during the check."""
     from circuits.checking.limits import ENV
 
-    h = hashlib.sha256(attempt.path.read_bytes())
+    digest = getattr(attempt, "digest", "") or hashlib.sha256(attempt.path.read_bytes()).hexdigest()
+    h = hashlib.sha256(digest.encode())  # the bytes that were checked, not the file as it is now
     for read in attempt.reads:  # a helper module or data file the puzzle file read decides the verdict too
         h.update(b"\0" + str(read).encode() + b"\0" + hashlib.sha256(Path(read).read_bytes()).digest())
     for part in (library_version(), attempt.puzzle.id, attempt.path.parent.name,
-                 *(os.environ.get(v, "") for v in sorted(ENV.values())), str(FORMAT)):
+                 *(os.environ.get(ENV[w], "") for w in ("check", "import", "target")), str(FORMAT)):
         h.update(b"\0" + part.encode())
     return h.hexdigest()
+
+
+MAX_ENTRY_BYTES = 2**20  # a stored verdict is a few kB; anything larger is not one of ours
+
+
+def _read_entry(path: Path) -> bytes | None:
+    """The bytes of a cache entry if it is a small regular file, else None: a FIFO, a device, a folder or a symlink
+    is never waited on or followed (O_NONBLOCK, O_NOFOLLOW), so a planted entry cannot hang or redirect a check."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+_NUMBER = (int, float)
+_TARGET = {"label": str, "kind": str, "worst": (*_NUMBER, type(None)), "metric": str, "checked": int}
+_ENTRY = {"puzzle": str, "library": str, "n_random": (int, type(None)), "property_examples": int,
+          "seconds": _NUMBER, "margins_measured": bool, "margins": (str, type(None)), "coverage": dict, "targets": list}
+
+
+def _coverage_types() -> dict:
+    """Coverage's fields and the JSON type each is stored as (the type of its default; a tuple is a list)."""
+    out = {}
+    for f in fields(Coverage):
+        default = f.default if f.default is not MISSING else f.default_factory()
+        out[f.name] = list if isinstance(default, tuple) else type(default)
+    return out
+
+
+def _typed(d, spec: dict) -> bool:
+    """Whether `d` is a dict with exactly `spec`'s keys, each of its type (a bool is not a number here)."""
+    return (isinstance(d, dict) and set(d) == set(spec)
+            and all(isinstance(d[k], t) and not (isinstance(d[k], bool) and t is not bool) for k, t in spec.items()))
+
+
+def valid_entry(entry, attempt) -> bool:
+    """A stored verdict of this puzzle, every field of the type this version writes; anything else is not one."""
+    if not (_typed(entry, _ENTRY) and entry["puzzle"] == attempt.puzzle.id and entry["library"] == library_version()):
+        return False
+    cov = entry["coverage"]
+    return (_typed(cov, _coverage_types()) and len(cov["lengths"]) == 2 and all(type(x) is int for x in cov["lengths"])
+            and all(isinstance(s, str) for s in cov["skipped"])
+            and len(entry["targets"]) == len(attempt.puzzle.targets)
+            and all(_typed(t, _TARGET) for t in entry["targets"])
+            and [t["label"] for t in entry["targets"]] == [t.label for t in attempt.puzzle.targets])
 
 
 def _deep_enough(stored: dict, n_random, property_examples: int, margins: bool) -> bool:
@@ -68,37 +128,36 @@ def _deep_enough(stored: dict, n_random, property_examples: int, margins: bool) 
 
 
 def lookup(attempt, n_random=None, property_examples: int = 100, margins: bool = True) -> PuzzleResult | None:
-    """The cached solved verdict of this file, if one checked at least this much; else None."""
+    """The cached solved verdict of this file, if one checked at least this much; else None.
+
+    An entry is a hint, never trusted: one that is not a small regular file of valid JSON with every field of the
+    right type (or any error reading it) is "not cached", and the puzzle is checked again."""
     try:
-        entry = json.loads((cache_dir() / f"{_key(attempt)}.json").read_text(encoding="utf-8"))
-        if not _deep_enough(entry, n_random, property_examples, margins):
-            return None
-        targets = [TargetResult(t["label"], t["kind"], "passed", worst=t["worst"], metric=t["metric"],
-                                checked=t["checked"]) for t in entry["targets"]]
-        coverage = Coverage(**{**entry["coverage"], "lengths": tuple(entry["coverage"]["lengths"])})
-    except (OSError, ValueError, KeyError, TypeError):  # no entry, or one this version cannot read: check again
+        raw = _read_entry(cache_dir() / f"{_key(attempt)}.json")
+        entry = json.loads(raw.decode("utf-8")) if raw is not None else None
+    except (OSError, ValueError, RecursionError):
         return None
+    if not valid_entry(entry, attempt) or not _deep_enough(entry, n_random, property_examples, margins):
+        return None
+    targets = [TargetResult(t["label"], t["kind"], "passed", worst=t["worst"], metric=t["metric"],
+                            checked=t["checked"]) for t in entry["targets"]]
+    coverage = Coverage(**{**entry["coverage"], "lengths": tuple(entry["coverage"]["lengths"])})
     result = PuzzleResult(attempt, "solved", targets, coverage, seconds=entry["seconds"],
                           margins=_Margins(entry["margins"]) if entry["margins"] else None)
     result.cached = True
     return result
 
 
-def store(result: PuzzleResult, n_random=None, property_examples: int = 100, margins: bool = True,
-          checked_key: str | None = None) -> None:
-    """Keep a solved verdict (only solved ones: a failure is always shown fresh); a cache that cannot be written is
-    skipped, and so is a file saved again while it was being checked (its key no longer `checked_key`)."""
+def store(result: PuzzleResult, n_random=None, property_examples: int = 100, margins: bool = True) -> None:
+    """Keep a solved verdict (only solved ones: a failure is always shown fresh), keyed by the bytes that were
+    checked; a cache that cannot be written is skipped."""
     if result.status != "solved" or result.attempt is None:
         return
     try:
         key = _key(result.attempt)
-        if checked_key is not None and key != checked_key:
-            return
         folder = cache_dir()
         old = folder / f"{key}.json"
-        if old.exists() and lookup(result.attempt, n_random, property_examples, margins) is None:
-            pass  # the old entry checked less: replace it
-        elif old.exists():
+        if lookup(result.attempt, n_random, property_examples, margins) is not None:
             return  # an entry at least as deep is there already
         entry = {"puzzle": result.attempt.puzzle.id, "library": library_version(), "n_random": n_random,
                  "property_examples": property_examples, "seconds": result.seconds, "margins_measured": margins,
@@ -108,8 +167,14 @@ def store(result: PuzzleResult, n_random=None, property_examples: int = 100, mar
                               "checked": t.checked} for t in result.targets]}
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(entry), encoding="utf-8")
-        os.replace(tmp, old)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(entry, f)
+            os.replace(tmp, old)  # whole, never half written; an entry that is a folder stays (not cached)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
     except (OSError, TypeError, ValueError):  # a read-only or full cache only costs speed
         return
 
@@ -117,16 +182,11 @@ def store(result: PuzzleResult, n_random=None, property_examples: int = 100, mar
 def cached_check(attempt, use_cache: bool = True, n_random=None, property_examples: int = 100,
                  margins: bool = True) -> PuzzleResult:
     """checker.check, answered from the cache when this exact file was solved before with this library."""
-    key = None
     if use_cache:
         hit = lookup(attempt, n_random, property_examples, margins)
         if hit is not None:
             return hit
-        try:
-            key = _key(attempt)
-        except OSError:
-            use_cache = False
     result = check(attempt, n_random=n_random, property_examples=property_examples, margins=margins)
     if use_cache:
-        store(result, n_random, property_examples, margins, checked_key=key)
+        store(result, n_random, property_examples, margins)
     return result

@@ -11,6 +11,7 @@ from circuits.checking import limits
 from circuits.checking.targets import Target, Tokens
 
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
+PASS_BYTES = 2**30  # what one forward pass's intermediates may take (1 GiB): a wide model runs in smaller batches
 
 
 def evaluate(model, targets: Sequence[Target], batch: list[Tokens],
@@ -27,12 +28,12 @@ def evaluate(model, targets: Sequence[Target], batch: list[Tokens],
         return ok[:, at], worst[:, at]
     ok = np.ones((len(targets), len(batch)), dtype=bool)
     worst = np.zeros((len(targets), len(batch)))
-    for part in by_length(batch):
+    for part in by_length(batch, lambda T: rows_per_pass(model, T)):
         sub = [batch[i] for i in part]
         limits.doing("running the model")
         trace = model.run(sub)
         for t, target in enumerate(targets):
-            limits.doing(f"checking target {limits.quoted(target.label)}")
+            limits.doing(f"checking target {limits.quoted(target.label)}", f" on {_inputs(sub)}")
             with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
                 ev = target.evaluate(trace, sub)
             ok[t, part], worst[t, part] = ev.ok, ev.worst
@@ -41,9 +42,30 @@ def evaluate(model, targets: Sequence[Target], batch: list[Tokens],
     return ok, worst
 
 
-def by_length(batch: Sequence[Tokens]) -> list[list[int]]:
-    """The indices of `batch` as the checker runs them: grouped by length, each group cut into CHUNKs."""
+def _inputs(sub: list[Tokens]) -> str:
+    """`12 inputs of length 21`, `the input 'abc…'`: what a target is being checked on, for a message."""
+    if len(sub) == 1:
+        return f"the input {limits.shown_input(sub[0])[:40]} (length {len(sub[0])})"
+    return f"{len(sub):,} inputs of length {len(sub[0])}"
+
+
+def by_length(batch: Sequence[Tokens], rows=lambda T: CHUNK) -> list[list[int]]:
+    """The indices of `batch` as the checker runs them: grouped by length, each group cut into `rows(length)`."""
     groups: dict[int, list[int]] = defaultdict(list)
     for i, toks in enumerate(batch):
         groups[len(toks)].append(i)
-    return [idx[start : start + CHUNK] for idx in groups.values() for start in range(0, len(idx), CHUNK)]
+    return [idx[start : start + n] for L, idx in groups.items() for n in [max(1, rows(L))]
+            for start in range(0, len(idx), n)]
+
+
+def rows_per_pass(model, T: int) -> int:
+    """How many inputs of T tokens one forward pass may take: CHUNK, or fewer where the model's intermediates
+    (q, k, v, scores and patterns, hidden units, residual streams; +1 token for a BOS) would pass PASS_BYTES."""
+    T += 1
+    per_token = 0
+    for block in getattr(model, "blocks", ()):
+        heads = len(block.heads)
+        width = max((h.W_V.shape[0] + 2 * h.W_Q.shape[0] for h in block.heads), default=0)
+        per_token += heads * (2 * T + width) + (3 * block.mlp.W_in.shape[0] if block.mlp is not None else 0)
+        per_token += 6 * getattr(model, "d_model", 0)
+    return int(min(CHUNK, max(1, PASS_BYTES // max(1, 8 * T * per_token))))

@@ -170,6 +170,10 @@ class Inputs:
     seed: int = 0
 
     def __post_init__(self):
+        from circuits.checking import fields
+
+        for name in ("min_len", "max_len", "n_random", "exhaustive_budget", "seed"):
+            fields.whole("Inputs", name, getattr(self, name))
         if not 1 <= self.min_len <= self.max_len:
             raise CircuitError(f"input lengths {self.min_len}..{self.max_len} are not a valid range (need 1 ≤ min_len ≤ max_len)")
         if not self.alphabet:

@@ -15,6 +15,7 @@ import ctypes
 import os
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -24,10 +25,21 @@ from circuits.errors import CircuitError
 
 IMPORT_SECONDS = 30.0  # one puzzle file's import (its givens and Puzzle); each reference file takes under 0.1 s
 CHECK_SECONDS = 120.0  # one puzzle's check, margins included; the slowest reference solution takes about 3 s
-ENV = {"import": "CIRCUITS_IMPORT_SECONDS", "check": "CIRCUITS_CHECK_SECONDS"}  # override either, in seconds
+# One target's share of a check: the time spent on it over every stage (its spec, its scoring), margins included.
+# The slowest target of a shipped puzzle takes about 1.2 s, so a spec stuck on long inputs stops after 10 s, not 120.
+TARGET_SECONDS = 10.0
+AUDIT_SECONDS = 300.0  # `circuits audit`'s mutants; the largest shipped audit (puzzle 08, 976 mutants) takes ~100 s
+ENV = {"import": "CIRCUITS_IMPORT_SECONDS", "check": "CIRCUITS_CHECK_SECONDS",
+       "target": "CIRCUITS_TARGET_SECONDS", "audit": "CIRCUITS_AUDIT_SECONDS"}  # override any, in seconds
+DEFAULTS = {"import": IMPORT_SECONDS, "check": CHECK_SECONDS, "target": TARGET_SECONDS, "audit": AUDIT_SECONDS}
+TARGET = "checking target "  # how an activity that counts against the target limit begins
+POLL = 0.05  # seconds between two looks at a running worker
 
 T = TypeVar("T")
-_doing: dict[int, str] = {}  # worker thread id -> what it is doing now
+_doing: dict[int, str] = {}  # worker thread id -> what it is doing now (with the detail, for messages)
+_since: dict[int, tuple[str, float, str]] = {}  # worker thread id -> (activity, when it began, detail)
+_spent: dict[int, dict[str, float]] = {}  # worker thread id -> seconds spent so far on each earlier activity
+_warned: dict[tuple[str, int, str, str], int] = {}  # (file, line, category, message) -> times, while a worker ran
 
 
 class TimeLimit(BaseException):
@@ -43,8 +55,8 @@ class ExitCalled(BaseException):
 
 
 def seconds(which: str) -> float:
-    """The limit for "import" or "check": the environment variable if set, else the constant."""
-    default = IMPORT_SECONDS if which == "import" else CHECK_SECONDS
+    """The limit for "import", "check", "target" or "audit": the environment variable if set, else the constant."""
+    default = DEFAULTS[which]
     raw = os.environ.get(ENV[which], "").strip()
     if not raw:
         return default
@@ -57,9 +69,24 @@ def seconds(which: str) -> float:
     return value
 
 
-def doing(what: str) -> None:
-    """Record what the current worker is doing, for the message if it runs out of time."""
-    _doing[threading.get_ident()] = what
+def doing(what: str, detail: str = "") -> None:
+    """Record what the current worker is doing (`detail`, e.g. " on 3 inputs of length 21", only for the message);
+    time spent on one `what` adds up across calls, for the limit of a target."""
+    ident, now = threading.get_ident(), time.monotonic()
+    before = _since.get(ident)
+    if before is not None and before[0] != what:
+        spent = _spent.setdefault(ident, {})
+        spent[before[0]] = spent.get(before[0], 0.0) + now - before[1]
+    _since[ident] = (what, now if before is None or before[0] != what else before[1], detail)
+    _doing[ident] = what
+
+
+def _over(ident: int, limit: float) -> bool:
+    """Whether the worker's current activity is a target that has had more than `limit` seconds in all."""
+    what, began, _ = _since.get(ident, ("", 0.0, ""))
+    if not what.startswith(TARGET):
+        return False
+    return _spent.get(ident, {}).get(what, 0.0) + time.monotonic() - began > limit
 
 
 def now(default: str = "") -> str:
@@ -75,12 +102,18 @@ def shown_input(tokens) -> str:
     return repr("".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens))
 
 
+def in_their_file(filename: str, package: bool = False) -> bool:
+    """Whether code at `filename` is the learner's (or the author's): outside circuits/checking (with `package`, the
+    whole circuits package), Python and installed packages."""
+    ours = os.path.dirname(os.path.abspath(__file__))
+    ours = os.path.dirname(ours) if package else ours
+    theirs = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    return not str(filename).startswith((ours, *theirs, "<"))
+
+
 def file_frames(e: BaseException) -> list[traceback.FrameSummary]:
     """The frames of `e`'s traceback in the learner's code: outside circuits, Python and installed packages."""
-    ours = os.path.dirname(os.path.abspath(__file__))
-    theirs = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-    return [f for f in traceback.extract_tb(e.__traceback__)
-            if not f.filename.startswith((ours, *theirs, "<"))]
+    return [f for f in traceback.extract_tb(e.__traceback__) if in_their_file(f.filename)]
 
 
 def blame(e: BaseException, on: str = "") -> CircuitError:
@@ -91,6 +124,9 @@ def blame(e: BaseException, on: str = "") -> CircuitError:
     on = f" on input {on}" if on else ""
     if isinstance(e, ExitCalled):
         return CircuitError(f"the puzzle's {name} called os._exit(){at}{on} while {now('checking')}; remove it")
+    if isinstance(e, MemoryError):  # the size of what was built, not a mistake in the code that happened to allocate
+        return CircuitError(f"out of memory{on} while {now('checking')}: {e or 'MemoryError'}; the model the answer "
+                            "builds is too large for the checker (fewer hidden units, heads or tokens need less)")
     said = f": {e}" if str(e) else ""
     return CircuitError(f"the puzzle's {name} raised {type(e).__name__}{at}{on} while {now('checking')}{said} "
                         "(a mistake in the puzzle's own code, not in the answer)")
@@ -120,6 +156,7 @@ def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path |
     """`fn()` on a worker thread: its result or its exception, or a CircuitError naming `culprit` and what it
     was doing if it takes longer than the limit for `which` ("import" or "check")."""
     limit = seconds(which)
+    step = seconds("target") if which == "check" else None
     box: dict = {}
 
     def work():
@@ -134,20 +171,37 @@ def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path |
     worker = threading.Thread(target=work, name=f"circuits: {what} {culprit}", daemon=True)
     with _guarded():
         worker.start()
+        deadline = time.monotonic() + limit
+        stopped = ""
         try:
-            worker.join(limit)
+            while worker.is_alive() and not stopped:
+                now = time.monotonic()
+                over = step is not None and worker.ident is not None and _over(worker.ident, step)
+                if now >= deadline or over:
+                    was = _doing.get(worker.ident, what) + _since.get(worker.ident, ("", 0, ""))[2]
+                    where = _line_in(worker, source)
+                    took, env = (step, ENV["target"]) if over and now < deadline else (limit, ENV[which])
+                    stopped = (f"{culprit}: {was} took longer than {took:g} s and was stopped{where} "
+                               f"(an endless loop, or waiting for input? to allow more time, set {env})")
+                else:
+                    worker.join(min(POLL, deadline - now))
         except BaseException:  # Ctrl-C: stop the worker too
             _stop(worker)
+            _forget(worker)
             raise
-        if worker.is_alive():
-            was, where = _doing.get(worker.ident, what), _line_in(worker, source)
+        if stopped:
             _stop(worker)
-            raise CircuitError(f"{culprit}: {was} took longer than {limit:g} s and was stopped{where} "
-                               f"(an endless loop, or waiting for input? to allow more time, set {ENV[which]})")
-    _doing.pop(worker.ident, None)
+            _forget(worker)
+            raise CircuitError(stopped)
+    _forget(worker)
     if "error" in box:
         raise box.pop("error")
     return box["value"]
+
+
+def _forget(worker: threading.Thread) -> None:
+    for table in (_doing, _since, _spent):
+        table.pop(worker.ident, None)
 
 
 def _line_in(worker: threading.Thread, source: Path | None) -> str:
@@ -192,9 +246,43 @@ def _daemon_start(self, _start=threading.Thread.start):
     return _start(self)
 
 
+def take_warnings() -> list[tuple[str, int, str, str, int]]:
+    """The warnings a puzzle file's code raised (numpy's RuntimeWarnings, …) since last asked, as (file, line,
+    category, message, times): held back while it runs, so the command says them after its report, in one line."""
+    out = [(*key, n) for key, n in _warned.items()]
+    _warned.clear()
+    return out
+
+
+def warnings_line(seen, shown: Callable[[str], str] = str) -> str:
+    """`puzzles/x.py line 51: RuntimeWarning: divide by zero encountered in divide (and 2 more warnings)`."""
+    if not seen:
+        return ""
+    file, line, category, message, _ = seen[0]
+    more = sum(n for *_, n in seen) - 1
+    return (f"{shown(file)} line {line}: {category}: {message}"
+            + (f" (and {more} more warning{'s' if more > 1 else ''})" if more else ""))
+
+
+def _held_back(show):
+    def record(message, category, filename, lineno, file=None, line=None):
+        from circuits.errors import CircuitWarning
+
+        if issubclass(category, CircuitWarning) or not in_their_file(filename, package=True):  # circuits' own, pytest's…: as usual
+            return show(message, category, filename, lineno, file, line)
+        key = (str(filename), int(lineno), category.__name__, " ".join(str(message).split()))
+        _warned[key] = _warned.get(key, 0) + 1
+
+    return record
+
+
 @contextlib.contextmanager
 def _guarded():
+    import warnings
+
     saved = (os._exit, sys.stdout, sys.stderr, sys.dont_write_bytecode, threading.Thread.start)
+    shown = warnings.showwarning
+    warnings.showwarning = _held_back(shown)
     posix = sys.modules.get("posix") or sys.modules.get("nt")
     os._exit = _raise_exit
     if posix is not None:
@@ -207,5 +295,6 @@ def _guarded():
         yield
     finally:
         os._exit, sys.stdout, sys.stderr, sys.dont_write_bytecode, threading.Thread.start = saved
+        warnings.showwarning = shown
         if posix is not None:
             posix._exit = saved[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import hashlib
 import os
 import sys
 import threading
@@ -15,6 +16,7 @@ from pathlib import Path
 from circuits.checking import curriculum, givens, limits
 from circuits.checking.puzzle import Puzzle, Stub
 from circuits.errors import CircuitError
+from circuits.io.paths import is_loop, real
 
 
 @dataclass
@@ -29,6 +31,7 @@ class Attempt:
     edits: list = field(default_factory=list)  # givens.Edit: givens the file changed (the shipped ones are checked)
     reference: Path | None = None  # the shipped reference the puzzle comes from (None: the file is its own source)
     reads: list = field(default_factory=list)  # files the puzzle file read as it ran (modules, data): part of its verdict
+    digest: str = ""  # sha256 of the bytes loaded: what the check checked, whatever the file holds later
 
     @property
     def attempted(self) -> bool:
@@ -57,7 +60,7 @@ class Attempt:
 
 def display(path: Path) -> str:
     """A path as the learner would type it: relative to the working directory when inside it, symlinks kept."""
-    for p in (Path(os.path.abspath(path)), Path(path).resolve()):
+    for p in (Path(os.path.abspath(path)), real(path)):
         try:
             return str(p.relative_to(Path.cwd()))
         except ValueError:
@@ -132,7 +135,7 @@ def load(path: str | Path) -> Attempt:
         puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))
     return Attempt(Path(os.path.abspath(given)), puzzle, types.SimpleNamespace(**answer), missing,
                    list(namespace.get("ALLOWED_MUTANTS", ())), edits=edited, reference=ref,
-                   reads=list(mine.get("__circuits_reads__", [])))
+                   reads=list(mine.get("__circuits_reads__", [])), digest=mine.get("__circuits_digest__", ""))
 
 
 def _attach_curriculum(puzzle: Puzzle, name: str) -> None:
@@ -225,6 +228,7 @@ def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, st
     _record_reads()
     limits.run(execute, "import", "importing", shown, source=path)
     module.__circuits_reads__ = _own_files(reads, path)
+    module.__circuits_digest__ = hashlib.sha256(data).hexdigest()  # what is checked, whatever the file holds later
     own = {str(f) for f in module.__circuits_reads__}
     for name, m in list(sys.modules.items()):  # imported again next time, so an edit to it is seen (and recorded)
         if os.path.abspath(getattr(m, "__file__", None) or "") in own:
@@ -269,6 +273,8 @@ def _own_files(reads: list[str], path: Path) -> list[Path]:
 
 def _check_kind(path: Path, shown: str) -> None:
     """Only a regular file can be a puzzle file; say what else it is (and never open a FIFO, which would hang)."""
+    if is_loop(path):
+        raise CircuitError(f"{shown} is a symlink loop (it never reaches a file); point it at a puzzle file or delete it")
     if path.is_symlink() and not path.exists():
         raise CircuitError(f"{shown} is a symbolic link to {os.readlink(path)}, which does not exist; "
                            "point it at a puzzle file or delete it")

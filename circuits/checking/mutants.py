@@ -21,6 +21,9 @@ from circuits.checking.plan import Plan
 from circuits.errors import CircuitError
 
 FAST_RANDOM = 1000  # random inputs in the fast check; a survivor is confirmed by the full check
+# At most this many mutants are audited: beyond it, a fixed sample of the matrix edits (the whole-answer and symbol
+# edits always run). Every shipped puzzle has fewer (puzzle 08 has 976); a d_head of 300 makes thousands.
+MAX_MUTANTS = 1000
 
 
 @dataclass
@@ -38,6 +41,17 @@ class Audit:
     allowed: list[tuple[str, str]] = field(default_factory=list)  # (mutant, the allow-list's reason)
     survived: list[str] = field(default_factory=list)  # passed the full check and no reason allows it
     seconds: float = 0.0
+    made: int = 0  # mutants of the answer; more than were run when sampled
+    not_run: int = 0  # of those sampled, left unjudged when the time budget ran out
+    budget: float | None = None  # the time budget, in seconds, when it ran out
+
+    @property
+    def sampled(self) -> bool:
+        return self.made > self.total + self.not_run
+
+    @property
+    def complete(self) -> bool:
+        return self.not_run == 0
 
     @property
     def total(self) -> int:
@@ -52,7 +66,18 @@ class Audit:
     def describe(self) -> str:
         return (f"{self.puzzle}: {len(self.killed)}/{len(self.killed) + len(self.survived)} non-equivalent mutants "
                 f"killed ({self.kill_rate:.0%}), {len(self.allowed)} allowed as equivalent, {self.total} in all, "
-                f"{self.seconds:.1f} s")
+                f"{self.seconds:.1f} s" + "".join(f"; {n}" for n in self.notes()))
+
+    def notes(self) -> list[str]:
+        """What this audit did not do: mutants left out by sampling, or unjudged when the time ran out."""
+        out = []
+        if self.sampled:
+            out.append(f"sampled {self.total + self.not_run:,} of {self.made:,} mutants (MAX_MUTANTS = {MAX_MUTANTS:,})")
+        if self.not_run:
+            out.append(f"stopped after {self.budget:g} s with {self.not_run:,} mutants not run (to allow more time, "
+                       "set CIRCUITS_AUDIT_SECONDS)")
+        return out
+
 
 
 # --- mutants of matrices ---------------------------------------------------------------------------------------
@@ -387,19 +412,39 @@ def matches(name: str, pattern: str) -> bool:
     return name == pattern or pattern.strip() == f"{entry}: {change}" or fnmatch.fnmatchcase(name, pattern)
 
 
-def audit(attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST_RANDOM) -> Audit:
-    """Run every mutant; `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent)."""
+def sampled(made: list[Mutant], n: int = MAX_MUTANTS, seed: int = 0) -> list[Mutant]:
+    """`made` if it has at most n mutants, else n of them in their order: every whole-answer and symbol edit, and a
+    fixed random sample (by `seed`) of the matrix edits."""
+    if len(made) <= n:
+        return made
+    always = [i for i, m in enumerate(made) if " × " in m.name and "[" not in m.name]  # whole answer, params
+    rest = [i for i in range(len(made)) if i not in set(always)]
+    picked = np.random.default_rng(seed).choice(len(rest), size=max(0, n - len(always)), replace=False)
+    keep = set(always) | {rest[int(j)] for j in picked}
+    return [m for i, m in enumerate(made) if i in keep]
+
+
+def audit(attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST_RANDOM,
+          seconds: float | None = None) -> Audit:
+    """Run every mutant (a sample beyond MAX_MUTANTS), then the tolerance probes, for at most `seconds` (None: no
+    limit); `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent)."""
     from circuits.checking import guarantees
     from circuits.checking.checker import context
 
     start = time.perf_counter()
     result = Audit(attempt.puzzle.id)
     numbers = Numbers()
+    made = mutants(attempt)
+    chosen = sampled(made, seed=sum(attempt.puzzle.id.encode()))
+    result.made = len(made)
     # the same inputs for every mutant, made once (reaching the model's n_ctx, as the checker's do)
     model = attempt.model() if attempt.puzzle.build is not None else None
     plan = Plan.of(attempt.puzzle, n_random, guarantees.spanning(attempt.puzzle.inputs, model))
     with context():  # as a check runs: specs computed once per input (here across mutants), BLAS on one thread
-        for m in mutants(attempt):
+        for n, m in enumerate(chosen):
+            if seconds is not None and time.perf_counter() - start > seconds:
+                result.not_run, result.budget = len(chosen) - n, seconds
+                break
             if rejects(attempt, m.answer, n_random, numbers, plan):
                 result.killed.append(m.name)
                 continue
@@ -410,7 +455,8 @@ def audit(attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST
                 result.survived.append(m.name)
             else:
                 result.killed.append(m.name)
-        _probe(attempt, allowed, n_random, numbers, plan, result)
+        if not result.not_run:
+            _probe(attempt, allowed, n_random, numbers, plan, result)
     result.seconds = time.perf_counter() - start
     return result
 

@@ -97,7 +97,7 @@ def _class_name(model, members: list[str]) -> str:
 
 
 def _classes_ok(target: Target, canon, sample: list[Tokens]) -> bool:
-    limits.doing(f"checking target {limits.quoted(target.label)}")
+    limits.doing(f"checking target {limits.quoted(target.label)}", " (comparing its spec across token classes)")
     with limits.blaming(sample, lambda s: target.classes_ok(canon, [s])):
         return target.classes_ok(canon, sample)
 

@@ -80,6 +80,12 @@ class Puzzle:
     minutes: int | None = None
 
     def __post_init__(self):
+        from circuits.checking import fields
+
+        fields.whole("Puzzle", "number", self.number)
+        for name in ("name", "title"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise CircuitError(f"Puzzle: {name} is {getattr(self, name)!r}; it needs a non-empty string")
         if not self.targets:
             raise CircuitError(f"puzzle {self.name!r} declares no targets, so nothing could fail")
         if any(t.kind == "behaviour" for t in self.targets) and (self.inputs is None or self.build is None):

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from circuits.checking import fields
+
 
 @dataclass(frozen=True)
 class HeadZ:
@@ -14,6 +16,10 @@ class HeadZ:
 
     layer: int = 0
     head: int = 0
+
+    def __post_init__(self):
+        fields.whole("HeadZ", "layer", self.layer)
+        fields.whole("HeadZ", "head", self.head)
 
     @property
     def label(self) -> str:
@@ -37,6 +43,11 @@ class HeadOutput:
     layer: int = 0
     head: int = 0
     directions: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        fields.whole("HeadOutput", "layer", self.layer)
+        fields.whole("HeadOutput", "head", self.head)
+        fields.labels("HeadOutput", "directions", self.directions)
 
     @property
     def label(self) -> str:
@@ -66,6 +77,10 @@ class Residual:
 
     directions: tuple[str, ...]
     after_layer: int | None = None
+
+    def __post_init__(self):
+        fields.labels("Residual", "directions", self.directions, optional=False)
+        fields.whole("Residual", "after_layer", self.after_layer, optional=True)
 
     @property
     def label(self) -> str:

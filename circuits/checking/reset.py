@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import configparser
 import os
+import re
+import shlex
 import time
 from pathlib import Path
 
 from circuits.errors import CircuitError
+from circuits.io.paths import real
 
 MARK = "# ── your answer"
 STUB = "# ── stub: what `circuits reset` restores"
@@ -35,6 +39,55 @@ def stub_text(solution: Path) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def declared_folders(start: Path) -> list[Path]:
+    """The folders the nearest pytest configuration above `start` lists in circuits_paths (as pytest finds it:
+    the first of pytest.ini, pyproject.toml, tox.ini, setup.cfg that has a pytest section), resolved."""
+    for d in (start, *start.parents):
+        for name, section in (("pytest.ini", "pytest"), ("pyproject.toml", None), ("tox.ini", "pytest"),
+                              ("setup.cfg", "tool:pytest")):
+            f = d / name
+            if not f.is_file():
+                continue
+            try:
+                if section is None:
+                    import tomllib
+
+                    options = tomllib.loads(f.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {}).get("ini_options")
+                    if options is None:
+                        continue
+                    raw = options.get("circuits_paths", [])
+                    values = shlex.split(raw) if isinstance(raw, str) else [str(v) for v in raw]
+                else:
+                    cfg = configparser.ConfigParser(interpolation=None)
+                    cfg.read(f, encoding="utf-8")
+                    if not cfg.has_section(section):
+                        if name != "pytest.ini":
+                            continue
+                        return []
+                    values = shlex.split(cfg.get(section, "circuits_paths", fallback=""))
+            except (OSError, ValueError, configparser.Error):
+                return []
+            return [real(d / v) for v in values]
+    return []
+
+
+def resettable(puzzle: Path) -> None:
+    """Refuse, in one line, any file reset must not write: only a learner's NN_name.py in a puzzle folder (puzzles/ or
+    a folder in circuits_paths) is restored, never a reference solution, never a file anywhere else."""
+    from circuits.checking.loader import display
+
+    folder = real(puzzle).parent
+    shown = display(puzzle)
+    if folder.name == "solutions" or Path(puzzle).parent.name == "solutions":
+        raise CircuitError(f"reset: {shown} is a reference solution, not your puzzle file; reset restores only files "
+                           f"in puzzles/ (try: circuits reset {Path(puzzle).stem})")
+    if not re.match(r"^\d\d_.*\.py$", Path(puzzle).name):
+        raise CircuitError(f"reset: {shown} is not a puzzle file (NN_name.py); reset restores only puzzle files")
+    if folder.name != "puzzles" and folder not in declared_folders(folder):
+        raise CircuitError(f"reset: {shown} is not in a puzzle folder (puzzles/ or a folder in the ini option "
+                           "circuits_paths); reset writes only your puzzle files there")
+
+
 def backup(path: Path, project: Path) -> Path:
     """Copy `path` to data_dir()/backups/<project>/<stem>/<UTC time>.py, created exclusively: never over another backup."""
     data = path.read_bytes()
@@ -59,6 +112,9 @@ def backup(path: Path, project: Path) -> Path:
 
 def reset(puzzle: Path, solution: Path) -> Path | None:
     """Restore `puzzle` to its stub; first back up what it holds (returned), unless it is the stub already or missing."""
+    resettable(puzzle)
+    if os.path.exists(puzzle) and os.path.exists(solution) and os.path.samefile(puzzle, solution):
+        raise CircuitError(f"reset: {puzzle} is the reference solution itself (a link to it?); nothing was reset")
     fresh = stub_text(solution)
     saved = None
     if puzzle.exists() or puzzle.is_symlink():
@@ -66,7 +122,7 @@ def reset(puzzle: Path, solution: Path) -> Path | None:
             raise CircuitError(f"{puzzle} is not a regular file; move it away and run reset again")
         if puzzle.read_text(encoding="utf-8", errors="replace") == fresh:
             return None
-        saved = backup(puzzle, puzzle.resolve().parent.parent)
+        saved = backup(puzzle, real(puzzle).parent.parent)
     tmp = puzzle.with_name(f".{puzzle.name}.reset-{os.getpid()}")
     try:
         with open(tmp, "x", encoding="utf-8") as f:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from pathlib import Path
 
@@ -108,15 +110,50 @@ def new(name: str, folder: str | None = None) -> list[Path]:
                                "(choose another number)")
     text = HEAD.replace("{number:02d}", f"{number:02d}").replace("{number}", str(number)) \
         .replace("{name}", slug).replace("{title}", slug.replace("_", " ").capitalize())
-    written = []
+    return write_pair(paths, [text + PUZZLE_ANSWER, text + SOLUTION_ANSWER])
+
+
+def write_pair(paths: list[Path], texts: list[str]) -> list[Path]:
+    """Write every file or none: each text goes to a temporary name beside its target first, then each is linked to
+    its name (a link never replaces a file made meanwhile); on any failure everything written, and every folder
+    made for it, is removed again, and the one line names the file that could not be written."""
+    from circuits.checking.loader import display
+
+    made: list[Path] = []  # folders created here, removed again if nothing is written
+    temps: list[Path] = []
+    done: list[Path] = []
+    current = paths[0]  # the file being written, named if writing fails
     try:
-        for p, answer in zip(paths, (PUZZLE_ANSWER, SOLUTION_ANSWER)):
-            p.parent.mkdir(parents=True, exist_ok=True)
-            with open(p, "x", encoding="utf-8") as f:  # "x": fails rather than replace a file made meanwhile
-                f.write(text + answer)
-            written.append(p)
-    except FileExistsError as e:
-        for p in written:  # ours, written a moment ago: leave no half pair
-            p.unlink()
-        raise CircuitError(f"new: {display(Path(e.filename))} appeared while writing; nothing was written") from None
-    return written
+        for p, text in zip(paths, texts):
+            current = p
+            for d in reversed([p.parent, *p.parent.parents]):
+                if not d.exists() and not d.is_symlink():
+                    d.mkdir()
+                    made.append(d)
+            tmp = p.with_name(f".{p.name}.new-{os.getpid()}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            temps.append(tmp)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+        for p, tmp in zip(paths, temps):
+            current = p
+            os.link(tmp, p)  # fails if p exists: never over a file that appeared meanwhile
+            done.append(p)
+    except OSError as e:
+        for p in [*done, *temps]:
+            with contextlib.suppress(OSError):
+                p.unlink()
+        for d in reversed(made):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        where, target = Path(e.filename or current), current
+        if isinstance(e, FileExistsError) and where in paths:
+            raise CircuitError(f"new: {display(where)} appeared while writing; nothing was written") from None
+        why = (f"{display(target.parent)} is not a folder" if isinstance(e, (NotADirectoryError, FileExistsError))
+               else e.strerror or str(e))
+        raise CircuitError(f"new: cannot write {display(target)}: {why}; nothing was written") from None
+    finally:
+        for tmp in temps:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    return paths

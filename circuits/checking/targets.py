@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import behaviours, diagnosis, once
+from circuits.checking import behaviours, diagnosis, fields, once
 from circuits.checking.readouts import HeadOutput, HeadZ, Readout, Residual  # noqa: F401  (re-exported)
 from circuits.errors import CircuitError
 
@@ -251,6 +251,12 @@ class Output(Target):
     batched: Callable[[np.ndarray], np.ndarray] | None = None
     metric: str = field(default="largest error", init=False)
 
+    def __post_init__(self):
+        owner = type(self).__name__
+        fields.number(owner, "tol", self.tol, example="0.1")
+        fields.function(owner, "spec", self.spec, optional=False)
+        fields.function(owner, "batched", self.batched)
+
     @property
     def label(self) -> str:
         return self.description or f"{self.readout.label} ≈ spec within {self.tol:g}"
@@ -465,6 +471,12 @@ class Attention(Target):
     evenly: bool = False
     metric: str = field(default="smallest attention on target", init=False)
     higher_is_worse: bool = field(default=False, init=False)
+
+    def __post_init__(self):
+        fields.whole("Attention", "layer", self.layer)
+        fields.whole("Attention", "head", self.head)
+        fields.number("Attention", "min_mass", self.min_mass)
+        fields.whole("Attention", "skip_first", self.skip_first)
 
     @property
     def label(self) -> str:
@@ -737,6 +749,10 @@ class NextToken(Target):
     metric: str = field(default="log-prob", init=False)
     higher_is_worse: bool = field(default=False, init=False)
     reads_logits: bool = field(default=True, init=False)
+
+    def __post_init__(self):
+        fields.number("NextToken", "lo", self.lo, example="-0.1")
+        fields.number("NextToken", "hi", self.hi, example="0.0")
 
     @property
     def label(self) -> str:

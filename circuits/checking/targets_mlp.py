@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from circuits.checking import fields
 from circuits.checking.targets import Output, _fmt_vec, _spec_array
 from circuits.errors import CircuitError
 
@@ -23,6 +24,10 @@ class MLPOut:
     layer: int = 0
     directions: tuple[str, ...] | None = None
 
+    def __post_init__(self):
+        fields.whole("MLPOut", "layer", self.layer)
+        fields.labels(f"MLPOut({self.layer})", "directions", self.directions)
+
     @property
     def label(self) -> str:
         where = f" on {', '.join(self.directions)}" if self.directions else ""
@@ -34,9 +39,14 @@ class MLPOut:
         return model.residual.index(list(self.directions))
 
     def get(self, trace) -> np.ndarray:
-        out = trace.layers[self.layer].mlp_out  # [b, T, d_model]
-        if out is None:
-            raise CircuitError(f"layer {self.layer} has no MLP, so it writes nothing to read")
+        n = trace.model.n_layers
+        if self.layer >= n:
+            raise CircuitError(f"MLPOut({self.layer}) reads the MLP of layer {self.layer}, but the model has {n} "
+                               f"layer{'s' if n != 1 else ''} ({'0' if n == 1 else f'0..{n - 1}'}): a mistake in the "
+                               "puzzle's targets, not in the answer")
+        if trace.model.blocks[self.layer].mlp is None:
+            raise CircuitError(f"MLPOut({self.layer}): layer {self.layer} has no MLP, so it writes nothing to read")
+        out = trace.layers[self.layer].held("mlp_out", f"output of the MLP of layer {self.layer}")  # [b, T, d_model]
         return out[..., self._idx(trace.model)]
 
     def values(self, trace):

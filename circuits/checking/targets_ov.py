@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from circuits.checking import fields
 from circuits.checking.targets import Structure
 from circuits.errors import CircuitError
 
@@ -61,6 +62,15 @@ class OVCircuit(Structure):
     raises: Callable[[str], str] | None = None
     tokens: tuple[str, ...] | None = None
     check: Callable | None = field(default=None, init=False)
+
+    def __post_init__(self):
+        owner = f"OVCircuit({self.description!r})" if len(self.description) <= 30 else "OVCircuit"
+        fields.whole(owner, "layer", self.layer)
+        fields.whole(owner, "head", self.head)
+        fields.number(owner, "min_score", self.min_score, optional=True)
+        fields.number(owner, "max_score", self.max_score, optional=True, example="-0.9")
+        fields.function(owner, "raises", self.raises)
+        fields.labels(owner, "tokens", self.tokens)
 
     def run(self, answer, model) -> list[tuple[str, object, object, bool]]:
         import sympy

@@ -56,6 +56,7 @@ def validate(puzzle, names: dict, shown: str) -> None:
         raise fail("optional", f"{', '.join(both)} is also in answer=; a name is either required or optional")
     _check_sharpness(puzzle, names, answer, fail)
     validate_writes(puzzle.writes, shown)
+    _check_allowed_mutants(names.get("ALLOWED_MUTANTS", ()), fail)
     if puzzle.build is not None and not callable(puzzle.build):
         raise fail("build", f"found {type(puzzle.build).__name__}, needs a function build(answer) -> Model")
     if puzzle.inputs is None:
@@ -133,6 +134,24 @@ def _check_sharpness(puzzle, names: dict, answer: list[str], fail) -> None:
             continue
         raise fail("sharpness", f"{name!r} is neither an answer name ({', '.join(answer)}) nor a sympy symbol the file "
                                 f"defines; name the matrices that set the sharpness, or a symbol bound in params")
+
+
+def _check_allowed_mutants(allowed, fail) -> None:
+    """ALLOWED_MUTANTS, the file's reviewed equivalent mutants for `circuits audit`: pairs of two strings."""
+    example = '[("W_V[0, b] 0 → 1", "why this edit cannot change what any target checks")]'
+    if isinstance(allowed, (str, bytes)) or not isinstance(allowed, (list, tuple)):
+        raise fail("ALLOWED_MUTANTS", f"found {_kind_of(allowed)}, needs a list of (mutant or pattern, reason) pairs, "
+                                      f"e.g. {example}")
+    for i, pair in enumerate(allowed):
+        if isinstance(pair, str) or not isinstance(pair, (list, tuple)) or len(pair) != 2 \
+                or not all(isinstance(s, str) and s.strip() for s in pair):
+            raise fail("ALLOWED_MUTANTS", f"entry {i} is {_kind_of(pair)}, needs a (mutant or pattern, reason) pair of "
+                                          f"non-empty strings, e.g. {example[1:-1]}")
+
+
+def _kind_of(value) -> str:
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:39] + "…"
+    return f"the string {shown}" if isinstance(value, str) else f"{shown} ({type(value).__name__})"
 
 
 def _target_name(n: int, target) -> str:

@@ -12,10 +12,12 @@ from rich.console import Group
 from rich.text import Text
 
 from circuits.checking.cache import cached_check
+from circuits.checking.limits import take_warnings, warnings_line
 from circuits.checking.loader import display, find, load, puzzle_files
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report
 from circuits.errors import CircuitError
+from circuits.io.paths import real
 
 POLL = 0.1  # seconds between two looks at the file's modification time (and at the keyboard)
 KEYS = "save the file to check it again · h = next hint · n = next puzzle · q = quit (then Enter)"
@@ -111,8 +113,8 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
     keys = _Keys(sys.stdin if stdin is None else stdin)
     i = 0
     if name:
-        wanted = [f.resolve() for f in files]
-        named = Path(find(name, False)).resolve()
+        wanted = [real(f) for f in files]
+        named = real(find(name, False))
         if named not in wanted:
             raise CircuitError(f"{name}: watch follows the puzzles in {display(files[0].parent)}/; name one of them")
         i = wanted.index(named)
@@ -128,6 +130,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         path = files[i]
         stamp = _stamp(path)  # before checking: a save during the check is seen afterwards
         result, error = _check(path, use_cache)
+        warned = warnings_line(take_warnings(), display)  # held back while the file ran: said after its report
         if result is not None and result.status == "solved" and i != opened:
             said = not skip_solved or not getattr(result, "cached", False)  # solved before: passed over quietly
             if said:
@@ -144,6 +147,8 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             c.print(Text(f"! {error}", style="bold red"))
         else:
             c.print(compact(result))
+        if warned:
+            c.print(Text(f"note: the puzzle file's code warned: {warned}", style="yellow"))
         hints = list(result.attempt.puzzle.hints) if result is not None and result.attempt else []
         _offer(c, hints, 0)
         c.print(Text(f"watching {display(path)} · {KEYS}", style="dim"))

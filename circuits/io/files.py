@@ -48,7 +48,12 @@ def load(path: str | Path) -> Model:
     """Read a model written by `save`; a damaged file or a wrong key is a one-line CircuitError naming both."""
     path = Path(path)
     if not path.is_file():
-        raise CircuitError(f"{path}: no such file")
+        from circuits.io.paths import is_loop
+
+        why = ("a symlink loop (it never reaches a file)" if is_loop(path) else "a folder, not a model file"
+               if path.is_dir() else "not a regular file (a named pipe or a device?)" if path.exists()
+               else "no such file")
+        raise CircuitError(f"{path}: {why}")
     if path.suffix == ".safetensors":
         return _load_safetensors(path)
     if path.suffix != ".npz":

@@ -18,9 +18,17 @@ _ALL = frozenset(KEEP_NAMES)
 
 def check_keep(keep) -> frozenset[str]:
     """`keep` ("all", or names among KEEP_NAMES) as a set of names, or a one-line error naming the stranger."""
-    if keep == "all" or keep is _ALL:
+    if isinstance(keep, str) and keep == "all" or keep is _ALL:
         return _ALL
-    names = (keep,) if isinstance(keep, str) else tuple(keep)
+    choices = f'"all" (the default), () for the final residual stream and logits only, or names among {", ".join(KEEP_NAMES)}'
+    if keep is None or isinstance(keep, (bytes, int, float)):
+        raise CircuitError(f"keep={keep!r}: choose {choices}")
+    try:
+        names = (keep,) if isinstance(keep, str) else tuple(keep)
+    except TypeError:
+        raise CircuitError(f"keep is {type(keep).__name__}: choose {choices}") from None
+    if strangers := [n for n in names if not isinstance(n, str)]:
+        raise CircuitError(f"keep holds {strangers[0]!r}, not a name: choose {choices}")
     if unknown := [n for n in names if n not in KEEP_NAMES]:
         raise CircuitError(f"keep names {unknown[0]!r}, which a trace does not hold; choose \"all\" or among "
                            f"{', '.join(KEEP_NAMES)}")

@@ -54,6 +54,9 @@ DTYPES = ("float64", "float32")
 # A head wider than this is a typo (real models use 64–256): its q, k and v over a checker's batch
 # would take gigabytes, so it is refused when built.
 MAX_D_HEAD = 1024
+# An MLP wider than this is a typo or a runaway answer (GPT-J has 16,384): its hidden units over a checker's batch
+# would not fit in memory, so it is refused when built, naming the matrix, its shape and this limit.
+MAX_D_MLP = 16384
 
 
 def frozen_as(a: np.ndarray, dtype) -> np.ndarray:
@@ -252,6 +255,9 @@ class Model:
             W_in = matrix(m.W_in, f"W_in of the MLP in layer {l}", (None, d), ("d_mlp", "d_model"), self.params,
                           (None, resid))
             d_mlp = W_in.shape[0]
+            if d_mlp > MAX_D_MLP:
+                raise CircuitError(f"W_in of the MLP in layer {l} has shape {W_in.shape}: d_mlp = {d_mlp:,} hidden units; "
+                                   f"an MLP may have at most {MAX_D_MLP:,} (MAX_D_MLP in circuits/model/transformer.py)")
             W_out = matrix(m.W_out, f"W_out of the MLP in layer {l}", (d, d_mlp), ("d_model", "d_mlp"), self.params,
                            (resid, None))
             b_in = np.zeros(d_mlp) if m.b_in is None else vector(m.b_in, f"b_in of the MLP in layer {l}", d_mlp, "d_mlp", self.params)
