@@ -73,6 +73,19 @@ def answered(root, stem: str, extra: str = "", replace: tuple[str, str] | None =
     (root / "puzzles" / f"{stem}.py").write_text(text + extra, encoding="utf-8")
 
 
+def own(root, stem: str, replace: tuple[str, str]) -> str:
+    """An instructor's own copy of `stem` with its givens changed by `replace` (a shipped puzzle's file cannot change
+    its givens: the shipped ones are checked), numbered 80 + its number, in puzzles/; returns the new stem."""
+    number = int(stem[:2])
+    new = f"{80 + number}_{stem[3:]}"
+    text = (ROOT / "solutions" / f"{stem}.py").read_text(encoding="utf-8")
+    assert replace[0] in text
+    text = text.replace(replace[0], replace[1], 1).replace(f"number={number},", f"number={80 + number},", 1)
+    (root / "puzzles" / f"{stem}.py").unlink()
+    (root / "puzzles" / f"{new}.py").write_text(text, encoding="utf-8")
+    return new
+
+
 # --- Lost: reset writes only a learner's puzzle file; new writes both files or neither ---------------------------
 def test_reset_refuses_a_reference_solution(project):
     refused(project, "reset", "solutions/01_consonants.py",
@@ -172,15 +185,15 @@ def _spoil():
 @pytest.mark.parametrize("when", ["on import", "during the check"])
 def test_a_file_saved_again_while_checked_is_cached_under_what_was_checked(project, when):
     hook = "_spoil()\n" if when == "on import" else ""
-    answered(project, "01_consonants", replace=("    out, seen = [], False\n", "    out, seen = [], False\n"
+    own(project, "01_consonants", ("    out, seen = [], False\n", "    out, seen = [], False\n"
                                                  + ("    if len(letters) > 30:\n        _spoil()\n" if not hook else "")))
-    path = project / "puzzles" / "01_consonants.py"
+    path = project / "puzzles" / "81_consonants.py"
     text = path.read_text(encoding="utf-8").replace(", batched=spec_batched", "")
     path.write_text(text.replace("# ── givens", SELF_REWRITE + hook + "# ── givens", 1), encoding="utf-8")
-    first = run(project, "check", "1", "--no-margins")
+    first = run(project, "check", "81", "--no-margins")
     assert first.returncode == 0, first.stdout + first.stderr  # the bytes it loaded solve the puzzle
     assert "W_K = [[0, 5]]" in path.read_text(encoding="utf-8")  # and the file was saved again meanwhile
-    second = run(project, "check", "1", "--no-margins")
+    second = run(project, "check", "81", "--no-margins")
     assert "solved before" not in second.stdout
     assert second.returncode == 1, second.stdout  # the new content is checked: it fails
 
@@ -234,12 +247,12 @@ def test_a_cache_entry_is_a_hint_never_trusted(project, kind):
 
 # --- Hangs and resources ----------------------------------------------------------------------------------------
 def test_a_spec_stuck_on_long_inputs_is_stopped_by_the_target_limit(project):
-    answered(project, "01_consonants", replace=("    out, seen = [], False\n",
+    own(project, "01_consonants", ("    out, seen = [], False\n",
                                                 "    out, seen = [], False\n    while len(letters) > 20:\n        pass\n"))
-    path = project / "puzzles" / "01_consonants.py"
+    path = project / "puzzles" / "81_consonants.py"
     path.write_text(path.read_text(encoding="utf-8").replace(", batched=spec_batched", ""), encoding="utf-8")
-    line = refused(project, "check", "1", "--no-cache", CIRCUITS_TARGET_SECONDS="2",
-                   culprit=["puzzles/01_consonants.py: checking target \"head 0.0's result", "took longer than 2 s",
+    line = refused(project, "check", "81", "--no-cache", CIRCUITS_TARGET_SECONDS="2",
+                   culprit=["puzzles/81_consonants.py: checking target \"head 0.0's result", "took longer than 2 s",
                             "at line 51", "CIRCUITS_TARGET_SECONDS"])
     assert "CIRCUITS_CHECK_SECONDS" not in line  # the target's own limit stopped it, not the whole check's
 
@@ -302,14 +315,14 @@ def test_ctrl_c_while_the_command_is_still_importing(project):
 
 def test_ctrl_c_while_a_target_is_checked(project):
     """The spec says when the check has started (a line on stderr), then keeps the check busy."""
-    answered(project, "01_consonants", replace=(
+    own(project, "01_consonants", (
         "    out, seen = [], False\n",
         "    out, seen = [], False\n    if len(letters) > 20:\n        import sys\n"
         "        print('checking now', file=sys.stderr, flush=True)\n        while True:\n            pass\n"))
-    path = project / "puzzles" / "01_consonants.py"
+    path = project / "puzzles" / "81_consonants.py"
     path.write_text(path.read_text(encoding="utf-8").replace(", batched=spec_batched", ""), encoding="utf-8")
     before = hashes(project)
-    proc = subprocess.Popen([*CIRCUITS, "check", "1", "--no-cache"], cwd=project, env=env_for(project),
+    proc = subprocess.Popen([*CIRCUITS, "check", "81", "--no-cache"], cwd=project, env=env_for(project),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = _interrupt_when(proc, lambda line: "checking now" in line)
     assert "Traceback" not in out + err, err
@@ -351,10 +364,11 @@ def test_a_puzzle_file_linked_to_itself_pytest(self_link, pytester, monkeypatch)
 
 
 def test_allowed_mutants_as_a_string(project):
-    with open(project / "solutions" / "03_uniform.py", "a", encoding="utf-8") as f:
-        f.write("ALLOWED_MUTANTS = 'W_Q'\n")
-    refused(project, "audit", "3", culprit=["solutions/03_uniform.py: ALLOWED_MUTANTS: found the string 'W_Q'",
-                                            "(mutant or pattern, reason) pairs"])
+    """A course's own puzzle (83: no shipped twin), whose solution holds the allow-list."""
+    text = (ROOT / "solutions" / "03_uniform.py").read_text(encoding="utf-8").replace("number=3,", "number=83,")
+    (project / "solutions" / "83_uniform.py").write_text(text + "ALLOWED_MUTANTS = 'W_Q'\n", encoding="utf-8")
+    refused(project, "audit", "83", culprit=["solutions/83_uniform.py: ALLOWED_MUTANTS: found the string 'W_Q'",
+                                             "(mutant or pattern, reason) pairs"])
 
 
 def test_ov_circuit_with_a_string_score(project):
@@ -364,9 +378,9 @@ def test_ov_circuit_with_a_string_score(project):
 
 
 def test_mlp_out_of_a_layer_the_model_does_not_have(project):
-    answered(project, "16_xor_mlp", replace=("MLPOutput(MLPOut(0)", "MLPOutput(MLPOut(3)"))
-    refused(project, "check", "16", "--no-cache",
-            culprit=["puzzles/16_xor_mlp.py: MLPOut(3) reads the MLP of layer 3, but the model has 1 layer",
+    own(project, "16_xor_mlp", ("MLPOutput(MLPOut(0)", "MLPOutput(MLPOut(3)"))
+    refused(project, "check", "96", "--no-cache",
+            culprit=["puzzles/96_xor_mlp.py: MLPOut(3) reads the MLP of layer 3, but the model has 1 layer",
                      "a mistake in the puzzle's targets"])
 
 
@@ -440,21 +454,21 @@ WARNS = ("    out, seen = [], False\n", "    out, seen = [], False\n    np.log(n
 
 
 def test_numpy_warnings_come_after_the_report_in_one_line(project):
-    answered(project, "01_consonants", replace=WARNS)
-    result = run(project, "check", "1", "--no-cache", "--no-margins")
+    own(project, "01_consonants", WARNS)
+    result = run(project, "check", "81", "--no-cache", "--no-margins")
     assert result.returncode == 0, result.stderr
-    line = one_line(result, 0, "circuits: note: the puzzle file's code warned: puzzles/01_consonants.py line ",
+    line = one_line(result, 0, "circuits: note: the puzzle file's code warned: puzzles/81_consonants.py line ",
                     "RuntimeWarning: divide by zero encountered in log")
     assert str(project) not in line  # paths as the learner types them
 
 
 def test_numpy_warnings_in_pytest_come_after_the_summary(project, pytester, monkeypatch):
     monkeypatch.chdir(project)
-    answered(project, "01_consonants", replace=WARNS)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--no-margins", "--no-cache", "puzzles/01_consonants.py")
+    own(project, "01_consonants", WARNS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--no-margins", "--no-cache", "puzzles/81_consonants.py")
     result.assert_outcomes(passed=1)
     assert not any("Warning" in line and str(project) in line for line in result.stdout.lines)  # no absolute path
-    note = "circuits: note: the puzzle files' code warned: puzzles/01_consonants.py line *: RuntimeWarning: divide*"
+    note = "circuits: note: the puzzle files' code warned: puzzles/81_consonants.py line *: RuntimeWarning: divide*"
     result.stdout.fnmatch_lines(["*circuits · your puzzles*", "solved 1 of 1*", note])
 
 
@@ -482,10 +496,10 @@ def test_scan_of_a_model_file_that_is_no_file(project, kind, said):
 
 
 def test_running_out_of_memory_is_not_blamed_on_the_puzzles_code(project):
-    answered(project, "01_consonants", replace=("    out, seen = [], False\n",
+    own(project, "01_consonants", ("    out, seen = [], False\n",
                                                 "    out, seen = [], False\n    if len(letters) > 20:\n"
                                                 "        raise MemoryError('Unable to allocate 7.6 GiB')\n"))
-    line = refused(project, "check", "1", "--no-cache",
-                   culprit=["puzzles/01_consonants.py: out of memory on input '", "Unable to allocate 7.6 GiB",
+    line = refused(project, "check", "81", "--no-cache",
+                   culprit=["puzzles/81_consonants.py: out of memory on input '", "Unable to allocate 7.6 GiB",
                             "the model the answer builds is too large for the checker"])
     assert "a mistake in the puzzle's own code" not in line

@@ -40,10 +40,9 @@ def reference_file(name: str | Path) -> Path | None:
 
 def is_shipped(path: str | Path) -> bool:
     """Whether `path` is itself one of the shipped reference files (symbolic links followed)."""
-    try:
-        return Path(path).resolve().parent == folder().resolve()
-    except OSError:
-        return False
+    from circuits.io.paths import real
+
+    return real(path).parent == real(folder())
 
 
 def twin(path: str | Path) -> Path | None:
