@@ -69,9 +69,66 @@ def pytest_addoption(parser):
                          "$XDG_CACHE_HOME/circuits)")
 
 
+# --- pytest's own cache (--lf, --ff, --sw) kept outside the learner's project ---------------------------------
+_CACHE_HOME = pytest.StashKey[Path]()
+
+
+def user_cache_home() -> Path:
+    """$XDG_CACHE_HOME, or ~/.cache (a relative XDG path is ignored, as the spec says)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+
+
+def project_cache_dir(rootpath: Path, home: Path | None = None) -> Path:
+    """Where pytest's cache of a circuits project goes: circuits/pytest/<folder name>-<hash of its path> in the
+    user's cache folder, one per project, so nothing is written beside the learner's files."""
+    import hashlib
+
+    root = Path(rootpath).resolve()
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    return (home or user_cache_home()) / "circuits" / "pytest" / f"{root.name or 'root'}-{digest}"
+
+
+def _is_circuits_project(config) -> bool:
+    """A root folder with puzzles/ or solutions/ holding puzzle files (or one of them itself, when no ini file
+    fixed the root: `pytest puzzles/`), or whose ini lists circuits_paths."""
+    root = config.rootpath
+    folders = [root / name for name in _FOLDERS] + ([root] if root.name in _FOLDERS else [])
+    return bool(config.getini("circuits_paths")) or any(
+        _declares_puzzle(f) for folder in folders if folder.is_dir() for f in folder.glob("[0-9][0-9]_*.py"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """The user's cache folder as pytest was started, before a conftest changes the environment (the project's own
+    test suite points XDG_CACHE_HOME at a temporary folder for what it checks)."""
+    early_config.stash[_CACHE_HOME] = user_cache_home()
+    return (yield)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the cache provider's own tryfirst one: plugins registered later go first
 def pytest_configure(config):
+    """Before the cache provider opens its cache: in a circuits project whose ini does not name a cache_dir, the
+    cache goes to the user's cache folder (an xdist worker uses its controller's)."""
+    if config.pluginmanager.has_plugin("cacheprovider") and config.getini("cache_dir") == ".pytest_cache" \
+            and hasattr(config, "_inicache"):
+        given = getattr(config, "workerinput", {}).get("circuits_cache_dir")
+        if given or _is_circuits_project(config):
+            home = config.stash.get(_CACHE_HOME, None) or user_cache_home()
+            config.stash[_CACHE_DIR] = given or str(project_cache_dir(config.rootpath, home))
+            config._inicache["cache_dir"] = config.stash[_CACHE_DIR]
     config.stash[_RESULTS] = []  # (the file's node id, its PuzzleResult)
     _CONFIG.append(config)
+
+
+_CACHE_DIR = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """An xdist worker reads and writes the controller's cache folder (--lf under -n)."""
+    if _CACHE_DIR in node.config.stash:
+        node.workerinput["circuits_cache_dir"] = node.config.stash[_CACHE_DIR]
 
 
 def pytest_unconfigure(config):
@@ -335,7 +392,7 @@ def pytest_runtest_logreport(report):
 
 
 @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
-def _trim_for_the_short_summary(report):
+def pytest_circuits_trim_summary_line(report):  # named pytest_*: pytest reads hook options only there
     """After every plugin has the whole line: trimmed so "FAILED <node id> - <line>" fits the terminal."""
     if isinstance(report.longrepr, Failure) and report.longrepr.reprcrash is not None and _CONFIG:
         room = _CONFIG[-1].get_terminal_writer().fullwidth - len(f"FAILED {report.nodeid} - ")
