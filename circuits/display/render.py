@@ -125,13 +125,13 @@ def pattern_heatmap(pattern: np.ndarray, query_labels: Sequence[str], key_labels
         cells = []
         for q in rows:
             p = pattern[q, k] if k <= q or pattern[q, k] > 0 else np.nan
-            cells.append(_cell(float(p), targets is not None and _expects(targets[q], k)))
+            cells.append(_cell(float(p), targets is not None and expects(targets[q], k)))
         columns.append((f"{k}\n{_label(key_labels[k])}", cells))
     wide = any(len(_label(key_labels[k])) > 3 for k in rows)  # a 4-character key name would touch its neighbour
     return Fit(labels, columns, title=title, padding=1 if wide else 0, header_style="", label_style="")
 
 
-def _expects(target, k: int) -> bool:
+def expects(target, k: int) -> bool:
     """Whether a query's target (a key, −1 or None for none, or a collection of keys) includes key k."""
     if target is None:
         return False

@@ -16,7 +16,9 @@ STYLE = {"passed": "green", "failed": "red", "error": "red", "not attempted": "y
 MAX_ROWS = 24
 
 
-def _rows_to_show(n: int, q: int) -> list[int | None]:
+def rows_to_show(n: int, q: int) -> list[int | None]:
+    """The rows of a long per-position table worth showing: the first three and those around the failing one
+    (None where rows are left out)."""
     if n <= MAX_ROWS:
         return list(range(n))
     keep = sorted({*range(3), *range(max(0, q - 12), min(n, q + 4))})
@@ -34,7 +36,7 @@ def _table(expl) -> Table:
         vector = any(str(row[n]).startswith("[") for row in expl.rows if n < len(row))
         table.add_column(c, justify="left" if vector or c == "token" else "right", no_wrap=not vector,
                          overflow="fold", min_width=8 if vector else None)
-    for i in _rows_to_show(len(expl.rows), expl.position):
+    for i in rows_to_show(len(expl.rows), expl.position):
         if i is None:
             table.add_row(*(["…"] + [""] * (len(expl.columns) - 1)))
             continue
