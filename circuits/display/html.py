@@ -34,7 +34,10 @@ CSS = """
 .cv-bar { display: inline-block; height: 10px; background: #2563eb; }
 .cv-scores td, .cv-scores th { padding: 2px 8px; text-align: left; border-bottom: 1px solid #eee; }
 .cv-pat td.cv-mark { outline: 2px solid #d97706; outline-offset: -2px; font-weight: 700; }
-"""
+div.cv-root table, div.cv-root tr, div.cv-root th, div.cv-root td { color: #111; line-height: normal; max-width: none; }
+div.cv-root tbody tr, div.cv-root tbody tr:nth-child(odd), div.cv-root tbody tr:hover { background: transparent; }
+div.cv-root .cv-pat td { padding: 0; text-align: center; }
+"""  # the div.cv-root rules outrank a notebook theme's own table styles (striped rows, light text on dark)
 
 CSS_RESULT = """
 .cv-result .cv-head { font-size: 14px; margin-bottom: 4px; }

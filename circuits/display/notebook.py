@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
 from circuits.display.render import to_text
-from circuits.display.report import ICON, failure_line, first_hint, hints_report, puzzle_report, rows_to_show, worst_case
+from circuits.display.report import ICON, failure_line, hints_report, puzzle_report, rows_to_show, worst_case
 
 TEXT_WIDTH = 100  # of the plain-text reports: a notebook's output area, not a terminal
 
@@ -31,7 +31,9 @@ def result_html(result) -> str:
     for n, t in enumerate(t for t in result.targets if t.status == "failed"):
         parts.append(_failure_html(t))
         if n == 0 and hints:
-            parts.append(f'<div class="cv-hint">{esc(to_text(first_hint(hints, result.attempt.puzzle.number)).strip())}</div>')
+            number = result.attempt.puzzle.number
+            more = f" (more: circuits.hint({number}, level=2))" if len(hints) > 1 else ""
+            parts.append(f'<div class="cv-hint"><b>puzzle hint 1 of {len(hints)}:</b> {esc(hints[0] + more)}</div>')
     return fragment("".join(parts), "cv-result")
 
 
