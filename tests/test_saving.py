@@ -65,3 +65,25 @@ def test_to_hf_save_pretrained_round_trips_exactly(tmp_path):
         np.testing.assert_array_equal(to_tl_state_dict(back)[key], value, err_msg=key)
     ids = np.random.default_rng(1).integers(0, 11, (2, 12))
     np.testing.assert_array_equal(back.run_ids(ids).logits, model.run_ids(ids).logits)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("transformer_lens") is None or not HAS["transformers"],
+                    reason="needs transformer-lens and the [hf] extra")
+def test_the_transformer_lens_recipe_gives_circuits_logits_and_patterns(tmp_path):
+    import importlib.util as iu
+
+    import torch
+    from helpers import ROOT
+
+    spec = iu.spec_from_file_location("transformer_lens_bridge", ROOT / "examples" / "transformer_lens_bridge.py")
+    recipe = iu.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    model = gpt2_like()
+    tl = recipe.bridge(model, tmp_path / "tl")
+    ids = np.random.default_rng(1).integers(0, 11, (2, 12))
+    with torch.no_grad():
+        logits, cache = tl.run_with_cache(torch.from_numpy(ids))
+    trace = model.run_ids(ids)
+    np.testing.assert_allclose(logits.numpy(), trace.logits, rtol=0, atol=1e-12)
+    for l in range(model.n_layers):
+        np.testing.assert_allclose(cache[f"blocks.{l}.attn.hook_pattern"].numpy(), trace.layers[l].pattern, atol=1e-12)
