@@ -386,8 +386,8 @@ def pytest_runtest_logreport(report):
     if line is not None and isinstance(report.longrepr, str):
         report.longrepr = Failure(report.longrepr, line)
     name = getattr(report, "circuits_name", None)
-    xml = _junit_xml(report)
-    if name and xml is not None:
+    xml = _junit_xml() if name else None
+    if xml is not None:
         xml.node_reporter(report).add_attribute("name", name)
 
 
@@ -406,7 +406,7 @@ def pytest_circuits_trim_summary_line(report):  # named pytest_*: pytest reads h
 _CONFIG: list = []  # the running session's config, for hooks that are given only a report
 
 
-def _junit_xml(report):
+def _junit_xml():
     if not _CONFIG:
         return None
     try:
