@@ -12,6 +12,8 @@
 - float32 (needs the [hf] extra): at init std 0.1 on the GPT-Neo 125M shape, T = 128 and 512, how far
   Hugging Face's float32 model and circuits' float32 path drift from Hugging Face's float64 one, and how far
   circuits' exact q·k is from it;
+- file sizes (needs the [hf] extra): a GPT-2-small-shaped model saved by circuits in float64 and
+  float32, beside Hugging Face's save_pretrained;
 - forward threads: a GPT-2-small-shaped forward at 8 × 128 with OpenBLAS's default threads and
   with one.
 """
@@ -125,6 +127,34 @@ def float32_figures(lengths=(128, 512), std: float = 0.1) -> dict:
     return out
 
 
+def file_size_figures() -> dict:
+    """Bytes on disk of a GPT-2-small-shaped model: circuits' .safetensors in float64 and float32 (W_U stored
+    untied), beside Hugging Face's own save_pretrained (float32, W_U tied to W_E)."""
+    import os
+    import shutil
+    import tempfile
+
+    import torch
+    import transformers
+
+    from circuits.io.export import save
+    from circuits.io.hf import from_hf
+
+    torch.manual_seed(0)
+    hf = transformers.GPT2LMHeadModel(transformers.GPT2Config()).eval()
+    folder = tempfile.mkdtemp()
+    try:
+        hf.save_pretrained(os.path.join(folder, "hf"))
+        out = {"hf_save_pretrained": sum(os.path.getsize(os.path.join(folder, "hf", f))
+                                         for f in os.listdir(os.path.join(folder, "hf")))}
+        model = from_hf(hf)
+        for dtype in ("float64", "float32"):
+            out[f"circuits_{dtype}"] = os.path.getsize(save(model, os.path.join(folder, "m.safetensors"), dtype=dtype))
+    finally:
+        shutil.rmtree(folder)
+    return out
+
+
 def thread_figures() -> dict:
     from threadpoolctl import threadpool_limits
 
@@ -169,6 +199,8 @@ def main() -> None:
         figures["parity_T128"] = p = parity_figures()
         for name, gap in p.items():
             print(f"parity {name:<30} patterns {gap['patterns']:.1e}  logits {gap['logits']:.1e}")
+        figures["file_bytes_gpt2_small"] = sizes = file_size_figures()
+        print("GPT-2 small on disk: " + ", ".join(f"{k} {v / 1e9:.2f} GB" for k, v in sizes.items()))
         figures["float32_std0.1"] = f32 = float32_figures()
         for T, rows in f32.items():
             for name, gap in rows.items():
