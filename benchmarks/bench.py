@@ -5,8 +5,9 @@
     python benchmarks/bench.py --json out.json   # also write every figure and verdict as JSON (- : stdout)
     python benchmarks/bench.py --puzzle 8 --skip-pytest --skip-torch
 
-Sections: the wall time of `pytest puzzles/ --solutions` and of `circuits check N --solution` for each
-puzzle, interpreter start included (fresh processes, the best of --repeats); checking a batch at once
+Sections: the wall time of `pytest puzzles/ --solutions`, serially and on two pytest-xdist workers (`-n 2`,
+where xdist is installed; the runs interleaved, the median of each), and of `circuits check N --solution` for
+each puzzle, interpreter start included (fresh processes, the best of --repeats); checking a batch at once
 against one call per string (checker.evaluate both ways, on one BLAS thread as a check runs); circuits'
 forward against a plain torch forward on the same weights at the checker's shapes (its batches by
 length, both on two threads; skipped without torch); and coverage: random inputs, exhaustive or
