@@ -503,7 +503,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     rows = {}
     for nodeid, r in config.stash.get(_RESULTS, []):  # one row per file (--dist each checks it on every worker)
         rows.setdefault(nodeid, r)
-    results = [rows[n] for n in sorted(rows, key=lambda n: (order.get(n, len(order)), n))] if order else list(rows.values())
+    if order:  # under xdist: as a serial run would list them
+        rows = {n: rows[n] for n in sorted(rows, key=lambda n: (order.get(n, len(order)), n))}
+    results = list(rows.values())
     if not results:
         return
     import io
