@@ -122,7 +122,7 @@ def test_hint_and_show():
     hints = circuits.hint("consonants", level=2)
     text = visible(hints._repr_html_())
     assert "hints 1 to 2 of 3" in text and "circuits.hint(1, level=3)" in text
-    assert pretty(hints).startswith("hint 1 of 3:")
+    assert pretty(hints).startswith("hint 1 of 3:") and pretty(hints).endswith("more: circuits.hint(1, level=3)")
     with pytest.raises(CircuitError, match="has hints 1 to 3"):
         circuits.hint("consonants", level=4)
     trace = circuits.show("consonants", "abcab", **WRONG_01)

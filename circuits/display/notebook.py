@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
 from circuits.display.render import to_text
-from circuits.display.report import ICON, failure_line, hints_report, puzzle_report, rows_to_show, worst_case
+from circuits.display.report import ICON, failure_line, puzzle_report, rows_to_show, worst_case
 
 TEXT_WIDTH = 100  # of the plain-text reports: a notebook's output area, not a terminal
 
@@ -92,13 +92,16 @@ class Hints:
     def __init__(self, hints, level: int, number: int):
         self.hints, self.level, self.number = list(hints), level, number
 
+    def _more(self) -> str:
+        return f"more: circuits.hint({self.number}, level={self.level + 1})" if self.level < len(self.hints) else ""
+
     def _repr_pretty_(self, p, cycle) -> None:
-        p.text(to_text(hints_report(self.hints, self.level, self.number), width=TEXT_WIDTH).rstrip())
+        lines = [f"hint {n + 1} of {len(self.hints)}: {self.hints[n]}" for n in range(self.level)]
+        p.text("\n".join(lines + ([self._more()] if self._more() else [])))
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{esc(self.hints[n])}</li>" for n in range(self.level))
-        more = (f'<div class="cv-note">more: circuits.hint({self.number}, level={self.level + 1})</div>'
-                if self.level < len(self.hints) else "")
+        more = f'<div class="cv-note">{esc(self._more())}</div>' if self._more() else ""
         return fragment(f'<div class="cv-title">hints 1 to {self.level} of {len(self.hints)}</div>'
                          f'<ol class="cv-hint">{items}</ol>{more}', "cv-result")
 
