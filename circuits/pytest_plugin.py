@@ -336,6 +336,11 @@ class PuzzleItem(pytest.Item):
             raise PuzzleFailure(result)
 
     def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, PuzzleFailure) and self.config.getoption("tbstyle", "auto") == "line":
+            from circuits.display.report import failure_line
+
+            line = failure_line(excinfo.value.result)  # --tb=line: the report's one line, as pytest's own
+            return Failure(line, line)
         if isinstance(excinfo.value, PuzzleFailure) and excinfo.value.result.status == "error":
             from circuits.display.report import failure_line
 

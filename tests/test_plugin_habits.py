@@ -113,6 +113,22 @@ def test_an_ini_cache_dir_is_kept(pytester, tmp_path):
     assert (root / "mycache").is_dir() and not (root / ".pytest_cache").exists()
 
 
+def test_other_projects_keep_pytests_own_cache_folder(pytester):
+    """The plugin is installed for every pytest run: only a circuits project's cache is moved."""
+    pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+    assert (pytester.path / ".pytest_cache").is_dir()
+
+
+def test_tb_line_prints_the_failure_line(pytester):
+    root = project(pytester, ("01_consonants",))
+    answer(root, "01_consonants", WRONG_01)
+    result = pytester.runpytest("puzzles/", "--no-margins", "--no-cache", "--tb=line")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["✗ head 0.0's result is * fails on 'aaaaaaaaaaaaaaaaab' (18 tokens): *"])
+    assert "object at 0x" not in result.stdout.str()
+
+
 # --- JUnit XML for autograders ----------------------------------------------------------------------------
 @pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist"])
 def test_junit_failure_message_is_the_whole_line_and_the_name_whole(pytester, workers):
