@@ -87,7 +87,8 @@ def test_lf_reruns_only_the_failing_puzzle_and_nothing_is_written_in_the_project
     answer(root, "01_consonants", WRONG_01)
     before = everything(root)
     n = ("-n", str(workers)) if workers else ()
-    run = lambda *args: pytester.runpytest_subprocess("puzzles/", "--no-margins", "-p", "no:benchmark", *n, *args)
+    runner = pytester.runpytest_subprocess if workers else pytester.runpytest  # xdist needs a process of its own
+    run = lambda *args: runner("puzzles/", "--no-margins", "-p", "no:benchmark", *n, *args)  # noqa: E731
 
     run().assert_outcomes(failed=1, passed=1)
     again = run("--lf")
@@ -137,8 +138,8 @@ def test_junit_failure_message_is_the_whole_line_and_the_name_whole(pytester, wo
     root = project(pytester, ("01_consonants", "03_uniform"), answered=("03_uniform",))
     answer(root, "01_consonants", WRONG_01)
     n = ("-n", str(workers)) if workers else ()
-    result = pytester.runpytest_subprocess("puzzles/", "--no-margins", "--no-cache", "-p", "no:cacheprovider",
-                                           "--junitxml", "out.xml", *n)
+    runner = pytester.runpytest_subprocess if workers else pytester.runpytest
+    result = runner("puzzles/", "--no-margins", "--no-cache", "-p", "no:cacheprovider", "--junitxml", "out.xml", *n)
     result.assert_outcomes(failed=1, passed=1)
     cases = {c.get("name"): c for c in ET.parse(root / "out.xml").iter("testcase")}
     label = load(ROOT / "solutions" / "01_consonants.py").puzzle.targets[0].label
