@@ -9,8 +9,6 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
-from IPython.lib.pretty import pretty
-
 import circuits
 from circuits import CircuitError, Head, Layer, Model, Vocab
 from circuits.checking.curriculum import reference_file
@@ -18,6 +16,20 @@ from circuits.checking.loader import load
 from circuits.display.html import MAX_CELLS
 
 WRONG_01 = {"W_Q": [[1, 1]], "W_K": [[0, 5]], "W_V": [[1, 0], [0, 1]]}  # aimed right, not sharp enough
+
+
+def pretty(obj) -> str:
+    """What IPython's pretty printer shows of `obj` (its _repr_pretty_), without needing IPython."""
+    class Printer:
+        parts: list = []
+
+        def text(self, s):
+            self.parts.append(s)
+
+    printer = Printer()
+    printer.parts = []
+    obj._repr_pretty_(printer, False)
+    return "".join(printer.parts)
 
 
 def reference_values(stem: str, **changed) -> dict:
