@@ -29,8 +29,13 @@ def bridge(model, directory, dtype=None):
     import torch
     from transformer_lens.model_bridge import TransformerBridge
 
+    from pathlib import Path
+
+    from circuits import CircuitError
     from circuits.io.hf import to_hf
 
+    if Path(directory).exists() and any(Path(directory).iterdir()):  # save_pretrained would write over its files
+        raise CircuitError(f"{directory} is not empty; give a new folder for the Hugging Face files")
     to_hf(model).save_pretrained(directory)  # float64, safetensors
     return TransformerBridge.boot_transformers(str(directory), dtype=dtype or torch.float64,
                                                tokenizer=word_tokenizer(model.vocab))
@@ -42,7 +47,13 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__.splitlines()[2].strip(), file=sys.stderr)
         return 2
-    tl = bridge(load(argv[0]), argv[1])
+    from circuits import CircuitError
+
+    try:
+        tl = bridge(load(argv[0]), argv[1])
+    except CircuitError as e:
+        print(f"transformer_lens_bridge.py: {e}", file=sys.stderr)
+        return 2
     print(f"{argv[1]}: {tl.cfg.n_layers} layers, {tl.cfg.n_heads} heads; tl.run_with_cache(tokens) gives its hooks")
     return 0
 

@@ -87,3 +87,5 @@ def test_the_transformer_lens_recipe_gives_circuits_logits_and_patterns(tmp_path
     np.testing.assert_allclose(logits.numpy(), trace.logits, rtol=0, atol=1e-12)
     for l in range(model.n_layers):
         np.testing.assert_allclose(cache[f"blocks.{l}.attn.hook_pattern"].numpy(), trace.layers[l].pattern, atol=1e-12)
+    with pytest.raises(CircuitError, match="is not empty; give a new folder"):  # nothing written over
+        recipe.bridge(model, tmp_path / "tl")
