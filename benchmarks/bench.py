@@ -7,8 +7,9 @@ beside the targets of issues 15 and 26.
     python benchmarks/bench.py --json out.json   # also write every figure and verdict as JSON (- : stdout)
     python benchmarks/bench.py --puzzle 8 --skip-pytest --skip-torch
 
-Sections: the wall time of `pytest puzzles/ --solutions` and of `circuits check N --solution` for each
-puzzle, interpreter start included (fresh processes, the best of --repeats); checking a batch at once
+Sections: the wall time of `pytest puzzles/ --solutions`, serially and on two pytest-xdist workers (`-n 2`,
+where xdist is installed; the runs interleaved, the median of each), and of `circuits check N --solution` for
+each puzzle, interpreter start included (fresh processes, the best of --repeats); checking a batch at once
 against one call per string (checker.evaluate both ways, on one BLAS thread as a check runs); circuits'
 forward against a plain torch forward on the same weights at the checker's shapes (its batches by
 length, both on two threads; skipped without torch); and coverage: random inputs, exhaustive or
@@ -132,11 +133,30 @@ def _behaviour(attempt) -> list:
 
 # --- 1 and 2: fresh processes ----------------------------------------------------------------------------
 def pytest_run(cfg: Settings) -> list[Figure]:
+    """Serial, and with pytest-xdist on two workers where it is installed: runs interleaved, the median of each."""
+    import importlib.util
+
     # --no-cache: every verdict computed, not read back from the learner's verdict cache
     cmd = [sys.executable, "-m", "pytest", "puzzles/", "--solutions", "--no-cache", "-q", "-p", "no:cacheprovider"]
-    seconds, code = wall(cmd, min(cfg.repeats, 2))
-    note = "" if code == 0 else f"exit code {code}"
-    return [Figure("full run", "pytest puzzles/ --solutions", seconds, " s", "<=", 6.0, note)]
+    runs = {"serial": cmd}
+    if importlib.util.find_spec("xdist") is not None:
+        runs["-n 2"] = [*cmd, "-n", "2"]
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    codes: dict[str, int] = {}
+    for _ in range(max(1, min(cfg.repeats, 3))):
+        for name, c in runs.items():
+            seconds, codes[name] = wall(c, 1)
+            times[name].append(seconds)
+    note = lambda name: (f"median of {len(times[name])}" if codes[name] == 0 else f"exit code {codes[name]}")
+    out = [Figure("full run", "pytest puzzles/ --solutions", float(np.median(times["serial"])), " s", "<=", 6.0,
+                  note("serial"))]
+    if "-n 2" in runs:
+        xdist = float(np.median(times["-n 2"]))
+        out.append(Figure("full run", "pytest puzzles/ --solutions -n 2", xdist, " s", "<=", 8.0, note("-n 2")))
+        out.append(Figure("full run", "-n 2: speed-up over serial", out[0].measured / xdist, "×", note="two workers"))
+    else:
+        out.append(Figure("full run", "pytest puzzles/ --solutions -n 2", None, note="pytest-xdist not installed"))
+    return out
 
 
 def cli_runs(attempts, cfg: Settings) -> list[Figure]:

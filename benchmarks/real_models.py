@@ -9,6 +9,11 @@
   logits for GPT-2 small and GPT-Neo 125M shapes at T = 128, in float64, and for GPT-Neo in both
   q·k modes (exact float64, and qk_dtype="float32" as Hugging Face computes it), also at init
   std 0.1 where q·k is large;
+- float32 (needs the [hf] extra): at init std 0.1 on the GPT-Neo 125M shape, T = 128 and 512, how far
+  Hugging Face's float32 model and circuits' float32 path drift from Hugging Face's float64 one, and how far
+  circuits' exact q·k is from it;
+- file sizes (needs the [hf] extra): a GPT-2-small-shaped model saved by circuits in float64 and
+  float32, beside Hugging Face's save_pretrained;
 - forward threads: a GPT-2-small-shaped forward at 8 × 128 with OpenBLAS's default threads and
   with one.
 """
@@ -81,6 +86,75 @@ def parity_figures(T: int = 128) -> dict:
     return figures
 
 
+def float32_figures(lengths=(128, 512), std: float = 0.1) -> dict:
+    """At sharp weights (init std 0.1) on the GPT-Neo 125M shape: how far float32 patterns drift from float64,
+    Hugging Face's own and circuits' (largest |difference| in any pattern entry, and in the logits), and how far
+    circuits' exact q·k is from Hugging Face's float64 model (which rounds q·k to float32)."""
+    import torch
+    import transformers
+
+    from circuits.io.hf import from_hf
+
+    torch.manual_seed(0)
+    cfg = transformers.GPTNeoConfig(hidden_size=768, num_layers=12, num_heads=12, window_size=256,
+                                    attention_types=[[["global", "local"], 6]], initializer_range=std,
+                                    attn_implementation="eager")
+    neo64 = transformers.GPTNeoForCausalLM(cfg).double().eval()
+    neo32 = transformers.GPTNeoForCausalLM(cfg).eval()
+    neo32.load_state_dict({k: v.float() for k, v in neo64.state_dict().items()})
+    exact, fast = from_hf(neo64), from_hf(neo64, dtype="float32")
+
+    def worst(patterns_a, patterns_b) -> float:
+        return max(float(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)).max())
+                   for a, b in zip(patterns_a, patterns_b))
+
+    out = {}
+    for T in lengths:
+        ids = torch.randint(0, cfg.vocab_size, (1, T), generator=torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            hf64, hf32 = neo64(ids, output_attentions=True), neo32(ids, output_attentions=True)
+        ref = [a.numpy() for a in hf64.attentions]
+        t_exact, t_fast = exact.run_ids(ids.numpy()), fast.run_ids(ids.numpy())
+        logits = hf64.logits.numpy()
+        out[f"T{T}"] = {
+            "hf_float32_vs_hf_float64": {"patterns": worst([a.numpy() for a in hf32.attentions], ref),
+                                         "logits": float(np.abs(hf32.logits.double().numpy() - logits).max())},
+            "circuits_float32_vs_hf_float64": {"patterns": worst([l.pattern for l in t_fast.layers], ref),
+                                               "logits": float(np.abs(t_fast.logits - logits).max())},
+            "circuits_exact_vs_hf_float64": {"patterns": worst([l.pattern for l in t_exact.layers], ref),
+                                             "logits": float(np.abs(t_exact.logits - logits).max())},
+        }
+    return out
+
+
+def file_size_figures() -> dict:
+    """Bytes on disk of a GPT-2-small-shaped model: circuits' .safetensors in float64 and float32 (W_U stored
+    untied), beside Hugging Face's own save_pretrained (float32, W_U tied to W_E)."""
+    import os
+    import shutil
+    import tempfile
+
+    import torch
+    import transformers
+
+    from circuits.io.export import save
+    from circuits.io.hf import from_hf
+
+    torch.manual_seed(0)
+    hf = transformers.GPT2LMHeadModel(transformers.GPT2Config()).eval()
+    folder = tempfile.mkdtemp()
+    try:
+        hf.save_pretrained(os.path.join(folder, "hf"))
+        out = {"hf_save_pretrained": sum(os.path.getsize(os.path.join(folder, "hf", f))
+                                         for f in os.listdir(os.path.join(folder, "hf")))}
+        model = from_hf(hf)
+        for dtype in ("float64", "float32"):
+            out[f"circuits_{dtype}"] = os.path.getsize(save(model, os.path.join(folder, "m.safetensors"), dtype=dtype))
+    finally:
+        shutil.rmtree(folder)
+    return out
+
+
 def thread_figures() -> dict:
     from threadpoolctl import threadpool_limits
 
@@ -125,6 +199,12 @@ def main() -> None:
         figures["parity_T128"] = p = parity_figures()
         for name, gap in p.items():
             print(f"parity {name:<30} patterns {gap['patterns']:.1e}  logits {gap['logits']:.1e}")
+        figures["file_bytes_gpt2_small"] = sizes = file_size_figures()
+        print("GPT-2 small on disk: " + ", ".join(f"{k} {v / 1e9:.2f} GB" for k, v in sizes.items()))
+        figures["float32_std0.1"] = f32 = float32_figures()
+        for T, rows in f32.items():
+            for name, gap in rows.items():
+                print(f"GPT-Neo std 0.1, {T}: {name:<32} patterns {gap['patterns']:.2g}  logits {gap['logits']:.2g}")
     if args.json:
         with open(args.json, "x", encoding="utf-8") as f:  # never overwrites a file
             json.dump(figures, f, indent=2)

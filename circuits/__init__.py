@@ -61,11 +61,67 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def _trace_repr_html(trace: Trace) -> str:
-    """Jupyter shows a trace as HTML; attached here because display sits above the model."""
-    from circuits.display.html import trace_html
+# --- notebooks: an answer given as values, and results that render as HTML ---------------------------------
+# Reports live in circuits.display (rich, HTML), which sits above every class shown here: imported on first use.
+def check(puzzle, **values):
+    """Check an answer given as values against the shipped puzzle, as a notebook (or Colab) has no puzzle file:
+    `circuits.check("consonants", W_Q=..., W_K=..., W_V=..., params=...)`. The result renders as the report."""
+    from circuits.display import notebook
 
-    return trace_html(trace, standalone=False)
+    return notebook.check(puzzle, **values)
 
 
-Trace._repr_html_ = _trace_repr_html
+def hint(puzzle, level: int = 1):
+    """The first `level` hints of a shipped puzzle: `circuits.hint("consonants", level=2)`."""
+    from circuits.display import notebook
+
+    return notebook.hint(puzzle, level)
+
+
+def show(puzzle, text: str, **values):
+    """The trace of an answer given as values on one input; a notebook shows every head's pattern."""
+    from circuits.display import notebook
+
+    return notebook.show(puzzle, text, **values)
+
+
+def analyze(puzzle, **values):
+    """The analysis (circuits, composition, paths) of an answer given as values, rendered as a notebook value."""
+    from circuits.display import notebook
+
+    return notebook.analyze(puzzle, **values)
+
+
+def patterns(trace, heads=None, max_tokens: int = 64, max_inputs: int = 8):
+    """Which heads and positions a trace's rendering shows: `circuits.patterns(trace, heads=[(9, 6)])`."""
+    from circuits.display import notebook
+
+    return notebook.patterns(trace, heads, max_tokens, max_inputs)
+
+
+def _repr_html(self):
+    """Jupyter asks for HTML: the reprs are attached on first use (display imports rich)."""
+    from circuits.display import notebook
+
+    notebook.attach()
+    return self._repr_html_()
+
+
+def _repr_pretty(self, p, cycle):
+    from circuits.display import notebook
+
+    notebook.attach()
+    self._repr_pretty_(p, cycle)
+
+
+def _attach_lazily() -> None:
+    from circuits.checking.audit import AuthorAudit
+    from circuits.checking.checker import PuzzleResult
+
+    for cls in (PuzzleResult, AuthorAudit):
+        cls._repr_html_, cls._repr_pretty_ = _repr_html, _repr_pretty
+    Trace._repr_html_ = _repr_html
+
+
+_attach_lazily()
+__all__ += ["check", "hint", "show", "analyze", "patterns"]

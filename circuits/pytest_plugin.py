@@ -19,19 +19,16 @@ from circuits.errors import CircuitError
 
 
 class Failure:
-    """A failure as pytest shows it: the report, and one line for the short summary.
+    """A failure as pytest shows it: the report, and its one-line summary as the crash message.
 
-    A plain string would be pasted whole into the short summary on CI (pytest does not trim there),
-    so the summary line is given separately, already trimmed to the terminal's width.
+    The line is whole where a program reads it (JUnit's failure message, for autograders); for the terminal's
+    short summary it is trimmed to the width once every other plugin has seen the report (pytest pastes it
+    untrimmed on CI). A plain string longrepr would be pasted whole into that summary.
     """
 
-    def __init__(self, text: str, item: pytest.Item):
+    def __init__(self, text: str, line: str):
         self.text = text
-        plain = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines() or [""]
-        room = item.config.get_terminal_writer().fullwidth - len(f"FAILED {item.nodeid} - ")
-        first = plain[0]
-        if room >= 8:  # else no summary message at all: the node id alone fills the line
-            self.reprcrash = _Crash(first if len(first) <= room else first[: room - 1] + "…")
+        self.reprcrash = _Crash(line)
 
     def toterminal(self, out) -> None:
         for line in self.text.splitlines():
@@ -44,6 +41,14 @@ class Failure:
 class _Crash:
     def __init__(self, message: str):
         self.message = message
+
+    def __str__(self) -> str:  # --tb=line prints it
+        return self.message
+
+
+def _first_line(text: str) -> str:
+    return (re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines() or [""])[0]
+
 
 _RESULTS = pytest.StashKey[list]()
 _NOT_CHECKED = pytest.StashKey[list]()  # files that look like puzzles in folders the plugin does not take over
@@ -65,10 +70,71 @@ def pytest_addoption(parser):
                          "$XDG_CACHE_HOME/circuits)")
 
 
+# --- pytest's own cache (--lf, --ff, --sw) kept outside the learner's project ---------------------------------
+_CACHE_HOME = pytest.StashKey[Path]()
+
+
+def user_cache_home() -> Path:
+    """$XDG_CACHE_HOME, or ~/.cache (a relative XDG path is ignored, as the spec says)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+
+
+def project_cache_dir(rootpath: Path, home: Path | None = None) -> Path:
+    """Where pytest's cache of a circuits project goes: circuits/pytest/<folder name>-<hash of its path> in the
+    user's cache folder, one per project, so nothing is written beside the learner's files."""
+    import hashlib
+
+    root = Path(rootpath).resolve()
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    return (home or user_cache_home()) / "circuits" / "pytest" / f"{root.name or 'root'}-{digest}"
+
+
+def _is_circuits_project(config) -> bool:
+    """A root folder with puzzles/ or solutions/ (or one of them itself, when no ini file fixed the root:
+    `pytest puzzles/`), or whose ini lists circuits_paths."""
+    root = config.rootpath  # decided by names alone: reading a learner's files here would read them on every run
+    return bool(config.getini("circuits_paths")) or root.name in _FOLDERS or any((root / n).is_dir() for n in _FOLDERS)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """The user's cache folder as pytest was started, before a conftest changes the environment (the project's own
+    test suite points XDG_CACHE_HOME at a temporary folder for what it checks)."""
+    early_config.stash[_CACHE_HOME] = user_cache_home()
+    return (yield)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the cache provider's own tryfirst one: plugins registered later go first
 def pytest_configure(config):
-    config.stash[_RESULTS] = []
+    """Before the cache provider opens its cache: in a circuits project whose ini does not name a cache_dir, the
+    cache goes to the user's cache folder (an xdist worker uses its controller's)."""
+    if config.pluginmanager.has_plugin("cacheprovider") and config.getini("cache_dir") == ".pytest_cache" \
+            and hasattr(config, "_inicache"):
+        given = getattr(config, "workerinput", {}).get("circuits_cache_dir")
+        if given or _is_circuits_project(config):
+            home = config.stash.get(_CACHE_HOME, None) or user_cache_home()
+            config.stash[_CACHE_DIR] = given or str(project_cache_dir(config.rootpath, home))
+            config._inicache["cache_dir"] = config.stash[_CACHE_DIR]
+    config.stash[_RESULTS] = []  # (the file's node id, its PuzzleResult)
     config.stash[_NOT_CHECKED] = []
+    _CONFIG.append(config)
     _check_paths(config)
+
+
+_CACHE_DIR = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """An xdist worker reads and writes the controller's cache folder (--lf under -n)."""
+    if _CACHE_DIR in node.config.stash:
+        node.workerinput["circuits_cache_dir"] = node.config.stash[_CACHE_DIR]
+
+
+def pytest_unconfigure(config):
+    if config in _CONFIG:
+        _CONFIG.remove(config)
 
 
 def _check_paths(config) -> None:
@@ -242,12 +308,12 @@ class LoadError(pytest.Item):
     def runtest(self):
         from circuits.checking.checker import PuzzleResult
 
-        self.config.stash[_RESULTS].append(PuzzleResult.unloaded(self.path, self.message))
+        self.config.stash[_RESULTS].append((self.parent.nodeid, PuzzleResult.unloaded(self.path, self.message)))
         raise CircuitError(self.message)
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, CircuitError):
-            return Failure(str(excinfo.value), self)
+            return Failure(str(excinfo.value), _first_line(str(excinfo.value)))
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
@@ -272,7 +338,9 @@ class PuzzleFile(pytest.File):
         lines = source.read_text(encoding="utf-8-sig", errors="replace").splitlines()
         self.answer_line = next((n for n, line in enumerate(lines) if line.startswith("# ── your answer")), 0)
         for i, target in enumerate(self.attempt.puzzle.targets):
-            yield PuzzleItem.from_parent(self, name=f"{i + 1}. {_short(target.label, NAME_CHARS)}", index=i)
+            item = PuzzleItem.from_parent(self, name=f"{i + 1}. {_short(target.label, NAME_CHARS)}", index=i)
+            item.whole_name = f"{i + 1}. {target.label}"  # the name JUnit XML gives it (the node id's is cut)
+            yield item
 
     def result(self):
         if self._result is None:
@@ -280,7 +348,7 @@ class PuzzleFile(pytest.File):
 
             self._result = cached_check(self.attempt, not self.config.getoption("circuits_no_cache"),
                                         margins=not self.config.getoption("--no-margins"))
-            self.config.stash[_RESULTS].append(self._result)
+            self.config.stash[_RESULTS].append((self.nodeid, self._result))
         return self._result
 
 
@@ -302,12 +370,19 @@ class PuzzleItem(pytest.Item):
             raise PuzzleFailure(result)
 
     def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, PuzzleFailure) and self.config.getoption("tbstyle", "auto") == "line":
+            from circuits.display.report import failure_line
+
+            line = failure_line(excinfo.value.result)  # --tb=line: the report's one line, as pytest's own
+            return Failure(line, line)
         if isinstance(excinfo.value, PuzzleFailure) and excinfo.value.result.status == "error":
+            from circuits.display.report import failure_line
+
             result = excinfo.value.result  # a mistake in the file: its one line, never wrapped
-            return Failure(f"! {result.label}\n{result.message}", self)
+            return Failure(f"! {result.label}\n{result.message}", failure_line(result))
         if isinstance(excinfo.value, PuzzleFailure):
             from circuits.display.render import console
-            from circuits.display.report import target_report
+            from circuits.display.report import failure_line, target_report
 
             markup = self.config.get_terminal_writer().hasmarkup
             import io
@@ -321,7 +396,7 @@ class PuzzleItem(pytest.Item):
 
                 self.parent.hinted = True
                 c.print(first_hint(hints, self.parent.attempt.puzzle.number))
-            return Failure(buf.getvalue().rstrip(), self)
+            return Failure(buf.getvalue().rstrip(), failure_line(excinfo.value.result))
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
@@ -331,10 +406,147 @@ class PuzzleItem(pytest.Item):
         return self.parent.source or self.path, self.parent.answer_line, where + label
 
 
+# --- reports: whole lines for programs, trimmed lines for the terminal, the same under xdist -------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Facts a report carries to the controller under xdist (a worker sends a custom longrepr as its text)."""
+    report = yield
+    if isinstance(report.longrepr, Failure):
+        report.circuits_line = report.longrepr.reprcrash.message
+    if isinstance(item, PuzzleItem):
+        report.circuits_name = item.whole_name
+    return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report):
+    """Before JUnit XML reads the report: its failure line back (under xdist it came as text) and its whole name."""
+    line = getattr(report, "circuits_line", None)
+    if line is not None and isinstance(report.longrepr, str):
+        report.longrepr = Failure(report.longrepr, line)
+    name = getattr(report, "circuits_name", None)
+    xml = _junit_xml() if name else None
+    if xml is not None:
+        xml.node_reporter(report).add_attribute("name", name)
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
+def pytest_circuits_trim_summary_line(report):  # named pytest_*: pytest reads hook options only there
+    """After every plugin has the whole line: trimmed so "FAILED <node id> - <line>" fits the terminal."""
+    if isinstance(report.longrepr, Failure) and report.longrepr.reprcrash is not None and _CONFIG:
+        room = _CONFIG[-1].get_terminal_writer().fullwidth - len(f"FAILED {report.nodeid} - ")
+        first = report.longrepr.reprcrash.message
+        if room < 8:  # no summary message at all: the node id alone fills the line
+            report.longrepr.reprcrash = None
+        elif len(first) > room:
+            report.longrepr.reprcrash = _Crash(first[: room - 1] + "…")
+
+
+_CONFIG: list = []  # the running session's config, for hooks that are given only a report
+
+
+def _junit_xml():
+    if not _CONFIG:
+        return None
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # a pytest without it: the name stays the node id's
+        return None
+    return _CONFIG[-1].stash.get(xml_key, None)
+
+
+# --- xdist: a puzzle file's targets on one worker, the summary on the controller ----------------------------
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist load, loadgroup or worksteal would split a puzzle file's targets over workers, and each would check
+    the whole file: keep each NN_*.py file's items together, everything else scheduled as asked."""
+    if config.getoption("dist", "no") not in ("load", "loadgroup", "worksteal"):
+        return None  # loadscope and loadfile keep files whole already; each and no do not split
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PuzzleFileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):  # an xdist_group mark, as --dist loadgroup reads it
+                return nodeid.split("@")[-1]
+            file = nodeid.split("::", 1)[0]
+            return file if _NAME.match(Path(file).name) else nodeid
+
+    return PuzzleFileScheduling(config, log)
+
+
+_ORDER = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """The collection order, so the controller's summary lists puzzles as a serial run does."""
+    order = node.config.stash.setdefault(_ORDER, {})
+    for nodeid in ids:
+        order.setdefault(nodeid.split("::", 1)[0], len(order))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """A worker is done: its puzzles' summary rows join the controller's."""
+    sent = getattr(node, "workeroutput", {}).get("circuits", [])
+    node.config.stash[_RESULTS].extend((facts["nodeid"], _received(facts)) for facts in sent)
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: send the rows, as plain data
+        session.config.workeroutput["circuits"] = [_sent(nodeid, r) for nodeid, r in session.config.stash[_RESULTS]]
+
+
+def _sent(nodeid: str, r) -> dict:
+    """What the summary table and the progress line read of a result, as data execnet can carry."""
+    return {"nodeid": nodeid, "name": r.name, "status": r.status, "message": r.message,
+            "path": str(r.attempt.path) if r.attempt else None,
+            "missing": list(r.attempt.missing) if r.attempt else [],
+            "small_short": r.coverage.small_short, "margins": r.margins.describe() if r.margins else None,
+            "targets": [[t.label, t.kind, t.status, t.message, t.worst, t.metric] for t in r.targets]}
+
+
+class _Received:
+    """The parts of an Attempt the summary reads, for a result checked on an xdist worker."""
+
+    def __init__(self, facts: dict):
+        self.path = Path(facts["path"])
+        self.missing = facts["missing"]
+        self.puzzle = type("Named", (), {"id": facts["name"]})
+
+
+class _Described:
+    """Margins measured on a worker: their description."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def describe(self) -> str:
+        return self.text
+
+
+def _received(facts: dict):
+    from circuits.checking.checker import Coverage, PuzzleResult, TargetResult
+
+    targets = [TargetResult(label, kind, status, message=message, worst=worst, metric=metric)
+               for label, kind, status, message, worst, metric in facts["targets"]]
+    return PuzzleResult(_Received(facts) if facts["path"] else None, facts["status"], targets,
+                        Coverage(small_short=facts["small_short"]), message=facts["message"], file=facts["name"],
+                        margins=_Described(facts["margins"]) if facts["margins"] else None)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if hasattr(config, "workerinput"):
+        return
     for said in config.stash.get(_NOT_CHECKED, []):
         terminalreporter.write_line(f"circuits: {said}", yellow=True)
-    results = config.stash.get(_RESULTS, [])
+    order = config.stash.get(_ORDER, {})
+    rows = {}
+    for nodeid, r in config.stash.get(_RESULTS, []):  # one row per file (--dist each checks it on every worker)
+        rows.setdefault(nodeid, r)
+    if order:  # under xdist: as a serial run would list them
+        rows = {n: rows[n] for n in sorted(rows, key=lambda n: (order.get(n, len(order)), n))}
+    results = list(rows.values())
     if results:
         _summary(terminalreporter, config, results)
     from circuits.checking.limits import take_warnings, warnings_line

@@ -19,6 +19,11 @@ settings.load_profile("circuits")
 
 pytest_plugins = ["pytester"]
 
+# pytester's inline runs drop the modules first imported inside them. With rich half imported before one
+# (test_width imports rich.cells) and half inside it, a later run mixed two copies of rich's classes
+# ("'Style' object has no attribute 'strip'"): import the display layer, and rich with it, up front.
+import circuits.display.report  # noqa: E402, F401
+
 # The verdict cache and reset's backups go to XDG folders; for the whole session (subprocesses inherit them)
 # they are a temporary folder, so no test reads a verdict from, or writes one to, the real home.
 _HOME = tempfile.mkdtemp(prefix="circuits-tests-")

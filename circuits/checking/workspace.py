@@ -35,9 +35,9 @@ a file that is already here.
 
 PYTEST_INI = """\
 # pytest in this folder checks your puzzles (the circuits plugin): `pytest`, or `pytest puzzles/01_consonants.py`.
+# Its cache (for --lf, --ff, --sw) is kept in your user cache folder, never here.
 [pytest]
 testpaths = puzzles
-addopts = -p no:cacheprovider
 """
 
 

@@ -27,6 +27,8 @@ def console(file=None, width: int | None = None, color: bool | None = None) -> C
     """A console as wide as the terminal (see terminal_width) that drops colour codes when the output is not a
     terminal (CI logs, pipes)."""
     kwargs = {} if color is None else {"force_terminal": color, "no_color": not color}
+    if file is not None:  # written where asked, even inside a notebook (where rich would display it)
+        kwargs["force_jupyter"] = False
     return Console(file=file, width=width or terminal_width(), highlight=False, soft_wrap=False, **kwargs)
 
 
@@ -125,13 +127,13 @@ def pattern_heatmap(pattern: np.ndarray, query_labels: Sequence[str], key_labels
         cells = []
         for q in rows:
             p = pattern[q, k] if k <= q or pattern[q, k] > 0 else np.nan
-            cells.append(_cell(float(p), targets is not None and _expects(targets[q], k)))
+            cells.append(_cell(float(p), targets is not None and expects(targets[q], k)))
         columns.append((f"{k}\n{_label(key_labels[k])}", cells))
     wide = any(len(_label(key_labels[k])) > 3 for k in rows)  # a 4-character key name would touch its neighbour
     return Fit(labels, columns, title=title, padding=1 if wide else 0, header_style="", label_style="")
 
 
-def _expects(target, k: int) -> bool:
+def expects(target, k: int) -> bool:
     """Whether a query's target (a key, −1 or None for none, or a collection of keys) includes key k."""
     if target is None:
         return False
@@ -182,7 +184,8 @@ def to_text(renderable, width: int = 120) -> str:
     """Render to plain text (no colour codes), e.g. for a pytest report or a test."""
     import io
 
-    c = Console(width=width, no_color=True, force_terminal=False, highlight=False, file=io.StringIO())
+    c = Console(width=width, no_color=True, force_terminal=False, force_jupyter=False, highlight=False,
+                file=io.StringIO())  # force_jupyter: inside a notebook rich would display it, not write it
     c.print(renderable)
     return c.file.getvalue()
 

@@ -29,11 +29,18 @@ from circuits.io.transformer_lens import from_tl_state_dict, to_tl_state_dict
 from circuits.model.transformer import Model
 
 
-def save(model: Model, path: str | Path) -> Path:
-    """Write `model` to .npz (numpy only) or .safetensors: TransformerLens-style arrays plus the JSON config."""
+SAVED_DTYPES = ("float64", "float32")
+
+
+def save(model: Model, path: str | Path, dtype: str = "float64") -> Path:
+    """Write `model` to .safetensors (recommended: read without unpacking, header checked first) or .npz (numpy
+    only): TransformerLens-style arrays plus the JSON config. `dtype="float32"` stores the weights rounded to
+    float32, half the size; they are read back as float64 of those values."""
     path = Path(path)
+    if str(dtype) not in SAVED_DTYPES:
+        raise CircuitError(f"{path}: dtype={dtype!r} is not one circuits saves; choose {' or '.join(SAVED_DTYPES)}")
     config = json.dumps(model_config(model))
-    arrays = to_tl_state_dict(model)
+    arrays = {k: np.ascontiguousarray(v, dtype=str(dtype)) for k, v in to_tl_state_dict(model).items()}
     if path.suffix == ".npz":
         np.savez(path, **arrays, **{CONFIG_KEY: np.frombuffer(config.encode("utf-8"), dtype=np.uint8)})
     elif path.suffix == ".safetensors":
