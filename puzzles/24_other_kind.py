@@ -15,8 +15,8 @@ Write one head, W_Q and W_K (d_head × 3, d_head of your choice), raw dot-produc
 a causal mask, so that every letter splits its attention evenly over the earlier letters of
 the other kind (a vowel over the consonants before it, a consonant over the vowels before
 it): each of those k keys gets ≥ 0.99 / k. A letter with none before it attends to BOS
-(≥ 0.9). Checked on every string of 1 to 16 letters after BOS. Multiply W_Q by a sharpness
-symbol `s`, bound in `params`.
+(≥ 0.9). For strings of 1 to 16 letters after BOS: checked on every string of 1 to 3 letters
+and on random strings of up to 16. Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 
 The behaviour, for "bacde" read as 0 BOS, 1 b, 2 a, 3 c, 4 d, 5 e:
 

@@ -246,6 +246,9 @@ ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
         ("W_in columns 0 ↔ 1", "swapping x and y swaps units 1 ↔ 2 and 3 ↔ 4, which write alike: x = y is symmetric"),
     ],
     "26_modular_addition": [
+        ("W_U[[]*, :] + 0.25 (tolerance probe)", ("reviewed, accepted: the task is log-prob ≥ −0.1 for (a + b) mod "
+                                                 "5 on every pair, all 25 checked; a bias of a quarter on one answer's "
+                                                 "row keeps it, and the worksheet asks no more")),
         ("W_in[[]*, sum:*] 0 → 1", "the MLP reads sum:, which only the MLP itself writes: zero at its input"),
         *((name, EVERY_PAIR) for name in (
             "W_in[[]*, tok:cos] → 0", "W_in[[]*, prev:cos] → 0", "W_in[[]*, prev:sin] 0 → 1", "W_in rows * ↔ *",

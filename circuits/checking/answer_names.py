@@ -52,9 +52,7 @@ def in_answer_terms(hint: str, head: tuple[int, int] | None, names: dict[tuple[i
             every = list(dict.fromkeys(n for (_, _, r), n in names.items() if r == role))
             return " or ".join(every) if every else role
         name = names.get((*at, role))
-        if name is None:
-            return role if not names else f"{role} (a given)"
-        return name
+        return f"{role} (a given)" if name is None else name  # a head's matrix the answer does not write
 
     return re.sub(r"\bW_[QKVO]\b(?![_\w])", rename, hint)
 

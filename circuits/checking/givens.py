@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+ANSWER_LINE = "# ── your answer"  # a puzzle file's statement and givens stand above this line, the answer below
+
 
 @dataclass(frozen=True)
 class Edit:

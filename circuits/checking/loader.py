@@ -155,9 +155,8 @@ def _declared(namespace: dict, shown: str) -> Puzzle:
 
 def _above_answer(source: str) -> str:
     """A puzzle file's text above its answer line: the statement and the givens."""
-    from circuits.checking.reset import MARK
-
-    return source[: source.index(MARK)] if MARK in source else source
+    mark = givens.ANSWER_LINE
+    return source[: source.index(mark)] if mark in source else source
 
 
 _SHIPPED: dict[tuple, tuple[dict, str]] = {}

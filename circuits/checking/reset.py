@@ -9,10 +9,11 @@ import shlex
 import time
 from pathlib import Path
 
+from circuits.checking.givens import ANSWER_LINE
 from circuits.errors import CircuitError
 from circuits.io.paths import real
 
-MARK = "# ── your answer"
+MARK = ANSWER_LINE
 STUB = "# ── stub: what `circuits reset` restores"
 
 
