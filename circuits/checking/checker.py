@@ -430,26 +430,67 @@ def _check_structure(target: Structure, attempt, model) -> TargetResult:
     return res
 
 
+def code_verdict(target: Code, answer, example) -> str | None:
+    """None when the learner's code agrees with the library's on `example`, else why not, in one message."""
+    try:
+        return target.compare(answer, example)
+    except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
+        from circuits.checking.validate import code_mistake
+
+        return code_mistake(e, answer)  # the learner's function, or the puzzle's own compare
+
+
+def _code_settings(n_examples: int):
+    from hypothesis import HealthCheck, settings
+
+    return settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+def code_inputs(target: Code, n_examples: int = 100) -> list:
+    """The inputs a code target is checked on: its worked examples, then every input its property test draws
+    while nothing fails (derandomized, so the same list each time). Any code that agrees on all of them gets
+    check's verdict, passed; code that disagrees on one fails there too (unshrunk), so a grader that runs the
+    learner's code elsewhere can judge its outputs on exactly these."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    drawn: list = []
+
+    def record(example) -> bool:
+        drawn.append(example)
+        return False
+
+    try:
+        with _hypothesis_stores_nothing_here():
+            find(target.strategy(), record, settings=_code_settings(n_examples))
+    except (NoSuchExample, Unsatisfiable):
+        pass
+    return [*target.examples, *drawn]
+
+
+def check_code_on(target: Code, answer, inputs: Sequence) -> TargetResult:
+    """A code target's verdict on `inputs` (from code_inputs): failed at the first one compare rejects."""
+    for n, example in enumerate(inputs):
+        if (msg := code_verdict(target, answer, example)) is not None:
+            stage = STAGES[0] if n < len(target.examples) else STAGES[3]
+            return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, text=msg))
+    return TargetResult(target.label, "code", "passed", checked=len(inputs))
+
+
 def _check_code(target: Code, attempt, n_examples: int) -> TargetResult:
-    from hypothesis import HealthCheck, find, settings
+    from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
     def why(example):
-        try:
-            return target.compare(attempt.answer, example)
-        except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
-            from circuits.checking.validate import code_mistake
-
-            return code_mistake(e, attempt.answer)  # the learner's function, or the puzzle's own compare
+        return code_verdict(target, attempt.answer, example)
 
     for ex in target.examples:
         if (msg := why(ex)) is not None:
             return TargetResult(target.label, "code", "failed", failure=Failure("worked example", [], 0, text=msg))
-    cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
-                   suppress_health_check=list(HealthCheck))
     try:
         with _hypothesis_stores_nothing_here():
-            ex = find(target.strategy(), lambda e: why(e) is not None, settings=cfg)
+            ex = find(target.strategy(), lambda e: why(e) is not None, settings=_code_settings(n_examples))
     except NoSuchExample:
         return TargetResult(target.label, "code", "passed", checked=n_examples + len(target.examples))
     return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[3], [], 0, text=why(ex)))

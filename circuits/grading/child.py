@@ -1,0 +1,159 @@
+"""The submission's process: fence itself in, run each puzzle file, and hand back only the answers' numbers.
+
+Started by sandbox.py as `python -I -B -c …` in a fresh temporary folder holding the submission's
+files and a job. It reads the job, restricts its own file system view with Linux Landlock when the
+kernel offers it (read: Python and the circuits runtime; read and write: its own folder; no
+network; no signals to processes outside), then executes each puzzle file and writes one JSON
+line per file to the pipe it was given. Nothing here decides a grade: whatever this process
+sends is data for the grader to check, so a file that patches circuits or forges the output can
+only send numbers — which it could have written in the first place.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+import traceback
+import types
+
+JOB = ".circuits-job.json"
+
+
+def main() -> None:
+    with open(JOB, encoding="utf-8") as f:
+        job = json.load(f)
+    os.remove(JOB)
+    out = os.fdopen(int(job["fd"]), "w", encoding="utf-8")
+
+    def emit(message: dict) -> None:
+        out.write(json.dumps(message) + "\n")
+        out.flush()
+
+    emit({"ready": True, "fence": fence(job["read"], os.getcwd())})
+    sys.path.insert(0, os.getcwd())  # a helper module next to the puzzle files imports as it would at home
+    for item in job["files"]:
+        emit({"start": item["stem"]})
+        emit({"done": item["stem"], **run_file(item)})
+    emit({"end": True})
+
+
+def run_file(item: dict) -> dict:
+    """Execute one puzzle file; return its answer names as data (or why not)."""
+    from circuits.grading import codec
+
+    path = os.path.abspath(item["file"])
+    try:
+        with open(path, "rb") as f:
+            source = f.read().decode("utf-8-sig")
+        code = compile(source, item["shown"], "exec", dont_inherit=True)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
+        return {"error": _raised(e, item["shown"], "could not be read or compiled")}
+    module = types.ModuleType(f"circuits_puzzle_{item['stem']}")
+    module.__file__ = item["shown"]
+    sys.modules[module.__name__] = module  # dataclasses look modules up by name
+    try:
+        exec(code, module.__dict__)
+    except BaseException as e:  # noqa: BLE001 - whatever the file raises (exit() included) is one line
+        return {"error": _raised(e, item["shown"], "on import")}
+    finally:
+        sys.modules.pop(module.__name__, None)
+    names = vars(module)
+    answer = {}
+    for name in item["names"]:
+        if name in names:
+            answer[name] = _function(names[name]) if item["code"] else codec.answer_value(name, names[name])
+        elif name not in item["optional"]:
+            answer[name] = {"absent": True}
+    calls = [[_call(names.get(name), name, args, item["shown"]) for name, args in batch] for batch in item["calls"]]
+    return {"answer": answer, "calls": calls}
+
+
+def _function(value) -> dict:
+    from circuits.checking.puzzle import Stub
+    from circuits.checking.reference import LIBRARY
+
+    if isinstance(value, Stub):
+        return {"stub": value.hint}
+    if not callable(value):
+        return {"unreadable": f"{type(value).__name__}, not a function"}
+    return {"function": True, "library": any(value is f for f in LIBRARY)}
+
+
+def _call(fn, name: str, args, shown: str) -> dict:
+    """fn(*args) on the grader's inputs: the output as data, or what it raised and where in the file."""
+    from circuits.grading import codec
+
+    try:
+        got = fn(*codec.to_value(args))
+    except BaseException as e:  # noqa: BLE001 - the learner's code raising is a finding
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == shown]
+        where = f" at line {frames[-1].lineno} ({frames[-1].line})" if frames else ""
+        return {"raised": {"type": type(e).__name__, "message": str(e)[:2000], "where": where}}
+    try:
+        return {"value": codec.value(got)}
+    except codec.Unreadable as e:
+        return {"unreadable": str(e)}
+
+
+def _raised(e: BaseException, shown: str, when: str) -> str:
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == shown]
+    at = f" at line {frames[-1].lineno}" if frames else (f" at line {e.lineno}" if getattr(e, "lineno", None) else "")
+    said = f": {e}" if str(e) else ""
+    if isinstance(e, SystemExit):
+        return f"{shown} called exit() {when}{at}; remove it"
+    return f"{shown} raised {type(e).__name__} {when}{at}{said}"[:300]
+
+
+# --- Landlock: the kernel's own file system fence for an unprivileged process (Linux 5.13+) -------------------
+_FS = [1 << n for n in range(13)]  # execute, write, read file, read dir, remove dir/file, make char/dir/reg/sock/fifo/block/sym
+_READ = 1 | 4 | 8  # execute, read file, read dir
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32)]
+
+
+def fence(readable: list[str], writable: str) -> str:
+    """Allow reading only under `readable` and writing only under `writable`; say what was done, in a few words."""
+    if not sys.platform.startswith("linux"):
+        return "no Landlock (not Linux)"
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # landlock_create_ruleset: ABI version
+    if abi < 1:
+        return "no Landlock (this kernel does not offer it)"
+    fs = sum(_FS) | (1 << 13 if abi >= 2 else 0) | (1 << 14 if abi >= 3 else 0) | (1 << 15 if abi >= 5 else 0)
+    net = 3 if abi >= 4 else 0  # bind and connect TCP: none
+    scoped = 3 if abi >= 6 else 0  # abstract unix sockets and signals: none outside this process's domain
+    attr = _RulesetAttr(fs, net, scoped)
+    size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else (16 if abi >= 4 else 8)
+    ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return f"no Landlock (create_ruleset: {os.strerror(ctypes.get_errno())})"
+    try:
+        for path, allowed in [*((p, _READ) for p in readable), (writable, fs), (os.devnull, 2 | 4 | (1 << 14 if abi >= 3 else 0))]:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                mask = allowed if os.path.isdir(path) else allowed & (1 | 2 | 4 | (1 << 14) | (1 << 15))
+                rule = _PathBeneath(mask & fs, fd)
+                if libc.syscall(445, ruleset, 1, ctypes.byref(rule), 0) < 0:
+                    return f"no Landlock (add_rule {path}: {os.strerror(ctypes.get_errno())})"
+            finally:
+                os.close(fd)
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS, which restrict_self requires
+            return "no Landlock (no_new_privs refused)"
+        if libc.syscall(446, ruleset, 0) < 0:
+            return f"no Landlock (restrict_self: {os.strerror(ctypes.get_errno())})"
+    finally:
+        os.close(ruleset)
+    return f"Landlock ABI {abi}"
