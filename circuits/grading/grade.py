@@ -121,14 +121,16 @@ def _code_plan(stem: str, n_examples: int) -> list:
 
 
 # --- one submission -----------------------------------------------------------------------------------------
-def grade(source: str | Path, stems: list[str], limits: sandbox.Limits = sandbox.Limits(),
+def grade(source: str | Path | Submission, stems: list[str], limits: sandbox.Limits = sandbox.Limits(),
           n_examples: int = PROPERTY_EXAMPLES, student: str | None = None) -> SubmissionGrade:
-    """Grade one submission (a folder or a .zip) on the puzzles `stems`; never raises for what the submission holds."""
+    """Grade one submission (a folder, a .zip, or one already read) on the puzzles `stems`; never raises for what
+    the submission holds."""
     start = time.perf_counter()
     try:
-        sub = read(source)
+        sub = source if isinstance(source, Submission) else read(source)
     except CircuitError as e:
         sub = Submission(student or Path(source).name, str(source), notes=[str(e)])
+    source = sub.source
     if student:
         sub.student = student
     items, files = [], {}
