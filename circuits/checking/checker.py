@@ -204,7 +204,7 @@ def _hypothesis_stores_nothing_here():
             configuration.set_hypothesis_home_dir(old)
 
 
-def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, Tokens]:
+def _property_test(model, targets, open_idx, strategy, n_examples, inputs=None) -> dict[int, Tokens]:
     """hypothesis.find over the inputs' strategy; returns {target index: minimal failing input}."""
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample, Unsatisfiable
@@ -213,7 +213,7 @@ def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, 
     remaining = list(open_idx)
     cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
                    phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
-    tried = _examples_tried(strategy, cfg)  # what find tries while nothing fails: run as one batch
+    tried = examples_tried(inputs, n_examples) if inputs is not None else _examples_tried(strategy, cfg)
     if tried is not None and evaluate(model, [targets[i] for i in remaining], tried)[0].all():
         return found  # the verdict find would give, without a forward pass per example
     while remaining:
@@ -233,6 +233,26 @@ def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, 
                 found[i] = example
                 remaining.remove(i)
     return found
+
+
+_TRIED: dict[tuple[int, int], tuple[object, list[Tokens] | None]] = {}
+_TRIED_KEPT = 64  # puzzles' lists kept; `watch` reloads a file (new Inputs) at each save
+
+
+def examples_tried(inputs, n_examples: int) -> list[Tokens] | None:
+    """What the property test tries on `inputs` while nothing fails (as _examples_tried): the same list for every
+    answer, since find is derandomized, so it is drawn once per Inputs and size, not once per check."""
+    key = (id(inputs), n_examples)
+    kept = _TRIED.get(key)
+    if kept is None or kept[0] is not inputs:
+        from hypothesis import HealthCheck, Phase, settings
+
+        cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
+                       phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+        if len(_TRIED) >= _TRIED_KEPT:
+            _TRIED.pop(next(iter(_TRIED)))
+        kept = _TRIED[key] = (inputs, _examples_tried(inputs.strategy(), cfg))  # holds inputs: its id stays its own
+    return kept[1]
 
 
 def _examples_tried(strategy, cfg) -> list[Tokens] | None:
@@ -379,7 +399,7 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
                 failed[t] = Failure(stage, list(batch[first]), len(batch[first]))
     open_t = [t for t in range(len(targets)) if t not in failed]
     if open_t and property_examples:
-        found = _property_test(model, targets, open_t, inputs.strategy(), property_examples)
+        found = _property_test(model, targets, open_t, inputs.strategy(), property_examples, inputs)
         cov.property_examples = property_examples
         for t, ex in found.items():
             failed[t] = Failure(STAGES[3], ex, len(ex))

@@ -48,8 +48,10 @@ def run_file(item: dict) -> dict:
         with open(path, "rb") as f:
             source = f.read().decode("utf-8-sig")
         code = compile(source, item["shown"], "exec", dont_inherit=True)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
-        return {"error": _raised(e, item["shown"], "could not be read or compiled")}
+    except SyntaxError as e:
+        return {"error": f"{item['shown']} line {e.lineno}: syntax error: {e.msg}"}
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return {"error": f"{item['shown']} cannot be read as a Python file: {e}"[:300]}
     module = types.ModuleType(f"circuits_puzzle_{item['stem']}")
     module.__file__ = item["shown"]
     sys.modules[module.__name__] = module  # dataclasses look modules up by name
