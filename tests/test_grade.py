@@ -9,6 +9,9 @@ import csv
 import io
 import json
 import os
+import socket
+import subprocess
+import sys
 import textwrap
 import zipfile
 from pathlib import Path
@@ -57,8 +60,23 @@ def write(folder: Path, files: dict[str, str]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def classroom(tmp_path_factory):
+def bystanders():
+    """A listening socket and a sleeping process outside the submissions: the writer tries to reach both."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    victim = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    yield server, victim
+    victim.kill()
+    victim.wait()
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory, bystanders):
     """A class of small submissions, graded once on puzzles 00, 01 and 03."""
+    server, victim = bystanders
     root = tmp_path_factory.mktemp("class")
     outside = root / "outside"
     outside.mkdir()
@@ -106,12 +124,21 @@ def classroom(tmp_path_factory):
             """),
                 "03_uniform.py": with_prefix("03_uniform", "big = bytearray(10 * 2**30)\n")},
         "writer": {"01_consonants.py": with_prefix("01_consonants", f"""
+            import os, signal, socket
             for target in [{str(outside / 'escaped.txt')!r}, "../escaped.txt"]:
                 try:
                     with open(target, "w") as f:
                         f.write("out")
                 except OSError:
                     pass
+            try:
+                socket.create_connection(("127.0.0.1", {server.getsockname()[1]}), timeout=2)
+            except OSError:
+                pass
+            try:
+                os.kill({victim.pid}, signal.SIGKILL)
+            except OSError:
+                pass
             """)},
         "coder_wrong": {"00_attention.py": solution("00_attention").replace(
             "return np.tril(np.ones((T, T), dtype=bool))", "return np.ones((T, T), dtype=bool)")},
@@ -215,12 +242,26 @@ def test_the_reference_solutions_and_other_students_are_out_of_reach(classroom):
     assert (p.status, p.score) == ("failing", 0)  # it could read neither, so its own (wrong) answer stands
 
 
+def abi(grade) -> int:
+    return int(grade.fence.removeprefix("Landlock ABI ")) if grade.fence.startswith("Landlock ABI ") else 0
+
+
 def test_writing_outside_its_folder_is_refused(classroom):
     grades, root = classroom
-    if not grades["writer"].fence.startswith("Landlock"):
+    if not abi(grades["writer"]):
         pytest.skip(f"no file system fence on this machine ({grades['writer'].fence})")
     assert row(grades, "writer", "01_consonants").status == "solved"
     assert not (root / "outside" / "escaped.txt").exists() and not (root / "escaped.txt").exists()
+
+
+def test_no_tcp_connection_and_no_signal_reach_outside(classroom, bystanders):
+    grades, _ = classroom
+    server, victim = bystanders
+    if abi(grades["writer"]) < 6:
+        pytest.skip(f"Landlock ABI 6 needed for both ({grades['writer'].fence})")
+    with pytest.raises(BlockingIOError):
+        server.accept()  # nothing connected
+    assert victim.poll() is None  # still running
 
 
 def test_a_fork_is_killed_with_its_process_group(classroom):

@@ -79,7 +79,8 @@ def _function(value) -> dict:
     if isinstance(value, Stub):
         return {"stub": value.hint}
     if not callable(value):
-        return {"unreadable": f"{type(value).__name__}, not a function"}
+        kind = type(value).__name__
+        return {"unreadable": f"{'an' if kind[0].lower() in 'aeiou' else 'a'} {kind}, not a function"}
     return {"function": True, "library": any(value is f for f in LIBRARY)}
 
 

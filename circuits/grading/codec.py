@@ -21,6 +21,7 @@ from circuits.model.basis import NamedMatrix
 KINDS = "biuf"  # numpy dtype kinds that may cross: bool, signed and unsigned ints, floats
 MAX_DEPTH = 8  # nesting of lists and tuples in a code puzzle's inputs and outputs
 MAX_ITEMS = 1 << 16  # items in one list, tuple or dict
+MAX_ENTRIES = 1 << 22  # entries of one array (32 MB of float64); the largest reference matrix has about 2,000
 
 
 class Unreadable(Exception):
@@ -158,6 +159,8 @@ def to_array(d: dict) -> np.ndarray:
     if dtype.kind not in KINDS or dtype.hasobject:
         raise Unreadable(f"an array of {dtype}")
     shape = tuple(int(n) for n in d["shape"])
+    if len(shape) > 8 or int(np.prod(shape, dtype=np.float64)) > MAX_ENTRIES:
+        raise Unreadable(f"an array of shape {shape}, more than {MAX_ENTRIES:,} entries")
     data = base64.b64decode(str(d["b64"]), validate=True)
     if any(n < 0 for n in shape) or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(data):
         raise Unreadable(f"{len(data)} bytes do not fill shape {shape} of {dtype}")

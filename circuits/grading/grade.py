@@ -203,6 +203,8 @@ def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[s
         if "absent" in d:
             raise CircuitError(f"{attempt.path} does not define {name} (the answer needs {', '.join(puzzle.answer)})")
         if "unreadable" in d:
+            if any(isinstance(t, Code) for t in puzzle.targets):
+                raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}")
             raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}; grading takes numbers "
                                "(lists, numpy arrays, named matrices, sympy polynomials in params' symbols)")
         if "stub" in d:

@@ -24,6 +24,17 @@ def submissions(sources: list[str]) -> list[Submission]:
     return subs
 
 
+def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_examples: int) -> grade.SubmissionGrade:
+    """grade.grade, and if grading itself fails (a bug here, not in the submission), an error row per puzzle:
+    one submission never stops the run."""
+    try:
+        return grade.grade(sub, stems, limits, n_examples)
+    except Exception as e:  # noqa: BLE001 - reported in the gradebook, the run goes on
+        why = f"grading failed: {type(e).__name__}: {e}"[:300]
+        rows = [grade.PuzzleGrade(sub.student, s, "error", 0.0, 1.0, why, f"{s} · error\n{why}\n") for s in stems]
+        return grade.SubmissionGrade(sub.student, sub.source, rows, [why])
+
+
 def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -39,13 +50,13 @@ def grade_all(subs: list[Submission], stems: list[str], workers: int | None = No
     if workers == 1:
         out = []
         for s in subs:
-            out.append(grade.grade(s, stems, limits, n_examples))
+            out.append(grade_safely(s, stems, limits, n_examples))
             done(out[-1])
         return out
     results: dict[int, grade.SubmissionGrade] = {}
     # spawn: each worker a fresh interpreter (no threads or state carried over from this one)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(grade.grade, s, stems, limits, n_examples): n for n, s in enumerate(subs)}
+        futures = {pool.submit(grade_safely, s, stems, limits, n_examples): n for n, s in enumerate(subs)}
         for f in as_completed(futures):
             results[futures[f]] = f.result()
             done(results[futures[f]])
@@ -63,7 +74,7 @@ def _on_dask(subs, stems, address, limits, n_examples, done) -> list[grade.Submi
     except (OSError, TimeoutError) as e:
         raise CircuitError(f"--scheduler {address}: cannot reach the Dask scheduler ({e})") from None
     with client:
-        futures = [client.submit(grade.grade, s, stems, limits, n_examples, pure=False) for s in subs]
+        futures = [client.submit(grade_safely, s, stems, limits, n_examples, pure=False) for s in subs]
         index = {f.key: n for n, f in enumerate(futures)}
         results: dict[int, grade.SubmissionGrade] = {}
         for f in dask_completed(futures):
