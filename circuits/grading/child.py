@@ -31,7 +31,9 @@ def main() -> None:
         out.write(json.dumps(message) + "\n")
         out.flush()
 
-    emit({"ready": True, "fence": fence(job["read"], os.getcwd())})
+    limit(job["limits"])
+    walls = fence(job["read"], os.getcwd())
+    emit({"ready": True, "fence": walls + drop_capabilities()})
     sys.path.insert(0, os.getcwd())  # a helper module next to the puzzle files imports as it would at home
     for item in job["files"]:
         emit({"start": item["stem"]})
@@ -107,6 +109,41 @@ def _raised(e: BaseException, shown: str, when: str) -> str:
     if isinstance(e, SystemExit):
         return f"{shown} called exit() {when}{at}; remove it"
     return f"{shown} raised {type(e).__name__} {when}{at}{said}"[:300]
+
+
+def limit(limits: dict) -> None:
+    """Resource limits, soft = hard (a process without CAP_SYS_RESOURCE cannot raise them again)."""
+    import resource
+    import signal
+
+    for name, value in limits.items():
+        if value is not None:
+            which = getattr(resource, f"RLIMIT_{name.upper()}")
+            resource.setrlimit(which, (int(value), int(value) + (1 if name == "cpu" else 0)))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> str:
+    """A grader run as root: give up every capability (no raising the limits, no overriding file permissions),
+    and root's special powers on exec too. Nothing to do for an ordinary user."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return ""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(28, 0x2F, 0, 0, 0)  # PR_SET_SECUREBITS: noroot, no_setuid_fixup, each locked
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (fails quietly past the last capability)
+    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()  # version 3: two 32-bit words, all zero
+    if libc.capset(ctypes.byref(header), data) != 0:
+        return f"; root's capabilities kept ({os.strerror(ctypes.get_errno())})"
+    return "; root without capabilities"
 
 
 # --- Landlock: the kernel's own file system fence for an unprivileged process (Linux 5.13+) -------------------

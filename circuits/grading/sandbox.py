@@ -16,7 +16,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import resource
 import select
 import shutil
 import signal
@@ -72,21 +71,11 @@ def _tasks_of_this_user() -> int:
     return n
 
 
-def _preexec(limits: Limits, n_files: int):
-    cpu = int(limits.seconds * n_files + START_SECONDS)
-    memory, size = limits.memory_mb << 20, limits.file_mb << 20
+def _limits(limits: Limits, n_files: int) -> dict:
+    """The rlimits the child sets on itself before any submission code runs (no preexec_fn: the grader has threads)."""
     nproc = _tasks_of_this_user() + limits.processes if os.getuid() != 0 and os.path.isdir("/proc") else None
-
-    def apply():  # in the child, between fork and exec
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if nproc is not None:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing
-
-    return apply
+    return {"cpu": int(limits.seconds * n_files + START_SECONDS), "as": limits.memory_mb << 20,
+            "fsize": limits.file_mb << 20, "core": 0, "nproc": nproc}
 
 
 def _environment(folder: str) -> dict:
@@ -130,14 +119,14 @@ def run(folder: str, items: list[dict], limits: Limits = Limits()) -> Run:
 def _one_process(folder: str, items: list[dict], limits: Limits, out: Run) -> str | None:
     """One child over `items`; returns the stem it failed on (recorded in out.results), or None if it ran to the end."""
     read_fd, write_fd = os.pipe()
-    job = {"fd": write_fd, "read": _readable(), "files": items}
+    job = {"fd": write_fd, "read": _readable(), "limits": _limits(limits, len(items)), "files": items}
     Path(folder, ".circuits-job.json").write_text(json.dumps(job), encoding="utf-8")
     boot = (f"import sys; sys.path.insert(0, {runtime()!r}); "
             "from circuits.grading.child import main; main()")
     with open(Path(folder, ".circuits-output.txt"), "ab") as printed:
         proc = subprocess.Popen([sys.executable, "-I", "-B", "-c", boot], cwd=folder, env=_environment(folder),
                                 stdin=subprocess.DEVNULL, stdout=printed, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
-                                preexec_fn=_preexec(limits, len(items)), start_new_session=True, close_fds=True)
+                                start_new_session=True, close_fds=True)
     os.close(write_fd)
     current, deadline, buffer = None, time.monotonic() + START_SECONDS, b""
     try:
