@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -243,7 +244,8 @@ def test_the_reference_solutions_and_other_students_are_out_of_reach(classroom):
 
 
 def abi(grade) -> int:
-    return int(grade.fence.removeprefix("Landlock ABI ")) if grade.fence.startswith("Landlock ABI ") else 0
+    found = re.match(r"Landlock ABI (\d+)", grade.fence)
+    return int(found[1]) if found else 0
 
 
 def test_writing_outside_its_folder_is_refused(classroom):
@@ -385,3 +387,18 @@ def test_on_a_dask_local_cluster(tmp_path):
         graded = parallel.grade_all(parallel.submissions([str(tmp_path / "stubby")]), ["01_consonants"],
                                     scheduler=cluster.scheduler_address, limits=LIMITS)
     assert [p.status for p in graded[0].puzzles] == ["not attempted"]
+
+
+def test_usage_mistakes_are_one_line_and_write_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "ann", {})
+    cases = [(["grade", "nothere"], "submission nothere: no such folder or file"),
+             (["grade", "ann", "ann", "--gradescope", "r.json"], "one submission's results.json; 2 were given"),
+             (["grade", "ann", "--workers", "0"], "--workers 0: give at least 1"),
+             (["grade", "ann", "--out", "x.py"], "is a Python file"),
+             (["grade", "ann", "--puzzles", "40-50"], "no shipped puzzle '40-50'")]
+    for argv, said in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, (argv, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ann"]
