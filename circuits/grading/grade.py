@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from circuits.checking import checker, curriculum, loader
+from circuits.checking.limits import shown_input
 from circuits.checking.loader import Attempt
 from circuits.checking.targets import Code
 from circuits.errors import CircuitError
@@ -254,14 +255,8 @@ def first_failure(result: checker.PuzzleResult) -> str:
         return bad.message
     f = bad.failure
     finding = (f.explanation.summary if f.explanation is not None else f.text) if f is not None else ""
-    where = f" on {limits_input(f.tokens)}" if f is not None and f.tokens else ""
+    where = f" on {shown_input(f.tokens)}" if f is not None and f.tokens else ""
     return f"fails: {bad.label}{where}" + (f": {finding}" if finding else "")
-
-
-def limits_input(tokens) -> str:
-    from circuits.checking.limits import shown_input
-
-    return shown_input(tokens)
 
 
 def one_line(text: str, n: int = 300) -> str:

@@ -107,6 +107,12 @@ def report_paths(folder: str | Path, grades_or_names, force: bool) -> list[tuple
         raise CircuitError(f"--report-dir {folder} is a file, not a folder")
     names = [g.student if isinstance(g, SubmissionGrade) else g for g in grades_or_names]
     pairs = [(folder / f"{safe_name(n)}.txt", folder / f"{safe_name(n)}.html") for n in names]
+    seen: dict[str, str] = {}
+    for n in names:
+        if safe_name(n) in seen:
+            raise CircuitError(f"students {seen[safe_name(n)]!r} and {n!r} would share the report "
+                               f"{safe_name(n)}.txt: rename one")
+        seen[safe_name(n)] = n
     if not force:
         for pair in pairs:
             for p in pair:
