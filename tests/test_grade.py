@@ -402,3 +402,16 @@ def test_usage_mistakes_are_one_line_and_write_nothing(tmp_path, monkeypatch, ca
         err = capsys.readouterr().err
         assert said in err and err.count("\n") == 1, (argv, err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ann"]
+
+
+def test_the_fence_leaves_out_an_installed_curriculum_inside_site_packages(tmp_path):
+    from circuits.grading.sandbox import readable_except
+
+    site = tmp_path / "site-packages"
+    for folder in ("numpy/core", "circuits/curriculum/solutions", "circuits/model", "sympy"):
+        (site / folder).mkdir(parents=True)
+    (site / "six.py").write_text("")
+    allowed = readable_except(tmp_path, [site / "circuits"])
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in allowed) == [
+        "site-packages/numpy", "site-packages/six.py", "site-packages/sympy"]
+    assert readable_except(tmp_path, [tmp_path.parent / "elsewhere"]) == [tmp_path]

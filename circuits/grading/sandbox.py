@@ -54,9 +54,40 @@ def runtime() -> str:
 
 
 def _readable() -> list[str]:
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
-             runtime(), "/usr/lib", "/usr/lib64", "/lib", "/lib64"}
-    return sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
+    """What the submission's process may read: Python, its packages and the system libraries, the private
+    circuits copy — and never the grader's own circuits package or the reference solutions, even where
+    they lie inside one of those (an installed package keeps its curriculum inside site-packages)."""
+    import circuits
+    from circuits.checking import curriculum
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+             "/usr/lib", "/usr/lib64", "/lib", "/lib64"}
+    hidden = [Path(circuits.__file__).resolve().parent, curriculum.folder()]
+    allowed = [p for r in sorted(roots) for p in readable_except(Path(r), [h.resolve() for h in hidden if h])]
+    return sorted({str(p) for p in allowed} | {runtime()})
+
+
+def readable_except(root: Path, hidden: list[Path]) -> list[Path]:
+    """Paths covering everything under `root` but the folders `hidden`: root itself when none lies inside it,
+    else its entries, split again only on the way to a hidden folder."""
+    try:
+        root = root.resolve()
+        if not root.exists():
+            return []
+    except OSError:
+        return []
+    if any(root == h for h in hidden):
+        return []
+    if not any(root in h.parents for h in hidden):
+        return [root]
+    out: list[Path] = []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        out += readable_except(Path(entry.path), hidden)
+    return out
 
 
 def _tasks_of_this_user() -> int:
