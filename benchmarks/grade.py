@@ -50,7 +50,7 @@ def wrong(stem: str, text: str) -> str:
         return text.replace("np.tril(np.ones((T, T), dtype=bool))", "np.ones((T, T), dtype=bool)", 1)
     mark = "# ── stub:"
     answer, _, rest = text.partition(mark)
-    sharp = re.sub(r'params = \{"s": \d+', 'params = {"s": 1', answer, count=1)
+    sharp = re.sub(r'^(params = \{"[^"]+": )[\d.]+', r"\g<1>1", answer, count=1, flags=re.M)
     if sharp != answer:
         return sharp + mark + rest
     name = re.findall(r"^(W_\w+) = ", answer, flags=re.M)[-1]
@@ -132,9 +132,11 @@ def main(argv=None) -> int:
         print(f"  {r['workers']} worker{'s' if r['workers'] > 1 else ''}: {r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s CPU"
               f" -> {r['per_min_per_core_wall']:5.2f}/min/core (wall), {r['per_min_per_core_cpu']:5.2f}/min/core (CPU)")
     speedup = one["wall_s"] / two["wall_s"]
-    best = max(one["per_min_per_core_cpu"], one["per_min_per_core_wall"])
-    print(f"  speed-up 1 -> 2 workers: {speedup:.2f}x; the same grades both ways: {'yes' if same else 'NO'}")
-    print(f"  goal >= {GOAL:g} submissions/min/core: {'met' if best >= GOAL else 'MISSED'} ({best:.2f}, 1 worker)")
+    print(f"  speed-up 1 -> 2 workers: {speedup:.2f}x (wall); the same grades both ways: {'yes' if same else 'NO'}")
+    for how in ("cpu", "wall"):
+        rate = one[f"per_min_per_core_{how}"]
+        print(f"  goal >= {GOAL:g} submissions/min/core by {how.upper() if how == 'cpu' else how} time, 1 worker: "
+              f"{'met' if rate >= GOAL else 'MISSED'} ({rate:.2f})")
     print(f"  puzzle statuses (1 worker): {one['statuses']}")
     print(f"  a hostile submission wrote outside its folder: {'YES' if escaped else 'no'}")
     if args.json:
