@@ -18,13 +18,10 @@ import sys
 import traceback
 import types
 
-JOB = ".circuits-job.json"
-
-
-def main() -> None:
-    with open(JOB, encoding="utf-8") as f:
+def main(job_fd: int) -> None:
+    """`job_fd`: a file the grader made outside this folder and opened for us (no path of it is in reach)."""
+    with os.fdopen(job_fd, encoding="utf-8") as f:
         job = json.load(f)
-    os.remove(JOB)
     out = os.fdopen(int(job["fd"]), "w", encoding="utf-8")
 
     def emit(message: dict) -> None:

@@ -129,35 +129,46 @@ def run(folder: str, items: list[dict], limits: Limits = Limits()) -> Run:
     """Run the job `items` (one per puzzle file in `folder`) in fenced child processes; never raises for the files."""
     out = Run({})
     remaining = list(items)
-    while remaining:
-        out.starts += 1
-        failed_at = _one_process(folder, remaining, limits, out)
-        remaining = [i for i in remaining if i["stem"] not in out.results]
-        if failed_at is None and remaining:  # it stopped between files, or before the first: the rest cannot run
-            why = out.stopped or "stopped before this file"
-            for item in remaining:
-                out.results[item["stem"]] = {"error": f"the submission's process {why} (before this file)"}
-            break
-    printed = Path(folder, ".circuits-output.txt")
+    printed = _unnamed_file("circuits-printed-")  # the grader's, outside the folder: no link can replace it
     try:
-        with open(printed, "rb") as f:
-            out.printed = f.read(4000).decode("utf-8", errors="replace")
-    except OSError:
-        pass
+        while remaining:
+            out.starts += 1
+            failed_at = _one_process(folder, remaining, limits, out, printed)
+            remaining = [i for i in remaining if i["stem"] not in out.results]
+            if failed_at is None and remaining:  # it stopped between files, or before the first: the rest cannot run
+                why = out.stopped or "stopped before this file"
+                for item in remaining:
+                    out.results[item["stem"]] = {"error": f"the submission's process {why} (before this file)"}
+                break
+        os.lseek(printed, 0, os.SEEK_SET)
+        out.printed = os.read(printed, 4000).decode("utf-8", errors="replace")
+    finally:
+        os.close(printed)
     return out
 
 
-def _one_process(folder: str, items: list[dict], limits: Limits, out: Run) -> str | None:
+def _unnamed_file(prefix: str, data: bytes = b"") -> int:
+    """A temporary file of the grader's, unlinked at once: only its descriptor reaches the child."""
+    fd, path = tempfile.mkstemp(prefix=prefix)
+    os.unlink(path)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _one_process(folder: str, items: list[dict], limits: Limits, out: Run, printed: int) -> str | None:
     """One child over `items`; returns the stem it failed on (recorded in out.results), or None if it ran to the end."""
     read_fd, write_fd = os.pipe()
     job = {"fd": write_fd, "read": _readable(), "limits": _limits(limits, len(items)), "files": items}
-    Path(folder, ".circuits-job.json").write_text(json.dumps(job), encoding="utf-8")
+    job_fd = _unnamed_file("circuits-job-", json.dumps(job).encode("utf-8"))
     boot = (f"import sys; sys.path.insert(0, {runtime()!r}); "
-            "from circuits.grading.child import main; main()")
-    with open(Path(folder, ".circuits-output.txt"), "ab") as printed:
+            f"from circuits.grading.child import main; main({job_fd})")
+    try:
         proc = subprocess.Popen([sys.executable, "-I", "-B", "-c", boot], cwd=folder, env=_environment(folder),
-                                stdin=subprocess.DEVNULL, stdout=printed, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
-                                start_new_session=True, close_fds=True)
+                                stdin=subprocess.DEVNULL, stdout=printed, stderr=subprocess.STDOUT,
+                                pass_fds=(write_fd, job_fd), start_new_session=True, close_fds=True)
+    finally:
+        os.close(job_fd)
     os.close(write_fd)
     current, deadline, buffer = None, time.monotonic() + START_SECONDS, b""
     try:
