@@ -141,6 +141,13 @@ def classroom(tmp_path_factory, bystanders):
             except OSError:
                 pass
             """)},
+        "linker": {"01_consonants.py": with_prefix("01_consonants", f"""
+            import os
+            for name, target in [(".circuits-job.json", {str(outside / 'through-link.txt')!r}),
+                                 (".circuits-output.txt", {str(outside / 'secret.txt')!r})]:
+                os.symlink(target, name)
+            os._exit(3)
+            """), "03_uniform.py": solution("03_uniform")},
         "coder_wrong": {"00_attention.py": solution("00_attention").replace(
             "return np.tril(np.ones((T, T), dtype=bool))", "return np.ones((T, T), dtype=bool)")},
         "coder_library": {"00_attention.py": solution("00_attention").replace(
@@ -150,6 +157,7 @@ def classroom(tmp_path_factory, bystanders):
                    .replace("       [0, 1]]", "       [0, 1, 0]]"),
                    "03_uniform.py": solution("03_uniform").replace("W_Q = ", "W_Q = 'identity' or ")},
     }
+    (outside / "secret.txt").write_text("TOPSECRET")
     folders = [write(root / name, files) for name, files in subs.items()]
     graded = parallel.grade_all(parallel.submissions([str(root / "good"), *map(str, folders)]), FEW, workers=1,
                                 limits=LIMITS)
@@ -284,6 +292,15 @@ def test_a_file_that_sleeps_times_out_and_the_rest_is_graded(classroom):
     assert (p.status, p.score) == ("error", 0)
     assert "took longer than 6 s and was stopped" in p.detail
     assert row(grades, "sleeper", "01_consonants").status == "solved"
+
+
+def test_links_left_in_its_folder_lead_the_grader_nowhere(classroom):
+    grades, root = classroom
+    p = row(grades, "linker", "01_consonants")
+    assert p.status == "error" and "exited with code 3" in p.detail
+    assert row(grades, "linker", "03_uniform").status == "solved"  # graded in a new process
+    assert not (root / "outside" / "through-link.txt").exists()
+    assert not any("TOPSECRET" in n for n in grades["linker"].notes)
 
 
 def test_allocating_10_gb_fails_inside_the_submission(classroom):
