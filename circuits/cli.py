@@ -553,6 +553,9 @@ def _grade_parser(sub) -> None:
 
 
 def cmd_grade(args) -> int:
+    if os.name != "posix":
+        raise CircuitError("circuits grade runs submissions in POSIX processes: use Linux (or macOS, without the "
+                           "Landlock fence)")
     from circuits.grading import outputs, parallel
     from circuits.grading.grade import select
     from circuits.grading.sandbox import Limits

@@ -110,7 +110,7 @@ def _limits(limits: Limits, n_files: int) -> dict:
 
 
 def _environment(folder: str) -> dict:
-    return {"PATH": "/usr/bin:/bin", "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+    return {"PATH": "/usr/bin:/bin", "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8",
             "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
 
