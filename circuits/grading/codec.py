@@ -21,7 +21,7 @@ from circuits.model.basis import NamedMatrix
 KINDS = "biuf"  # numpy dtype kinds that may cross: bool, signed and unsigned ints, floats
 MAX_DEPTH = 8  # nesting of lists and tuples in a code puzzle's inputs and outputs
 MAX_ITEMS = 1 << 16  # items in one list, tuple or dict
-MAX_ENTRIES = 1 << 22  # entries of one array (32 MB of float64); the largest reference matrix has about 2,000
+MAX_ENTRIES = 1 << 20  # entries of one array (8 MB of float64); the largest reference matrix has about 2,000
 
 
 class Unreadable(Exception):
