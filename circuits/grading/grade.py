@@ -134,7 +134,7 @@ def grade(source: str | Path | Submission, stems: list[str], limits: sandbox.Lim
     source = sub.source
     if student:
         sub.student = student
-    items, files = [], {}
+    items = []
     for stem in stems:
         name = sub.puzzle_file(stem)
         if name is None:
@@ -142,7 +142,6 @@ def grade(source: str | Path | Submission, stems: list[str], limits: sandbox.Lim
         ref = reference(stem)
         is_code = any(isinstance(t, Code) for t in ref.puzzle.targets)
         plan = _code_plan(stem, n_examples) if is_code else []
-        files[stem] = name
         items.append({"stem": stem, "file": name, "shown": f"{sub.where}{name}", "code": is_code,
                       "names": [*ref.puzzle.answer, *ref.puzzle.optional], "optional": list(ref.puzzle.optional),
                       "calls": [batch for _, _, batches in plan for batch in batches]})

@@ -185,6 +185,8 @@ def _one_process(folder: str, items: list[dict], limits: Limits, out: Run, print
                 buffer += chunk
                 if len(buffer) > 256 << 20:
                     return _stopped(out, current, proc, "handed back more than 256 MB")
+                if b"\n" not in chunk:  # a long line still arriving: split once it ends
+                    continue
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     try:
