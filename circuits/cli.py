@@ -580,6 +580,10 @@ def cmd_grade(args) -> int:
 
     grades = parallel.grade_all(subs, stems, args.workers, args.scheduler,
                                 Limits(seconds=args.timeout, memory_mb=args.memory), done=done)
+    unfenced = sorted({g.fence for g in grades if g.fence and not g.fence.startswith("Landlock")})
+    if unfenced:  # said once, not hidden in the JSON: the instructor decides whether that is acceptable here
+        print(f"circuits: warning: submissions ran without a file system fence ({unfenced[0]}): they could read "
+              "what this user can; see docs/grading.md", file=sys.stderr)
     for path in outputs.write_all(grades, csv_path, args.json, args.gradescope, args.report_dir, args.force):
         print(f"wrote {path}")
     return 0
