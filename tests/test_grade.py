@@ -432,3 +432,20 @@ def test_the_fence_leaves_out_an_installed_curriculum_inside_site_packages(tmp_p
     assert sorted(p.relative_to(tmp_path).as_posix() for p in allowed) == [
         "site-packages/numpy", "site-packages/six.py", "site-packages/sympy"]
     assert readable_except(tmp_path, [tmp_path.parent / "elsewhere"]) == [tmp_path]
+
+
+def test_the_instructor_is_warned_when_submissions_ran_unfenced(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "una", {})
+    real = parallel.grade_all
+
+    def unfenced(*args, **kwargs):
+        graded = real(*args, **kwargs)
+        for g in graded:
+            g.fence = "no Landlock (this kernel does not offer it)"
+        return graded
+
+    monkeypatch.setattr(parallel, "grade_all", unfenced)
+    assert main(["grade", "una", "--puzzles", "1", "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: submissions ran without a file system fence (no Landlock" in err
