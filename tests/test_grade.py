@@ -108,11 +108,16 @@ def classroom(tmp_path_factory, bystanders):
                    + "\nif 'W_K' in stolen:\n    W_Q, W_K, W_V = stolen['W_Q'], stolen['W_K'], stolen['W_V']\n"},
         "forker": {"01_consonants.py": with_prefix("01_consonants", """
             import os, sys, time
-            child = os.fork()
+            try:
+                child = os.fork()
+            except OSError as e:
+                child = None
+                print(f"fork refused: {e}")
             if child == 0:
                 time.sleep(3600)
                 os._exit(0)
-            print(f"forked {child}", flush=True)
+            if child:
+                print(f"forked {child}")
             """)},
         "sleeper": {"01_consonants.py": solution("01_consonants"),
                     "03_uniform.py": with_prefix("03_uniform", "import time\ntime.sleep(3600)\n")},
@@ -274,9 +279,12 @@ def test_no_tcp_connection_and_no_signal_reach_outside(classroom, bystanders):
     assert victim.poll() is None  # still running
 
 
-def test_a_fork_is_killed_with_its_process_group(classroom):
+def test_a_fork_is_refused_or_killed_with_its_process_group(classroom):
     grades, _ = classroom
     assert row(grades, "forker", "01_consonants").status == "solved"
+    if "no forks" in grades["forker"].fence:
+        assert any("fork refused: [Errno 1] Operation not permitted" in n for n in grades["forker"].notes)
+        return
     note = next(n for n in grades["forker"].notes if "forked" in n)
     pid = int(note.split("forked ")[1].split("'")[0])
     try:

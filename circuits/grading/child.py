@@ -3,7 +3,8 @@
 Started by sandbox.py as `python -I -B -c …` in a fresh temporary folder holding the submission's
 files and a job. It reads the job, restricts its own file system view with Linux Landlock when the
 kernel offers it (read: Python and the circuits runtime; read and write: its own folder; no
-network; no signals to processes outside), then executes each puzzle file and writes one JSON
+network; no signals to processes outside), gives up root's capabilities, refuses itself new
+processes (seccomp; threads still start), then executes each puzzle file and writes one JSON
 line per file to the pipe it was given. Nothing here decides a grade: whatever this process
 sends is data for the grader to check, so a file that patches circuits or forges the output can
 only send numbers — which it could have written in the first place.
@@ -30,12 +31,22 @@ def main(job_fd: int) -> None:
 
     limit(job["limits"])
     walls = fence(job["read"], os.getcwd())
-    emit({"ready": True, "fence": walls + drop_capabilities()})
+    emit({"ready": True, "fence": walls + drop_capabilities() + no_forks()})
     sys.path.insert(0, os.getcwd())  # a helper module next to the puzzle files imports as it would at home
     for item in job["files"]:
         emit({"start": item["stem"]})
-        emit({"done": item["stem"], **run_file(item)})
+        result = run_file(item)
+        _flush()  # what the file printed reaches the grader before this process is killed
+        emit({"done": item["stem"], **result})
     emit({"end": True})
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a file may have replaced or closed them
+            pass
 
 
 def run_file(item: dict) -> dict:
@@ -141,6 +152,43 @@ def drop_capabilities() -> str:
     if libc.capset(ctypes.byref(header), data) != 0:
         return f"; root's capabilities kept ({os.strerror(ctypes.get_errno())})"
     return "; root without capabilities"
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56, "clone3": 435}),
+         "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435})}
+
+
+def no_forks() -> str:
+    """A seccomp filter: new processes fail with EPERM (threads still start), so no fork bomb — the process cap
+    does not bind root. clone3 says ENOSYS, which sends the C library back to clone, whose flags can be read."""
+    arch = _ARCH.get(os.uname().machine) if sys.platform.startswith("linux") else None
+    if arch is None:
+        return ""
+    audit, nr = arch
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    code = [(ld, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, allow), (ld, 0, 0, 0)]
+    for name in ("fork", "vfork"):
+        if name in nr:
+            code += [(jeq, 0, 1, nr[name]), (ret, 0, 0, eperm)]
+    code += [(jeq, 0, 1, nr["clone3"]), (ret, 0, 0, enosys),
+             (jeq, 0, 4, nr["clone"]), (ld, 0, 0, 16), (jset, 0, 1, 0x00010000),  # clone: CLONE_THREAD?
+             (ret, 0, 0, allow), (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+    program = (_SockFilter * len(code))(*[_SockFilter(*c) for c in code])
+    fprog = _SockFprog(len(code), program)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(38, 1, 0, 0, 0)  # no_new_privs, as seccomp requires of an unprivileged process
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        return f"; forks allowed (seccomp: {os.strerror(ctypes.get_errno())})"
+    return "; no forks"
 
 
 # --- Landlock: the kernel's own file system fence for an unprivileged process (Linux 5.13+) -------------------

@@ -5,7 +5,8 @@ directory, HOME and TMPDIR), stdin closed, an environment of a few fixed variabl
 (no PYTHON* variables, no user site), a private copy of the circuits package without the
 reference solutions, and limits on CPU time, address space, file size and (when not root)
 processes. On Linux with Landlock it can read only Python, the system libraries and that copy,
-write only its folder, open no TCP connection and signal no process outside. The grader gives
+write only its folder, open no TCP connection and signal no process outside; a seccomp filter
+refuses it new processes (threads still start); run as root, it gives up every capability. The grader gives
 each puzzle file a wall-clock deadline; a file that runs over, exhausts a limit or ends the
 process is reported in one line and the process is started again for the files after it.
 When it is done, its whole process group is killed (forks included).
