@@ -67,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
                                     description="Rank every head of a model by the puzzles' attention behaviours, "
                                     "on random tokens repeated once. Nothing is downloaded."))
     _authoring_parsers(sub)  # new, audit
+    _grade_parser(sub)
     return p
 
 
@@ -585,6 +586,65 @@ def cmd_audit(args) -> int:
 
 
 COMMANDS.update({"new": cmd_new, "audit": cmd_audit})
+
+
+# --- the instructor's command: grade a class -------------------------------------------------------------------
+def _grade_parser(sub) -> None:
+    g = sub.add_parser("grade", help="grade submissions against the shipped puzzles, each in a fenced process",
+                       description="Grade each SUBMISSION (a folder or a .zip of NN_name.py files, in puzzles/ or at "
+                       "the top) against the shipped puzzles. Only the answer names come from a student's file; its "
+                       "code runs in a process of its own, under limits, and hands back numbers.")
+    g.add_argument("submissions", nargs="+", metavar="SUBMISSION")
+    g.add_argument("--puzzles", metavar="SPEC", help="which puzzles, e.g. 0-8 or 1,4,10-12 (default: all)")
+    g.add_argument("--out", metavar="FILE", help="the CSV gradebook (default grades.csv)")
+    g.add_argument("--json", metavar="FILE", help="also write the full results as JSON")
+    g.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json (one submission only)")
+    g.add_argument("--report-dir", metavar="DIR", help="write each student's report, as text and an HTML page")
+    g.add_argument("--workers", type=int, metavar="N", help="submissions graded at once (default: the cores)")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler instead (the [cluster] extra)")
+    g.add_argument("--timeout", type=float, default=10.0, metavar="S", help="seconds per puzzle file (default 10)")
+    g.add_argument("--memory", type=int, default=2048, metavar="MB", help="memory per submission (default 2048)")
+    g.add_argument("--force", action="store_true", help="overwrite output files that exist")
+
+
+def cmd_grade(args) -> int:
+    if os.name != "posix":
+        raise CircuitError("circuits grade runs submissions in POSIX processes: use Linux (or macOS, without the "
+                           "Landlock fence)")
+    from circuits.grading import outputs, parallel
+    from circuits.grading.grade import select
+    from circuits.grading.sandbox import Limits
+
+    if args.workers is not None and args.workers < 1:
+        raise CircuitError(f"--workers {args.workers}: give at least 1")
+    if not (args.timeout > 0 and args.memory >= 256):
+        raise CircuitError("--timeout must be positive and --memory at least 256 (MB)")
+    if args.gradescope and len(args.submissions) != 1:
+        raise CircuitError(f"--gradescope writes one submission's results.json; {len(args.submissions)} were given")
+    csv_path = args.out or ("grades.csv" if not args.gradescope else None)
+    for path, what in ((csv_path, "--out"), (args.json, "--json"), (args.gradescope, "--gradescope")):
+        if path:
+            outputs.check_target(path, args.force, what)
+    stems = select(args.puzzles)
+    subs = parallel.submissions(args.submissions)
+    if args.report_dir:
+        outputs.report_paths(args.report_dir, [s.student for s in subs], args.force)
+
+    def done(g) -> None:
+        print(f"graded {g.student}: {g.score:g} of {g.max_score:g} ({g.seconds:.1f} s)"[:80], file=sys.stderr)
+
+    grades = parallel.grade_all(subs, stems, args.workers, args.scheduler,
+                                Limits(seconds=args.timeout, memory_mb=args.memory), done=done)
+    unfenced = sorted({g.fence for g in grades if g.fence and not g.fence.startswith("Landlock")})
+    if unfenced:  # said once, not hidden in the JSON: the instructor decides whether that is acceptable here
+        print(f"circuits: warning: submissions ran without a file system fence ({unfenced[0]}): they could read "
+              "what this user can; see docs/grading.md", file=sys.stderr)
+    for path in outputs.write_all(grades, csv_path, args.json, args.gradescope, args.report_dir, args.force):
+        print(f"wrote {path}")
+    return 0
+
+
+COMMANDS["grade"] = cmd_grade
 
 if __name__ == "__main__":
     raise SystemExit(main())

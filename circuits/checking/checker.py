@@ -145,7 +145,7 @@ def _hypothesis_stores_nothing_here():
             configuration.set_hypothesis_home_dir(old)
 
 
-def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, Tokens]:
+def _property_test(model, targets, open_idx, strategy, n_examples, inputs=None) -> dict[int, Tokens]:
     """hypothesis.find over the inputs' strategy; returns {target index: minimal failing input}."""
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample, Unsatisfiable
@@ -154,7 +154,7 @@ def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, 
     remaining = list(open_idx)
     cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
                    phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
-    tried = _examples_tried(strategy, cfg)  # what find tries while nothing fails: run as one batch
+    tried = examples_tried(inputs, n_examples) if inputs is not None else _examples_tried(strategy, cfg)
     if tried is not None and evaluate(model, [targets[i] for i in remaining], tried)[0].all():
         return found  # the verdict find would give, without a forward pass per example
     while remaining:
@@ -174,6 +174,26 @@ def _property_test(model, targets, open_idx, strategy, n_examples) -> dict[int, 
                 found[i] = example
                 remaining.remove(i)
     return found
+
+
+_TRIED: dict[tuple[int, int], tuple[object, list[Tokens] | None]] = {}
+_TRIED_KEPT = 64  # puzzles' lists kept; `watch` reloads a file (new Inputs) at each save
+
+
+def examples_tried(inputs, n_examples: int) -> list[Tokens] | None:
+    """What the property test tries on `inputs` while nothing fails (as _examples_tried): the same list for every
+    answer, since find is derandomized, so it is drawn once per Inputs and size, not once per check."""
+    key = (id(inputs), n_examples)
+    kept = _TRIED.get(key)
+    if kept is None or kept[0] is not inputs:
+        from hypothesis import HealthCheck, Phase, settings
+
+        cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
+                       phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+        if len(_TRIED) >= _TRIED_KEPT:
+            _TRIED.pop(next(iter(_TRIED)))
+        kept = _TRIED[key] = (inputs, _examples_tried(inputs.strategy(), cfg))  # holds inputs: its id stays its own
+    return kept[1]
 
 
 def _examples_tried(strategy, cfg) -> list[Tokens] | None:
@@ -364,7 +384,7 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
                            "a target must check something (a mistake in the puzzle, not in the answer)")
     open_t = [t for t in range(len(targets)) if t not in failed]
     if open_t and property_examples:
-        found = _property_test(model, targets, open_t, inputs.strategy(), property_examples)
+        found = _property_test(model, targets, open_t, inputs.strategy(), property_examples, inputs)
         cov.property_examples = property_examples
         for t, ex in found.items():
             failed[t] = Failure(STAGES[3], ex, len(ex))
@@ -415,28 +435,69 @@ def check_structure(target: Structure, attempt, model) -> TargetResult:
     return res
 
 
+def code_verdict(target: Code, answer, example) -> str | None:
+    """None when the learner's code agrees with the library's on `example`, else why not, in one message."""
+    try:
+        return target.compare(answer, example)
+    except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
+        from circuits.checking.validate import code_mistake
+
+        return code_mistake(e, answer)  # the learner's function, or the puzzle's own compare
+
+
+def _code_settings(n_examples: int):
+    from hypothesis import HealthCheck, settings
+
+    return settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+def code_inputs(target: Code, n_examples: int = 100) -> list:
+    """The inputs a code target is checked on: its worked examples, then every input its property test draws
+    while nothing fails (derandomized, so the same list each time). Any code that agrees on all of them gets
+    check's verdict, passed; code that disagrees on one fails there too (unshrunk), so a grader that runs the
+    learner's code elsewhere can judge its outputs on exactly these."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    drawn: list = []
+
+    def record(example) -> bool:
+        drawn.append(example)
+        return False
+
+    try:
+        with _hypothesis_stores_nothing_here():
+            find(target.strategy(), record, settings=_code_settings(n_examples))
+    except (NoSuchExample, Unsatisfiable):
+        pass
+    return [*target.examples, *drawn]
+
+
+def check_code_on(target: Code, answer, inputs: Sequence) -> TargetResult:
+    """A code target's verdict on `inputs` (from code_inputs): failed at the first one compare rejects."""
+    for n, example in enumerate(inputs):
+        if (msg := code_verdict(target, answer, example)) is not None:
+            stage = STAGES[0] if n < len(target.examples) else STAGES[3]
+            return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, text=msg))
+    return TargetResult(target.label, "code", "passed", checked=len(inputs))
+
+
 def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
-    from hypothesis import HealthCheck, find, settings
+    from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
     def why(example):
-        try:
-            return target.compare(attempt.answer, example)
-        except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
-            from circuits.checking.validate import code_mistake
-
-            return code_mistake(e, attempt.answer)  # the learner's function, or the puzzle's own compare
+        return code_verdict(target, attempt.answer, example)
 
     for ex in target.examples:
         if (msg := why(ex)) is not None:
             return TargetResult(target.label, "code", "failed", failure=Failure("worked example", [], 0, text=msg))
     if n_examples <= 0:  # the property test was turned off: the worked examples are the whole check
         return TargetResult(target.label, "code", "passed", checked=len(target.examples))
-    cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
-                   suppress_health_check=list(HealthCheck))
     try:
         with _hypothesis_stores_nothing_here():
-            ex = find(target.strategy(), lambda e: why(e) is not None, settings=cfg)
+            ex = find(target.strategy(), lambda e: why(e) is not None, settings=_code_settings(n_examples))
     except NoSuchExample:
         return TargetResult(target.label, "code", "passed", checked=n_examples + len(target.examples))
     return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[3], [], 0, text=why(ex)))

@@ -183,6 +183,23 @@ def fragment(body: str, cls: str = "") -> str:
     return f'<div class="{"cv-root " + cls if cls else "cv-root"}"><style>{css}</style>{body}<script>{JS}</script></div>'
 
 
+def failure_fragment(label: str, trace) -> str:
+    """A failing target's shortest input through the model: every head's pattern, under the target's label."""
+    return f'<p class="cv-note">failing input of: {_esc(label)}</p>{_patterns_body(trace, 1)}'
+
+
+def report_page(title: str, sections: list[tuple[str, str, str, str]]) -> str:
+    """A self-contained page of reports: per section (heading, status, plain-text report, HTML fragment)."""
+    colour = {"solved": "#15803d", "failing": "#b91c1c", "error": "#b91c1c"}
+    body = [f"<h1>{_esc(title)}</h1>"]
+    for heading, status, text, fragment in sections:
+        body.append(f'<h2>{_esc(heading)} · <span style="color:{colour.get(status, "#a16207")}">{_esc(status)}</span></h2>'
+                    f'<pre style="white-space:pre-wrap">{_esc(text)}</pre>{fragment}')
+    return _page(title, "".join(body))
+
+
+
+
 def _page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR}<title>{esc(title)}</title>'
             f"<style>{CSS}</style></head>\n<body><div class=\"cv-root\">{body}</div><script>{JS}</script></body></html>\n")

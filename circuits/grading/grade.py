@@ -1,0 +1,277 @@
+"""Grade one submission: its answers' numbers from its own process, checked against the shipped puzzles here.
+
+load the shipped reference (trusted) → run the submission's files in a fenced process → decode the
+answers it hands back → put them in the reference's answer namespace → checker.check (margins off)
+→ one row per puzzle: status, score, the first failing target in one line, the learner's report.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from circuits.checking import checker, curriculum, loader
+from circuits.checking.limits import shown_input
+from circuits.checking.loader import Attempt
+from circuits.checking.targets import Code
+from circuits.errors import CircuitError
+from circuits.grading import code, codec, sandbox
+from circuits.grading.submission import Submission, read
+
+PROPERTY_EXAMPLES = 100  # the property test's size for code targets, as `circuits check` uses
+STATUSES = ("solved", "failing", "error", "not attempted", "not submitted")
+
+
+@dataclass
+class PuzzleGrade:
+    """One puzzle of one submission: plain data, so it crosses processes and machines as is."""
+
+    student: str
+    puzzle: str
+    status: str  # one of STATUSES
+    score: float
+    max_score: float
+    detail: str  # the first failing target, or why there is no verdict, in one line
+    report: str = ""  # what `circuits check` would print (80 columns, no colour)
+    html: str = ""  # the failure's attention heatmaps, an HTML fragment ("" when none)
+    result: dict | None = None  # certified.result_json of the check, when it ran
+
+
+@dataclass
+class SubmissionGrade:
+    student: str
+    source: str
+    puzzles: list[PuzzleGrade]
+    notes: list[str] = field(default_factory=list)  # what the submission's process did besides answering
+    fence: str = ""  # the file system fence its process ran under
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(p.score for p in self.puzzles)
+
+    @property
+    def max_score(self) -> float:
+        return sum(p.max_score for p in self.puzzles)
+
+
+# --- the shipped puzzles --------------------------------------------------------------------------------------
+_REFERENCES: dict[str, Attempt] = {}
+_CODE_PLANS: dict[tuple[str, int], list] = {}
+
+
+def shipped() -> list[str]:
+    """Every shipped puzzle's id, in order."""
+    where = curriculum.folder()
+    if where is None:
+        raise CircuitError("no shipped puzzles found (the curriculum is not installed): cannot grade")
+    return sorted(p.stem for p in where.glob("[0-9][0-9]_*.py"))
+
+
+def select(spec: str | None) -> list[str]:
+    """The puzzle ids a `--puzzles` spec names: "0-8", "1,4,10-12", ids or names; None: all."""
+    ids = shipped()
+    if not spec:
+        return ids
+    by_number = {int(i[:2]): i for i in ids}
+    chosen: list[str] = []
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
+        if m:
+            lo, hi = int(m[1]), int(m[2])
+            if lo > hi:
+                raise CircuitError(f"--puzzles {spec}: the range {part} runs backwards")
+            picked = [by_number[n] for n in range(lo, hi + 1) if n in by_number]
+        elif part.isdigit() and int(part) in by_number:
+            picked = [by_number[int(part)]]
+        else:
+            picked = [i for i in ids if part in (i, i.partition("_")[2])]
+        if not picked:
+            raise CircuitError(f"--puzzles {spec}: no shipped puzzle {part!r} (they are {ids[0][:2]}–{ids[-1][:2]})")
+        chosen += [p for p in picked if p not in chosen]
+    return sorted(chosen)
+
+
+def reference(stem: str) -> Attempt:
+    """The shipped reference of a puzzle, loaded once per process (this process's own trusted code)."""
+    if stem not in _REFERENCES:
+        path = curriculum.reference_file(stem)
+        if path is None:
+            raise CircuitError(f"no shipped reference for {stem}")
+        _REFERENCES[stem] = loader.load(path)
+    return _REFERENCES[stem]
+
+
+def _code_plan(stem: str, n_examples: int) -> list:
+    """Per Code target: the target, the checker's inputs, and the calls its compare makes on them."""
+    key = (stem, n_examples)
+    if key not in _CODE_PLANS:
+        ref = reference(stem)
+        plan = []
+        for t in ref.puzzle.targets:
+            if isinstance(t, Code):
+                inputs = checker.code_inputs(t, n_examples)
+                plan.append((t, inputs, code.record(t, inputs, ref.puzzle.answer)))
+        _CODE_PLANS[key] = plan
+    return _CODE_PLANS[key]
+
+
+# --- one submission -----------------------------------------------------------------------------------------
+def grade(source: str | Path | Submission, stems: list[str], limits: sandbox.Limits = sandbox.Limits(),
+          n_examples: int = PROPERTY_EXAMPLES, student: str | None = None) -> SubmissionGrade:
+    """Grade one submission (a folder, a .zip, or one already read) on the puzzles `stems`; never raises for what
+    the submission holds."""
+    start = time.perf_counter()
+    try:
+        sub = source if isinstance(source, Submission) else read(source)
+    except CircuitError as e:
+        sub = Submission(student or Path(source).name, str(source), notes=[str(e)])
+    source = sub.source
+    if student:
+        sub.student = student
+    items = []
+    for stem in stems:
+        name = sub.puzzle_file(stem)
+        if name is None:
+            continue
+        ref = reference(stem)
+        is_code = any(isinstance(t, Code) for t in ref.puzzle.targets)
+        plan = _code_plan(stem, n_examples) if is_code else []
+        items.append({"stem": stem, "file": name, "shown": f"{sub.where}{name}", "code": is_code,
+                      "names": [*ref.puzzle.answer, *ref.puzzle.optional], "optional": list(ref.puzzle.optional),
+                      "calls": [batch for _, _, batches in plan for batch in batches]})
+    run = sandbox.Run({})
+    if items:
+        folder = tempfile.mkdtemp(prefix="circuits-grade-")
+        try:
+            for name, data in sub.files.items():
+                Path(folder, name).write_bytes(data)
+            run = sandbox.run(folder, items, limits)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    shown = {i["stem"]: i["shown"] for i in items}
+    grades = [_grade_puzzle(sub.student, stem, shown.get(stem), run.results.get(stem), n_examples) for stem in stems]
+    notes = list(sub.notes)
+    if run.printed.strip():
+        first = run.printed.strip().splitlines()[0][:60]
+        notes.append(f"printed output while running (ignored: grades come from the grader's own check): {first!r}")
+    if run.starts > 1:
+        notes.append(f"its process was restarted {run.starts - 1} time(s) after a file ran over a limit")
+    return SubmissionGrade(sub.student, str(source), grades, notes, run.fence, time.perf_counter() - start)
+
+
+def _grade_puzzle(student: str, stem: str, shown: str | None, message: dict | None, n_examples: int) -> PuzzleGrade:
+    ref = reference(stem)
+    if shown is None:
+        detail = f"no file {stem}.py (or {stem[:2]}_*.py) in the submission"
+        report = f"{stem} · {ref.puzzle.title} · not submitted\n{detail}\n"
+        return PuzzleGrade(student, stem, "not submitted", 0.0, 1.0, detail, report)
+    attempt = Attempt(Path(shown), ref.puzzle, types.SimpleNamespace(params={}))
+    try:
+        result = _check(attempt, ref, message or {"error": "no answer came back"}, stem, n_examples)
+    except CircuitError as e:
+        result = _error(attempt, str(e))
+    return _row(student, stem, result)
+
+
+def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples: int) -> checker.PuzzleResult:
+    if "error" in message:
+        return _error(attempt, str(message["error"]))
+    answer, missing = _decoded(attempt, message.get("answer") or {})
+    attempt.missing = missing
+    if any(isinstance(t, Code) for t in ref.puzzle.targets) and not missing:
+        return _check_code(attempt, message, stem, n_examples)
+    attempt.answer = answer
+    return checker.check(attempt, margins=False)
+
+
+def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[str]]:
+    puzzle, values, missing = attempt.puzzle, {"params": {}}, []
+    for name in [*puzzle.answer, *puzzle.optional]:
+        d = raw.get(name)
+        if d is None:
+            if name in puzzle.answer:
+                raise CircuitError(f"{attempt.path} does not define {name} (the answer needs {', '.join(puzzle.answer)})")
+            continue
+        if not isinstance(d, dict):
+            raise CircuitError(f"{attempt.path}: {name} came back unreadable")
+        if "absent" in d:
+            raise CircuitError(f"{attempt.path} does not define {name} (the answer needs {', '.join(puzzle.answer)})")
+        if "unreadable" in d:
+            if any(isinstance(t, Code) for t in puzzle.targets):
+                raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}")
+            raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}; grading takes numbers "
+                               "(lists, numpy arrays, named matrices, sympy polynomials in params' symbols)")
+        if "stub" in d:
+            missing.append(name)
+        if "function" in d:
+            continue
+        try:
+            values[name] = codec.to_answer_value(d)
+        except (codec.Unreadable, KeyError, TypeError, ValueError) as e:
+            raise CircuitError(f"{attempt.path}: {name} came back unreadable ({e})") from None
+    return types.SimpleNamespace(**values), missing
+
+
+def _check_code(attempt: Attempt, message: dict, stem: str, n_examples: int) -> checker.PuzzleResult:
+    start = time.perf_counter()
+    plan = _code_plan(stem, n_examples)
+    outcomes = message.get("calls") or []
+    names = attempt.puzzle.answer
+    targets, at = [], 0
+    for target, inputs, batches in plan:
+        answer = code.replayed(names, message.get("answer") or {}, batches, outcomes[at: at + len(batches)])
+        at += len(batches)
+        try:
+            targets.append(checker.check_code_on(target, answer, inputs))
+        except CircuitError as e:
+            targets.append(checker.TargetResult(target.label, "code", "error", message=str(e)))
+    status = "solved" if all(t.status == "passed" for t in targets) else (
+        "error" if any(t.status == "error" for t in targets) else "failing")
+    return checker.PuzzleResult(attempt, status, targets, seconds=time.perf_counter() - start)
+
+
+def _error(attempt: Attempt, message: str) -> checker.PuzzleResult:
+    targets = [checker.TargetResult(t.label, t.kind, "error", message=message) for t in attempt.puzzle.targets]
+    return checker.PuzzleResult(attempt, "error", targets, message=message)
+
+
+def first_failure(result: checker.PuzzleResult) -> str:
+    """The gradebook's one line: what to fill in, the first failing target and its finding, or the error."""
+    if result.status == "solved":
+        return ""
+    if result.status == "not attempted":
+        return f"fill in {', '.join(result.attempt.missing)}" if result.attempt and result.attempt.missing else result.message
+    bad = next((t for t in result.targets if t.status in ("failed", "error")), None)
+    if bad is None:
+        return result.message
+    if bad.status == "error":
+        return bad.message
+    f = bad.failure
+    finding = (f.explanation.summary if f.explanation is not None else f.text) if f is not None else ""
+    where = f" on {shown_input(f.tokens)}" if f is not None and f.tokens else ""
+    return f"fails: {bad.label}{where}" + (f": {finding}" if finding else "")
+
+
+def one_line(text: str, n: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= n else line[: n - 1] + "…"
+
+
+def _row(student: str, stem: str, result: checker.PuzzleResult) -> PuzzleGrade:
+    from circuits.checking.certified import result_json
+    from circuits.display.html import failure_fragment
+    from circuits.display.report import puzzle_report
+    from circuits.display.render import to_text
+
+    report = to_text(puzzle_report(result), width=80)
+    html = "".join(failure_fragment(t.label, t.failure.trace) for t in result.targets
+                   if t.failure is not None and t.failure.trace is not None)
+    solved = result.status == "solved"
+    return PuzzleGrade(student, stem, result.status, 1.0 if solved else 0.0, 1.0, one_line(first_failure(result)),
+                       report, html, result_json(result))

@@ -1,0 +1,83 @@
+"""Many submissions at once: a process pool on the local cores, or an existing Dask cluster (`--scheduler`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+
+from circuits.errors import CircuitError
+from circuits.grading import grade, sandbox
+from circuits.grading.submission import Submission, read
+
+
+def submissions(sources: list[str]) -> list[Submission]:
+    """Read every submission first: a missing one, or two with one student name, stops the run before any grading."""
+    subs = [read(s) for s in sources]
+    seen: dict[str, str] = {}
+    for s in subs:
+        if s.student in seen:
+            raise CircuitError(f"{seen[s.student]} and {s.source} are both student {s.student!r}: "
+                               "rename one (the student is the folder's or the zip's name)")
+        seen[s.student] = s.source
+    return subs
+
+
+def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_examples: int) -> grade.SubmissionGrade:
+    """grade.grade, and if grading itself fails (a bug here, not in the submission), an error row per puzzle:
+    one submission never stops the run."""
+    try:
+        return grade.grade(sub, stems, limits, n_examples)
+    except Exception as e:  # noqa: BLE001 - reported in the gradebook, the run goes on
+        why = f"grading failed: {type(e).__name__}: {e}"[:300]
+        rows = [grade.PuzzleGrade(sub.student, s, "error", 0.0, 1.0, why, f"{s} · error\n{why}\n") for s in stems]
+        return grade.SubmissionGrade(sub.student, sub.source, rows, [why])
+
+
+def default_workers() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def grade_all(subs: list[Submission], stems: list[str], workers: int | None = None, scheduler: str | None = None,
+              limits: sandbox.Limits = sandbox.Limits(), n_examples: int = grade.PROPERTY_EXAMPLES,
+              done: Callable[[grade.SubmissionGrade], None] | None = None) -> list[grade.SubmissionGrade]:
+    """Each submission graded once, in the order given; `done` hears of each as it finishes."""
+    done = done or (lambda g: None)
+    if scheduler:
+        return _on_dask(subs, stems, scheduler, limits, n_examples, done)
+    workers = max(1, min(workers or default_workers(), len(subs) or 1))
+    if workers == 1:
+        out = []
+        for s in subs:
+            out.append(grade_safely(s, stems, limits, n_examples))
+            done(out[-1])
+        return out
+    results: dict[int, grade.SubmissionGrade] = {}
+    # spawn: each worker a fresh interpreter (no threads or state carried over from this one)
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        futures = {pool.submit(grade_safely, s, stems, limits, n_examples): n for n, s in enumerate(subs)}
+        for f in as_completed(futures):
+            results[futures[f]] = f.result()
+            done(results[futures[f]])
+    return [results[n] for n in range(len(subs))]
+
+
+def _on_dask(subs, stems, address, limits, n_examples, done) -> list[grade.SubmissionGrade]:
+    """The same tasks on an existing Dask cluster; each worker runs the submission's process on its own machine."""
+    try:
+        from distributed import Client, as_completed as dask_completed
+    except ImportError:
+        raise CircuitError("--scheduler needs Dask: pip install 'circuits-workbench[cluster]'") from None
+    try:
+        client = Client(address, timeout="20s")
+    except (OSError, TimeoutError) as e:
+        raise CircuitError(f"--scheduler {address}: cannot reach the Dask scheduler ({e})") from None
+    with client:
+        futures = [client.submit(grade_safely, s, stems, limits, n_examples, pure=False) for s in subs]
+        index = {f.key: n for n, f in enumerate(futures)}
+        results: dict[int, grade.SubmissionGrade] = {}
+        for f in dask_completed(futures):
+            results[index[f.key]] = f.result()
+            done(results[index[f.key]])
+    return [results[n] for n in range(len(subs))]
