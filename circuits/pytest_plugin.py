@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import types
 from pathlib import Path
 
 import pytest
@@ -503,6 +504,9 @@ def _sent(nodeid: str, r) -> dict:
             "path": str(r.attempt.path) if r.attempt else None,
             "missing": list(r.attempt.missing) if r.attempt else [],
             "small_short": r.coverage.small_short, "margins": r.margins.describe() if r.margins else None,
+            "difficulty": r.attempt.puzzle.difficulty if r.attempt else None,
+            "minutes": r.attempt.puzzle.minutes if r.attempt else None,
+            "edits": [[e.name, e.line, e.removed] for e in r.attempt.edits] if r.attempt else [],
             "targets": [[t.label, t.kind, t.status, t.message, t.worst, t.metric] for t in r.targets]}
 
 
@@ -510,9 +514,13 @@ class _Received:
     """The parts of an Attempt the summary reads, for a result checked on an xdist worker."""
 
     def __init__(self, facts: dict):
+        from circuits.checking.givens import Edit
+
         self.path = Path(facts["path"])
         self.missing = facts["missing"]
-        self.puzzle = type("Named", (), {"id": facts["name"]})
+        self.puzzle = types.SimpleNamespace(id=facts["name"], difficulty=facts.get("difficulty"),
+                                            minutes=facts.get("minutes"))
+        self.edits = [Edit(name, line, removed) for name, line, removed in facts.get("edits", [])]
 
 
 class _Described:

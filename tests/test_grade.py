@@ -188,14 +188,15 @@ def whole_course(tmp_path_factory):
 # --- the whole course ---------------------------------------------------------------------------------------------
 def test_the_reference_solutions_get_full_marks(whole_course):
     g = whole_course["reference"]
-    assert len(g.puzzles) == len(shipped()) == 22
-    assert [p.status for p in g.puzzles] == ["solved"] * 22, [(p.puzzle, p.detail) for p in g.puzzles if p.status != "solved"]
-    assert g.score == g.max_score == 22
+    n = len(shipped())
+    assert len(g.puzzles) == n >= 22
+    assert [p.status for p in g.puzzles] == ["solved"] * n, [(p.puzzle, p.detail) for p in g.puzzles if p.status != "solved"]
+    assert g.score == g.max_score == n
 
 
 def test_the_stubs_get_zero(whole_course):
     g = whole_course["stubs"]
-    assert [p.status for p in g.puzzles] == ["not attempted"] * 22
+    assert [p.status for p in g.puzzles] == ["not attempted"] * len(shipped())
     assert g.score == 0
     assert row(whole_course, "stubs", "01_consonants").detail == "fill in W_Q, W_K, W_V"
 

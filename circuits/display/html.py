@@ -185,16 +185,16 @@ def fragment(body: str, cls: str = "") -> str:
 
 def failure_fragment(label: str, trace) -> str:
     """A failing target's shortest input through the model: every head's pattern, under the target's label."""
-    return f'<p class="cv-note">failing input of: {_esc(label)}</p>{_patterns_body(trace, 1)}'
+    return f'<p class="cv-note">failing input of: {esc(label)}</p>{_patterns_body(trace, 1)}'
 
 
 def report_page(title: str, sections: list[tuple[str, str, str, str]]) -> str:
     """A self-contained page of reports: per section (heading, status, plain-text report, HTML fragment)."""
     colour = {"solved": "#15803d", "failing": "#b91c1c", "error": "#b91c1c"}
-    body = [f"<h1>{_esc(title)}</h1>"]
+    body = [f"<h1>{esc(title)}</h1>"]
     for heading, status, text, fragment in sections:
-        body.append(f'<h2>{_esc(heading)} · <span style="color:{colour.get(status, "#a16207")}">{_esc(status)}</span></h2>'
-                    f'<pre style="white-space:pre-wrap">{_esc(text)}</pre>{fragment}')
+        body.append(f'<h2>{esc(heading)} · <span style="color:{colour.get(status, "#a16207")}">{esc(status)}</span></h2>'
+                    f'<pre style="white-space:pre-wrap">{esc(text)}</pre>{fragment}')
     return _page(title, "".join(body))
 
 
