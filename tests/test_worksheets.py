@@ -255,7 +255,16 @@ def rows_20():
     return out
 
 
-TABLES = {"02_first_consonant": rows_02, "03_uniform": rows_03, "05_virtual_head": rows_05,
+def rows_19():
+    from fractions import Fraction
+
+    ns = namespace("19_balanced_parens")
+    frac = lambda v: str(Fraction(v).limit_denominator(100)).replace("-", "−")  # noqa: E731
+    return [row(i, b, *(frac(r[k]) for k in ("bal", "neg", "ever", "balanced")))
+            for i, (b, r) in enumerate(zip("())(", ns["dyck"](list("())("))))]
+
+
+TABLES = {"19_balanced_parens": rows_19, "02_first_consonant": rows_02, "03_uniform": rows_03, "05_virtual_head": rows_05,
           "06_induction_pointer": rows_06, "07_induction_k_composition": rows_07, "08_induction_repeated": rows_08,
           "10_seen_before": rows_10, "12_successor_head": rows_12, "13_copy_suppression": rows_13,
           "15_q_composition": rows_15, "17_kv_memory": rows_17, "20_find_min": rows_20}
