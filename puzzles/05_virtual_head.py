@@ -17,8 +17,20 @@ checked exactly:
 
   W_net¹, W_net²,  the two-token copy W_net² · W_net¹  and the one-token copy W_net² + W_net¹.
 
-Worked example: W_net¹ has four 1s, at (8, 0), (9, 1), (10, 2), (11, 3), and zeros elsewhere.
-On "ab", the final residual at position 1 holds a's dimensions 0–3 in 8–11.
+Worked example, "abc" (the target, from `spec`). Dimensions 0–7 of a, b and c are
+
+    a    2  −3   1  −1   2   3  −3   0
+    b   −3  −3   2   0  −2  −3   3  −3
+    c   (not needed: nothing attends to the last token)
+
+and dimensions 8–15 of the final residual stream must be
+
+    position 0 'a'    2  −3   1  −1   2   3  −3   2
+    position 1 'b'    2  −3   1  −1   2   3  −3   2
+    position 2 'c'   −3  −3   2   0  −2  −3   3   2
+
+Position 2 holds b's dimensions 0–6 (the previous token) and, in 15, a's dimension 0
+(the token two back); position 0 attends to itself, so "two back" is itself there too.
 """
 
 import numpy as np

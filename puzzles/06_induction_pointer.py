@@ -24,14 +24,15 @@ Write six heads. Scores are raw dot products q·k, with a causal mask.
   (a) head 0.0  attends evenly to every position holding the current token, itself included.
                 W_Q_a, W_K_a: 4 × 20, reading the content.
   (b) head 0.1  attends to its own position.      W_Q_b, W_K_b: 4 × 20, reading pairs 0 and 1.
-  (c) head 0.2  attends to the previous position. W_Q_c, W_K_c: 4 × 20 (hint: a 2-D rotation per pair).
+  (c) head 0.2  attends to the previous position. W_Q_c, W_K_c: 4 × 20, reading pairs 0 and 1.
   (d) head 0.3  attends to earlier copies of the current token, never to itself.
-                W_Q_d, W_K_d: 8 × 20: the content, plus pairs 0 and 1 with a weight −β in the query.
+                W_Q_d, W_K_d: 8 × 20, reading the content and pairs 0 and 1; a symbol β,
+                bound in `params`, weighs "not myself" against "the same token".
   (e) head 0.3's values copy the 8 position numbers of the key it attends to into the scratch:
                 W_V_e: 8 × 20, W_O_e: 20 × 8, with cos:i → v:2i and sin:i → v:2i+1.
   (f) head 1.0  (layer 1) attends to the position right after the earlier copy: its query
-                reads the copied position from v:0 … v:3 and turns it one step *forward*;
-                its key reads pairs 0 and 1.  W_Q_f, W_K_f: 4 × 20.
+                reads only the scratch (v:0 … v:3, the copied pairs 0 and 1), its key only
+                pairs 0 and 1.  W_Q_f, W_K_f: 4 × 20.
 
 Each part is checked on strings of 1 to 16 tokens (every pair of positions for a token
 seen once before), by where its head looks:
@@ -49,16 +50,18 @@ into the scratch, and the blend points nowhere. That is a limit of this algorith
 your answer. Projections alone rank the keys right but make a flat softmax: multiply your
 queries by a sharpness symbol `s`, and bind `s` and `β` in `params`.
 
-Worked example, "abcab". The targets: (a) at query 3 ('a'), ½ on keys 0 and 3 each;
-(d) at query 3, key 0; (e) at query 3, v = position 0 = (1, 0, 0.8, 0, 0.6, 0, 0.4, 0);
-(f) at query 3, key 1, and at query 4 ('b', copy at 1), key 2. For (d), with query rows
-[content; −β·pairs 0–1] and key rows [content; pairs 0–1], query 3 scores its keys
+Worked example, "abcab" (the targets; —: no target there):
 
-    key 0 'a' (the copy)  1 − 0.84β        key 2 'c'           −0.47β
-    key 1 'b'               −0.71β        key 3 'a' (itself)  1 − 1.64β
+    query   (a) evenly on   (b)   (c)   (d)      (e) v:0 … v:7                      (f)
+    0 a     0               0     —     —        —                                   —
+    1 b     1               1     0     —        —                                   —
+    2 c     2               2     1     —        —                                   —
+    3 a     0, 3            3     2     0        position 0 = (1, 0, .8, 0, .6, 0, .4, 0)   1
+    4 b     1, 4            4     3     1        position 1                          2
 
-The copy beats the query itself for any β > 0, but beats key 2 only while β < 2.7. Over
-every pair of distances up to 15, which β leaves the copy the widest lead?
+At query 3, (d) must prefer key 0 (the copy, 3 back) to key 3 (itself) and to keys 1 and 2
+(other tokens, 2 and 1 back): the table of p_n·p_m above says how position alone scores
+each distance. Your β must keep the copy ahead at every pair of distances up to 15.
 """
 
 import numpy as np

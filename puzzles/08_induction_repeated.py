@@ -28,10 +28,10 @@ Write layer 1's head and the unembedding:
   W_U (27 × 79)           turn out into logits (rows in vocabulary order: <bos>, a, …, z).
 
 When the current letter is new, no key matches, but the softmax must put its attention
-somewhere: put it on BOS, whose content is empty, so the logits stay flat. BOS's key
-should score half-way between a match and a miss: scored like a match, it ties with
-the copy and takes half the attention, a mistake a large γ would hide from the
-log-probs alone, so head 1.0's pattern is checked too. Sharpness comes from two symbols bound
+somewhere: put it on BOS, whose content is empty, so the logits stay flat. When the letter
+is not new, the copy must win over BOS, not tie with it: a tie costs half the attention, a
+mistake a large γ would hide from the log-probs alone, so head 1.0's pattern is checked
+too. Sharpness comes from two symbols bound
 in `params`: `s` in W_Q (how peaked the attention is) and `γ` in W_U (how confident the
 prediction is).
 
@@ -65,9 +65,10 @@ Worked example, "abcabc" (H = 3), read as 0 BOS, 1 a, 2 b, 3 c, 4 a, 5 b, 6 c:
     half               first   first   first   first   second  second  —
     head 1.0 attends   BOS     BOS     BOS     BOS     2 'b'   3 'c'   4 'a'
     prediction         flat    flat    flat    flat    b       c       a
-    log-prob           −3.30   −3.30   −3.30   −3.30   ≈ 0     ≈ 0     —
+    log-prob of next   ≈ −3.26 ≈ −3.26 ≈ −3.26 ≈ −3.26 ≥ −0.1  ≥ −0.1  —
 
-(Flat over 27 tokens gives log(1/27) = −3.296, inside the band.)
+(≈ −3.26: the half's mean within ±0.25 of log(1/26); flat over all 27 tokens, BOS
+included, gives log(1/27) = −3.296, inside the band.)
 """
 
 import math

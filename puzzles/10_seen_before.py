@@ -20,22 +20,17 @@ Write layer 1's head, head 1.0 (scores are raw dot products, causal mask):
   W_Q, W_K (d_head × 10)  decide where it looks;
   W_V (1 × 10), W_O (10 × 1)  decide what it writes into seen.
 
-The head's value at BOS is what it writes for a new token; at any other key, what it
-writes for a seen one. Puzzle 09 needed positions to keep a token's own key from matching
-it; think about which key would match if the key read prev:* instead of tok:*. Multiply
-W_Q by a sharpness symbol `s`, bound in `params`.
+There are no positions to tell a token's own key from an earlier copy's: the head must do
+without them. Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 
-Worked example, "abca", read as 0 BOS, 1 a, 2 b, 3 c, 4 a. After layer 0, prev holds:
-—, —, a, b, c. One answer scores query "I am t" against key "the token before me was t"
-as 1 and BOS as ½ (s = 1):
+Worked examples (the target; nothing is asked at BOS):
 
-    query ↓  key →   0 BOS  1 a   2 b   3 c   4 a      attends to    seen
-    1 'a'             ½     0                          BOS           0
-    2 'b'             ½     0     0                    BOS           0
-    3 'c'             ½     0     0     0              BOS           0
-    4 'a'             ½     0     1     0     0        key 2         1
-
-With s = 20, query 3 puts 1/(1 + 3e⁻¹⁰) = 0.99986 on BOS, so seen = 0.00014 there.
+    "abca"      position   1 a   2 b   3 c   4 a
+                seen       0     0     0     1
+    "aaaa"      position   1 a   2 a   3 a   4 a
+                seen       0     1     1     1
+    "abcdabcd"  position   1 a   2 b   3 c   4 d   5 a   6 b   7 c   8 d
+                seen       0     0     0     0     1     1     1     1
 """
 
 import sympy

@@ -17,17 +17,16 @@ Write one head (W_Q, W_K: 1 × 3; W_V: 2 × 3) whose result at every position is
 within 0.1 in each coordinate, for every string of 1 to 40 letters.
 Same conventions as puzzle 01: raw dot-product scores, causal mask, result = Σ_j A_ij W_V x_j.
 
-Worked example, "cbcce", with W_Q = [[1, 1, 0]], W_K = [[0, 0, 5]], W_V = [[0, 1, 0], [0, 0, 0]]:
+Worked examples (the target, from `spec`):
 
-    query  attention over keys c b c c e           result
-    c      1      ·      ·      ·      ·           [1, 0]
-    b      .9933  .0067  ·      ·      ·           [1, 0]
-    c      .9867  .0066  .0066  ·      ·           [1, 0]
-    c      .9802  .0066  .0066  .0066  ·           [1, 0]
-    e      .9738  .0066  .0066  .0066  .0066       [.9934, 0]
+    string    first letter    result at every position
+    cbcce     c, consonant    [1, 0]
+    eacia     e, vowel        [0, 0]
+    ccrs      c, consonant    [1, 0]
 
-Watch the last row: every later key takes its share of the softmax. How long can the
-string get before position 0's share drops below 0.9?
+Position i can look at every letter 0..i, and a share of attention it gives the later
+ones blurs its result: at position 39 there are 39 of them, and the result must still be
+within 0.1.
 """
 
 import numpy as np

@@ -12,8 +12,6 @@ position i is the fraction of vowels among the letters at positions 0..i, exact 
 for every string of 1 to 40 letters.
 
 Worked example, "abcce":   a → 1,  b → 1/2,  c → 1/3,  c → 1/4,  e → 2/5.
-
-Hint: what pattern does the softmax give when every score in a row is the same?
 """
 
 import numpy as np

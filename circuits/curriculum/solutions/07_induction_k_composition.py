@@ -3,10 +3,8 @@
 Puzzle 06 moved *positions* through a head's values. Some position schemes (rotary
 attention, for one) never show positions to W_V, yet models that use them still grow
 induction heads, by a second algorithm. A previous-token head copies *which token came
-before* into a spare subspace, and the induction head's keys read that subspace: key m
-announces "the token before me was x", the query at n announces "I am x", and they match
-exactly when m comes right after an earlier copy of the token at n. The second head's keys
-are built from the first head's output: K-composition.
+before* into a spare subspace, and the induction head's keys are built from what that
+head wrote: K-composition. How they find the right key is yours to work out.
 
 The embedding (d_model = 13, n_ctx = 16). Every input starts with a BOS token at position
 0. Tokens a b c d have orthonormal content directions tok:a … tok:d, and BOS has its own
@@ -17,10 +15,10 @@ prev:a … prev:d, start empty.
 Write two heads (scores are raw dot products q·k, with a causal mask):
 
   head 1 = head 0.0, the previous-token head.  W_Q1, W_K1 (4 × 13) attend from each position
-      to the one before it, by rotating the position pairs (as in puzzle 06 (c));
-      W_V1 (4 × 13) reads the content and W_O1 (13 × 4) writes it into prev:a … prev:d.
-  head 2 = head 1.0, the induction head.  W_Q2 (4 × 13) reads the current content,
-      W_K2 (4 × 13) reads prev:a … prev:d.
+      to the one before it, from the position pairs; W_V1 (4 × 13) and W_O1 (13 × 4) copy
+      the attended token's content into prev:a … prev:d.
+  head 2 = head 1.0, the induction head.  W_Q2, W_K2 (4 × 13); its keys read only what
+      head 1 wrote (prev:a … prev:d).
 
 For strings of 1 to 15 tokens after BOS (checked on every string of 1 to 6 tokens and on
 random strings of up to 15):
@@ -32,24 +30,26 @@ random strings of up to 15):
 
 Why BOS? Position 0 has no previous position, so the previous-token head can only attend
 to itself there, and would write position 0's own token into prev. With BOS at position 0
-that token has no content: keys 0 and 1 announce nothing.
+that token has no content: prev stays empty at positions 0 and 1.
 
-In the reference, W_K2 reads exactly the directions W_O1 writes; the K-composition score of
-the two heads, ‖W_QK² W_OV¹‖ / (‖W_QK²‖ ‖W_OV¹‖), then sits above that of random matrices of
-the same rank (not checked: a measurement to compare yours with): the reference scores 0.500 against 0.264 ± 0.062, z = +3.8, which `circuits analyze 07`
-calls "above" (beyond 3 standard deviations; run it once you have an answer). Multiply both
-queries by a sharpness symbol `s`, bound in `params`: a blurred previous-token pattern blurs
+The K-composition score of the two heads, ‖W_QK² W_OV¹‖ / (‖W_QK²‖ ‖W_OV¹‖), measures how
+much of what head 2 reads head 1 wrote, against random matrices of the same rank (not
+checked: a measurement to compare yours with): the reference scores 0.500 against
+0.264 ± 0.062, z = +3.8, which `circuits analyze 07` calls "above" (beyond 3 standard
+deviations; run it once you have an answer). Multiply both queries by a sharpness symbol
+`s`, bound in `params`: a blurred previous-token pattern blurs
 every key of head 2.
 
 Worked example, "abcab", which the model reads as  0 BOS, 1 a, 2 b, 3 c, 4 a, 5 b.
 After head 1, prev holds at each position the token before it: —, —, a, b, c, a.
-Head 2's scores with s = 1 (query content · key prev), and the target keys:
+The targets (—: no target there):
 
-    query ↓  key →   0 BOS  1 a  2 b  3 c  4 a  5 b     target
-    4 'a'              0     0    1    0    0    ·      key 2 (the 'b' after the first 'a')
-    5 'b'              0     0    0    1    0    0      key 3 (the 'c' after the first 'b')
-
-Queries 1–3 hold new tokens, so they have no target.
+    query        head 0.0 attends to    head 1.0 attends to
+    1 'a'        0 BOS                  —   (a new token)
+    2 'b'        1 'a'                  —
+    3 'c'        2 'b'                  —
+    4 'a'        3 'c'                  2 'b'   (the token after the first 'a')
+    5 'b'        4 'a'                  3 'c'   (the token after the first 'b')
 """
 
 import numpy as np

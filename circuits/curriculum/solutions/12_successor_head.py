@@ -18,19 +18,23 @@ Write its OV circuit, W_V (2 × 4) and W_O (4 × 2), so that
 
 Multiply W_O by a sharpness symbol `γ`, bound in `params`.
 
-Worked example. A head that writes digit 3's own point, γ·(cos 108°, sin 108°), into out
-copies: the logit of d is γ·cos((d − 3)·36°), largest at 3 itself. Its neighbours get
-γ·cos 36° = .809γ, so the successor must win by the gap between 1 and .809:
+Worked example, "3790" (the target, from `successors`):
+
+    position            0     1     2     3
+    digit               3     7     9     0
+    must predict        4     8     0     1      (each with log-prob ≥ −0.1)
+
+A copying head (puzzle 11's kind) would predict 3, 7, 9, 0: each digit's column of its
+full OV circuit is largest at the digit itself. Its logits for digit 3, γ·cos((d − 3)·36°):
 
     d                 0      1      2      3      4      5      6      7      8      9
     copy 3         −.309γ  .309γ  .809γ   1γ    .809γ  .309γ −.309γ −.809γ  −1γ  −.809γ
-    successor of 3 −.809γ −.309γ  .309γ  .809γ   1γ    .809γ  .309γ −.309γ −.809γ  −1γ
 
-With γ = 30, the successor row gives 4 the log-prob −log(1 + 2e^−5.73 + 2e^−20.7 + …) = −0.0065.
+Yours must be largest at 4 instead, and 4 must win over its rivals by enough that its
+log-prob is ≥ −0.1.
 
-Puzzle 11's copying score cannot tell the two rows apart well: this head's full OV circuit
-has eigenvalues 5γ·e^(±iθ) (and zeros), so it scores cos 36° = 0.81, not far from a copier's
-1. Gould et al. check successorship directly, as (a) does.
+Puzzle 11's copying score cannot tell the two apart well: a successor head can score
+close to a copier's 1. Gould et al. check successorship directly, as (a) does.
 """
 
 import sympy

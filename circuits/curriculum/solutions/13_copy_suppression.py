@@ -26,14 +26,13 @@ raw dot products, causal mask): W_Q, W_K (d_head × 11), W_V (5 × 11), W_O (11 
 Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 
 Worked example, "cab", read as 0 BOS, 1 c, 2 a, 3 b. The bigram path predicts d, b, c.
-At position 3, c is predicted and c was already said at position 1, so the head should
-look there and cancel pred:c. One answer scores "I predict y" against "I am y" as 1 and
-BOS as ½ (s = 1):
+At position 3, c is predicted and c was already said at position 1: that prediction must
+go. The targets (nothing is asked at BOS):
 
-    query ↓  key →   0 BOS  1 c   2 a   3 b      predicts   in context?   pred after the head
-    1 'c'             ½     0                    d          no            pred:d = 1
-    2 'a'             ½     0     0              b          no            pred:b = 1
-    3 'b'             ½     1     0     0        c          yes (1)       all 0
+    position   predicts   said earlier?   pred:a … pred:e after the head
+    1 'c'      d          no              0 0 0 1 0
+    2 'a'      b          no              0 1 0 0 0
+    3 'b'      c          yes, at 1       0 0 0 0 0
 
 The logits (a … e) at position 3 go from (0, 0, 5, 0, 0), c at 0.967, to flat: 1/6 each
 (BOS has a logit too, always 0).

@@ -25,21 +25,19 @@ strings of up to 16; scores are raw dot products, causal mask):
   (b) head 1.0 puts ≥ 0.9 of its attention on the later repeats of the first token,
       together, or on position 0 while there are none.
 
-Position 0 holds the first token too, so a query "the first token is x" against a key
-"I am x" scores position 0 like a repeat: the start direction can tell them apart.
-Multiply W_Q1 by a sharpness symbol `s`, bound in `params`.
+Position 0 holds the first token too, but it is not a repeat: it is the target only while
+no repeat has come. Multiply W_Q1 by a sharpness symbol `s`, bound in `params`.
 
-Worked example, "abcab" (positions 0 a, 1 b, 2 c, 3 a, 4 b). After head 0.0, first:a = 1
-at every position. One answer scores a repeat 1, position 0 ½, anything else 0 (s = 1):
+Worked example, "abcab" (positions 0 a, 1 b, 2 c, 3 a, 4 b). The targets:
 
-    query ↓  key →   0 a   1 b   2 c   3 a   4 b      target
-    0 'a'             ½                               key 0 (no repeat yet)
-    1 'b'             ½     0                         key 0
-    2 'c'             ½     0     0                   key 0
-    3 'a'             ½     0     0     1             key 3
-    4 'b'             ½     0     0     1     0       key 3
+    query    (a) first:* after head 0.0    (b) head 1.0 attends to
+    0 'a'    first:a = 1                   key 0   (no repeat yet)
+    1 'b'    first:a = 1                   key 0
+    2 'c'    first:a = 1                   key 0
+    3 'a'    first:a = 1                   key 3   (the first repeat of 'a')
+    4 'b'    first:a = 1                   key 3
 
-With s = 20, query 4 puts 1/(1 + e⁻¹⁰ + 3e⁻²⁰) = 0.99995 on key 3.
+and on "aaaa", query 3 spreads its attention over keys 1, 2 and 3 together, not key 0.
 
 Once you have an answer, `circuits analyze 15` measures the composition. The reference's
 Q-composition score, ‖W_QK¹ᵀ W_OV⁰‖ / (‖W_QK¹‖ ‖W_OV⁰‖), is 0.500, and its K-composition

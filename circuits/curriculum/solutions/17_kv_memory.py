@@ -26,16 +26,18 @@ the pair is not one of the four facts, even where only half of it matches
 ("Alan Lovelace", "Marie Turing"). Checked on every string of 1 to 4 names and on random
 strings of up to 8.
 
-Worked example, "Alan Lovelace Ada Lovelace", with one unit for Ada Lovelace that only
-adds its two halves, W_in's row = prev:Ada + tok:Lovelace, W_out's column = city:London:
+Worked examples (the target, from `spec`):
 
-    position   prev    token      W_in r   relu   writes        expected
-    0          —       Alan         0       0     nothing       nothing
-    1          Alan    Lovelace     1       1     city:London   nothing     ✗
-    2          —       Ada          0       0     nothing       nothing
-    3          Ada     Lovelace     2       2     2 · London    city:London ✗
+    "Alan Lovelace Ada Lovelace"
+    position   0 Alan    1 Lovelace   2 Ada     3 Lovelace
+    writes     nothing   nothing      nothing   city:London
 
-A key must fire on the whole pair and on nothing less: give it a threshold.
+    "Marie Curie Albert Einstein Alan Turing"
+    position   0 Marie   1 Curie       2 Albert  3 Einstein  4 Alan    5 Turing
+    writes     nothing   city:Warsaw   nothing   city:Ulm    nothing   city:London
+
+A half match ("Alan Lovelace", at 1) writes nothing, and a whole match writes exactly 1,
+not more.
 """
 
 from circuits import (

@@ -35,9 +35,8 @@ Worked example, "2130":
     3 '0'        0                 3
 
 and on "1010" the query at 3 must attend to key 1, not to key 3: the tie goes to the earlier
-copy. A score that falls with the value alone ties there; the position term must never
-outweigh one step of value, or an earlier 2 would beat a later 1 (on "1222222222220" the
-last query would attend to the '1' at 0 instead of the '0' at 12).
+copy. Position breaks ties only: on "1222222222220" the last query must attend to the '0'
+at 12, however far back the '1' at 0 is.
 """
 
 import sympy
