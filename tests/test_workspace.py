@@ -209,3 +209,17 @@ def test_every_command_works_in_a_folder_declared_with_circuits_paths(tmp_path, 
     assert main(["list"]) == 2
     assert capsys.readouterr().err == ("circuits: pytest.ini: circuits_paths names my_course, which is not there; "
                                        "it lists folders of puzzle files\n")
+
+
+def test_watch_runs_the_loop_in_a_fresh_workspace(tmp_path):
+    """The quick start from an empty folder: `circuits init course`, `cd course`, `circuits watch` (here quit at once)."""
+    import subprocess
+    import sys
+
+    assert main(["init", str(tmp_path / "course")]) == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    done = subprocess.run([sys.executable, "-m", "circuits.cli", "watch"], cwd=tmp_path / "course", input="q\n",
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "00_attention · Attention by hand · not attempted" in done.stdout
+    assert "watching puzzles/00_attention.py" in done.stdout
