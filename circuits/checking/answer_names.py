@@ -11,14 +11,12 @@ from circuits.errors import CircuitError
 ROLES = ("W_Q", "W_K", "W_V", "W_O")
 
 
-def head_matrices(attempt, model) -> dict[tuple[int, int, str], str]:
-    """(layer, head, role) → the answer's name for it, matched by value in the order both are written."""
+def _matched(attempt, slots: dict) -> dict:
+    """slot → the answer's name for the built matrix `slots[slot]`, matched by value in the order both are written."""
     from circuits.model.weights import matrix
 
     answer = attempt.answer
-    slots = [(l, h, role) for l in range(model.n_layers) for h in range(model.n_heads(l)) for role in ROLES
-             if getattr(model.head(l, h), role, None) is not None]
-    out: dict[tuple[int, int, str], str] = {}
+    out: dict = {}
     for name in attempt.puzzle.answer:
         value = getattr(answer, name, None)
         if name == "params" or value is None or callable(value):
@@ -27,12 +25,19 @@ def head_matrices(attempt, model) -> dict[tuple[int, int, str], str]:
             numbers = matrix(value, name, (None, None), params=getattr(answer, "params", None))
         except (CircuitError, TypeError, ValueError):
             continue
-        for slot in slots:
-            built = np.asarray(getattr(model.head(slot[0], slot[1]), slot[2]))
+        for slot, built in slots.items():
+            built = np.asarray(built)
             if slot not in out and built.shape == numbers.shape and np.array_equal(built, numbers):
                 out[slot] = name
                 break
     return out
+
+
+def head_matrices(attempt, model) -> dict[tuple[int, int, str], str]:
+    """(layer, head, role) → the answer's name for it."""
+    return _matched(attempt, {(l, h, role): getattr(model.head(l, h), role) for l in range(model.n_layers)
+                              for h in range(model.n_heads(l)) for role in ROLES
+                              if getattr(model.head(l, h), role, None) is not None})
 
 
 def in_answer_terms(hint: str, head: tuple[int, int] | None, names: dict[tuple[int, int, str], str]) -> str:
@@ -59,25 +64,8 @@ def in_answer_terms(hint: str, head: tuple[int, int] | None, names: dict[tuple[i
 
 def mlp_matrices(attempt, model) -> dict[tuple[int, str], str]:
     """(layer, "W_in" | "W_out") → the answer's name for it, matched by value as for heads."""
-    from circuits.model.weights import matrix
-
-    answer = attempt.answer
-    out: dict[tuple[int, str], str] = {}
-    slots = [(l, role) for l, block in enumerate(model.blocks) if block.mlp is not None for role in ("W_in", "W_out")]
-    for name in attempt.puzzle.answer:
-        value = getattr(answer, name, None)
-        if name == "params" or value is None or callable(value):
-            continue
-        try:
-            numbers = matrix(value, name, (None, None), params=getattr(answer, "params", None))
-        except (CircuitError, TypeError, ValueError):
-            continue
-        for l, role in slots:
-            built = np.asarray(getattr(model.blocks[l].mlp, role))
-            if (l, role) not in out and built.shape == numbers.shape and np.array_equal(built, numbers):
-                out[(l, role)] = name
-                break
-    return out
+    return _matched(attempt, {(l, role): getattr(block.mlp, role) for l, block in enumerate(model.blocks)
+                              if block.mlp is not None for role in ("W_in", "W_out")})
 
 
 def _symbols(value) -> set[str]:
