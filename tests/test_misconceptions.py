@@ -334,7 +334,7 @@ CASES = [
     Case("11_copying_head", "angles doubled: token k written at corner 2k", _doubled_angles,
          "copying score Σλ/Σ|λ| of W_U W_OV W_E is 0.000 (needs ≥ 0.9)"),
     Case("11_copying_head", "x and y swapped in W_O: a reflection", _xy_swapped,
-         "of W_U W_OV W_E is -0.000 (needs ≥ 0.9)"),
+         "of W_U W_OV W_E is 0.000 (needs ≥ 0.9)"),
     # 12 successor head (also: a copying head, the predecessor)
     Case("12_successor_head", "rotated by 2θ: the successor's successor", _twice_the_turn,
          "(wrong: 0 → 2, 1 → 3, 2 → 4, 3 → 5 …)"),

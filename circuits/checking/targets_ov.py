@@ -86,7 +86,8 @@ class OVCircuit(Structure):
                 f"≥ {self.min_score:g}" if self.min_score is not None else "",
                 f"≤ {self.max_score:g}" if self.max_score is not None else "") if b)
             ok = (self.min_score is None or score >= self.min_score) and (self.max_score is None or score <= self.max_score)
-            rows.append((f"{name}'s copying score Σλ/Σ|λ| of W_U W_OV W_E is {score:.3f} (needs {bound})",
+            shown = 0.0 if abs(score) < 5e-4 else score  # never "-0.000": its sign is float noise, kernel to kernel
+            rows.append((f"{name}'s copying score Σλ/Σ|λ| of W_U W_OV W_E is {shown:.3f} (needs {bound})",
                          sympy.Matrix([[sympy.Float(round(score, 3), 3)]]), sympy.Matrix([[sympy.Symbol(bound)]]), ok))
         if self.raises is not None:
             yours = raised(M, tokens)
