@@ -50,7 +50,7 @@ def learner_file_recorder(folder: str, into: list):
             except (TypeError, ValueError):
                 return
             if path == folder or path.startswith(folder + os.sep):
-                into.append(path)
+                into.append(f"{path} ({os.environ.get('PYTEST_CURRENT_TEST', 'outside a test')})")
 
     return hook
 
@@ -83,7 +83,7 @@ def pytest_configure(config):
 def pytest_sessionfinish(session, exitstatus):
     if READ_LEARNER_FILES:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        where = ", ".join(sorted({Path(p).name or p for p in READ_LEARNER_FILES})[:5])
+        where = "; ".join(dict.fromkeys(READ_LEARNER_FILES[:3]))
         print(f"\nthe suite read the learner's files in {LEARNER_FILES} ({where}): tests read the curriculum's "
               "copies (helpers.stub, helpers.shipped), never puzzles/", file=sys.stderr)
 
