@@ -6,7 +6,6 @@ import os
 import shutil
 import sys
 import tempfile
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings

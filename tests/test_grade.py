@@ -8,7 +8,6 @@ act stopped or harmless and a one-line reason in the gradebook.
 import csv
 import io
 import json
-import os
 import re
 import socket
 import subprocess

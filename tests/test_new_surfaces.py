@@ -13,12 +13,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from circuits import CircuitError, MLPOut, OVCircuit
-from helpers import ROOT
+from helpers import ROOT, fresh_project, stub
 from test_cli_safety import CIRCUITS, ENV, hashes
 
 STEMS = ("01_consonants", "03_uniform", "11_copying_head", "16_xor_mlp")
@@ -28,12 +27,7 @@ MARK = "# ── your answer"
 @pytest.fixture
 def project(tmp_path):
     """puzzles/ as shipped and solutions/, for four puzzles; the verdict cache and backups in this test's folder."""
-    root = tmp_path / "project"
-    for folder in ("puzzles", "solutions"):
-        (root / folder).mkdir(parents=True)
-        for stem in STEMS:
-            shutil.copy2(ROOT / folder / f"{stem}.py", root / folder / f"{stem}.py")
-    return root
+    return fresh_project(tmp_path / "project", STEMS)  # the stubs rebuilt from the curriculum, never our puzzles/
 
 
 def env_for(root, **extra) -> dict:
@@ -114,8 +108,7 @@ def test_reset_restores_a_puzzle_in_a_declared_course_folder(project):
     (project / "pytest.ini").write_text("[pytest]\ncircuits_paths = mycourse\n")
     result = run(project, "reset", "mycourse/03_uniform.py")  # its twin is ../solutions/, as for puzzles/
     assert result.returncode == 0 and not result.stderr, result.stderr
-    stub = (ROOT / "puzzles" / "03_uniform.py").read_bytes()
-    assert (project / "mycourse" / "03_uniform.py").read_bytes() == stub
+    assert (project / "mycourse" / "03_uniform.py").read_text(encoding="utf-8") == stub("03_uniform")
 
 
 def _new_files(root) -> list[str]:
