@@ -9,7 +9,7 @@ import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, shipped
 
 from circuits.checking.loader import load
 from circuits.pytest_plugin import project_cache_dir
@@ -25,8 +25,7 @@ def project(pytester, stems, answered=()):
         (pytester.path / folder).mkdir()
     for stem in stems:
         shutil.copy(ROOT / "solutions" / f"{stem}.py", pytester.path / "solutions" / f"{stem}.py")
-        source = "solutions" if stem in answered else "puzzles"
-        shutil.copy(ROOT / source / f"{stem}.py", pytester.path / "puzzles" / f"{stem}.py")
+        shipped("solutions" if stem in answered else "puzzles", stem, pytester.path / "puzzles")  # never our puzzles/
     return pytester.path
 
 
