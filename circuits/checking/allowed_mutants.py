@@ -254,5 +254,10 @@ ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
             "W_in[[]*, tok:cos] → 0", "W_in[[]*, prev:cos] → 0", "W_in[[]*, prev:sin] 0 → 1", "W_in rows * ↔ *",
             "W_U[[]*, 5] → 0", "whole answer × 10", "s × 10")),
     ],
+    "29_smaller_before": [
+        ("W_Q[[]*, 5] 0 → s", "only the BOS query reads bos, and BOS sees one key and has no target"),
+        ("whole answer × 10", SCALED_UP),
+        ("s × 10", SCALED_UP),
+    ],
 }
 ALLOWED.update(ALLOWED_INVENTION)
