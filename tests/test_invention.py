@@ -1,4 +1,4 @@
-"""Puzzles that ask for invention (issue 28): the challenges 22–25 and the capstone 26 reject the misconceptions a
+"""Puzzles that ask for invention (issue 28): the challenges 22–25 and 29 and the capstone 26 reject the misconceptions a
 learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report that points at
 it; their worked numbers are true; and every puzzle's level (difficulty, minutes) is validated, shipped and shown."""
 
@@ -16,6 +16,7 @@ from circuits.checking.loader import load
 from circuits.errors import CircuitError
 
 NEW = ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
+NEW += ["29_smaller_before"]
 s = sympy.Symbol("s")
 
 
@@ -406,6 +407,96 @@ def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
     f = only_failure(check_with("26_modular_addition", params={"s": 3})).failure
     assert f.explanation.rows[1][2] == f.explanation.rows[1][3]  # the right top guess, not sure enough
     assert "make the prediction surer (raise your sharpness symbol s)" in f.explanation.hint
+
+
+# --- 29: the smaller digits before ------------------------------------------------------------------------------
+def _table(picks, bos=1):
+    """A head whose score table is `picks`: W_K reads each direction alone, W_Q's row k gives query x s·picks(x, k)
+    against a digit key k and s·bos against BOS (BOS's own query reads nothing)."""
+    W_Q = [[s * int(picks(x, k)) for x in range(5)] + [0] for k in range(5)] + [[s * bos] * 5 + [0]]
+    return dict(W_Q=W_Q, W_K=np.eye(6).tolist())
+
+
+def test_29_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
+    from fractions import Fraction
+
+    ns = namespace("29_smaller_before")
+    digits = list("20313")
+    counts, results = ns["smaller_before"](digits), ns["spec"](digits)
+    assert counts == [0, 0, 2, 1, 3]
+    tokens = ["<bos>", *digits]
+    trace = solution("29_smaller_before").model().run(["20313"])
+    keys, pattern = ns["picked"](trace.ids)[0], trace.pattern(0, 0)[0]
+    label = lambda k: "0 BOS" if k == 0 else f"{k} '{tokens[k]}'"  # noqa: E731
+    for q in range(1, 6):
+        wanted = list(np.flatnonzero(keys[q]))
+        assert len(wanted) == counts[q - 1] + 1
+        result = str(Fraction(results[q - 1][0]).limit_denominator(10))
+        line = f"    {label(q)}    " + ", ".join(map(label, wanted))
+        assert line in ns["__doc__"] and ns["__doc__"].split(line)[1].split()[:2] == [str(counts[q - 1]), result], q
+        assert all(pattern[q, k] >= 0.99 / len(wanted) for k in wanted)
+    assert np.allclose(trace.z(0, 0)[0, 1:, 0], [r[0] for r in results], atol=1e-3)
+
+
+def test_29_the_table_may_live_in_the_keys_instead():
+    """Any head whose score table is s on the triangle y < x and on BOS passes, however it is factored: here each
+    query asks for its own digit (W_Q = s·I) and W_K's row x lists the keys that digit x picks."""
+    keyed = dict(W_Q=[[s * int(x == r) for x in range(5)] + [0] for r in range(5)],
+                 W_K=[[int(y < x) for y in range(5)] + [1] for x in range(5)])
+    assert check_with("29_smaller_before", **keyed).status == "solved"
+    assert check_with("29_smaller_before", **_table(lambda x, y: y < x)).status == "solved"  # the harness's own table
+
+
+def test_29_matching_the_same_digit_is_puzzle_18s_head_not_this_one():
+    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: x == y))).failure
+    assert f.tokens == ["0"]  # the lone digit counts itself
+    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in f.explanation.summary
+    assert "indistinguishable keys: key 1 and the target key 0 both score 20" in f.explanation.hint
+
+
+def test_29_smaller_or_equal_counts_the_digit_itself():
+    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y <= x))).failure
+    assert f.tokens == ["0"] and "puts only 0.500 there" in f.explanation.summary
+    assert "indistinguishable keys" in f.explanation.hint  # a tie, never "sharpen"
+
+
+def test_29_the_triangle_the_wrong_way_counts_the_larger_digits():
+    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y > x))).failure
+    assert f.tokens == ["0", "1"]
+    assert "the targets are keys 0, 1, each needing ≥ 0.495" in f.explanation.summary
+    assert "puts only 0.000 on key 1 '0'" in f.explanation.summary and "(0: 20, 1: 0)" in f.explanation.hint
+
+
+def test_29_ranking_by_value_is_puzzle_20s_head_not_a_count():
+    ranking = dict(W_Q=[[s] * 5 + [0]], W_K=[[-y for y in range(5)] + [1]])  # BOS first, then the smallest digit
+    f = only_failure(check_with("29_smaller_before", **ranking)).failure
+    assert f.tokens == ["0", "1"] and "its largest weight, 1.000, is on key 0 '<bos>'" in f.explanation.summary
+    assert "should spread its attention evenly over keys 0, 1, but their scores differ" in f.explanation.hint
+
+
+def test_29_bos_above_the_picked_digits_takes_the_attention():
+    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y < x, bos=2))).failure
+    assert f.tokens == ["0", "1"] and "(0: 40, 1: 20)" in f.explanation.hint
+
+
+def test_29_without_a_score_for_bos_a_zero_spreads_over_everything():
+    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y < x, bos=0))).failure
+    assert f.tokens == ["0"] and "puts only 0.500 there" in f.explanation.summary
+    assert "query at position 1 ('0') is exactly zero" in f.explanation.hint
+
+
+def test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
+    answer = _table(lambda x, y: y < x)
+    answer["W_Q"] = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in answer["W_Q"]] + [[s, 0, 0, 0, 0, 0]]
+    answer["W_K"] = [*answer["W_K"], [0] * 6]
+    refused(check_with("29_smaller_before", **answer),
+            "with s at 0, so s does not control the attention the targets depend on")
+
+
+def test_29_too_little_sharpness_leaks_onto_the_digit_itself():
+    f = only_failure(check_with("29_smaller_before", params={"s": 3})).failure
+    assert f.tokens == ["0"] and "puts only 0.953 there (needs ≥ 0.99)" in f.explanation.summary
+    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
 
 
 # --- difficulty and minutes ------------------------------------------------------------------------------------
