@@ -551,8 +551,8 @@ def test_a_puzzle_file_may_declare_its_own_level_and_list_shows_it(tmp_path):
     ref = check(solution("22_recent_vowel"), n_random=200, property_examples=10, margins=False)
     shown = to_text(summary_table([own, ref]), width=80)
     assert max(len(line) for line in shown.splitlines()) <= 80
-    assert re.search(r"93_own\s+│ ★★★ 7m\s+│ solved", shown)
-    assert re.search(r"22_recent_vowel\s+│ ★★☆ 20m\s+│ solved", shown)
+    assert re.search(r"93_own\s+│ solved\s+│.*\n│ ★★★ 7m\s+│ 1/1 target ", shown)  # the level under the name
+    assert re.search(r"22_recent_vowel\s+│ solved\s+│.*\n│ ★★☆ 20m\s+│ 1/1 target ", shown)
 
 
 def test_the_readme_table_gives_every_puzzle_its_level():

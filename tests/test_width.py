@@ -202,3 +202,74 @@ def circuits_lines(out: str) -> str:
 def test_circuits_lines_skip_only_pytests_header():
     out = "platform linux -- " + "x" * 100 + "\nplugins: " + "y" * 100 + "\ncollected 3 items\n\nFAILED " + "z" * 90
     assert too_wide(circuits_lines(out)) == ["FAILED " + "z" * 90]
+
+
+# --- the summary table (pytest puzzles/, circuits list) at 80 columns --------------------------------------------
+def _summary_results(tmp_path):
+    """Solved (with its margins), failing and not-attempted rows, the longest puzzle name among them."""
+    from helpers import solution
+
+    results = [check(solution("04_previous_token"), n_random=200, property_examples=10)]  # a long margin note
+    failing = solution("09_duplicate_token")
+    failing.answer.params = {"s": 3}
+    results.append(check(failing, n_random=200, property_examples=10, margins=False))
+    for stem in ("07_induction_k_composition", "19_balanced_parens", "29_smaller_before"):
+        path = tmp_path / f"{stem}.py"
+        path.write_text(stub_text(ROOT / "solutions" / f"{stem}.py"), encoding="utf-8")
+        results.append(check(load(path), n_random=200, property_examples=10, margins=False))
+    assert [r.status for r in results] == ["solved", "failing", "not attempted", "not attempted", "not attempted"]
+    return results
+
+
+def _cells(text: str) -> list[list[str]]:
+    """The table's body lines, split into their cells (the box's vertical lines are │)."""
+    return [[c.strip() for c in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+
+
+def _note_width(text: str) -> int:
+    """The narrowest line of the table's last column, its padding taken off."""
+    return min(cell_len(line.split("│")[-2]) for line in text.splitlines() if line.startswith("│")) - 2
+
+
+def test_the_summary_table_fits_80_columns_and_keeps_what_to_do_readable(tmp_path):
+    from circuits.display.render import to_text
+    from circuits.display.report import summary_table
+
+    results = _summary_results(tmp_path)
+    text = to_text(summary_table(results), width=WIDTH)
+    assert too_wide(text) == []
+    assert _note_width(text) >= 24, text  # not a few characters a line
+    rows: list[list[list[str]]] = []
+    for cells in _cells(text):  # a row starts where the puzzle cell names a puzzle
+        if re.match(r"\d\d_\w+$", cells[0]):
+            rows.append([])
+        rows[-1].append(cells)
+    assert [row[0][0] for row in rows] == [r.name for r in results]
+    for row, result in zip(rows, results):
+        first, second = row[0], row[1]
+        assert first[1] == result.status  # name, status and the start of the note share the row's first line
+        passed = sum(t.status == "passed" for t in result.targets)
+        assert second[0].startswith("★") and second[1].startswith(f"{passed}/{len(result.targets)} target")
+        note = " ".join(cells[2] for cells in row if cells[2])
+        if result.status == "not attempted":  # read back whole: every answer name, none cut
+            assert note == "fill in " + ", ".join(result.attempt.missing)
+        elif result.status == "failing":
+            bad = next(t for t in result.targets if t.status == "failed")
+            assert note == f"fails: {bad.label}"
+        else:
+            assert note.startswith(result.coverage.small_short)
+
+
+def test_the_old_layout_fails_the_width_check():
+    """Level and targets in columns of their own (the layout before) leave the last column 11 characters at 80."""
+    from rich.table import Table
+
+    from circuits.display.render import to_text
+
+    old = Table(title="circuits puzzles", title_justify="left", header_style="bold")
+    for name in ("puzzle", "level", "status", "targets"):
+        old.add_column(name, no_wrap=True)
+    old.add_column("margin / what to do", overflow="fold")
+    old.add_row("07_induction_k_composition", "★★☆ 30m", "not attempted", "0/2", "fill in W_Q1, W_K1, W_V1, W_O1")
+    text = to_text(old, width=WIDTH)
+    assert too_wide(text) == [] and _note_width(text) < 24

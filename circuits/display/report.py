@@ -145,14 +145,14 @@ def worst_per_metric(targets: list[TargetResult]) -> str:
 
 
 def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") -> Table:
+    """One row per puzzle: its name over its level, its status over the targets met, then the margin or what to do.
+
+    The level and the count sit under the name and the status, not in columns of their own, so that at 80 columns
+    the last column keeps about 30 characters a line: "fill in W_Q, W_K" or a failing target reads whole."""
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("puzzle", no_wrap=True)
-    levels = any(r.attempt is not None and (r.attempt.puzzle.difficulty or r.attempt.puzzle.minutes) for r in results)
-    if levels:  # difficulty and expected time, when the puzzles say
-        table.add_column("level", no_wrap=True)
     table.add_column("status", no_wrap=True)
-    table.add_column("targets", justify="right")
-    table.add_column("margin / what to do", overflow="fold")
+    table.add_column("margin / what to do", overflow="fold", min_width=24)
     for r in results:
         passed = sum(t.status == "passed" for t in r.targets)
         if r.status == "solved":
@@ -165,8 +165,14 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
         else:
             bad = next(t for t in r.targets if t.status in ("failed", "error"))
             note = bad.message if bad.status == "error" else f"fails: {bad.label}"
-        level = [level_text(r.attempt.puzzle if r.attempt else None)] if levels else []
-        table.add_row(r.name, *level, Text(r.status, style=STYLE.get(r.status, "")), f"{passed}/{len(r.targets)}", note)
+        level = level_text(r.attempt.puzzle if r.attempt else None)
+        name = Text(r.name)
+        if level:
+            name.append("\n" + level, style="dim")
+        status = Text(r.status, style=STYLE.get(r.status, ""))
+        if r.targets:
+            status.append(f"\n{passed}/{len(r.targets)} target{'s' if len(r.targets) > 1 else ''}", style="dim")
+        table.add_row(name, status, note)
     return table
 
 
