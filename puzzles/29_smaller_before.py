@@ -41,7 +41,7 @@ is asked at BOS itself.
 import numpy as np
 import sympy
 
-from circuits import Attention, Basis, blank, HeadZ, Head, Inputs, Model, Output, Puzzle, Runs, Uniform, Vocab
+from circuits import Attention, Basis, blank, Head, HeadZ, Inputs, Model, Output, Puzzle, Runs, Uniform, Vocab
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
@@ -90,7 +90,8 @@ puzzle = Puzzle(
                        description="head 0.0 splits its attention evenly over BOS and the earlier smaller digits "
                                    "(each ≥ 0.99/(n + 1))"),
              Output(HeadZ(0, 0), spec, tol=1e-3,
-                    description="head 0.0's result is 1/(n + 1), n = the earlier digits smaller than this one (±0.001)")],
+                    description="head 0.0's result is 1/(n + 1), n = the earlier digits smaller than this one "
+                                "(±0.001)")],
     inputs=Inputs(list(DIGITS), min_len=1, max_len=16,
                   families=[Uniform(), Runs({"0": "0", "1": "1", "2": "2", "3": "3", "4": "4"})]),
     examples=["20313", "0000", "43210", "01234", "4444444444444440"],
