@@ -9,6 +9,7 @@ from rich.text import Text
 from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.loader import display
 from circuits.checking.puzzle import stars
+from circuits.checking.targets import higher_is_worse
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
@@ -129,7 +130,7 @@ def worst_case(t: TargetResult) -> str:
     """The worst value a passing target's metric took, e.g. "smallest attention on target 0.9971"."""
     if t.worst is None or t.kind != "behaviour":
         return ""
-    value = f"{t.worst:.4f}" if t.metric.startswith("smallest") or t.metric == "log-prob" else f"{t.worst:.2g}"
+    value = f"{t.worst:.2g}" if higher_is_worse(t.metric) else f"{t.worst:.4f}"  # an error, or a mass or log-prob
     return f"{t.metric} {value}"
 
 
@@ -139,7 +140,7 @@ def worst_per_metric(targets: list[TargetResult]) -> str:
     for t in targets:
         if worst_case(t):
             best = by_metric.get(t.metric)
-            worse = best is None or ((t.worst > best.worst) if t.metric.startswith("largest") else (t.worst < best.worst))
+            worse = best is None or ((t.worst > best.worst) if higher_is_worse(t.metric) else (t.worst < best.worst))
             by_metric[t.metric] = t if worse else best
     return ", ".join(worst_case(t) for t in by_metric.values())
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking import behaviours, diagnosis, fields, once
+from circuits.checking.targets import authored
 from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
 from circuits.checking.targets.formats import families_of, family_of, token_at
 from circuits.checking.targets.scores import factor_needed, scale_by, what_differs
@@ -136,6 +137,55 @@ class Attention(Target):
         worst = np.nanmin(np.where(np.isnan(mass), np.inf, mass), axis=-1)
         worst = np.where(np.isfinite(worst), worst, 1.0)
         return Evaluation(worst >= self.min_mass, worst, (~np.isnan(mass)).sum(-1))
+
+    def slack(self, worst):
+        return worst - self.min_mass
+
+    def bound(self):
+        return f"needs ≥ {self.min_mass:g}"
+
+    def validate(self, examples, alphabet, fail):
+        if not 0 < self.min_mass <= 1:
+            raise fail(f"min_mass is {self.min_mass:g}, needs a share of attention in (0, 1]")
+        if isinstance(self.where, str):
+            if self.where not in behaviours.BEHAVIOURS:
+                raise fail(f"where={self.where!r} is not a behaviour; the behaviours are {', '.join(behaviours.BEHAVIOURS)}")
+            return
+        if not callable(self.where):
+            raise fail(f"where is {type(self.where).__name__}, needs a behaviour name or a function")
+        if self.per_input:
+            for toks in examples:
+                got = authored.call(self.where, list(toks), f"where({authored.shown(toks)})", fail)
+                authored.check_keys(got, toks, fail)
+            return
+        toks = max(examples, key=len)
+        ids = np.array([[alphabet.index(t) for t in toks]])  # [1, T]
+        got = authored.call(self.where, ids, f"where(ids of shape {ids.shape})", fail)
+        shape = np.shape(got)
+        T = ids.shape[1]
+        if shape not in ((1, T), (1, T, T)):
+            raise fail(f"where(ids) returned shape {shape} for ids of shape {ids.shape}; it needs {(1, T)} (a key "
+                       f"position per query, −1 for none) or {(1, T, T)} (booleans: the keys each query may attend)")
+        arr = np.asarray(got)
+        if len(shape) == 2:
+            if not (np.issubdtype(arr.dtype, np.number) and np.array_equal(arr, np.round(arr))):
+                raise fail(f"where(ids) returned {arr.dtype} values, needs integer key positions (−1 for none)")
+            bad = np.flatnonzero((arr[0] > np.arange(T)) | (arr[0] < -1))
+            if len(bad):
+                q = int(bad[0])
+                raise fail(f"where(ids) puts query {q}'s key at {int(arr[0, q])}, needs −1 or a key 0..{q} "
+                           "(a query sees only itself and earlier keys)")
+
+    def checks_nothing(self, probe):
+        return self.per_input and not authored.expects_something(self.where, probe)
+
+    def shown(self, trace, tokens):
+        pattern = trace.pattern(self.layer, self.head)[0]
+        keys = self.key_sets(trace, [tokens])[0]  # [query, key]
+        return {"label": self.label, "kind": "attention", "head": [self.layer, self.head],
+                "readout": f"head {self.layer}.{self.head}: attended key (argmax)",
+                "expected": [[int(k) for k in np.flatnonzero(row)] or None for row in keys],
+                "output": [int(np.argmax(r)) for r in pattern]}
 
     def classes_ok(self, canon, sample):
         if not self.per_input:

@@ -62,3 +62,42 @@ class Target:
     def classes_ok(self, canon: Callable[[Tokens], Tokens], sample: list[Tokens]) -> bool:
         """Whether this target's spec gives the same answer on each input and its class-canonical form."""
         return True
+
+    def slack(self, worst: np.ndarray) -> np.ndarray:
+        """How far each input's `worst` value is from failing the target (≥ 0: passes), in the metric's units."""
+        raise NotImplementedError
+
+    def bound(self) -> str:
+        """The bound the metric must keep, as a report says it: "tolerance 0.1", "needs ≥ 0.9"."""
+        raise NotImplementedError
+
+    def validate(self, examples: list[Tokens], alphabet: list[str], fail: Callable[[str], Exception]) -> None:
+        """Check the puzzle author's functions this target holds on the worked `examples`, when the puzzle
+        loads; raise `fail(what)` at the first mistake (see `authored`)."""
+
+    def checks_nothing(self, probe: list[Tokens]) -> bool:
+        """Whether the target expects nothing at any position of any input in `probe` (False: cannot tell)."""
+        return False
+
+    def shown(self, trace, tokens: Tokens) -> dict | None:
+        """What `circuits show` prints for this target on one input (run as `trace`), per position: what it
+        expects and what the model does; None for a target that reads no position (structure, code)."""
+        return None
+
+    def check_alone(self, checker, attempt, model, n_examples: int):
+        """This target's result when it is checked on its own (an exact target), or None for a behaviour target,
+        which the checker runs with the others on shared batches. `checker` is the checker module, handed in
+        because the targets sit below it."""
+        return None
+
+
+def higher_is_worse(metric: str) -> bool:
+    """Whether a larger value of `metric` (a behaviour target's metric, as its result carries it) is nearer to
+    failing: as the kind of target that measures it says (True for a metric no kind declares, as on Target)."""
+    kinds, found = [Target], {}
+    while kinds:
+        cls = kinds.pop()
+        kinds += cls.__subclasses__()
+        if isinstance(cls.__dict__.get("metric"), str):  # declared by this kind, not inherited
+            found[cls.metric] = cls.higher_is_worse
+    return found.get(metric, True)

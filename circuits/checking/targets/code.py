@@ -21,3 +21,6 @@ class Code(Target):
     @property
     def label(self) -> str:
         return self.description
+
+    def check_alone(self, checker, attempt, model, n_examples):
+        return checker.check_code(self, attempt, n_examples)

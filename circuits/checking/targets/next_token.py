@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking import diagnosis, fields, once
+from circuits.checking.targets import authored
 from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
 from circuits.checking.targets.formats import fmt_num, token_at
 from circuits.errors import CircuitError
@@ -47,6 +48,44 @@ class NextToken(Target):
         if self.description:
             return self.description
         return f"mean next-token log-prob in [{self.lo:g}, {self.hi:g}]" if self.mean else f"every expected next token has log-prob ≥ {self.lo:g}"
+
+    def slack(self, worst):
+        return np.minimum(worst - self.lo, self.hi - worst) if self.mean else worst - self.lo
+
+    def bound(self):
+        return f"needs [{self.lo:g}, {self.hi:g}]" if self.mean else f"needs ≥ {self.lo:g}"
+
+    def validate(self, examples, alphabet, fail):
+        if not callable(self.spec):
+            raise fail(f"spec is {type(self.spec).__name__}, needs a function tokens -> one value per token")
+        for toks in examples:
+            got = authored.call(self.spec, list(toks), f"spec({authored.shown(toks)})", fail)
+            authored.check_spec_result(got, toks, None, True, fail)
+        if self.after_bos is None:
+            return
+        if not callable(self.after_bos):
+            raise fail(f"after_bos is {type(self.after_bos).__name__}, needs a function tokens -> "
+                       "the token expected after BOS (or None)")
+        for toks in examples:
+            got = authored.call(self.after_bos, list(toks), f"after_bos({authored.shown(toks)})", fail)
+            if got is not None and got not in alphabet:
+                raise fail(f"after_bos({authored.shown(toks)}) returned {got!r}, which is not a token of the "
+                           "puzzle's alphabet")
+
+    def checks_nothing(self, probe):
+        if self.after_bos is not None:
+            return False  # it reads the prediction at BOS too
+        return not authored.expects_something(self.spec, probe)
+
+    def shown(self, trace, tokens):
+        if trace.logprobs is None:
+            return None
+        vocab = trace.model.vocab
+        off = trace.ids.shape[1] - len(tokens)
+        at_bos = [self.after_bos(tokens)] if off and self.after_bos is not None else []  # the prediction made at BOS
+        return {"label": self.label, "kind": "next-token", "readout": "next-token prediction",
+                "expected": [None] * (off - len(at_bos)) + at_bos + list(self.spec(tokens)),
+                "output": [vocab.tokens[int(i)] for i in trace.logprobs[0].argmax(-1)]}
 
     def _logp(self, trace, batch) -> np.ndarray:  # [b, T] with NaN where no expectation
         if trace.logprobs is None:

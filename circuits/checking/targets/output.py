@@ -9,6 +9,7 @@ import numpy as np
 
 from circuits.checking import diagnosis, fields
 from circuits.checking.readouts import HeadOutput, Readout, Residual
+from circuits.checking.targets import authored
 from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
 from circuits.checking.targets.formats import fmt_pair, fmt_vec, token_at
 from circuits.checking.targets.scores import factor_needed, scale_by, what_differs
@@ -59,6 +60,33 @@ class Output(Target):
         worst = np.nanmax(np.where(np.isnan(err), -np.inf, err), axis=-1)
         worst = np.where(np.isfinite(worst), worst, 0.0)
         return Evaluation(worst <= self.tol, worst, (~np.isnan(err)).sum(-1))
+
+    def slack(self, worst):
+        return self.tol - worst
+
+    def bound(self):
+        return f"tolerance {self.tol:g}"
+
+    def validate(self, examples, alphabet, fail):
+        if not callable(self.spec):
+            raise fail(f"spec is {type(self.spec).__name__}, needs a function tokens -> one value per token")
+        width = len(self.readout.directions) if isinstance(self.readout, Residual) or getattr(
+            self.readout, "directions", None) else None
+        for toks in examples:
+            got = authored.call(self.spec, list(toks), f"spec({authored.shown(toks)})", fail)
+            authored.check_spec_result(got, toks, width, False, fail)
+
+    def checks_nothing(self, probe):
+        return not authored.expects_something(self.spec, probe)
+
+    def shown(self, trace, tokens):
+        yours = self.readout.get(trace)[0]
+        off = yours.shape[0] - len(tokens)
+        exp = [None] * off + [None if e is None else list(map(float, np.atleast_1d(e))) for e in self.spec(tokens)]  # a scalar spec too
+        names = self.readout.components(trace.model)
+        named = {"directions": names} if not all(n.isdigit() for n in names) else {}  # residual directions, as check
+        return {"label": self.label, "kind": "output", "readout": self.readout.label, "expected": exp,
+                "output": yours.tolist(), **named}
 
     def classes_ok(self, canon, sample):
         return all(np.allclose(np.asarray(self.spec(s), dtype=float), np.asarray(self.spec(canon(s)), dtype=float))

@@ -20,6 +20,9 @@ class Structure(Target):
     def label(self) -> str:
         return self.description
 
+    def check_alone(self, checker, attempt, model, n_examples):
+        return checker.check_structure(self, attempt, model)
+
     def run(self, answer, model) -> list[tuple[str, object, object, bool]]:
         import sympy
 

@@ -1,0 +1,145 @@
+"""checking/ reads one way down: no module imports another's private helper, and per-kind behaviour lives on the
+target classes (no `isinstance(t, Attention)` outside checking/targets/); old import paths keep working."""
+
+import ast
+from pathlib import Path
+
+import circuits
+from circuits.checking import targets
+
+PACKAGE = Path(circuits.__file__).parent
+CHECKING = PACKAGE / "checking"
+# every kind of target: the classes of the targets package that are targets, base included
+TARGET_CLASSES = {name for name, value in vars(targets).items()
+                  if isinstance(value, type) and issubclass(value, targets.Target)}
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    anchor = module.split(".") if is_package else module.split(".")[:-1]
+    anchor = anchor[: len(anchor) - node.level + 1]
+    return ".".join(anchor + ([node.module] if node.module else []))
+
+
+def private_imports(source: str, module: str, is_package: bool = False) -> list[str]:
+    """`from circuits.checking.X import _name` (or `X._name` on an imported checking module) in another module."""
+    tree = ast.parse(source)
+    found, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(node, module, is_package)
+            if not base.startswith("circuits.checking"):
+                continue
+            for alias in node.names:
+                if base != module and alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{module}: from {base} import {alias.name}")
+                aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("circuits.checking") and alias.asname:
+                    aliases[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and node.attr.startswith("_") and not node.attr.startswith("__")
+                and aliases[node.value.id] != module):
+            found.append(f"{module}: {node.value.id}.{node.attr}")
+    return sorted(found)
+
+
+def _names(node: ast.expr) -> list[str]:
+    """The class names an isinstance's second argument names: `A`, `m.A`, `(A, B)`, `A | B`."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.Tuple):
+        return [n for elt in node.elts for n in _names(elt)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _names(node.left) + _names(node.right)
+    return []
+
+
+def kind_ladders(source: str, module: str) -> list[str]:
+    """`isinstance(…, <a target class>)` in `module`: per-kind behaviour that belongs on the target classes."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                and len(node.args) == 2:
+            hit = [n for n in _names(node.args[1]) if n in TARGET_CLASSES]
+            if hit:
+                found.append(f"{module}:{node.lineno}: isinstance(…, {' | '.join(hit)})")
+    return sorted(found)
+
+
+def _files(root: Path):
+    return [p for p in sorted(root.rglob("*.py")) if "curriculum" not in p.relative_to(PACKAGE).parts[:1]]
+
+
+def test_no_private_import_across_checking_modules():
+    found = [v for p in _files(CHECKING) for v in private_imports(p.read_text(), _module(p), p.name == "__init__.py")]
+    assert found == []
+
+
+def test_no_isinstance_over_target_kinds_outside_the_targets_package():
+    inside = CHECKING / "targets"
+    found = [v for p in _files(PACKAGE) if inside not in p.parents for v in kind_ladders(p.read_text(), _module(p))]
+    assert found == []
+
+
+def test_the_private_import_rule_catches_a_planted_violation():
+    planted = ("from circuits.checking.targets.formats import _fmt_vec, fmt_num\n"
+               "from circuits.checking import checker\n"
+               "from . import plan as p\n"
+               "def f():\n    return checker._check(1), p._helper, checker.check\n")
+    assert private_imports(planted, "circuits.checking.audit") == [
+        "circuits.checking.audit: checker._check",
+        "circuits.checking.audit: from circuits.checking.targets.formats import _fmt_vec",
+        "circuits.checking.audit: p._helper",
+    ]
+    # relative, from inside the targets package; a module's own private names are its own business
+    assert private_imports("from .base import _hidden\n", "circuits.checking.targets.mlp") == [
+        "circuits.checking.targets.mlp: from circuits.checking.targets.base import _hidden"]
+    assert private_imports("from circuits.checking.checker import _x\n", "circuits.checking.checker") == []
+    assert private_imports("from numpy import _core\nfrom circuits.checking.targets import Attention\n",
+                           "circuits.checking.cache") == []
+
+
+def test_the_kind_rule_catches_a_planted_ladder():
+    planted = ("def shown(t):\n"
+               "    if isinstance(t, Attention):\n        return 1\n"
+               "    elif isinstance(t, Output | NextToken):\n        return 2\n"
+               "    elif isinstance(t, (targets.Structure, int)):\n        return 3\n"
+               "    return isinstance(t, dict)\n")
+    assert kind_ladders(planted, "circuits.cli") == [
+        "circuits.cli:2: isinstance(…, Attention)",
+        "circuits.cli:4: isinstance(…, Output | NextToken)",
+        "circuits.cli:6: isinstance(…, Structure)",
+    ]
+    assert {"Target", "Output", "Attention", "NextToken", "MLPOutput", "Structure", "OVCircuit", "Code"} <= TARGET_CLASSES
+
+
+def test_every_old_import_path_still_works():
+    """Shipped puzzles, learners' files and instructors' puzzles import targets from these paths."""
+    from circuits.checking import targets_mlp, targets_ov
+    from circuits.checking.targets import (  # noqa: F401  (every public name the single module had)
+        NEAR_TIE, Attention, Code, Evaluation, Explanation, HeadOutput, HeadZ, NextToken, Output, Readout,
+        Residual, Structure, Target, Tokens, factor_needed)
+
+    assert targets_mlp.MLPOutput is targets.MLPOutput and targets_mlp.MLPOut is targets.MLPOut
+    assert targets_ov.OVCircuit is targets.OVCircuit is circuits.OVCircuit
+    assert (targets_ov.full_ov, targets_ov.copying_score, targets_ov.raised) == (
+        targets.full_ov, targets.copying_score, targets.raised)
+    assert circuits.Attention is Attention and circuits.MLPOutput is targets.MLPOutput
+
+
+def test_a_metrics_direction_is_the_kind_that_measures_it():
+    """The report orders and prints a metric by the direction its target kind declares."""
+    assert targets.higher_is_worse(targets.Output.metric)
+    assert not targets.higher_is_worse(targets.Attention.metric)
+    assert not targets.higher_is_worse(targets.NextToken.metric)
