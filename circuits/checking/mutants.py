@@ -270,7 +270,7 @@ LARGE = "(large twin)"
 def probe_size(puzzle) -> float:
     """The probe's bias: 1.5 × the smallest tolerance among the targets that have one, else 0.25 (a quarter logit
     or a quarter of a unit of attention-weighted value)."""
-    tols = [float(t.tol) for t in puzzle.targets if isinstance(getattr(t, "tol", None), (int, float))]
+    tols = [t.tolerance for t in puzzle.targets if t.tolerance is not None]
     return 1.5 * min(tols) if tols else 0.25
 
 

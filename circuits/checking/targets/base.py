@@ -53,6 +53,11 @@ class Target:
         """Where in the circuit the target looks: a layer (a readout after layer l: l + 0.5; the logits: ∞)."""
         return np.inf
 
+    @property
+    def tolerance(self) -> float | None:
+        """The largest error the target lets a readout have, for a target that has one (None: no tolerance)."""
+        return None
+
     def evaluate(self, trace, batch: list[Tokens]) -> Evaluation:
         raise NotImplementedError
 

@@ -61,6 +61,10 @@ class Output(Target):
         worst = np.where(np.isfinite(worst), worst, 0.0)
         return Evaluation(worst <= self.tol, worst, (~np.isnan(err)).sum(-1))
 
+    @property
+    def tolerance(self):
+        return float(self.tol)
+
     def slack(self, worst):
         return self.tol - worst
 
