@@ -143,3 +143,63 @@ def test_a_metrics_direction_is_the_kind_that_measures_it():
     assert targets.higher_is_worse(targets.Output.metric)
     assert not targets.higher_is_worse(targets.Attention.metric)
     assert not targets.higher_is_worse(targets.NextToken.metric)
+
+
+def test_each_behaviour_kind_says_how_far_from_failing_and_its_bound():
+    """`circuits audit`'s closest call asks the target: its slack (≥ 0: passes) and the bound it states."""
+    import numpy as np
+
+    from circuits.checking.targets import MLPOut, MLPOutput
+
+    worst = np.array([0.95, 0.8])
+    attention = targets.Attention(0, 0, "previous-token", min_mass=0.9)
+    assert np.allclose(attention.slack(worst), [0.05, -0.1]) and attention.bound() == "needs ≥ 0.9"
+    output = targets.Output(targets.Residual(("x",)), lambda toks: [0] * len(toks), tol=0.9)
+    assert np.allclose(output.slack(worst), [-0.05, 0.1]) and output.bound() == "tolerance 0.9"
+    assert output.tolerance == 0.9 and attention.tolerance is None
+    mlp = MLPOutput(MLPOut(0), lambda toks: [0] * len(toks), tol=0.5)
+    assert mlp.bound() == "tolerance 0.5" and mlp.tolerance == 0.5
+    every = targets.NextToken(lambda toks: [None] * len(toks), lo=-0.5)
+    assert np.allclose(every.slack(np.array([-0.1, -0.7])), [0.4, -0.2]) and every.bound() == "needs ≥ -0.5"
+    band = targets.NextToken(lambda toks: [None] * len(toks), lo=-1.0, hi=-0.5, mean=True)
+    assert np.allclose(band.slack(np.array([-0.7, -0.2, -1.5])), [0.2, -0.3, -0.5])
+    assert band.bound() == "needs [-1, -0.5]"
+    code = targets.Code("c", strategy=lambda: None, compare=lambda a, e: None)
+    assert code.tolerance is None and code.shown(None, ["a"]) is None
+
+
+def test_a_target_that_expects_nothing_is_found_by_its_own_kind():
+    probe = [list("ab"), list("abc")]
+    nothing = lambda toks: [None] * len(toks)  # noqa: E731
+    assert targets.Output(targets.Residual(("x",)), nothing).checks_nothing(probe)
+    assert not targets.Output(targets.Residual(("x",)), lambda toks: [None, *[1] * (len(toks) - 1)]).checks_nothing(probe)
+    assert targets.NextToken(nothing).checks_nothing(probe)
+    assert not targets.NextToken(nothing, after_bos=lambda toks: "a").checks_nothing(probe)  # it reads BOS's prediction
+    assert targets.Attention(0, 0, nothing, per_input=True).checks_nothing(probe)
+    assert not targets.Attention(0, 0, "previous-token").checks_nothing(probe)  # a behaviour: cannot tell
+
+
+def test_each_kind_validates_its_own_functions_with_one_line_naming_them():
+    from circuits.errors import CircuitError
+
+    fail = lambda what: CircuitError(f"91_x.py: targets[0]: {what}")  # noqa: E731
+    examples, alphabet = [list("abc")], list("abc")
+    cases = [
+        (targets.Output(targets.Residual(("x", "y")), lambda toks: [[1, 2, 3]] * len(toks)),
+         "spec('abc') gives 3 numbers per position; the readout has 2 directions"),
+        (targets.NextToken(lambda toks: [1] * len(toks)), "spec('abc')[0] is 1, needs the expected next token"),
+        (targets.NextToken(lambda toks: [None] * len(toks), after_bos=lambda toks: "z"),
+         "after_bos('abc') returned 'z', which is not a token of the puzzle's alphabet"),
+        (targets.Attention(0, 0, "previous-token", min_mass=1.5), "min_mass is 1.5, needs a share of attention in (0, 1]"),
+        (targets.Attention(0, 0, lambda toks: [None, 2, None], per_input=True),
+         "where('abc')[1] is 2, needs a key position 0..1"),
+        (targets.Attention(0, 0, lambda toks: 1 / 0, per_input=True), "where('abc') raised ZeroDivisionError"),
+    ]
+    for target, said in cases:
+        try:
+            target.validate(examples, alphabet, fail)
+        except CircuitError as e:
+            assert said in str(e) and str(e).startswith("91_x.py: targets[0]: "), (target, str(e))
+        else:
+            raise AssertionError(f"{target.label}: no error, expected {said!r}")
+    targets.Output(targets.Residual(("x",)), lambda toks: [1] * len(toks)).validate(examples, alphabet, fail)  # right: silent
