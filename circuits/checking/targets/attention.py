@@ -19,7 +19,6 @@ def _rotates(W: np.ndarray) -> bool:
     return bool(((np.asarray(W) != 0).sum(-1) >= 2).any())
 
 
-
 def _zero_query(trace, layer: int, head: int, q: int) -> str | None:
     """The cause when a head's query is exactly zero at q: every key scores the same, whatever W_K does."""
     w = trace.model.head(layer, head)

@@ -38,7 +38,6 @@ class Explanation:
     mlp: int | None = None  # the layer whose MLP the hint is about
 
 
-
 class Target:
     """Base: a named check. `higher_is_worse` says how `worst` reads (errors vs attention mass)."""
 
@@ -70,11 +69,11 @@ class Target:
 
     def slack(self, worst: np.ndarray) -> np.ndarray:
         """How far each input's `worst` value is from failing the target (≥ 0: passes), in the metric's units."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not say how far a value is from failing it")
 
     def bound(self) -> str:
         """The bound the metric must keep, as a report says it: "tolerance 0.1", "needs ≥ 0.9"."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not state its bound")
 
     def validate(self, examples: list[Tokens], alphabet: list[str], fail: Callable[[str], Exception]) -> None:
         """Check the puzzle author's functions this target holds on the worked `examples`, when the puzzle

@@ -13,6 +13,7 @@ def fmt_num(x: float) -> str:
 
 
 def fmt_vec(v, digits: int = 3) -> str:
+    """A vector as `[1, 0.5, 0]` at `digits` significant digits (at 3, entries below 1e-3 print as 0)."""
     v = np.atleast_1d(np.asarray(v, dtype=float))
     small = 1e-3 if digits == 3 else 0.0
     return "[" + ", ".join(f"{x:.{digits}g}" if x != 0 and abs(x) >= small else "0" for x in v) + "]"
@@ -36,8 +37,10 @@ def family_of(label: str) -> str:
 
 
 def families_of(labels) -> str:
+    """The families of some residual directions, each once, in order: "tok:*, cos/sin:*"."""
     return ", ".join(dict.fromkeys(family_of(x) for x in labels))
 
 
 def token_at(tokens: Tokens, i: int) -> str:
+    """A position and its token: `3 'a'`."""
     return f"{i} {tokens[i]!r}"

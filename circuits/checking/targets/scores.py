@@ -32,11 +32,11 @@ def factor_needed(scores: np.ndarray, ok: Callable[[np.ndarray], bool], top: flo
 
 
 def scale_by(factor: float | None, q: int) -> str:
+    """The advice for a query at position q whose scores need ×`factor` (None: no factor up to ×10⁴ is enough)."""
     if factor is None:
         return "no scale up to ×10⁴ is enough, so sharpening alone will not fix it"
     return (f"at this length ({q + 1} keys visible) the scores need ×{diagnosis.factor(factor)} (raise your sharpness "
             "symbol of the attention by that much)")
-
 
 
 def what_differs(trace, layer: int, a: int, b: int) -> str:
