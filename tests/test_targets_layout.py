@@ -203,3 +203,32 @@ def test_each_kind_validates_its_own_functions_with_one_line_naming_them():
         else:
             raise AssertionError(f"{target.label}: no error, expected {said!r}")
     targets.Output(targets.Residual(("x",)), lambda toks: [1] * len(toks)).validate(examples, alphabet, fail)  # right: silent
+
+
+def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
+    """A target's explanation holds numbers per position; display/explanations.py makes every cell."""
+    import numpy as np
+
+    from circuits.checking.targets.attention import AttentionPositions
+    from circuits.checking.targets.next_token import NextTokenPositions
+    from circuits.checking.targets.output import ReadoutPositions
+    from circuits.display.explanations import table
+
+    def of(facts):
+        return table(targets.Explanation(0, "", facts, ""))
+
+    nan = np.nan
+    readout = ReadoutPositions(["a", "b"], np.array([[1.0, 0.0], [nan, nan]]), np.array([[0.5, 0.0], [2.0, 1e-4]]),
+                               np.array([0.5, 0.0]), 0.1)
+    assert of(readout) == (["pos", "token", "expected", "yours", "error", ""],
+                           [["0", "'a'", "[1, 0]", "[0.5, 0]", "0.5", "✗"], ["1", "'b'", "—", "[2, 0]", "0", "✓"]])
+    readout.names = ["x", "y"]  # an MLP's: by name
+    assert of(readout)[1][0][2:4] == ["x 1", "x 0.5"]
+    pattern = np.array([[1.0, 0.0, 0.0], [0.7, 0.3, 0.0], [0.2, 0.4, 0.4]])
+    keys = np.array([[False] * 3, [True, False, False], [False, True, True]])
+    attention = AttentionPositions(["a", "b", "c"], pattern, keys, np.array([-1, 0, 2]), np.array([nan, 0.7, 0.8]), 0.9)
+    assert of(attention) == (["query", "token", "target key", "argmax key (weight)", "on target", ""],
+                             [["0", "'a'", "—", "0 (1.000)", "—", ""], ["1", "'b'", "0 'a'", "0 (0.700)", "0.700", "✗"],
+                              ["2", "'c'", "1, 2", "1 (0.400)", "0.800", "✗"]])
+    next_token = NextTokenPositions(["a", "b"], [None, "c"], ["b", "c"], np.array([nan, -0.25]))
+    assert of(next_token)[1] == [["0", "'a'", "—", "'b'", "—"], ["1", "'b'", "'c'", "'c'", "-0.250"]]

@@ -10,6 +10,7 @@ from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.loader import display
 from circuits.checking.puzzle import stars
 from circuits.checking.targets import higher_is_worse
+from circuits.display import explanations
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
@@ -33,17 +34,18 @@ def rows_to_show(n: int, q: int) -> list[int | None]:
 
 
 def _table(expl) -> Table:
+    columns, rows = explanations.table(expl)
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
-    for n, c in enumerate(expl.columns):  # vectors wrap inside their cells; position, token and error columns stay whole
-        vector = any(str(row[n]).startswith("[") for row in expl.rows if n < len(row))
+    for n, c in enumerate(columns):  # vectors wrap inside their cells; position, token and error columns stay whole
+        vector = any(str(row[n]).startswith("[") for row in rows if n < len(row))
         table.add_column(c, justify="left" if vector or c == "token" else "right", no_wrap=not vector,
                          overflow="fold", min_width=8 if vector else None)
-    for i in rows_to_show(len(expl.rows), expl.position):
+    for i in rows_to_show(len(rows), expl.position):
         if i is None:
-            table.add_row(*(["…"] + [""] * (len(expl.columns) - 1)))
+            table.add_row(*(["…"] + [""] * (len(columns) - 1)))
             continue
-        style = "bold red" if i == expl.position else ("red" if expl.rows[i][-1] == "✗" else "")
-        table.add_row(*expl.rows[i], style=style)
+        style = "bold red" if i == expl.position else ("red" if rows[i][-1] == "✗" else "")
+        table.add_row(*rows[i], style=style)
     return table
 
 

@@ -39,6 +39,20 @@ def _zero_query(trace, layer: int, head: int, q: int) -> str | None:
 
 
 @dataclass
+class AttentionPositions:
+    """An attention target's facts per query: the head's pattern `[T, T]`, the target keys `[T, T]` (bool), the
+    latest target key `[T]` (−1: none), the mass on them `[T]` (NaN: no target) and the mass needed."""
+
+    tokens: Tokens
+    pattern: np.ndarray
+    keys: np.ndarray
+    targets: np.ndarray
+    mass: np.ndarray
+    min_mass: float
+    kind = "attention"
+
+
+@dataclass
 class Attention(Target):
     """Head `layer.head` puts at least `min_mass` of its attention on the target key at every query that has one.
 
@@ -202,14 +216,7 @@ class Attention(Target):
         t = int(targets[q])
         top = int(np.argmax(pattern[q]))
         on = lambda i: ", ".join(str(int(k)) for k in np.flatnonzero(keys[i]))  # noqa: E731
-        rows = []
-        for i in range(len(labels)):
-            if targets[i] < 0:
-                rows.append([str(i), repr(labels[i]), "—", f"{int(np.argmax(pattern[i]))} ({pattern[i].max():.3f})", "—", ""])
-                continue
-            rows.append([str(i), repr(labels[i]), on(i) if keys[i].sum() > 1 else f"{targets[i]} {labels[targets[i]]!r}",
-                         f"{int(np.argmax(pattern[i]))} ({pattern[i].max():.3f})", f"{mass[i]:.3f}",
-                         "✗" if mass[i] < self.min_mass else "✓"])
+        rows = AttentionPositions(list(labels), pattern, keys, targets, mass, self.min_mass)
         name = f"head {self.layer}.{self.head}"
         n_keys = int(keys[q].sum())
         if n_keys == 1:
@@ -225,8 +232,7 @@ class Attention(Target):
             where = f"the targets are keys {on(q)}, but {name} puts only {got} on them together (needs ≥ {need})"
         summary = f"at query {token_at(labels, q)} {where}; its largest weight, {pattern[q, top]:.3f}, is on key {token_at(labels, top)}"
         hint = self._hint(trace, q, keys[q, : q + 1], top, t, name)
-        return Explanation(q, summary, ["query", "token", "target key", "argmax key (weight)", "on target", ""],
-                           rows, hint, (self.layer, self.head), [int(x) for x in targets])
+        return Explanation(q, summary, rows, hint, (self.layer, self.head), [int(x) for x in targets])
 
     def _hint(self, trace, q: int, inside: np.ndarray, top: int, t: int, name: str) -> str:
         """Why the target keys `inside` `[keys]` miss: a fixed pattern, a zero query, unread directions, a tie,

@@ -25,12 +25,12 @@ class Evaluation:
 
 @dataclass
 class Explanation:
-    """One failing input, position by position, for the report."""
+    """One failing input, position by position, for the report. `per_position` holds the facts of each position
+    (what the kind expects there and what the model does); display/explanations.py makes the table of them."""
 
     position: int
     summary: str
-    columns: list[str]
-    rows: list[list[str]]
+    per_position: object  # one of the kinds' per-position facts (`kind` names which)
     hint: str
     head: tuple[int, int] | None = None
     marks: list | None = None  # per query row: the key (or keys) a target expects (−1: none)

@@ -19,6 +19,12 @@ def fmt_vec(v, digits: int = 3) -> str:
     return "[" + ", ".join(f"{x:.{digits}g}" if x != 0 and abs(x) >= small else "0" for x in v) + "]"
 
 
+def fmt_named(v, names: list[str]) -> str:
+    """A vector by its non-zero directions, `xor 1, x −0.5`, or 0."""
+    parts = [f"{n} {x:.3g}" for n, x in zip(names, v) if abs(x) >= 1e-3]
+    return ", ".join(parts) if parts else "0"
+
+
 def fmt_pair(expected, yours) -> tuple[str, str]:
     """Both vectors with just enough digits to show that they differ (3 when that is enough)."""
     for digits in (3, 6, 9, 12, 17):

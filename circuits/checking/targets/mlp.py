@@ -7,16 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from circuits.checking import fields
-from circuits.checking.targets.formats import fmt_vec
+from circuits.checking.targets.formats import fmt_named, fmt_vec
 from circuits.checking.targets.output import Output
-from circuits.checking.targets.specs import spec_array
 from circuits.errors import CircuitError
-
-
-def _named(v: np.ndarray, names: list[str]) -> str:
-    """A vector by its non-zero directions, `xor 1, x −0.5`, or 0."""
-    parts = [f"{n} {x:.3g}" for n, x in zip(names, v) if abs(x) >= 1e-3]
-    return ", ".join(parts) if parts else "0"
 
 
 @dataclass(frozen=True)
@@ -70,16 +63,13 @@ class MLPOutput(Output):
         e = super().explain(trace, tokens)
         e.head = None  # no attention heatmap: the culprit is the MLP
         e.mlp = self.readout.layer
-        names = self.readout.components(trace.model)
-        yours = self.readout.get(trace)[0]  # [T, k]
-        exp = spec_array(self.spec, [tokens], yours.shape[0], yours.shape[1], self.label)[0]
-        for i, row in enumerate(e.rows):  # by name: a vector as wide as the residual stream does not fit a terminal
-            row[2] = "—" if np.isnan(exp[i]).all() else _named(exp[i], names)
-            row[3] = _named(yours[i], names)
-        q = e.position
+        facts = e.per_position
+        facts.names = names = self.readout.components(trace.model)  # by name: a residual-wide vector does not fit
+        q, exp, yours = e.position, facts.expected, facts.yours  # [T, k]
         err = float(np.abs(np.nan_to_num(yours[q] - exp[q])).max())
-        e.summary = (f"at position {q} {e.rows[q][1]} the expected {self.readout.label} is {e.rows[q][2]}, yours is "
-                     f"{e.rows[q][3]} (error {err:.3g} > tolerance {self.tol:g})")
+        expected = "—" if np.isnan(exp[q]).all() else fmt_named(exp[q], names)
+        e.summary = (f"at position {q} {facts.tokens[q]!r} the expected {self.readout.label} is {expected}, "
+                     f"yours is {fmt_named(yours[q], names)} (error {err:.3g} > tolerance {self.tol:g})")
         return e
 
     def _hint(self, trace, tokens, q, expected) -> str:
@@ -95,7 +85,7 @@ class MLPOutput(Output):
         fired = np.flatnonzero(post > 1e-9)
         writers = ", ".join(f"unit {j}" for j in fired) or "no unit"
         return (f"at position {q} the MLP reads {read}; its hidden units W_in x are {fmt_vec(pre)}, after the ReLU "
-                f"{fmt_vec(post)} ({writers} active), and W_out turns them into {_named(yours, names)} where "
-                f"{_named(np.nan_to_num(expected), names)} is expected (worst on {names[worst]!r}). Look at W_in (which units fire for "
+                f"{fmt_vec(post)} ({writers} active), and W_out turns them into {fmt_named(yours, names)} where "
+                f"{fmt_named(np.nan_to_num(expected), names)} is expected (worst on {names[worst]!r}). Look at W_in (which units fire for "
                 "this input: a ReLU passes only what is above zero, and a weight on a constant direction sets a "
                 "unit's threshold) and W_out (what each unit writes, into which direction)")

@@ -17,6 +17,18 @@ NEAR_TIE = 0.05  # log-probs closer than this (5% in probability) are a near tie
 
 
 @dataclass
+class NextTokenPositions:
+    """A next-token target's facts per position: the token expected next (None: none), your top guess, and the
+    expected token's log-prob `[T]` (NaN: none)."""
+
+    tokens: Tokens
+    expected: list[str | None]
+    top: list[str]
+    logprob: np.ndarray
+    kind = "next-token"
+
+
+@dataclass
 class NextToken(Target):
     """Log-probabilities of the next token from the logits.
 
@@ -134,16 +146,11 @@ class NextToken(Target):
         else:
             exp = [None] * offset + exp
         offset = 0  # exp now lines up with the trace's positions
-        rows = []
-        for i, t in enumerate(labels):
-            j = i - offset
-            e = exp[j] if 0 <= j < len(exp) else None
-            top = vocab.tokens[int(np.argmax(trace.logprobs[0, i]))]
-            rows.append([str(i), repr(t), "—" if e is None else repr(e), repr(top),
-                         "—" if np.isnan(lp[i]) else f"{lp[i]:.3f}"])
+        rows = NextTokenPositions(list(labels), [exp[i] if i < len(exp) else None for i in range(len(labels))],
+                                  [vocab.tokens[int(i)] for i in np.argmax(trace.logprobs[0, : len(labels)], axis=-1)], lp)
         if not np.isfinite(lp).any():  # a mean over no positions counts as 0 (see evaluate)
             summary = f"no position of this input has an expected next token; the mean counts as 0, outside [{self.lo:g}, {self.hi:g}]"
-            return Explanation(len(labels) - 1, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows,
+            return Explanation(len(labels) - 1, summary, rows,
                                "the spec expects nothing of this input: widen the band to include 0, or check the spec")
         m = float(np.nanmean(lp)) if self.mean else None
         if self.mean:
@@ -161,8 +168,7 @@ class NextToken(Target):
             hint, head, marks = self._token_hint(trace, q, vocab.id(exp[q - offset]))
             if self.advice:  # the puzzle's own advice, after the finding
                 hint = f"{hint.rstrip('.')}. {self.advice}"
-        return Explanation(q, summary, ["pos", "token", "expected next", "your top guess", "log-prob"], rows, hint,
-                           head, marks, "* = a key that would raise the expected token most")
+        return Explanation(q, summary, rows, hint, head, marks, "* = a key that would raise the expected token most")
 
     @staticmethod
     def _flat_hint(trace) -> str:

@@ -17,6 +17,19 @@ from circuits.checking.targets.specs import batched_array, spec_array
 
 
 @dataclass
+class ReadoutPositions:
+    """An output target's facts per position: expected `[T, k]` (NaN: none), yours `[T, k]`, the error `[T]`."""
+
+    tokens: Tokens
+    expected: np.ndarray
+    yours: np.ndarray
+    error: np.ndarray
+    tol: float
+    names: list[str] | None = None  # the directions, where vectors are shown by name (too wide for a terminal)
+    kind = "readout"
+
+
+@dataclass
 class Output(Target):
     """At every position the readout is within `tol` (max abs difference) of `spec(tokens)[i]`.
 
@@ -103,8 +116,7 @@ class Output(Target):
         bad = np.flatnonzero(err > self.tol)
         q = int(bad[0]) if len(bad) else int(np.argmax(err))
         tokens = trace.tokens(0)
-        rows = [[str(i), repr(t), "—" if np.isnan(exp[i]).all() else fmt_vec(exp[i]), fmt_vec(yours[i]),
-                 f"{err[i]:.3g}" if err[i] >= 1e-9 else "0", "✗" if err[i] > self.tol else "✓"] for i, t in enumerate(tokens)]
+        rows = ReadoutPositions(list(tokens), exp, yours, err, self.tol)
         shown_exp, shown_yours = fmt_pair(exp[q], yours[q])
         summary = (f"at position {token_at(tokens, q)} the expected {self.readout.label} is {shown_exp}, "
                    f"yours is {shown_yours} (error {err[q]:.3g} > tolerance {self.tol:g})")
@@ -116,8 +128,7 @@ class Output(Target):
         else:
             hint, head, marks = self._attention_culprit(trace, q, yours[q], exp[q]) or (None, None, None)
             hint = hint or self._residual_hint(trace, q, yours[q] - exp[q])
-        return Explanation(q, summary, ["pos", "token", "expected", "yours", "error", ""], rows, hint, head, marks,
-                           "* = a key whose value the expected vector needs")
+        return Explanation(q, summary, rows, hint, head, marks, "* = a key whose value the expected vector needs")
 
     def _attention_culprit(self, trace, q: int, yours: np.ndarray, expected: np.ndarray):
         """A head whose values could give what the readout needs, had it attended elsewhere: (hint, head, marks).
