@@ -232,3 +232,15 @@ def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
                               ["2", "'c'", "1, 2", "1 (0.400)", "0.800", "✗"]])
     next_token = NextTokenPositions(["a", "b"], [None, "c"], ["b", "c"], np.array([nan, -0.25]))
     assert of(next_token)[1] == [["0", "'a'", "—", "'b'", "—"], ["1", "'b'", "'c'", "'c'", "-0.250"]]
+
+
+def test_every_kind_of_per_position_facts_has_its_words():
+    import importlib
+    import pkgutil
+
+    from circuits.display.explanations import COLUMNS, ROWS
+
+    kinds = {value.kind for info in pkgutil.iter_modules(targets.__path__)
+             for value in vars(importlib.import_module(f"{targets.__name__}.{info.name}")).values()
+             if isinstance(value, type) and value.__name__.endswith("Positions")}
+    assert kinds == {"readout", "attention", "next-token"} and kinds <= set(COLUMNS) and kinds <= set(ROWS)
