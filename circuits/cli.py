@@ -10,7 +10,6 @@ import sys
 import shlex
 from pathlib import Path
 
-
 from circuits.errors import CircuitError
 
 MAX_TOKENS = 1024  # the longest input `show` and `scan` run on a model without n_ctx: patterns grow as tokens²
