@@ -10,8 +10,6 @@ import sys
 import shlex
 from pathlib import Path
 
-import numpy as np
-
 from circuits.errors import CircuitError
 
 MAX_TOKENS = 1024  # the longest input `show` and `scan` run on a model without n_ctx: patterns grow as tokens²
@@ -355,33 +353,7 @@ def _built(args, verb: str):
 
 def shown_targets(attempt, trace, tokens) -> list[dict]:
     """Every behaviour target the puzzle checks, on one input: what it expects and what the model does, per position."""
-    from circuits.checking.targets import Attention, NextToken, Output
-
-    out = []
-    for t in attempt.puzzle.targets:
-        if isinstance(t, Attention):
-            pattern = trace.pattern(t.layer, t.head)[0]
-            keys = t.key_sets(trace, [tokens])[0]  # [query, key]
-            out.append({"label": t.label, "kind": "attention", "head": [t.layer, t.head],
-                        "readout": f"head {t.layer}.{t.head}: attended key (argmax)",
-                        "expected": [[int(k) for k in np.flatnonzero(row)] or None for row in keys],
-                        "output": [int(np.argmax(r)) for r in pattern]})
-        elif isinstance(t, Output):
-            yours = t.readout.get(trace)[0]
-            off = yours.shape[0] - len(tokens)
-            exp = [None] * off + [None if e is None else list(map(float, np.atleast_1d(e))) for e in t.spec(tokens)]  # a scalar spec too
-            names = t.readout.components(trace.model)
-            named = {"directions": names} if not all(n.isdigit() for n in names) else {}  # residual directions, as check
-            out.append({"label": t.label, "kind": "output", "readout": t.readout.label, "expected": exp,
-                        "output": yours.tolist(), **named})
-        elif isinstance(t, NextToken) and trace.logprobs is not None:
-            vocab = trace.model.vocab
-            off = trace.ids.shape[1] - len(tokens)
-            at_bos = [t.after_bos(tokens)] if off and t.after_bos is not None else []  # the prediction made at BOS
-            out.append({"label": t.label, "kind": "next-token", "readout": "next-token prediction",
-                        "expected": [None] * (off - len(at_bos)) + at_bos + list(t.spec(tokens)),
-                        "output": [vocab.tokens[int(i)] for i in trace.logprobs[0].argmax(-1)]})
-    return out
+    return [shown for t in attempt.puzzle.targets if (shown := t.shown(trace, tokens)) is not None]
 
 
 def cmd_show(args) -> int:

@@ -355,7 +355,7 @@ def _answer():
 def test_26_adding_a_and_bs_features_predicts_a_or_b_not_their_sum():
     f = only_failure(check_with("26_modular_addition", **_additive_readout())).failure
     a, b = (int(t) for t in f.tokens)
-    top = f.explanation.rows[1][3].strip("'")
+    top = f.explanation.per_position.top[1]
     assert int(top) in (a, b) and int(top) != (a + b) % P
     assert f"after position 1 '{b}' the expected next token has log-prob" in f.explanation.summary
     assert "compare what your MLP writes into sum:cos and sum:sin" in f.explanation.hint
@@ -364,7 +364,7 @@ def test_26_adding_a_and_bs_features_predicts_a_or_b_not_their_sum():
 def test_26_reading_only_b_is_a_positional_shortcut():
     rows = [[s * np.cos(w * c), s * np.sin(w * c), 0, 0, 0, 0, 0] for c in range(P)]
     f = only_failure(check_with("26_modular_addition", W_U=rows, **_zeros_mlp())).failure
-    assert f.explanation.rows[1][3].strip("'") == f.tokens[1]  # its top guess is b itself
+    assert f.explanation.per_position.top[1] == f.tokens[1]  # its top guess is b itself
 
 
 def test_26_the_cos_identity_alone_cannot_tell_c_from_minus_c():
@@ -372,7 +372,7 @@ def test_26_the_cos_identity_alone_cannot_tell_c_from_minus_c():
     W_out[list(ns["resid"].labels).index("sum:sin")] = 0  # sum:sin never written
     f = only_failure(check_with("26_modular_addition", W_in=W_in, W_out=W_out)).failure
     assert (int(f.tokens[0]) + int(f.tokens[1])) % P != 0  # only c = 0 is its own mirror
-    assert f.explanation.rows[1][3] != f.explanation.rows[1][2] and "sum:sin" in f.explanation.hint
+    assert f.explanation.per_position.top[1] != f.explanation.per_position.expected[1] and "sum:sin" in f.explanation.hint
 
 
 def test_26_the_wrong_sign_in_the_identity_computes_a_minus_b():
@@ -383,7 +383,7 @@ def test_26_the_wrong_sign_in_the_identity_computes_a_minus_b():
     f = only_failure(check_with("26_modular_addition", W_in=W_in, W_out=W_out)).failure
     a, b = (int(t) for t in f.tokens)
     assert (a + b) % P != (a - b) % P
-    assert f.explanation.rows[1][3] == f"'{(a - b) % P}'"  # its top guess is a − b
+    assert f.explanation.per_position.top[1] == str((a - b) % P)  # its top guess is a − b
 
 
 def test_26_a_readout_scale_baked_into_the_numbers_is_refused():
@@ -405,7 +405,7 @@ def test_26_an_mlp_that_writes_outside_sum_is_refused():
 
 def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
     f = only_failure(check_with("26_modular_addition", params={"s": 3})).failure
-    assert f.explanation.rows[1][2] == f.explanation.rows[1][3]  # the right top guess, not sure enough
+    assert f.explanation.per_position.expected[1] == f.explanation.per_position.top[1]  # the right top guess, not sure enough
     assert "make the prediction surer (raise your sharpness symbol s)" in f.explanation.hint
 
 

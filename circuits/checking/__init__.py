@@ -11,14 +11,15 @@ from circuits.checking.targets import (
     Code,
     HeadOutput,
     HeadZ,
+    MLPOut,
+    MLPOutput,
     NextToken,
+    OVCircuit,
     Output,
     Residual,
     Structure,
     Target,
 )
-from circuits.checking.targets_mlp import MLPOut, MLPOutput
-from circuits.checking.targets_ov import OVCircuit
 
 __all__ = [
     "reference", "strategies",

@@ -62,27 +62,6 @@ class AuthorAudit:
                 "mutants_made": r.made, "sampled": r.sampled, "not_run": r.not_run, "complete": r.complete}
 
 
-def _slack(target, worst: np.ndarray) -> np.ndarray:
-    """How far each input's worst value is from failing the target (≥ 0: passes), in the metric's units."""
-    if hasattr(target, "tol"):
-        return target.tol - worst
-    if hasattr(target, "min_mass"):
-        return worst - target.min_mass
-    if getattr(target, "mean", False):
-        return np.minimum(worst - target.lo, target.hi - worst)
-    return worst - target.lo
-
-
-def _bound(target) -> str:
-    if hasattr(target, "tol"):
-        return f"tolerance {target.tol:g}"
-    if hasattr(target, "min_mass"):
-        return f"needs ≥ {target.min_mass:g}"
-    if getattr(target, "mean", False):
-        return f"needs [{target.lo:g}, {target.hi:g}]"
-    return f"needs ≥ {target.lo:g}"
-
-
 def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> str:
     """The behaviour target and input on which a passing answer came nearest to failing; `plan` (made with
     CLOSEST_RANDOM random inputs) is shared by every survivor of an audit."""
@@ -97,13 +76,13 @@ def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> str:
     plan = plan or Plan.of(puzzle, CLOSEST_RANDOM)
     batch = plan.examples + plan.small(model, targets).inputs + plan.random
     _, worst = evaluate(model, targets, batch)  # [targets, inputs]
-    slack = np.stack([_slack(t, worst[i]) for i, t in enumerate(targets)])  # [targets, inputs]
+    slack = np.stack([t.slack(worst[i]) for i, t in enumerate(targets)])  # [targets, inputs]
     least = slack.min()
     i, j = min(zip(*np.nonzero(slack <= least + 1e-12)), key=lambda ij: (len(batch[ij[1]]), ij[1]))  # shortest first
     t = targets[i]
     shown = limits.shown_input(batch[j])
     shown = shown if len(shown) <= 32 else shown[:30] + "…'"
-    return (f"closest call: on {shown}, {t.metric} {worst[i, j]:.4g} ({_bound(t)})\n"
+    return (f"closest call: on {shown}, {t.metric} {worst[i, j]:.4g} ({t.bound()})\n"
             f"in {limits.quoted(t.label, 70)}")
 
 

@@ -4,6 +4,7 @@ hypothesis property test, shrinks the first failure to a minimal input and expla
 from __future__ import annotations
 
 import contextlib
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -275,10 +276,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     leak = _leak(attempt, model)  # a write outside the declared directions: said with the targets' verdict
     for i, t in enumerate(puzzle.targets):
         limits.doing(f"checking target {limits.quoted(t.label)}")
-        if isinstance(t, Structure):
-            results[i] = check_structure(t, attempt, model)
-        elif isinstance(t, Code):
-            results[i] = check_code(t, attempt, property_examples)
+        results[i] = t.check_alone(sys.modules[__name__], attempt, model, property_examples)  # None: a behaviour target
     behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind == "behaviour"]
     coverage = Coverage()
     message = ""

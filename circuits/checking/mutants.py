@@ -270,7 +270,7 @@ LARGE = "(large twin)"
 def probe_size(puzzle) -> float:
     """The probe's bias: 1.5 × the smallest tolerance among the targets that have one, else 0.25 (a quarter logit
     or a quarter of a unit of attention-weighted value)."""
-    tols = [float(t.tol) for t in puzzle.targets if isinstance(getattr(t, "tol", None), (int, float))]
+    tols = [t.tolerance for t in puzzle.targets if t.tolerance is not None]
     return 1.5 * min(tols) if tols else 0.25
 
 
@@ -352,9 +352,9 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
     Cheapest first: the worked examples, a few random inputs, then every small input and the rest. `plan`
     (made with `n_random` random inputs) is shared by every mutant of an audit."""
     from circuits.checking import guarantees
-    from circuits.checking.checker import check_code, check_structure, declares_sharpness
+    from circuits.checking import checker
+    from circuits.checking.checker import declares_sharpness
     from circuits.checking.evaluation import evaluate
-    from circuits.checking.targets import Code, Structure
 
     trial = copy.copy(attempt)
     trial.answer = answer
@@ -370,9 +370,8 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
         except CircuitError:
             return True
     for t in puzzle.targets:
-        if isinstance(t, Structure) and check_structure(t, trial, model).status != "passed":
-            return True
-        if isinstance(t, Code) and check_code(t, trial, 100).status != "passed":
+        alone = t.check_alone(checker, trial, model, 100)  # None: a behaviour target, run on the plan below
+        if alone is not None and alone.status != "passed":
             return True
     behaviour = [t for t in puzzle.targets if t.kind == "behaviour"]
     if not behaviour:

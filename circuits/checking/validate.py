@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from circuits.checking import limits
+from circuits.checking.targets.authored import at_line, what_raised
 from circuits.errors import CircuitError
 
 MAX_SHOWN = 8  # alphabet tokens listed in a message
@@ -18,25 +16,11 @@ def _listing(tokens: Sequence[str]) -> str:
     return shown + (f" … ({len(tokens)} tokens)" if len(tokens) > MAX_SHOWN else "")
 
 
-def _at(e: BaseException) -> str:
-    """` at line N`: the deepest line of the author's own file in `e`'s traceback."""
-    frames = limits.file_frames(e)
-    return f" at line {frames[-1].lineno}" if frames else ""
-
-
-def _raised(e: BaseException) -> str:
-    return f"{type(e).__name__}{_at(e)}" + (f" ({e})" if str(e) else "")
-
-
 def example_tokens(puzzle) -> list[list[str]]:
     """The worked examples as token lists, split as the checker splits them (characters for a character alphabet)."""
     chars = puzzle.inputs is not None and all(len(a) == 1 for a in puzzle.inputs.alphabet)
     return [list(e) if isinstance(e, str) and chars else (e.split() if isinstance(e, str) else list(e))
             for e in puzzle.examples]
-
-
-def _shown(tokens: list[str]) -> str:
-    return limits.shown_input(tokens)
 
 
 def validate(puzzle, names: dict, shown: str) -> None:
@@ -79,27 +63,13 @@ def validate(puzzle, names: dict, shown: str) -> None:
                                              f"({_listing(alphabet)}); an example may only use the vocabulary")
     tried = examples or puzzle.inputs.sample(2, seed=puzzle.inputs.seed)
     for n, target in enumerate(puzzle.targets):
-        _check_target(n, target, tried, alphabet, fail)
+        limits.doing(f"checking target {limits.quoted(target.label)}")  # named if the author's code never returns
+        target.validate(tried, alphabet, lambda what, n=n, target=target: fail(_target_name(n, target), what))
     probe = examples + puzzle.inputs.sample(200, seed=puzzle.inputs.seed)
     for n, target in enumerate(puzzle.targets):
-        if _checks_nothing(target, probe):
+        if target.checks_nothing(probe):
             raise fail(_target_name(n, target), f"checks nothing: on all {len(probe)} inputs tried (the worked examples and "
                        "random ones) it expects nothing at any position (None everywhere); a target must check something")
-
-
-def _checks_nothing(target, probe: list[list[str]]) -> bool:
-    """A spec (or per-input `where`) that gives no expectation at any position of any input (None: cannot tell)."""
-    from circuits.checking.targets import Attention, NextToken, Output
-
-    if isinstance(target, NextToken) and getattr(target, "after_bos", None) is not None:
-        return False  # it reads the prediction at BOS too
-    if isinstance(target, Output | NextToken):
-        fn = target.spec
-    elif isinstance(target, Attention) and target.per_input:
-        fn = target.where
-    else:
-        return False
-    return not any(e is not None for toks in probe for e in fn(list(toks)))
 
 
 def validate_writes(writes, shown: str) -> None:
@@ -158,138 +128,6 @@ def _target_name(n: int, target) -> str:
     return f"targets[{n}] ({type(target).__name__})"
 
 
-def _call(fn, arg, field: str, what: str, fail):
-    try:
-        return fn(arg)
-    except limits.TimeLimit:
-        raise
-    except CircuitError as e:
-        raise fail(field, f"{what} raised: {e}") from None
-    except BaseException as e:  # noqa: BLE001 - the author's code raising is one line naming it
-        raise fail(field, f"{what} raised {_raised(e)}") from None
-
-
-def _check_target(n: int, target, examples: list[list[str]], alphabet: list[str], fail) -> None:
-    from circuits.checking.behaviours import BEHAVIOURS
-    from circuits.checking.readouts import Residual
-    from circuits.checking.targets import Attention, NextToken, Output
-
-    field = _target_name(n, target)
-    limits.doing(f"checking target {limits.quoted(target.label)}")  # named if the author's code never returns
-    if isinstance(target, Output | NextToken):
-        if not callable(target.spec):
-            raise fail(field, f"spec is {type(target.spec).__name__}, needs a function tokens -> one value per token")
-        width = len(target.readout.directions) if isinstance(target, Output) and isinstance(target.readout, Residual) \
-            else (len(target.readout.directions) if isinstance(target, Output) and getattr(target.readout, "directions", None)
-                  else None)
-        for toks in examples:
-            got = _call(target.spec, list(toks), field, f"spec({_shown(toks)})", fail)
-            _check_spec_result(got, toks, width, isinstance(target, NextToken), alphabet, field, fail)
-        if isinstance(target, NextToken) and target.after_bos is not None:
-            if not callable(target.after_bos):
-                raise fail(field, f"after_bos is {type(target.after_bos).__name__}, needs a function tokens -> "
-                                  "the token expected after BOS (or None)")
-            for toks in examples:
-                got = _call(target.after_bos, list(toks), field, f"after_bos({_shown(toks)})", fail)
-                if got is not None and got not in alphabet:
-                    raise fail(field, f"after_bos({_shown(toks)}) returned {got!r}, which is not a token of the "
-                                      "puzzle's alphabet")
-        return
-    if not isinstance(target, Attention):
-        return
-    if not 0 < target.min_mass <= 1:
-        raise fail(field, f"min_mass is {target.min_mass:g}, needs a share of attention in (0, 1]")
-    if isinstance(target.where, str):
-        if target.where not in BEHAVIOURS:
-            raise fail(field, f"where={target.where!r} is not a behaviour; the behaviours are {', '.join(BEHAVIOURS)}")
-        return
-    if not callable(target.where):
-        raise fail(field, f"where is {type(target.where).__name__}, needs a behaviour name or a function")
-    if target.per_input:
-        for toks in examples:
-            got = _call(target.where, list(toks), field, f"where({_shown(toks)})", fail)
-            _check_keys(got, toks, field, fail)
-        return
-    toks = max(examples, key=len)
-    ids = np.array([[alphabet.index(t) for t in toks]])  # [1, T]
-    got = _call(target.where, ids, field, f"where(ids of shape {ids.shape})", fail)
-    shape = np.shape(got)
-    T = ids.shape[1]
-    if shape not in ((1, T), (1, T, T)):
-        raise fail(field, f"where(ids) returned shape {shape} for ids of shape {ids.shape}; it needs {(1, T)} (a key "
-                          f"position per query, −1 for none) or {(1, T, T)} (booleans: the keys each query may attend)")
-    arr = np.asarray(got)
-    if len(shape) == 2:
-        if not (np.issubdtype(arr.dtype, np.number) and np.array_equal(arr, np.round(arr))):
-            raise fail(field, f"where(ids) returned {arr.dtype} values, needs integer key positions (−1 for none)")
-        bad = np.flatnonzero((arr[0] > np.arange(T)) | (arr[0] < -1))
-        if len(bad):
-            q = int(bad[0])
-            raise fail(field, f"where(ids) puts query {q}'s key at {int(arr[0, q])}, needs −1 or a key 0..{q} "
-                              "(a query sees only itself and earlier keys)")
-
-
-def _check_spec_result(got, toks, width, next_token: bool, alphabet, field, fail) -> None:
-    shown = _shown(toks)
-    try:
-        n = len(got)
-    except TypeError:
-        raise fail(field, f"spec({shown}) returned {type(got).__name__}, needs a list with one value per token "
-                          f"({len(toks)}; None where nothing is expected)") from None
-    if isinstance(got, str) and not next_token:
-        raise fail(field, f"spec({shown}) returned the string {got!r}, needs a list of numbers or vectors per token")
-    if n != len(toks):
-        raise fail(field, f"spec({shown}) returned {n} values for {len(toks)} tokens; it needs one per token "
-                          "(None where nothing is expected)")
-    sizes = set()
-    for i, e in enumerate(got):
-        if e is None:
-            continue
-        if next_token:
-            if not isinstance(e, str):
-                raise fail(field, f"spec({shown})[{i}] is {e!r}, needs the expected next token (a string) or None")
-            continue
-        flat = [e] if _number(e) else (list(np.ravel(np.asarray(e, dtype=object))) if not isinstance(e, str) else [e])
-        if not all(_number(x) for x in flat):
-            raise fail(field, f"spec({shown})[{i}] is {e!r}, needs a number, a list of numbers or None")
-        sizes.add(len(flat))
-    if len(sizes) > 1:
-        raise fail(field, f"spec({shown}) gives vectors of {' and '.join(map(str, sorted(sizes)))} numbers; every position "
-                          "needs the readout's width")
-    if width is not None and sizes and sizes != {width}:
-        raise fail(field, f"spec({shown}) gives {sizes.pop()} numbers per position; the readout has {width} directions")
-
-
-def _number(x) -> bool:
-    """A number as the checker reads one (int, float, numpy or sympy numbers, bools), not a string or a list."""
-    if isinstance(x, (str, bytes)) or np.ndim(x) != 0:
-        return False
-    try:
-        float(x)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _check_keys(got, toks, field, fail) -> None:
-    shown = _shown(toks)
-    try:
-        keys = list(got)
-    except TypeError:
-        raise fail(field, f"where({shown}) returned {type(got).__name__}, needs a list with a key (or None) per token") from None
-    if len(keys) != len(toks):
-        raise fail(field, f"where({shown}) returned {len(keys)} entries for {len(toks)} tokens; it needs one per query "
-                          "(None where the query has no target)")
-    for q, k in enumerate(keys):
-        if k is None:
-            continue
-        many = [k] if isinstance(k, numbers.Integral) else (list(k) if not isinstance(k, str) else [k])
-        for key in many:
-            if not isinstance(key, numbers.Integral) or not -1 <= key <= q:  # −1: the BOS token, in a model with one
-                raise fail(field, f"where({shown})[{q}] is {k!r}, needs a key position 0..{q} (−1: BOS), a set of them, "
-                                  "or None")
-
-
 # --- at check time: whose mistake it is ------------------------------------------------------------------------
 AUTHORS = "a mistake in the puzzle's own code, not in the answer"
 
@@ -307,7 +145,7 @@ def build_mistake(e: BaseException, answer, puzzle, shown: str) -> CircuitError 
         return _in_answer_names(e, answer, puzzle, shown)
     if isinstance(e, AttributeError) and getattr(e, "obj", None) is answer and e.name:
         declared = ", ".join([*puzzle.answer, *puzzle.optional])
-        return CircuitError(f"{shown}: build(){_at(e)} reads answer.{e.name}, which is in neither answer= nor optional= "
+        return CircuitError(f"{shown}: build(){at_line(e)} reads answer.{e.name}, which is in neither answer= nor optional= "
                             f"({declared}); add it to one of them ({AUTHORS})")
     return None
 
@@ -333,4 +171,4 @@ def code_mistake(e: BaseException, answer) -> str:
     said = f": {e}" if str(e) else ""
     if any((f.filename, f.name) in theirs for f in frames):
         return f"your code raised {type(e).__name__}{said}"
-    raise CircuitError(f"the puzzle's compare() raised {_raised(e)} ({AUTHORS})") from e
+    raise CircuitError(f"the puzzle's compare() raised {what_raised(e)} ({AUTHORS})") from e

@@ -3,6 +3,7 @@ light and dark themes) and as plain text; and check, hint, show and analyze for 
 
 from __future__ import annotations
 
+from circuits.display import explanations
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
 from circuits.display.render import to_text
 from circuits.display.report import ICON, failure_line, puzzle_report, rows_to_show, worst_case
@@ -60,14 +61,15 @@ def _failure_html(t) -> str:
 
 
 def _explanation_table(e) -> str:
-    head = "".join(f"<th>{esc(c)}</th>" for c in e.columns)
+    columns, cells = explanations.table(e)
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     rows = []
-    for i in rows_to_show(len(e.rows), e.position):
+    for i in rows_to_show(len(cells), e.position):
         if i is None:
-            rows.append(f'<tr><td colspan="{len(e.columns)}">…</td></tr>')
+            rows.append(f'<tr><td colspan="{len(columns)}">…</td></tr>')
             continue
-        cls = ' class="cv-worst"' if i == e.position else (' class="cv-bad"' if e.rows[i][-1] == "✗" else "")
-        rows.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in e.rows[i]) + "</tr>")
+        cls = ' class="cv-worst"' if i == e.position else (' class="cv-bad"' if cells[i][-1] == "✗" else "")
+        rows.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in cells[i]) + "</tr>")
     return f'<table class="cv-expl"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 

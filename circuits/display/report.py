@@ -9,6 +9,8 @@ from rich.text import Text
 from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.loader import display
 from circuits.checking.puzzle import stars
+from circuits.checking.targets import higher_is_worse
+from circuits.display import explanations
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
@@ -32,17 +34,18 @@ def rows_to_show(n: int, q: int) -> list[int | None]:
 
 
 def _table(expl) -> Table:
+    columns, rows = explanations.table(expl)
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
-    for n, c in enumerate(expl.columns):  # vectors wrap inside their cells; position, token and error columns stay whole
-        vector = any(str(row[n]).startswith("[") for row in expl.rows if n < len(row))
+    for n, c in enumerate(columns):  # vectors wrap inside their cells; position, token and error columns stay whole
+        vector = any(str(row[n]).startswith("[") for row in rows if n < len(row))
         table.add_column(c, justify="left" if vector or c == "token" else "right", no_wrap=not vector,
                          overflow="fold", min_width=8 if vector else None)
-    for i in rows_to_show(len(expl.rows), expl.position):
+    for i in rows_to_show(len(rows), expl.position):
         if i is None:
-            table.add_row(*(["…"] + [""] * (len(expl.columns) - 1)))
+            table.add_row(*(["…"] + [""] * (len(columns) - 1)))
             continue
-        style = "bold red" if i == expl.position else ("red" if expl.rows[i][-1] == "✗" else "")
-        table.add_row(*expl.rows[i], style=style)
+        style = "bold red" if i == expl.position else ("red" if rows[i][-1] == "✗" else "")
+        table.add_row(*rows[i], style=style)
     return table
 
 
@@ -129,7 +132,7 @@ def worst_case(t: TargetResult) -> str:
     """The worst value a passing target's metric took, e.g. "smallest attention on target 0.9971"."""
     if t.worst is None or t.kind != "behaviour":
         return ""
-    value = f"{t.worst:.4f}" if t.metric.startswith("smallest") or t.metric == "log-prob" else f"{t.worst:.2g}"
+    value = f"{t.worst:.2g}" if higher_is_worse(t.metric) else f"{t.worst:.4f}"  # an error, or a mass or log-prob
     return f"{t.metric} {value}"
 
 
@@ -139,7 +142,7 @@ def worst_per_metric(targets: list[TargetResult]) -> str:
     for t in targets:
         if worst_case(t):
             best = by_metric.get(t.metric)
-            worse = best is None or ((t.worst > best.worst) if t.metric.startswith("largest") else (t.worst < best.worst))
+            worse = best is None or ((t.worst > best.worst) if higher_is_worse(t.metric) else (t.worst < best.worst))
             by_metric[t.metric] = t if worse else best
     return ", ".join(worst_case(t) for t in by_metric.values())
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from circuits.checking import checker, curriculum, loader
 from circuits.checking.limits import shown_input
 from circuits.checking.loader import Attempt
-from circuits.checking.targets import Code
 from circuits.errors import CircuitError
 from circuits.grading import code, codec, sandbox
 from circuits.grading.submission import Submission, read
@@ -114,7 +113,7 @@ def _code_plan(stem: str, n_examples: int) -> list:
         ref = reference(stem)
         plan = []
         for t in ref.puzzle.targets:
-            if isinstance(t, Code):
+            if t.kind == "code":
                 inputs = checker.code_inputs(t, n_examples)
                 plan.append((t, inputs, code.record(t, inputs, ref.puzzle.answer)))
         _CODE_PLANS[key] = plan
@@ -140,7 +139,7 @@ def grade(source: str | Path | Submission, stems: list[str], limits: sandbox.Lim
         if name is None:
             continue
         ref = reference(stem)
-        is_code = any(isinstance(t, Code) for t in ref.puzzle.targets)
+        is_code = any(t.kind == "code" for t in ref.puzzle.targets)
         plan = _code_plan(stem, n_examples) if is_code else []
         items.append({"stem": stem, "file": name, "shown": f"{sub.where}{name}", "code": is_code,
                       "names": [*ref.puzzle.answer, *ref.puzzle.optional], "optional": list(ref.puzzle.optional),
@@ -184,7 +183,7 @@ def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples:
         return _error(attempt, str(message["error"]))
     answer, missing = _decoded(attempt, message.get("answer") or {})
     attempt.missing = missing
-    if any(isinstance(t, Code) for t in ref.puzzle.targets) and not missing:
+    if any(t.kind == "code" for t in ref.puzzle.targets) and not missing:
         return _check_code(attempt, message, stem, n_examples)
     attempt.answer = answer
     return checker.check(attempt, margins=False)
@@ -203,7 +202,7 @@ def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[s
         if "absent" in d:
             raise CircuitError(f"{attempt.path} does not define {name} (the answer needs {', '.join(puzzle.answer)})")
         if "unreadable" in d:
-            if any(isinstance(t, Code) for t in puzzle.targets):
+            if any(t.kind == "code" for t in puzzle.targets):
                 raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}")
             raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}; grading takes numbers "
                                "(lists, numpy arrays, named matrices, sympy polynomials in params' symbols)")

@@ -1,0 +1,375 @@
+"""Attention: a head puts enough of its attention on the target key (or keys) at every query."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from circuits.checking import behaviours, diagnosis, fields, once
+from circuits.checking.targets import authored
+from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
+from circuits.checking.targets.formats import families_of, family_of, token_at
+from circuits.checking.targets.scores import factor_needed, scale_by, what_differs
+
+
+def _rotates(W: np.ndarray) -> bool:
+    """Whether some row of W mixes two directions (a rotation of a cos/sin pair), rather than weighing one."""
+    return bool(((np.asarray(W) != 0).sum(-1) >= 2).any())
+
+
+def _zero_query(trace, layer: int, head: int, q: int) -> str | None:
+    """The cause when a head's query is exactly zero at q: every key scores the same, whatever W_K does."""
+    w = trace.model.head(layer, head)
+    if w.pattern is not None or q == 0:
+        return None
+    q_vec = trace.layers[layer].q[0, head, q, : w.W_Q.shape[0]]
+    if np.abs(q_vec).any():
+        return None
+    labels = trace.model.residual.labels
+    x = trace.layers[layer].attn_in[0, q]
+    read = np.flatnonzero(np.abs(w.W_Q).sum(0) > 0)
+    has = families_of(labels[i] for i in np.flatnonzero(np.abs(x) > 1e-9)) or "nothing"
+    tok = trace.tokens(0)[q]
+    return (f"head {layer}.{head}'s query at position {q} ({tok!r}) is exactly zero: W_Q reads nothing at that token "
+            f"(W_Q reads {families_of(labels[i] for i in read) or 'nothing'}; the residual there holds {has}), so every key "
+            f"scores the same and the attention spreads evenly. Look at W_Q: which of this token's directions should "
+            "it read?")
+
+
+@dataclass
+class AttentionPositions:
+    """An attention target's facts per query: the head's pattern `[T, T]`, the target keys `[T, T]` (bool), the
+    latest target key `[T]` (−1: none), the mass on them `[T]` (NaN: no target) and the mass needed."""
+
+    tokens: Tokens
+    pattern: np.ndarray
+    keys: np.ndarray
+    targets: np.ndarray
+    mass: np.ndarray
+    min_mass: float
+    kind = "attention"
+
+
+@dataclass
+class Attention(Target):
+    """Head `layer.head` puts at least `min_mass` of its attention on the target key at every query that has one.
+
+    `where` is a behaviour name ("previous-token", "induction", …, see circuits.checking.behaviours),
+    a function of token ids `[b, T] -> [b, T]`, or `per_input=True` with a function
+    tokens -> list of key positions (None where a query has no target). A query may also
+    have a set of target keys (a collection in a per_input list, or a function of ids
+    returning bool `[b, query, key]`): the mass on all of them counts, and with
+    `evenly=True` each of the k keys must hold at least min_mass / k.
+    """
+
+    layer: int
+    head: int
+    where: str | Callable
+    min_mass: float = 0.9
+    per_input: bool = False
+    description: str = ""
+    skip_first: int = 0
+    evenly: bool = False
+    metric: str = field(default="smallest attention on target", init=False)
+    higher_is_worse: bool = field(default=False, init=False)
+
+    def __post_init__(self):
+        fields.whole("Attention", "layer", self.layer)
+        fields.whole("Attention", "head", self.head)
+        fields.number("Attention", "min_mass", self.min_mass)
+        fields.whole("Attention", "skip_first", self.skip_first)
+
+    @property
+    def label(self) -> str:
+        what = self.where if isinstance(self.where, str) else getattr(self.where, "__name__", "target")
+        return self.description or f"head {self.layer}.{self.head} puts ≥ {self.min_mass:g} of its attention on {what}"
+
+    @property
+    def stage(self) -> float:
+        return float(self.layer)
+
+    def targets(self, trace, batch) -> np.ndarray:  # [b, T]: the target key, the latest one where a query has several
+        if not self.per_input:
+            t = self._from_ids(trace)
+            if t.ndim == 2:
+                return t
+        keys = self.key_sets(trace, batch)
+        T = keys.shape[-1]
+        return np.where(keys.any(-1), T - 1 - np.argmax(keys[..., ::-1], axis=-1), -1)
+
+    def _from_ids(self, trace) -> np.ndarray:  # [b, T] key positions, or [b, T, T] bool key sets
+        fn = behaviours.BEHAVIOURS[self.where] if isinstance(self.where, str) else self.where
+        t = np.asarray(fn(trace.ids))
+        if self.skip_first:
+            t = t.copy()
+            t[:, : self.skip_first] = -1 if t.ndim == 2 else False
+        return t
+
+    def key_sets(self, trace, batch) -> np.ndarray:  # [b, query, key] bool: the keys each query's target allows
+        T = trace.ids.shape[1]
+        if not self.per_input:
+            t = self._from_ids(trace)
+            if t.ndim == 3:
+                return t.astype(bool)
+            return (t[:, :, None] == np.arange(T)) & (t[:, :, None] >= 0)
+        out = np.zeros((len(batch), T, T), dtype=bool)
+        pairs = once.each((self.where, "key sets"), batch, self._pairs)
+        # one fancy assignment at the end: a Python loop per query would dominate
+        n_ = np.repeat(np.arange(len(batch)), [len(q) for q, _ in pairs])
+        q_ = np.concatenate([q for q, _ in pairs]) if pairs else np.zeros(0, dtype=int)
+        k_ = np.concatenate([k for _, k in pairs]) if pairs else np.zeros(0, dtype=int)
+        offset = T - len(batch[0]) if batch else 0  # a BOS token shifts positions
+        out[n_, q_ + offset, k_ + offset] = True
+        return out
+
+    def _pairs(self, toks: Tokens) -> tuple[np.ndarray, np.ndarray]:
+        """One input's (query, key) pairs: every key the query's target allows."""
+        q_, k_ = [], []
+        for i, k in enumerate(self.where(toks)):
+            if k is None:
+                continue
+            keys = (k,) if isinstance(k, (int, np.integer)) else tuple(k)
+            q_ += [i] * len(keys)
+            k_ += keys
+        return np.asarray(q_, dtype=int), np.asarray(k_, dtype=int)
+
+    def mass(self, pattern, keys, valid=None) -> np.ndarray:  # [b, T, T], [b, T, T] -> [b, T], NaN where no target
+        has = keys.any(-1) if valid is None else keys.any(-1) & valid
+        if self.evenly:  # the least-attended key of the set, as a share of an even split
+            least = np.where(keys, pattern, np.inf).min(-1)  # inf where a query has no key: no target, NaN below
+            got = np.where(keys.any(-1), least, 0.0) * keys.sum(-1)
+        else:
+            got = np.where(keys, pattern, 0.0).sum(-1)
+        return np.where(has, got, np.nan)
+
+    def evaluate(self, trace, batch):
+        pattern = trace.pattern(self.layer, self.head)  # [b, T, T]
+        mass = self.mass(pattern, self.key_sets(trace, batch), trace.valid)
+        worst = np.nanmin(np.where(np.isnan(mass), np.inf, mass), axis=-1)
+        worst = np.where(np.isfinite(worst), worst, 1.0)
+        return Evaluation(worst >= self.min_mass, worst, (~np.isnan(mass)).sum(-1))
+
+    def slack(self, worst):
+        return worst - self.min_mass
+
+    def bound(self):
+        return f"needs ≥ {self.min_mass:g}"
+
+    def validate(self, examples, alphabet, fail):
+        if not 0 < self.min_mass <= 1:
+            raise fail(f"min_mass is {self.min_mass:g}, needs a share of attention in (0, 1]")
+        if isinstance(self.where, str):
+            if self.where not in behaviours.BEHAVIOURS:
+                raise fail(f"where={self.where!r} is not a behaviour; the behaviours are {', '.join(behaviours.BEHAVIOURS)}")
+            return
+        if not callable(self.where):
+            raise fail(f"where is {type(self.where).__name__}, needs a behaviour name or a function")
+        if self.per_input:
+            for toks in examples:
+                got = authored.call(self.where, list(toks), f"where({authored.shown(toks)})", fail)
+                authored.check_keys(got, toks, fail)
+            return
+        toks = max(examples, key=len)
+        ids = np.array([[alphabet.index(t) for t in toks]])  # [1, T]
+        got = authored.call(self.where, ids, f"where(ids of shape {ids.shape})", fail)
+        shape = np.shape(got)
+        T = ids.shape[1]
+        if shape not in ((1, T), (1, T, T)):
+            raise fail(f"where(ids) returned shape {shape} for ids of shape {ids.shape}; it needs {(1, T)} (a key "
+                       f"position per query, −1 for none) or {(1, T, T)} (booleans: the keys each query may attend)")
+        arr = np.asarray(got)
+        if len(shape) == 2:
+            if not (np.issubdtype(arr.dtype, np.number) and np.array_equal(arr, np.round(arr))):
+                raise fail(f"where(ids) returned {arr.dtype} values, needs integer key positions (−1 for none)")
+            bad = np.flatnonzero((arr[0] > np.arange(T)) | (arr[0] < -1))
+            if len(bad):
+                q = int(bad[0])
+                raise fail(f"where(ids) puts query {q}'s key at {int(arr[0, q])}, needs −1 or a key 0..{q} "
+                           "(a query sees only itself and earlier keys)")
+
+    def checks_nothing(self, probe):
+        return self.per_input and not authored.expects_something(self.where, probe)
+
+    def shown(self, trace, tokens):
+        pattern = trace.pattern(self.layer, self.head)[0]
+        keys = self.key_sets(trace, [tokens])[0]  # [query, key]
+        return {"label": self.label, "kind": "attention", "head": [self.layer, self.head],
+                "readout": f"head {self.layer}.{self.head}: attended key (argmax)",
+                "expected": [[int(k) for k in np.flatnonzero(row)] or None for row in keys],
+                "output": [int(np.argmax(r)) for r in pattern]}
+
+    def classes_ok(self, canon, sample):
+        if not self.per_input:
+            return self.where in ("previous-token", "current-token", "first-token")
+        return all(list(self.where(s)) == list(self.where(canon(s))) for s in sample)
+
+    def explain(self, trace, tokens):
+        pattern = trace.pattern(self.layer, self.head)[0]
+        keys = self.key_sets(trace, [tokens])[0]  # [T, T]
+        targets = self.targets(trace, [tokens])[0]
+        labels = trace.tokens(0)
+        mass = self.mass(pattern[None], keys[None])[0]
+        bad = np.flatnonzero(np.nan_to_num(mass, nan=1.0) < self.min_mass)
+        q = int(bad[0])
+        t = int(targets[q])
+        top = int(np.argmax(pattern[q]))
+        on = lambda i: ", ".join(str(int(k)) for k in np.flatnonzero(keys[i]))  # noqa: E731
+        rows = AttentionPositions(list(labels), pattern, keys, targets, mass, self.min_mass)
+        name = f"head {self.layer}.{self.head}"
+        n_keys = int(keys[q].sum())
+        if n_keys == 1:
+            got, need = diagnosis.apart(mass[q], self.min_mass)
+            where = f"the target is key {token_at(labels, t)}, but {name} puts only {got} there (needs ≥ {need})"
+        elif self.evenly:
+            least = min(np.flatnonzero(keys[q]), key=lambda k: pattern[q, k])
+            got, need = diagnosis.apart(pattern[q, least], self.min_mass / n_keys)
+            where = (f"the targets are keys {on(q)}, each needing ≥ {need} (an even share of "
+                     f"{self.min_mass:g}), but {name} puts only {got} on key {token_at(labels, int(least))}")
+        else:
+            got, need = diagnosis.apart(mass[q], self.min_mass)
+            where = f"the targets are keys {on(q)}, but {name} puts only {got} on them together (needs ≥ {need})"
+        summary = f"at query {token_at(labels, q)} {where}; its largest weight, {pattern[q, top]:.3f}, is on key {token_at(labels, top)}"
+        hint = self._hint(trace, q, keys[q, : q + 1], top, t, name)
+        return Explanation(q, summary, rows, hint, (self.layer, self.head), [int(x) for x in targets])
+
+    def _hint(self, trace, q: int, inside: np.ndarray, top: int, t: int, name: str) -> str:
+        """Why the target keys `inside` `[keys]` miss: a fixed pattern, a zero query, unread directions, a tie,
+        too little sharpness, or the wrong key winning."""
+        if trace.model.head(self.layer, self.head).pattern is not None:
+            return f"{name} has a fixed pattern; this target needs a computed one"
+        scores = trace.layers[self.layer].scores[0, self.head, q, : q + 1]
+        if (said := self._unread(trace, q, t, name)) or (said := _zero_query(trace, self.layer, self.head, q)):
+            return said
+        if (~inside).any():  # a tie between a target key and another is a tie whichever way argmax breaks it
+            best = int(np.flatnonzero(inside)[np.argmax(scores[inside])])
+            rival = int(np.flatnonzero(~inside)[np.argmax(scores[~inside])])
+            if diagnosis.tied(scores[best], scores[rival]):
+                return (f"indistinguishable keys: key {rival} and the target key {best} both score {scores[best]:.6g}, "
+                        f"so {name} splits its attention between them and no scale can separate them. "
+                        f"{self._writer_first(trace, q, best, rival) or what_differs(trace, self.layer, best, rival)}")
+        if not inside[top]:
+            return self._wrong_key_hint(trace, q, top, t, name)
+        n_keys = int(inside.sum())
+        in_s = scores[inside]
+        if self.evenly and in_s.max() - in_s.min() > 1e-9 * max(1.0, float(np.abs(in_s).max())):
+            keys = ", ".join(str(int(k)) for k in np.flatnonzero(inside))
+            tied = ", ".join(f"{int(k)}: {scores[k]:.3g}" for k in np.flatnonzero(inside))
+            return (f"{name} should spread its attention evenly over keys {keys}, but their scores differ ({tied}). "
+                    "Look at W_Q and W_K: which directions make these keys score differently?")
+        rest = scores[~inside]
+        gap = float(in_s.min() - rest.max()) if len(rest) else np.inf
+        need = self.min_mass / n_keys if self.evenly else self.min_mass
+        ok = (lambda p: p[inside].min() >= need) if self.evenly else (lambda p: p[inside].sum() >= need)
+        return (f"{name} attends most to the right key{'s' if n_keys > 1 else ''}, but the score there beats the "
+                f"next best by only {gap:.3g}: sharpen the pattern; {scale_by(factor_needed(scores, ok), q)}")
+
+    def _unread(self, trace, q: int, t: int, name: str) -> str | None:
+        """The cause when the head's keys (or queries) read only directions nothing before its layer writes."""
+        layer = trace.layers[self.layer]
+        head = layer.heads[self.head]
+        labels = trace.model.residual.labels
+        x = layer.attn_in[0, : q + 1]  # [keys, d_model]: what the head reads
+        s = layer.scores[0, self.head, q]
+        for what, W in (("keys", head.W_K), ("queries", head.W_Q)):
+            read = np.flatnonzero(np.abs(W).sum(0) > 0)
+            embedded = np.abs(trace.model.W_E[read]).any() or (
+                trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any())
+            if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
+                written = np.flatnonzero(np.abs(layer.attn_in[0]).sum(0) > 0)
+                writers = [f"head {l}.{h}" for l in range(self.layer) for h in range(trace.model.n_heads(l))
+                           if np.abs(trace.model.head(l, h).W_O).any()]
+                earlier = ", ".join(["the embedding", *writers])
+                fix = f"Look at W_{'K' if what == 'keys' else 'Q'} of {name}" + "".join(
+                    f", or at W_O of {w}" for w in writers[:3]) + ": one must read what the other writes"
+                return (f"{name}'s {what} read {families_of(labels[i] for i in read)}, which nothing writes before layer "
+                        f"{self.layer} ({earlier} write only {families_of(labels[i] for i in written) or 'nothing'} at this "
+                        f"input), so every key scores the same ({s[t]:.3g}). {fix}")
+        return None
+
+    def _decisive(self, trace, q: int, a: int, b: int) -> dict[str, float]:
+        """Per direction family W_K reads: how much it favours key `a` over key `b`, in the score's own units."""
+        layer = trace.layers[self.layer]
+        head = layer.heads[self.head]
+        labels = trace.model.residual.labels
+        x = layer.attn_in[0]
+        s = layer.scores[0, self.head, q]
+        q_vec = layer.q[0, self.head, q, : head.W_K.shape[0]]
+        per_dir = (q_vec @ head.W_K) * (x[a] - x[b])  # [d_model]
+        if abs(per_dir.sum()) > 1e-12:  # in the score's own units (the attention scale, if any)
+            per_dir = per_dir * (s[a] - s[b]) / per_dir.sum()
+        by_group: dict[str, float] = {}
+        for i in np.flatnonzero(np.abs(per_dir) > 1e-9):
+            by_group[family_of(labels[i])] = by_group.get(family_of(labels[i]), 0.0) + float(per_dir[i])
+        return by_group
+
+    def _writer_first(self, trace, q: int, t: int, top: int, family: str | None = None) -> str | None:
+        """When the keys differ in directions an earlier head wrote, and that head's W_OV pairs names less
+        faithfully than this head's W_QK reads them, the writer is the likelier culprit: name it."""
+        if self.layer == 0:
+            return None
+        model = trace.model
+        labels = model.residual.labels
+        x = trace.layers[self.layer].attn_in[0]
+        head = trace.layers[self.layer].heads[self.head]
+        differ = np.flatnonzero(np.abs(x[t] - x[top]) > 1e-9)
+        if family is not None:
+            differ = np.array([i for i in differ if family_of(labels[i]) == family], dtype=int)
+        read = np.abs(head.W_K).sum(0) > 0
+        differ = np.array([i for i in differ if read[i]], dtype=int)
+        if not len(differ):
+            return None
+        wrote = diagnosis.writers(trace, self.layer, [t, top], list(differ))
+        who = max(wrote, key=wrote.get)
+        if not who.startswith("head") or wrote[who] <= 1e-9:
+            return None
+        l, h = (int(n) for n in who.split()[1].split("."))
+        w = model.head(l, h)
+        ov = w.W_O @ w.W_V  # [d_model, d_model]
+        families = {family_of(labels[i]) for i in differ}  # judged on whole families: prev:* ← tok:*, not one entry
+        rows = [i for i in range(model.d_model) if family_of(labels[i]) in families and read[i] and np.abs(ov[i]).any()]
+        cols = [j for j in range(model.d_model) if np.abs(ov[rows, j]).any()] if rows else []
+        if not rows or not cols:
+            return None
+        qk = head.W_Q.T @ head.W_K  # [query dirs, key dirs]
+        qrows = [i for i in range(model.d_model) if np.abs(qk[i, rows]).any()]
+        writer = diagnosis.matched(ov[np.ix_(rows, cols)], [labels[i] for i in rows], [labels[j] for j in cols])
+        reader = diagnosis.matched(qk[np.ix_(qrows, rows)], [labels[i] for i in qrows], [labels[i] for i in rows])
+        if writer is None or (reader is not None and writer >= reader):
+            return None
+        into = families_of(labels[i] for i in rows)
+        return (f"The keys differ in {into}, which {who} writes: W_V of {who} reads {families_of(labels[j] for j in cols)} "
+                f"and W_O of {who} writes that into {into}, pairing directions less faithfully than this head reads them. "
+                f"The writer is the likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before "
+                "W_Q and W_K of this head")
+
+    def _wrong_key_hint(self, trace, q: int, top: int, t: int, name: str) -> str:
+        """Why key `top` beat the target `t`: which directions decide it, and who wrote them."""
+        head = trace.layers[self.layer].heads[self.head]
+        s = trace.layers[self.layer].scores[0, self.head, q]
+        by_group = self._decisive(trace, q, t, top)
+        pro = {g: v for g, v in by_group.items() if v > 0}
+        con = {g: -v for g, v in by_group.items() if v < 0}
+        said = lambda d, who: " and ".join(  # noqa: E731
+            f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.3g}" for g, v in sorted(d.items(), key=lambda kv: -kv[1]))
+        head_line = f"attention went to the wrong position: key {top} scores {s[top]:.3g} against {s[t]:.3g} for the target key {t}"
+        if not con:
+            return f"{head_line}. Look at W_Q and W_K"
+        worst = max(con, key=con.get)
+        favours = f"; of the directions W_K reads, {said(con, f'key {top}')}"
+        if pro:
+            favours += f", {said(pro, 'the target')}"
+        writer = self._writer_first(trace, q, t, top, worst)
+        if writer:
+            return f"{head_line}{favours}. {writer}"
+        if worst == "cos/sin:*" and pro:
+            advice = (f"the position term outweighs the {', '.join(pro)} term that should decide: keep the weight on "
+                      "position smaller than the content's lead at every distance (look at W_Q's entries on cos/sin)")
+        elif worst == "cos/sin:*" and _rotates(head.W_Q):
+            advice = "look at W_Q and W_K on cos/sin: W_Q rotates the position, so check the rotation's direction and its sign"
+        elif worst == "cos/sin:*":
+            advice = "look at the signs and sizes of W_Q's and W_K's entries on cos/sin"
+        else:
+            advice = f"look at W_Q and W_K on {worst}"
+        return f"{head_line}{favours}: {advice}"

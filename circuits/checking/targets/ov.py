@@ -1,0 +1,104 @@
+"""Checks on one head's full OV circuit W_U W_OV W_E: its copying score, and which token each attended token raises."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from circuits.checking import fields
+from circuits.checking.targets.structure import Structure
+from circuits.errors import CircuitError
+
+
+def full_ov(model, layer: int, head: int, tokens=None) -> np.ndarray:
+    """`W_U W_O W_V W_E` of one head, `[output token, attended token]`, over `tokens` (default: all but BOS).
+
+    Column t is what the head adds to every logit when it attends fully to a position holding t
+    (the direct path and other heads aside), as in *A Mathematical Framework for Transformer Circuits*.
+    """
+    if model.W_U is None:
+        raise CircuitError(f"the model {model.name!r} has no W_U, so head {layer}.{head} has no full OV circuit")
+    vocab = model.vocab
+    tokens = [t for t in vocab.tokens if t != vocab.bos] if tokens is None else list(tokens)
+    ids = [vocab.id(t) for t in tokens]
+    h = model.head(layer, head)
+    return model.W_U[ids] @ h.W_O @ h.W_V @ model.W_E[:, ids]  # [n, n]
+
+
+def copying_score(M: np.ndarray) -> float:
+    """Σλ / Σ|λ| over the eigenvalues λ of a square matrix: +1 for a pure copier, −1 for a pure suppressor.
+
+    The summary statistic of *A Mathematical Framework* (positive eigenvalues: the head raises the
+    logits of the tokens it attends to). A matrix with no non-zero eigenvalue scores 0.
+    """
+    lam = np.linalg.eigvals(np.asarray(M, dtype=float))
+    total = float(np.abs(lam).sum())
+    return float(lam.real.sum() / total) if total > 1e-12 else 0.0
+
+
+def raised(M: np.ndarray, tokens) -> list[str]:
+    """For each attended token (column), the output token the head raises most; '(tie)' where two share the top."""
+    out = []
+    for col in np.asarray(M, dtype=float).T:
+        top = np.flatnonzero(col >= col.max() - 1e-9 * max(1.0, abs(col.max())))
+        out.append(tokens[int(top[0])] if len(top) == 1 else "(tie)")
+    return out
+
+
+@dataclass
+class OVCircuit(Structure):
+    """Measurements of head `layer.head`'s full OV circuit, each a row of the structure report.
+
+    `min_score` / `max_score` bound the copying score; `raises(token)` names the output token each
+    attended token must raise most (e.g. itself for a copying head, its successor for a successor head).
+    """
+
+    layer: int = 0
+    head: int = 0
+    min_score: float | None = None
+    max_score: float | None = None
+    raises: Callable[[str], str] | None = None
+    tokens: tuple[str, ...] | None = None
+    check: Callable | None = field(default=None, init=False)
+
+    def __post_init__(self):
+        owner = f"OVCircuit({self.description!r})" if len(self.description) <= 30 else "OVCircuit"
+        fields.whole(owner, "layer", self.layer)
+        fields.whole(owner, "head", self.head)
+        fields.number(owner, "min_score", self.min_score, optional=True)
+        fields.number(owner, "max_score", self.max_score, optional=True, example="-0.9")
+        fields.function(owner, "raises", self.raises)
+        fields.labels(owner, "tokens", self.tokens)
+
+    @property
+    def stage(self) -> float:
+        return float(self.layer)
+
+    def run(self, answer, model) -> list[tuple[str, object, object, bool]]:
+        import sympy
+
+        vocab = model.vocab
+        tokens = list(self.tokens) if self.tokens is not None else [t for t in vocab.tokens if t != vocab.bos]
+        M = full_ov(model, self.layer, self.head, tokens)
+        name = f"head {self.layer}.{self.head}"
+        rows = []
+        if self.min_score is not None or self.max_score is not None:
+            score = copying_score(M)
+            bound = " and ".join(b.replace("-", "−") for b in (
+                f"≥ {self.min_score:g}" if self.min_score is not None else "",
+                f"≤ {self.max_score:g}" if self.max_score is not None else "") if b)
+            ok = (self.min_score is None or score >= self.min_score) and (self.max_score is None or score <= self.max_score)
+            shown = 0.0 if abs(score) < 5e-4 else score  # never "-0.000": its sign is float noise, kernel to kernel
+            rows.append((f"{name}'s copying score Σλ/Σ|λ| of W_U W_OV W_E is {shown:.3f} (needs {bound})",
+                         sympy.Matrix([[sympy.Float(round(score, 3), 3)]]), sympy.Matrix([[sympy.Symbol(bound)]]), ok))
+        if self.raises is not None:
+            yours = raised(M, tokens)
+            expected = [self.raises(t) for t in tokens]
+            wrong = [f"{t} → {y}" for t, y, e in zip(tokens, yours, expected) if y != e]
+            what = (f"the token each attended token raises most through {name}'s W_U W_OV W_E"
+                    + (f" (wrong: {', '.join(wrong[:4])}{' …' if len(wrong) > 4 else ''})" if wrong else ""))
+            rows.append((what, sympy.Matrix([[sympy.Symbol(y) for y in yours]]),
+                         sympy.Matrix([[sympy.Symbol(e) for e in expected]]), not wrong))
+        return rows

@@ -1,0 +1,246 @@
+"""checking/ reads one way down: no module imports another's private helper, and per-kind behaviour lives on the
+target classes (no `isinstance(t, Attention)` outside checking/targets/); old import paths keep working."""
+
+import ast
+from pathlib import Path
+
+import circuits
+from circuits.checking import targets
+
+PACKAGE = Path(circuits.__file__).parent
+CHECKING = PACKAGE / "checking"
+# every kind of target: the classes of the targets package that are targets, base included
+TARGET_CLASSES = {name for name, value in vars(targets).items()
+                  if isinstance(value, type) and issubclass(value, targets.Target)}
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    anchor = module.split(".") if is_package else module.split(".")[:-1]
+    anchor = anchor[: len(anchor) - node.level + 1]
+    return ".".join(anchor + ([node.module] if node.module else []))
+
+
+def private_imports(source: str, module: str, is_package: bool = False) -> list[str]:
+    """`from circuits.checking.X import _name` (or `X._name` on an imported checking module) in another module."""
+    tree = ast.parse(source)
+    found, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(node, module, is_package)
+            if not base.startswith("circuits.checking"):
+                continue
+            for alias in node.names:
+                if base != module and alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{module}: from {base} import {alias.name}")
+                aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("circuits.checking") and alias.asname:
+                    aliases[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and node.attr.startswith("_") and not node.attr.startswith("__")
+                and aliases[node.value.id] != module):
+            found.append(f"{module}: {node.value.id}.{node.attr}")
+    return sorted(found)
+
+
+def _names(node: ast.expr) -> list[str]:
+    """The class names an isinstance's second argument names: `A`, `m.A`, `(A, B)`, `A | B`."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.Tuple):
+        return [n for elt in node.elts for n in _names(elt)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _names(node.left) + _names(node.right)
+    return []
+
+
+def kind_ladders(source: str, module: str) -> list[str]:
+    """`isinstance(…, <a target class>)` in `module`: per-kind behaviour that belongs on the target classes."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                and len(node.args) == 2:
+            hit = [n for n in _names(node.args[1]) if n in TARGET_CLASSES]
+            if hit:
+                found.append(f"{module}:{node.lineno}: isinstance(…, {' | '.join(hit)})")
+    return sorted(found)
+
+
+def _files(root: Path):
+    return [p for p in sorted(root.rglob("*.py")) if "curriculum" not in p.relative_to(PACKAGE).parts[:1]]
+
+
+def test_no_private_import_across_checking_modules():
+    found = [v for p in _files(CHECKING) for v in private_imports(p.read_text(), _module(p), p.name == "__init__.py")]
+    assert found == []
+
+
+def test_no_isinstance_over_target_kinds_outside_the_targets_package():
+    inside = CHECKING / "targets"
+    found = [v for p in _files(PACKAGE) if inside not in p.parents for v in kind_ladders(p.read_text(), _module(p))]
+    assert found == []
+
+
+def test_the_private_import_rule_catches_a_planted_violation():
+    planted = ("from circuits.checking.targets.formats import _fmt_vec, fmt_num\n"
+               "from circuits.checking import checker\n"
+               "from . import plan as p\n"
+               "def f():\n    return checker._check(1), p._helper, checker.check\n")
+    assert private_imports(planted, "circuits.checking.audit") == [
+        "circuits.checking.audit: checker._check",
+        "circuits.checking.audit: from circuits.checking.targets.formats import _fmt_vec",
+        "circuits.checking.audit: p._helper",
+    ]
+    # relative, from inside the targets package; a module's own private names are its own business
+    assert private_imports("from .base import _hidden\n", "circuits.checking.targets.mlp") == [
+        "circuits.checking.targets.mlp: from circuits.checking.targets.base import _hidden"]
+    assert private_imports("from circuits.checking.checker import _x\n", "circuits.checking.checker") == []
+    assert private_imports("from numpy import _core\nfrom circuits.checking.targets import Attention\n",
+                           "circuits.checking.cache") == []
+
+
+def test_the_kind_rule_catches_a_planted_ladder():
+    planted = ("def shown(t):\n"
+               "    if isinstance(t, Attention):\n        return 1\n"
+               "    elif isinstance(t, Output | NextToken):\n        return 2\n"
+               "    elif isinstance(t, (targets.Structure, int)):\n        return 3\n"
+               "    return isinstance(t, dict)\n")
+    assert kind_ladders(planted, "circuits.cli") == [
+        "circuits.cli:2: isinstance(…, Attention)",
+        "circuits.cli:4: isinstance(…, Output | NextToken)",
+        "circuits.cli:6: isinstance(…, Structure)",
+    ]
+    assert {"Target", "Output", "Attention", "NextToken", "MLPOutput", "Structure", "OVCircuit", "Code"} <= TARGET_CLASSES
+
+
+def test_every_old_import_path_still_works():
+    """Shipped puzzles, learners' files and instructors' puzzles import targets from these paths."""
+    from circuits.checking import targets_mlp, targets_ov
+    from circuits.checking.targets import (  # noqa: F401  (every public name the single module had)
+        NEAR_TIE, Attention, Code, Evaluation, Explanation, HeadOutput, HeadZ, NextToken, Output, Readout,
+        Residual, Structure, Target, Tokens, factor_needed)
+
+    assert targets_mlp.MLPOutput is targets.MLPOutput and targets_mlp.MLPOut is targets.MLPOut
+    assert targets_ov.OVCircuit is targets.OVCircuit is circuits.OVCircuit
+    assert (targets_ov.full_ov, targets_ov.copying_score, targets_ov.raised) == (
+        targets.full_ov, targets.copying_score, targets.raised)
+    assert circuits.Attention is Attention and circuits.MLPOutput is targets.MLPOutput
+
+
+def test_a_metrics_direction_is_the_kind_that_measures_it():
+    """The report orders and prints a metric by the direction its target kind declares."""
+    assert targets.higher_is_worse(targets.Output.metric)
+    assert not targets.higher_is_worse(targets.Attention.metric)
+    assert not targets.higher_is_worse(targets.NextToken.metric)
+
+
+def test_each_behaviour_kind_says_how_far_from_failing_and_its_bound():
+    """`circuits audit`'s closest call asks the target: its slack (≥ 0: passes) and the bound it states."""
+    import numpy as np
+
+    from circuits.checking.targets import MLPOut, MLPOutput
+
+    worst = np.array([0.95, 0.8])
+    attention = targets.Attention(0, 0, "previous-token", min_mass=0.9)
+    assert np.allclose(attention.slack(worst), [0.05, -0.1]) and attention.bound() == "needs ≥ 0.9"
+    output = targets.Output(targets.Residual(("x",)), lambda toks: [0] * len(toks), tol=0.9)
+    assert np.allclose(output.slack(worst), [-0.05, 0.1]) and output.bound() == "tolerance 0.9"
+    assert output.tolerance == 0.9 and attention.tolerance is None
+    mlp = MLPOutput(MLPOut(0), lambda toks: [0] * len(toks), tol=0.5)
+    assert mlp.bound() == "tolerance 0.5" and mlp.tolerance == 0.5
+    every = targets.NextToken(lambda toks: [None] * len(toks), lo=-0.5)
+    assert np.allclose(every.slack(np.array([-0.1, -0.7])), [0.4, -0.2]) and every.bound() == "needs ≥ -0.5"
+    band = targets.NextToken(lambda toks: [None] * len(toks), lo=-1.0, hi=-0.5, mean=True)
+    assert np.allclose(band.slack(np.array([-0.7, -0.2, -1.5])), [0.2, -0.3, -0.5])
+    assert band.bound() == "needs [-1, -0.5]"
+    code = targets.Code("c", strategy=lambda: None, compare=lambda a, e: None)
+    assert code.tolerance is None and code.shown(None, ["a"]) is None
+
+
+def test_a_target_that_expects_nothing_is_found_by_its_own_kind():
+    probe = [list("ab"), list("abc")]
+    nothing = lambda toks: [None] * len(toks)  # noqa: E731
+    assert targets.Output(targets.Residual(("x",)), nothing).checks_nothing(probe)
+    assert not targets.Output(targets.Residual(("x",)), lambda toks: [None, *[1] * (len(toks) - 1)]).checks_nothing(probe)
+    assert targets.NextToken(nothing).checks_nothing(probe)
+    assert not targets.NextToken(nothing, after_bos=lambda toks: "a").checks_nothing(probe)  # it reads BOS's prediction
+    assert targets.Attention(0, 0, nothing, per_input=True).checks_nothing(probe)
+    assert not targets.Attention(0, 0, "previous-token").checks_nothing(probe)  # a behaviour: cannot tell
+
+
+def test_each_kind_validates_its_own_functions_with_one_line_naming_them():
+    from circuits.errors import CircuitError
+
+    fail = lambda what: CircuitError(f"91_x.py: targets[0]: {what}")  # noqa: E731
+    examples, alphabet = [list("abc")], list("abc")
+    cases = [
+        (targets.Output(targets.Residual(("x", "y")), lambda toks: [[1, 2, 3]] * len(toks)),
+         "spec('abc') gives 3 numbers per position; the readout has 2 directions"),
+        (targets.NextToken(lambda toks: [1] * len(toks)), "spec('abc')[0] is 1, needs the expected next token"),
+        (targets.NextToken(lambda toks: [None] * len(toks), after_bos=lambda toks: "z"),
+         "after_bos('abc') returned 'z', which is not a token of the puzzle's alphabet"),
+        (targets.Attention(0, 0, "previous-token", min_mass=1.5), "min_mass is 1.5, needs a share of attention in (0, 1]"),
+        (targets.Attention(0, 0, lambda toks: [None, 2, None], per_input=True),
+         "where('abc')[1] is 2, needs a key position 0..1"),
+        (targets.Attention(0, 0, lambda toks: 1 / 0, per_input=True), "where('abc') raised ZeroDivisionError"),
+    ]
+    for target, said in cases:
+        try:
+            target.validate(examples, alphabet, fail)
+        except CircuitError as e:
+            assert said in str(e) and str(e).startswith("91_x.py: targets[0]: "), (target, str(e))
+        else:
+            raise AssertionError(f"{target.label}: no error, expected {said!r}")
+    targets.Output(targets.Residual(("x",)), lambda toks: [1] * len(toks)).validate(examples, alphabet, fail)  # right: silent
+
+
+def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
+    """A target's explanation holds numbers per position; display/explanations.py makes every cell."""
+    import numpy as np
+
+    from circuits.checking.targets.attention import AttentionPositions
+    from circuits.checking.targets.next_token import NextTokenPositions
+    from circuits.checking.targets.output import ReadoutPositions
+    from circuits.display.explanations import table
+
+    def of(facts):
+        return table(targets.Explanation(0, "", facts, ""))
+
+    nan = np.nan
+    readout = ReadoutPositions(["a", "b"], np.array([[1.0, 0.0], [nan, nan]]), np.array([[0.5, 0.0], [2.0, 1e-4]]),
+                               np.array([0.5, 0.0]), 0.1)
+    assert of(readout) == (["pos", "token", "expected", "yours", "error", ""],
+                           [["0", "'a'", "[1, 0]", "[0.5, 0]", "0.5", "✗"], ["1", "'b'", "—", "[2, 0]", "0", "✓"]])
+    readout.names = ["x", "y"]  # an MLP's: by name
+    assert of(readout)[1][0][2:4] == ["x 1", "x 0.5"]
+    pattern = np.array([[1.0, 0.0, 0.0], [0.7, 0.3, 0.0], [0.2, 0.4, 0.4]])
+    keys = np.array([[False] * 3, [True, False, False], [False, True, True]])
+    attention = AttentionPositions(["a", "b", "c"], pattern, keys, np.array([-1, 0, 2]), np.array([nan, 0.7, 0.8]), 0.9)
+    assert of(attention) == (["query", "token", "target key", "argmax key (weight)", "on target", ""],
+                             [["0", "'a'", "—", "0 (1.000)", "—", ""], ["1", "'b'", "0 'a'", "0 (0.700)", "0.700", "✗"],
+                              ["2", "'c'", "1, 2", "1 (0.400)", "0.800", "✗"]])
+    next_token = NextTokenPositions(["a", "b"], [None, "c"], ["b", "c"], np.array([nan, -0.25]))
+    assert of(next_token)[1] == [["0", "'a'", "—", "'b'", "—"], ["1", "'b'", "'c'", "'c'", "-0.250"]]
+
+
+def test_every_kind_of_per_position_facts_has_its_words():
+    import importlib
+    import pkgutil
+
+    from circuits.display.explanations import COLUMNS, ROWS
+
+    kinds = {value.kind for info in pkgutil.iter_modules(targets.__path__)
+             for value in vars(importlib.import_module(f"{targets.__name__}.{info.name}")).values()
+             if isinstance(value, type) and value.__name__.endswith("Positions")}
+    assert kinds == {"readout", "attention", "next-token"} and kinds <= set(COLUMNS) and kinds <= set(ROWS)
