@@ -149,7 +149,8 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
         for name in r.survived:
             entry, change = split_name(name)
             closest = ""
-            if time.perf_counter() - start <= budget:  # each closest call is a search: only while time is left
+            # each closest call is a search: only while time is left (a tolerance probe is no mutant: none)
+            if name in by_name and time.perf_counter() - start <= budget:
                 try:
                     closest = closest_call(attempt, by_name[name].answer, plan)
                 except CircuitError as e:
