@@ -438,7 +438,15 @@ def test_27_the_worked_numbers_are_true():
     for k, t in enumerate("abcde"):  # the embedding table: the pentagon, moved by (1, 0)
         assert np.allclose(W_E[[labels.index("emb:x"), labels.index("emb:y")], k + 1], corners[k] + [1, 0])
     assert np.allclose(W_E[:, 0], [1, 0, 1, 1, 0, 0])  # BOS at (1, 0), one and bos
-    assert "1 + cos 2·θ =  .191 sin 2·θ =  .588" in doc and "1 + cos 1·θ = 1.309 sin 1·θ =  .951" in doc
+    number = lambda x: float(x.replace("−", "-"))  # noqa: E731  (as the worksheet writes them: .191, −.588)
+    table = re.findall(r"^    ([a-e]) +1 \+ cos (\d)·θ = +(\S+) +sin (\d)·θ = +(\S+) +1 +0$", doc, flags=re.M)
+    assert [t for t, *_ in table] == list("abcde")
+    for k, (t, i, x, j, y) in enumerate(table):  # every row of the worksheet's table, recomputed
+        assert int(i) == int(j) == k and np.allclose([number(x), number(y)], corners[k] + [1, 0], atol=5e-4), t
+    assert re.search(r"^    <bos> +1 +0 +1 +1$", doc, flags=re.M)
+    for line in ("    1 c     BOS                 0, 0               —", "    2 a     ½ BOS, ½ c          —                  c",
+                 "    3 b     ½ BOS, ½ a          —                  a"):
+        assert line in doc
     # puzzle 11's construction on these givens: c is written as its embedding, (.191, .588), times γ
     c = corners[2] + [1, 0]
     assert f"({c[0]:.3f}, {c[1]:.3f})".replace("0.", ".") == "(.191, .588)"
