@@ -1,8 +1,7 @@
 """Puzzle 28 · Challenge: attend to what followed your predecessor before
 
-Challenge for the chapter on composition (puzzles 14–15). Puzzle 15's query read what an
-earlier head wrote; here the attention must be built from what an earlier head writes on
-both sides of the dot product, and the two sides agree at the query itself. The worksheet
+Challenge for the chapter on composition (puzzles 14–15). Puzzle 15 composed two heads in
+one way; this behaviour needs a composition the chapter did not walk through. The worksheet
 gives the behaviour, the givens and the constraints; the mechanism is yours.
 
 Letters a, b, c, d after a BOS token. Each letter has a one-hot direction tok:a … tok:d, BOS
@@ -18,8 +17,9 @@ Four directions start empty, prev:a … prev:d (d_model = 4 + 1 + 11 + 4 = 20).
 A letter's predecessor is the letter just before it. Head 1.0, at every letter whose
 predecessor is x, must put ≥ 0.9 of its attention, together, on the earlier letters whose
 predecessor is also x: the letters that followed an earlier copy of x. Where there are none
-(and at the first letter, whose predecessor is BOS), it attends to BOS (≥ 0.9). For strings
-of 1 to 10 letters after BOS. Multiply W_Q1 by a sharpness symbol `s`, bound in `params`.
+(and at the first letter, whose predecessor is BOS), it attends to BOS (≥ 0.9). This holds
+for every string of 1 to 10 letters after BOS, the whole context. Multiply W_Q1 by a
+sharpness symbol `s`, bound in `params`.
 
 The behaviour, for "aabab" (0 BOS, 1 a, 2 a, 3 b, 4 a, 5 b):
 
@@ -87,8 +87,7 @@ puzzle = Puzzle(
     examples=["aabab", "abcabca", "aaaaaaaaaa", "dcbadcbadc"],
     sharpness=["s"],
     writes={"head 0.0": ["prev:*"], "head 1.0": []},
-    source="issue 28: a challenge whose mechanism the composition chapter did not walk through (Q- and "
-           "K-composition on one head's output)",
+    source="issue 28: a challenge whose mechanism the composition chapter did not walk through",
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
