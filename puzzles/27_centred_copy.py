@@ -5,17 +5,17 @@ head copied from one-hot tokens; here the letters are not centred and half of th
 attention rests on BOS, as in real models. The worksheet gives the behaviour, the givens and
 the constraints; the mechanism is yours.
 
-Five letters a … e and BOS, which starts every input. The embedding is narrow: every token
-has the direction one = 1, BOS also has bos = 1, and the letters sit on a pentagon that is
-not centred on the origin (θ = 2π/5; d_model = 6, with out:x and out:y starting empty):
+Five letters a … e and BOS, which starts every input. The embedding is narrow: the letters
+sit on a pentagon in (emb:x, emb:y) that is not centred on the origin, every token has
+one = 1, and BOS also has bos = 1 (θ = 2π/5; d_model = 6, with out:x and out:y empty):
 
-    token   emb:x               emb:y          one   bos
-    <bos>   1                   0               1     1
-    a       1 + cos 0·θ = 2     sin 0·θ =  0    1     0
-    b       1 + cos 1·θ = 1.309 sin 1·θ =  .951 1     0
-    c       1 + cos 2·θ =  .191 sin 2·θ =  .588 1     0
-    d       1 + cos 3·θ =  .191 sin 3·θ = −.588 1     0
-    e       1 + cos 4·θ = 1.309 sin 4·θ = −.951 1     0
+    token   emb:x                 emb:y              one   bos
+    <bos>   1                     0                   1     1
+    a       1 + cos 0·θ = 2       sin 0·θ =  0        1     0
+    b       1 + cos 1·θ = 1.309   sin 1·θ =  .951     1     0
+    c       1 + cos 2·θ =  .191   sin 2·θ =  .588     1     0
+    d       1 + cos 3·θ =  .191   sin 3·θ = −.588     1     0
+    e       1 + cos 4·θ = 1.309   sin 4·θ = −.951     1     0
 
 W_U reads letter k at the pentagon's corner k, (cos kθ, sin kθ), from out:x and out:y (BOS's
 logit is 0). The head's pattern is given: BOS keeps half of every query's attention, and the
