@@ -383,6 +383,23 @@ def test_audit_names_each_survivor_with_its_closest_call_and_honours_the_allow_l
     assert "allow-list entries no mutant needs (remove them): W_Q*" in out
 
 
+def test_audit_names_a_surviving_tolerance_probe_with_its_closest_call(tmp_path, capsys, monkeypatch):
+    """Puzzle 27 outside the curriculum (so without its allow-list): its W_O probes survive, and are reported, not a
+    KeyError (the audit looked them up among the mutants, which they are not)."""
+    from helpers import SOLUTIONS
+
+    text = (SOLUTIONS / "27_centred_copy.py").read_text(encoding="utf-8")
+    mine = tmp_path / "solutions" / "91_probed.py"
+    mine.parent.mkdir()
+    mine.write_text(text.replace("number=27,", "number=91,").replace('name="centred_copy"', 'name="probed"'),
+                    encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", str(mine)]) == 1
+    out = capsys.readouterr().out
+    assert "  W_O[out:x, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
+    assert "  W_O[out:y, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
+
+
 def test_audit_of_a_failing_reference_is_one_line(here, capsys):
     assert main(["new", "08_broken", "."]) == 0
     solution = here / "solutions" / "08_broken.py"

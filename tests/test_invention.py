@@ -1,5 +1,5 @@
-"""Puzzles that ask for invention (issue 28): the challenges 22–25 and 29 and the capstone 26 reject the misconceptions
-a learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report that points at
+"""Puzzles that ask for invention (issue 28): the challenges 22–25 and 27–29 and the capstone 26 reject the misconceptions a
+learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report that points at
 it; their worked numbers are true; and every puzzle's level (difficulty, minutes) is validated, shipped and shown."""
 
 import re
@@ -16,7 +16,7 @@ from circuits.checking.loader import load
 from circuits.errors import CircuitError
 
 NEW = ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
-NEW += ["29_smaller_before"]
+NEW += ["27_centred_copy", "28_same_predecessor", "29_smaller_before"]  # the OV, composition and RASP challenges
 s = sympy.Symbol("s")
 
 
@@ -407,6 +407,229 @@ def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
     f = only_failure(check_with("26_modular_addition", params={"s": 3})).failure
     assert f.explanation.per_position.expected[1] == f.explanation.per_position.top[1]  # the right top guess, not sure enough
     assert "make the prediction surer (raise your sharpness symbol s)" in f.explanation.hint
+
+
+# --- 27: a copying head that must ignore BOS ------------------------------------------------------------------
+γ = sympy.Symbol("γ")
+
+
+def _centred(one=-1, bos=0, sign=1):
+    """A W_V reading (emb:x + one·one + bos·bos, emb:y) times `sign`, and the reference's W_O (γ into out:*)."""
+    ns = namespace("27_centred_copy")
+    resid, blank = ns["resid"], ns["blank"]
+    W_V = blank(2, resid)
+    W_V[0, "emb:x"], W_V[0, "one"], W_V[0, "bos"], W_V[1, "emb:y"] = sign, sign * one, sign * bos, sign
+    W_O = blank(resid, 2)
+    W_O["out:x", 0], W_O["out:y", 1] = γ, γ
+    return dict(W_V=W_V, W_O=W_O)
+
+
+def _failed(result) -> dict[str, object]:
+    """The failing targets, by their letter: (a), (b), (c)."""
+    return {t.label[1]: t for t in result.targets if t.status == "failed"}
+
+
+def test_27_the_worked_numbers_are_true():
+    ns = namespace("27_centred_copy")
+    doc, theta = ns["__doc__"], 2 * np.pi / 5
+    corners = np.stack([np.cos(theta * np.arange(5)), np.sin(theta * np.arange(5))], 1)  # [5, 2]
+    W_E = np.array(ns["W_E"].values, dtype=float)
+    labels = list(ns["resid"].labels)
+    for k, t in enumerate("abcde"):  # the embedding table: the pentagon, moved by (1, 0)
+        assert np.allclose(W_E[[labels.index("emb:x"), labels.index("emb:y")], k + 1], corners[k] + [1, 0])
+    assert np.allclose(W_E[:, 0], [1, 0, 1, 1, 0, 0])  # BOS at (1, 0), one and bos
+    number = lambda x: float(x.replace("−", "-"))  # noqa: E731  (as the worksheet writes them: .191, −.588)
+    table = re.findall(r"^    ([a-e]) +1 \+ cos (\d)·θ = +(\S+) +sin (\d)·θ = +(\S+) +1 +0$", doc, flags=re.M)
+    assert [t for t, *_ in table] == list("abcde")
+    for k, (t, i, x, j, y) in enumerate(table):  # every row of the worksheet's table, recomputed
+        assert int(i) == int(j) == k and np.allclose([number(x), number(y)], corners[k] + [1, 0], atol=5e-4), t
+    assert re.search(r"^    <bos> +1 +0 +1 +1$", doc, flags=re.M)
+    for line in ("    1 c     BOS                 0, 0               —", "    2 a     ½ BOS, ½ c          —                  c",
+                 "    3 b     ½ BOS, ½ a          —                  a"):
+        assert line in doc
+    # puzzle 11's construction on these givens: c is written as its embedding, (.191, .588), times γ
+    c = corners[2] + [1, 0]
+    assert f"({c[0]:.3f}, {c[1]:.3f})".replace("0.", ".") == "(.191, .588)"
+    logits = corners @ c
+    said = re.search(r"are a (\S+)γ, b (\S+)γ, c (\S+)γ, d (\S+)γ, e (\S+)γ: b, not c", " ".join(doc.split()))
+    assert said and np.allclose([float(x.replace("−", "-")) for x in said.groups()], logits, atol=5e-4)
+    assert int(np.argmax(logits)) == 1
+    # the model agrees, at γ = 1: on "cc", position 2 attends ½ to BOS and ½ to the c at 1; position 1 to BOS alone
+    attempt = solution("27_centred_copy")
+    for name, value in _centred(one=0).items():
+        setattr(attempt.answer, name, value)
+    attempt.answer.params = {"γ": 1}
+    trace = attempt.model().run(["cc"])
+    assert np.allclose(trace.logits[0, 2, 1:], 0.5 * logits + 0.5 * corners @ [1, 0])
+    assert np.allclose(trace.logits[0, 1, 1:], corners @ [1, 0])  # BOS alone: a's corner, "γ·(1, 0)"
+    # the behaviour table, from the specs and the given pattern
+    assert ns["letter_before"](list("cab")) == [None, "c", "a"] and ns["bos_alone"](list("cab"))[0] == [0, 0]
+    assert np.allclose(ns["half_on_bos"](4), [[1, 0, 0, 0], [1, 0, 0, 0], [.5, .5, 0, 0], [.5, 0, .5, 0]])
+
+
+def test_27_puzzle_11s_copy_on_uncentred_letters_raises_the_wrong_letters():
+    failed = _failed(check_with("27_centred_copy", **_centred(one=0)))
+    assert set(failed) == {"a", "b", "c"}
+    from test_wrong_curriculum_a import report_text
+
+    text = report_text(failed["a"])
+    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 1.000" in text  # the score cannot see the offset …
+    assert "(wrong: b → (tie), c → b, d → e, e → (tie))" in text  # … which letter each raises can
+    b = failed["b"].failure
+    assert b.tokens == ["a"] and "the expected head 0.0 output on out:x, out:y is [0, 0], yours is [20, 0]" in b.explanation.summary
+    assert "look at W_V and W_O" in b.explanation.hint
+
+
+def test_27_cancelling_bos_alone_leaves_the_letters_uncentred():
+    failed = _failed(check_with("27_centred_copy", **_centred(one=0, bos=-1)))
+    assert set(failed) == {"a", "c"}  # BOS now writes nothing, but the letters still carry (1, 0)
+    c = failed["c"].failure
+    assert c.tokens == ["b", "a"] and "cannot tell the expected 'b' from 'a': a tie, each 0.500" in c.explanation.hint
+
+
+def test_27_a_negative_copy_suppresses_the_letter_before():
+    failed = _failed(check_with("27_centred_copy", **_centred(sign=-1)))
+    assert set(failed) == {"a", "c"}
+    from test_wrong_curriculum_a import report_text
+
+    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is -1.000 (needs ≥ 0.9)" in report_text(failed["a"])
+    assert "after position 2 'a' the expected next token has log-prob -18.783" in failed["c"].failure.explanation.summary
+
+
+def test_27_too_little_sharpness_copies_but_not_surely():
+    failed = _failed(check_with("27_centred_copy", params={"γ": 4}))
+    assert set(failed) == {"c"}  # the circuit is right; half the attention on BOS halves the lead
+    hint = failed["c"].failure.explanation.hint
+    assert "your top guess after position 2 is 'a' (0.591), but 'b' follows with 0.148" in hint
+    assert "raise your sharpness symbol γ" in hint
+
+
+def test_27_a_sharpness_baked_into_the_numbers_is_refused():
+    answer = _centred()
+    answer["W_O"] = np.zeros((6, 2))
+    answer["W_O"][4, 0] = answer["W_O"][5, 1] = 20
+    refused(check_with("27_centred_copy", **answer), "declare the sharpness as a sympy symbol γ")
+
+
+def test_27_a_head_that_writes_back_into_the_embedding_is_refused():
+    answer = _centred()
+    answer["W_O"]["emb:x", 0] = 1
+    refused(check_with("27_centred_copy", **answer), "head 0.0 writes into emb:x (1)", "only into out:*")
+
+
+# --- 28: what followed your predecessor before ----------------------------------------------------------------
+def _match(q_side="prev", k_side="prev", bos=sympy.Rational(1, 2), diag=11):
+    """Head 1.0: a query reading `q_side`:x against a key reading `k_side`:x; every query against BOS at `bos`;
+    the query's own position against its key (−1) on the first `diag` positions."""
+    ns = namespace("28_same_predecessor")
+    resid, blank = ns["resid"], ns["blank"]
+    W_Q, W_K = blank(16, resid), blank(16, resid)
+    for k, t in enumerate("abcd"):
+        W_Q[k, f"{q_side}:{t}"], W_K[k, f"{k_side}:{t}"] = s, 1
+    W_K[4, "bos"] = 1
+    for i in range(11):
+        W_Q[4, f"pos:{i}"] = s * bos
+        if i < diag:
+            W_Q[5 + i, f"pos:{i}"], W_K[5 + i, f"pos:{i}"] = s, -1
+    return dict(W_Q1=W_Q, W_K1=W_K)
+
+
+def test_28_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
+    ns = namespace("28_same_predecessor")
+    doc = ns["__doc__"]
+    keys = ns["same_predecessor"](list("aabab"))
+    assert keys == [[-1], [-1], [1], [-1], [1, 2]]  # letter indices; BOS is −1
+    labels = ["BOS", *"aabab"]
+    pattern = solution("28_same_predecessor").model().run(["aabab"]).pattern(1, 0)[0]
+    for q in range(1, 6):
+        wanted = [k + 1 for k in keys[q - 1]]  # positions
+        attends = ", ".join(f"{k} {labels[k]}" for k in wanted)
+        pred = "BOS" if q == 1 else f"{q - 1} {labels[q - 1]}"
+        assert re.search(rf"^    {q} {labels[q]}      {pred} +{attends}", doc, flags=re.M), (q, attends)
+        assert pattern[q, wanted].sum() >= 0.9
+    # the induction head the worksheet contrasts: at 5 b, the letters whose predecessor is b: 4 a
+    assert [k for k in range(2, 6) if labels[k - 1] == "b"] == [4] and "at 5 b it would attend to 4 a" in doc
+
+
+def test_28_another_mechanism_passes_ramps_instead_of_one_hot_self_exclusion():
+    """Keys score 12 per match minus their position; BOS scores 12.5 minus the query's position: between the
+    query's own match and its latest earlier one. Three rows, no diagonal."""
+    ns = namespace("28_same_predecessor")
+    resid, blank = ns["resid"], ns["blank"]
+    W_Q, W_K = blank(6, resid), blank(6, resid)
+    for k, t in enumerate("abcd"):
+        W_Q[k, f"prev:{t}"], W_K[k, f"prev:{t}"] = s, 12
+    for i in range(11):
+        W_Q[4, f"pos:{i}"], W_K[4, f"pos:{i}"] = s, -i
+        W_Q[5, f"pos:{i}"] = s * (sympy.Rational(25, 2) - i)
+    W_K[5, "bos"] = 1
+    assert check_with("28_same_predecessor", W_Q1=W_Q, W_K1=W_K, params={"s": 10}).status == "solved"
+
+
+def test_28_without_self_exclusion_every_query_finds_itself():
+    f = only_failure(check_with("28_same_predecessor", **_match(diag=0))).failure
+    assert f.tokens == ["a", "a"]
+    assert "the target is key 0 '<bos>', but head 1.0 puts only 0.000 there" in f.explanation.summary
+    assert "is on key 2 'a'" in f.explanation.summary and "prev:* favour key 2 by 20" in f.explanation.hint
+
+
+def test_28_an_induction_head_asks_for_the_query_itself_not_its_predecessor():
+    f = only_failure(check_with("28_same_predecessor", **_match(q_side="tok"))).failure
+    assert f.tokens == ["a", "a", "b"]  # at 3 b the target is 2 a (it followed the a at 1); nothing followed a b
+    assert "the target is key 2 'a', but head 1.0 puts only 0.000 there" in f.explanation.summary
+
+
+def test_28_a_key_on_content_finds_the_earlier_copy_not_what_followed_it():
+    f = only_failure(check_with("28_same_predecessor", **_match(k_side="tok"))).failure
+    assert f.tokens == ["a", "a"]  # at 2 a, whose predecessor is the a at 1: key 1 holds an a, but follows BOS
+    assert "is on key 1 'a'" in f.explanation.summary and "tok:* favour key 1 by 20" in f.explanation.hint
+
+
+def test_28_bos_above_a_match_takes_the_attention():
+    f = only_failure(check_with("28_same_predecessor", **_match(bos=sympy.Rational(3, 2)))).failure
+    assert f.tokens == ["a", "a", "a"] and "its largest weight, 1.000, is on key 0 '<bos>'" in f.explanation.summary
+    assert "bos favours key 0 by 30" in f.explanation.hint
+
+
+def test_28_without_a_score_for_bos_a_query_with_no_match_spreads_out():
+    f = only_failure(check_with("28_same_predecessor", **_match(bos=0))).failure
+    assert f.tokens == ["a", "a"] and "puts only 0.333 there" in f.explanation.summary
+    assert "indistinguishable keys" in f.explanation.hint  # a tie, never "sharpen"
+
+
+def test_28_self_exclusion_that_stops_short_fails_late_in_the_context():
+    f = only_failure(check_with("28_same_predecessor", **_match(diag=6))).failure
+    assert f.tokens == list("aaaaaa")  # query 6, the first without its own −1, ties with its matches
+    assert "the targets are keys 2, 3, 4, 5, but head 1.0 puts only 0.800 on them together" in f.explanation.summary
+
+
+def test_28_a_layer_0_that_writes_nothing_leaves_no_predecessor_to_match():
+    ns = namespace("28_same_predecessor")
+    f = only_failure(check_with("28_same_predecessor", W_O0=ns["blank"](ns["resid"], 4))).failure
+    assert f.tokens == ["a", "a", "a"]
+    assert "the target is key 2 'a', but head 1.0 puts only 0.000 there" in f.explanation.summary
+
+
+def test_28_a_layer_0_that_writes_outside_prev_is_refused():
+    ns = namespace("28_same_predecessor")
+    W_O0 = np.array(ns["W_O0"].values, dtype=object)
+    W_O0[list(ns["resid"].labels).index("tok:a"), 0] = 1
+    refused(check_with("28_same_predecessor", W_O0=W_O0), "head 0.0 writes into tok:a (1)", "only into prev:*")
+
+
+def test_28_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
+    answer = _match()
+    W_Q = np.asarray(sympy.Matrix(np.array(answer["W_Q1"].values, dtype=object).tolist()).subs(s, 20), dtype=object)
+    W_Q = np.vstack([W_Q, [s] + [0] * 19])
+    W_K = np.vstack([np.array(answer["W_K1"].values, dtype=float), np.zeros(20)])
+    refused(check_with("28_same_predecessor", W_Q1=W_Q, W_K1=W_K),
+            "with s at 0, so s does not control the attention the targets depend on")
+
+
+def test_28_too_little_sharpness_leaks_from_bos():
+    f = only_failure(check_with("28_same_predecessor", params={"s": 3})).failure
+    assert "puts only 0.691 there (needs ≥ 0.9)" in f.explanation.summary
+    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol s" in f.explanation.hint
 
 
 # --- 29: the smaller digits before ------------------------------------------------------------------------------

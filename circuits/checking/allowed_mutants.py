@@ -261,3 +261,42 @@ ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
     ],
 }
 ALLOWED.update(ALLOWED_INVENTION)
+
+# --- challenges for the OV and composition chapters (issue 28: puzzles 27 and 28) ----------------------------------
+ALIKE = ("head 1.0's query and key read prev:* alike, so relabelling the letters in prev:* or flipping one's sign on "
+         "both sides leaves every match (a product of the two) unchanged: another correct answer")
+FIRST_LETTER = ("query 1, the first letter, sees only BOS and itself, and reads no prev:* (its predecessor is BOS): "
+                "its own key scores −s, so BOS keeps a lead of at least s/2 under this edit")
+ALLOWED_CHALLENGES_A: dict[str, list[tuple[str, str]]] = {
+    "27_centred_copy": [
+        ("W_O[[]out:*, :] + 0.15 (tolerance probe)", ("reviewed, accepted: the task is a copying score ≥ 0.9, each "
+                                                     "letter raised most, nothing written from BOS and the letter "
+                                                     "before predicted; a bias of 0.15 in one row of W_O keeps all "
+                                                     "four (BOS's value is 0, so it still writes nothing), and the "
+                                                     "worksheet asks no more")),
+        ("whole answer × 10", "logits × 100 from the letters, BOS's value still 0: the letter before only gets surer"),
+        ("γ × 10", "logits × 10 from the letters, BOS's value still 0: the letter before only gets surer"),
+        ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
+    ],
+    "28_same_predecessor": [
+        *((name, ALIKE) for name in ("W_V0[[]*, tok:*] × −1", "W_O0[[]prev:*, *] × −1", "W_V0 rows * ↔ *",
+                                     "W_V0 columns tok:* ↔ tok:*", "W_O0 rows prev:* ↔ prev:*", "W_O0 columns * ↔ *")),
+        ("W_V0[[]*, prev:*] 0 → 1", "head 0.0 reads prev:, which only head 0.0 itself writes: zero at its input"),
+        ("W_V0[[]*, pos:10] 0 → 1", "head 0.0 reads position 10 only from a query at position 11, past n_ctx = 11"),
+        ("W_Q1[[]*, bos] 0 → s", BOS_QUERY_ONLY),
+        ("W_Q1[[]*, pos:0] *", "pos:0 is 1 at BOS only; BOS sees one key (itself), which gets all the attention"),
+        ("W_K1[[]5, *", "row 5's query reads pos:0, set at BOS only; BOS sees one key (itself), which gets all of it"),
+        ("W_Q1 columns bos ↔ pos:0", "bos and pos:0 are both 1 at BOS and 0 everywhere else: the same column"),
+        ("W_K1 columns bos ↔ pos:0", "bos and pos:0 are both 1 at BOS and 0 everywhere else: the same column"),
+        *((name, FIRST_LETTER) for name in ("W_Q1[[]4, pos:1] *", "W_Q1[[]5, pos:1] 0 → s", "W_Q1[[]6, pos:1] → 0",
+                                            "W_K1[[]6, pos:1] → 0")),
+        ("W_Q1[[]6, pos:2] 0 → s", "key 1, the first letter, is never a target (its predecessor is BOS): the edit "
+                                   "only lowers it further for query 2"),
+        ("W_Q1[[]15, prev:*] 0 → s", "key 10 is visible only to query 10, for which it is the query itself, already "
+                                     "below BOS: the edit only lowers it further"),
+        *((f"W_K1[[]{5 + i}, pos:{i + 1}] 0 → 1", f"row {5 + i}'s query reads pos:{i}; the key at position {i + 1} "
+                                                   "is after it, behind the causal mask") for i in range(1, 10)),
+        ("s × 10", SCALED_UP),
+    ],
+}
+ALLOWED.update(ALLOWED_CHALLENGES_A)

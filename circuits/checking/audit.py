@@ -120,7 +120,7 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     budget = limits.seconds("audit")
     start = time.perf_counter()
     r = audit(attempt, allowed, n_random or FAST_RANDOM, seconds=budget)
-    by_name = {m.name: m for m in _mutants(attempt)}
+    by_name = _answers(attempt)
     stale = [p for p, _ in allowed if not any(matches(n, p) for n, _ in r.allowed)] if r.complete and not r.sampled else []
     out = AuthorAudit(shown, r, stale=stale)
     plan = Plan.of(attempt.puzzle, CLOSEST_RANDOM)
@@ -130,14 +130,19 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
             closest = ""
             if time.perf_counter() - start <= budget:  # each closest call is a search: only while time is left
                 try:
-                    closest = closest_call(attempt, by_name[name].answer, plan)
+                    closest = closest_call(attempt, by_name[name], plan)
                 except CircuitError as e:
                     closest = str(e)
             out.survivors.append(Survivor(name, entry, change, closest))
     return out
 
 
-def _mutants(attempt):
-    from circuits.checking.mutants import mutants
+def _answers(attempt) -> dict[str, object]:
+    """Each mutant's and each tolerance probe's answer, by the name the audit reports it under."""
+    from circuits.checking.mutants import Numbers, mutants, tolerance_probes
 
-    return mutants(copy.copy(attempt))
+    out = {m.name: m.answer for m in mutants(copy.copy(attempt))}
+    for name, _, matrix_name, (small, _) in tolerance_probes(attempt, Numbers()):
+        out[name] = copy.copy(attempt.answer)
+        setattr(out[name], matrix_name, small)
+    return out
