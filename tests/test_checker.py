@@ -106,3 +106,44 @@ def test_cli_exit_codes_and_json(capsys, monkeypatch, tmp_path):
     err = capsys.readouterr().err
     assert err.strip().startswith("circuits: no puzzle named 'consonnants'; did you mean 'consonants'")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_callers_floating_point_and_decimal_contexts_reach_the_worker():
+    """limits.run runs the puzzle file's code on a worker thread in a copy of the caller's context: np.errstate
+    (a context variable in numpy 2) and decimal.localcontext hold there as on the caller's thread."""
+    import decimal
+    import warnings
+
+    from circuits.checking import limits
+
+    def divide():
+        return np.float64(1.0) / np.float64(0.0)
+
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        limits.run(divide, "check", "checking", "x.py")
+    with np.errstate(divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning in the worker would raise here
+        assert limits.run(divide, "check", "checking", "x.py") == np.inf
+    with decimal.localcontext(prec=3):
+        assert limits.run(lambda: decimal.Decimal(1) / decimal.Decimal(7), "check", "checking", "x.py") == \
+            decimal.Decimal("0.143")
+
+
+def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
+    """The learner's own function, run by check, sees the caller's np.errstate (no RuntimeWarning escapes)."""
+    import warnings
+
+    def attention(Q, K, V, mask=None):
+        s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        s = s / np.float64(0.0)  # divide by zero: ±inf and NaN, a wrong answer
+        A = np.exp(s - s.max(-1, keepdims=True))
+        return A / A.sum(-1, keepdims=True), A @ V
+
+    with np.errstate(all="raise"):
+        result = check_with("00_attention", attention=attention)
+    failed = [t for t in result.targets if t.status == "failed"]
+    assert failed and "FloatingPointError" in failed[0].failure.text  # raised in the worker, not warned
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = check_with("00_attention", attention=attention)
+    assert result.status == "failing"

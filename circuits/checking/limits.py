@@ -11,6 +11,7 @@ alive after its report.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ctypes
 import os
 import sys
@@ -154,10 +155,14 @@ def blaming(batch: list, one: Callable):
 
 def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path | None = None) -> T:
     """`fn()` on a worker thread: its result or its exception, or a CircuitError naming `culprit` and what it
-    was doing if it takes longer than the limit for `which` ("import" or "check")."""
+    was doing if it takes longer than the limit for `which` ("import" or "check").
+
+    The worker runs in a copy of the caller's context, so what the caller set there (np.errstate, a decimal
+    localcontext) holds in the puzzle file's code as if it ran on the caller's own thread."""
     limit = seconds(which)
     step = seconds("target") if which == "check" else None
     box: dict = {}
+    context = contextvars.copy_context()
 
     def work():
         doing(what)
@@ -168,7 +173,7 @@ def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path |
         except BaseException as e:  # noqa: BLE001 - handed to the caller as is
             box["error"] = e
 
-    worker = threading.Thread(target=work, name=f"circuits: {what} {culprit}", daemon=True)
+    worker = threading.Thread(target=context.run, args=(work,), name=f"circuits: {what} {culprit}", daemon=True)
     with _guarded():
         worker.start()
         deadline = time.monotonic() + limit
