@@ -213,10 +213,10 @@ def _puzzle_file(name: str, solution: bool) -> Path:
 
 def _shown(path) -> str:
     """A path as the loader shows it (relative to here), even when it is a symlink loop."""
-    from circuits.checking.loader import display
+    from circuits.io import paths
 
     try:
-        return display(path)
+        return paths.shown(path)
     except (OSError, RuntimeError):  # RuntimeError: pathlib's resolve() on a symlink loop
         return os.path.relpath(path)
 
@@ -560,16 +560,16 @@ def _authoring_parsers(sub) -> None:
 
 
 def cmd_new(args) -> int:
-    from circuits.checking.loader import display
+    from circuits.io import paths
     from circuits.checking.scaffold import new
 
     written = new(args.name, args.folder)
     for p in written:
-        print(f"wrote {display(p)}")
+        print(f"wrote {paths.shown(p)}")
     print("next: write the statement and the solution, then")
-    print(f"  pytest {display(written[0].parent)}               (the puzzle: not attempted)")
-    print(f"  circuits check {display(written[1])}")
-    print(f"  circuits audit {display(written[1])}")
+    print(f"  pytest {paths.shown(written[0].parent)}               (the puzzle: not attempted)")
+    print(f"  circuits check {paths.shown(written[1])}")
+    print(f"  circuits audit {paths.shown(written[1])}")
     return 0
 
 

@@ -141,12 +141,12 @@ def pytest_unconfigure(config):
 def _check_paths(config) -> None:
     """Every folder circuits_paths lists exists and is a folder: a typo would leave its puzzles unchecked in silence,
     so it is a usage error (one line, exit 4), as pytest's own for a bad option."""
-    from circuits.checking.loader import display
+    from circuits.io import paths
     from circuits.io.paths import is_loop
 
-    where = f"circuits_paths in {display(config.inipath)}" if config.inipath else "circuits_paths"
+    where = f"circuits_paths in {paths.shown(config.inipath)}" if config.inipath else "circuits_paths"
     for p in config.getini("circuits_paths"):
-        shown = display(p)
+        shown = paths.shown(p)
         if is_loop(p):
             raise pytest.UsageError(f"{where}: {shown} is a symlink loop (it never reaches a folder); list folders "
                                     "of puzzle files")
@@ -274,14 +274,14 @@ class NotCollected(pytest.File):
 
 class Skipped(pytest.Item):
     def runtest(self):
-        from circuits.checking.loader import display
+        from circuits.io import paths
 
-        where = display(self.path.parent)
-        said = (f"{display(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in "
-                f"the ini option circuits_paths: name the file (pytest {display(self.path)}) or add {where} to "
+        where = paths.shown(self.path.parent)
+        said = (f"{paths.shown(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in "
+                f"the ini option circuits_paths: name the file (pytest {paths.shown(self.path)}) or add {where} to "
                 "circuits_paths")
         self.config.stash[_NOT_CHECKED].append(  # said in the summary too, not only with -rs
-            f"{display(self.path)} was not checked: add {where} to the ini option circuits_paths, or name the file")
+            f"{paths.shown(self.path)} was not checked: add {where} to the ini option circuits_paths, or name the file")
         raise pytest.skip.Exception(said, _use_item_location=True)
 
     def reportinfo(self):
@@ -558,9 +558,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if results:
         _summary(terminalreporter, config, results)
     from circuits.checking.limits import take_warnings, warnings_line
-    from circuits.checking.loader import display
+    from circuits.io import paths
 
-    warned = warnings_line(take_warnings(), display)
+    warned = warnings_line(take_warnings(), paths.shown)
     if warned:  # after the summary, paths as typed: never before the report with absolute paths
         terminalreporter.write_line(f"circuits: note: the puzzle files' code warned: {warned}", yellow=True)
 

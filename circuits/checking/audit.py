@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking.loader import Attempt, display
+from circuits.checking.loader import Attempt
+from circuits.io import paths
 from circuits.checking.mutants import split_name  # noqa: F401  (part of audit's API)
 from circuits.checking.plan import Plan
 from circuits.errors import CircuitError
@@ -119,7 +120,7 @@ def reference(path) -> Attempt:
     twin = reference_for(path)
     if twin is not None and twin.is_file():
         return load(twin)
-    raise CircuitError(f"{display(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "
+    raise CircuitError(f"{paths.shown(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "
                        f"solutions/{Path(path).name} beside it: audit the reference solution")
 
 
@@ -130,7 +131,7 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     from circuits.checking.checker import check, context
     from circuits.checking.mutants import FAST_RANDOM, audit, matches
 
-    shown = display(attempt.path)
+    shown = paths.shown(attempt.path)
     result = check(attempt, margins=False)
     if result.status != "solved":
         bad = next((t for t in result.targets if t.status in ("failed", "error")), None)

@@ -14,7 +14,8 @@ import numpy as np
 from circuits.checking import guarantees, limits, once
 from circuits.checking.answer_names import in_puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
-from circuits.checking.loader import Attempt, display
+from circuits.checking.loader import Attempt
+from circuits.io import paths
 from circuits.checking.plan import STAGES, Plan
 from circuits.checking.targets import Code, Explanation, Structure, Target, Tokens
 from circuits.errors import CircuitError
@@ -233,7 +234,7 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
 
     Runs under limits.run: a check that takes longer than limits.CHECK_SECONDS is one error line
     saying what it was doing, and so is the puzzle file's own code (spec, build) raising."""
-    shown = display(attempt.path)
+    shown = paths.shown(attempt.path)
 
     def run() -> PuzzleResult:
         try:
@@ -259,7 +260,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     puzzle = attempt.puzzle
     labels = [(t.label, t.kind) for t in puzzle.targets]
     if not attempt.attempted:
-        msg = f"not attempted: fill in {', '.join(attempt.missing)} in {display(attempt.path)}"
+        msg = f"not attempted: fill in {', '.join(attempt.missing)} in {paths.shown(attempt.path)}"
         return PuzzleResult(attempt, "not attempted", [TargetResult(l, k, "not attempted", message=msg) for l, k in labels],
                             message=msg)
     results: list[TargetResult | None] = [None] * len(puzzle.targets)
@@ -286,7 +287,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         try:
             coverage = _check_behaviour(model, attempt, behaviour, results, n_random, property_examples)
         except CircuitError as e:
-            message = e.within(display(attempt.path)).args[0]  # every behaviour target: one line for the puzzle
+            message = e.within(paths.shown(attempt.path)).args[0]  # every behaviour target: one line for the puzzle
             for i in behaviour:
                 results[i] = TargetResult(*labels[i], "error", message=message)
     status = "solved" if all(r.status == "passed" for r in results) else (
@@ -319,7 +320,7 @@ def declares_sharpness(attempt) -> None:
     if missing:
         names = " and ".join(missing)
         example = ", ".join(f"{m!r}: 30" for m in missing)
-        raise CircuitError(f"{display(attempt.path)}: declare the sharpness as a sympy symbol {names} (as the worksheet "
+        raise CircuitError(f"{paths.shown(attempt.path)}: declare the sharpness as a sympy symbol {names} (as the worksheet "
                            f"does), write your matrices with it and bind it in params, e.g. params = {{{example}}}; "
                            "numbers with the scale baked in hide how much sharpness your answer needs")
 
@@ -337,7 +338,7 @@ def _leak(attempt, model) -> str:
     names = {f"head {l}.{h}": n for (l, h, role), n in heads.items() if role == "W_O"}
     names |= {f"mlp {l}": n for (l, role), n in mlps.items() if role == "W_out"}
     try:
-        guarantees.check_writes(model, writes, display(attempt.path), names)
+        guarantees.check_writes(model, writes, paths.shown(attempt.path), names)
     except CircuitError as e:
         return str(e)
     return ""
@@ -426,7 +427,7 @@ def check_structure(target: Structure, attempt, model) -> TargetResult:
     try:
         rows = target.run(attempt.answer, model)
     except CircuitError as e:
-        return TargetResult(target.label, "structure", "error", message=e.within(display(attempt.path)).args[0])
+        return TargetResult(target.label, "structure", "error", message=e.within(paths.shown(attempt.path)).args[0])
     ok = all(r[3] for r in rows)
     res = TargetResult(target.label, "structure", "passed" if ok else "failed", structure=rows, checked=len(rows))
     if not ok:

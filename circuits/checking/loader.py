@@ -16,7 +16,8 @@ from pathlib import Path
 from circuits.checking import curriculum, givens, limits
 from circuits.checking.puzzle import Puzzle, Stub
 from circuits.errors import CircuitError
-from circuits.io.paths import is_loop, real
+from circuits.io import paths
+from circuits.io.paths import is_loop
 
 
 @dataclass
@@ -45,27 +46,17 @@ class Attempt:
         try:
             model = self.puzzle.build(answer or self.answer)
         except CircuitError as e:
-            raise build_mistake(e, answer or self.answer, self.puzzle, display(self.path)) or e.within(display(self.path)) from None
+            raise build_mistake(e, answer or self.answer, self.puzzle, paths.shown(self.path)) or e.within(paths.shown(self.path)) from None
         except limits.TimeLimit:
             raise
         except BaseException as e:  # noqa: BLE001 - anything the learner's values trip is reported in one line
-            if (author := build_mistake(e, answer or self.answer, self.puzzle, display(self.path))) is not None:
+            if (author := build_mistake(e, answer or self.answer, self.puzzle, paths.shown(self.path))) is not None:
                 raise author from None
-            raise CircuitError(f"{display(self.path)}: building the model failed{_where_raised(e, self.path)}: {_exc(e)}") from e
+            raise CircuitError(f"{paths.shown(self.path)}: building the model failed{_where_raised(e, self.path)}: {_exc(e)}") from e
         if not isinstance(model, Model):
-            raise CircuitError(f"{display(self.path)}: build() returned {_kind(model)}, not a Model; "
+            raise CircuitError(f"{paths.shown(self.path)}: build() returned {_kind(model)}, not a Model; "
                                "end it with `return Model(...)`")
         return model
-
-
-def display(path: Path) -> str:
-    """A path as the learner would type it: relative to the working directory when inside it, symlinks kept."""
-    for p in (Path(os.path.abspath(path)), real(path)):
-        try:
-            return str(p.relative_to(Path.cwd()))
-        except ValueError:
-            continue
-    return str(path)
 
 
 def _exc(e: BaseException) -> str:
@@ -96,7 +87,7 @@ def load(path: str | Path) -> Attempt:
     closing sys.stdout, leaving threads running) outlives it. Every mistake is one CircuitError line.
     """
     given = Path(path)
-    shown = display(given)
+    shown = paths.shown(given)
     if curriculum.is_shipped(given) and curriculum.reference_file(given) is not None:
         mine, source = _shipped(curriculum.reference_file(given))  # the shipped file itself: run once per process
     else:
@@ -105,7 +96,7 @@ def load(path: str | Path) -> Attempt:
     ref = curriculum.twin(given)
     if ref is not None:
         shipped, shipped_source = _shipped(ref)
-        puzzle = _declared(shipped, display(ref))
+        puzzle = _declared(shipped, paths.shown(ref))
         names = [n for n in givens.given_names(_above_answer(shipped_source))
                  if n not in (*puzzle.answer, *puzzle.optional)]
         edited = givens.edits(mine, shipped, names, source)
@@ -169,10 +160,10 @@ def _shipped(ref: Path) -> tuple[dict, str]:
     stat = ref.stat()
     key = (str(ref), stat.st_mtime_ns, stat.st_size)
     if key not in _SHIPPED:
-        module, source = _execute(ref, display(ref), "circuits_shipped")
-        puzzle = _declared(vars(module), display(ref))
-        limits.run(lambda: validate(puzzle, vars(module), display(ref)), "check", "validating the puzzle",
-                   display(ref), source=ref.resolve())
+        module, source = _execute(ref, paths.shown(ref), "circuits_shipped")
+        puzzle = _declared(vars(module), paths.shown(ref))
+        limits.run(lambda: validate(puzzle, vars(module), paths.shown(ref)), "check", "validating the puzzle",
+                   paths.shown(ref), source=ref.resolve())
         _attach_curriculum(puzzle, ref.name)
         _SHIPPED[key] = (vars(module), source)
     return _SHIPPED[key]
@@ -292,10 +283,10 @@ def _check_unique_number(path: Path) -> None:
         return
     same = sorted(path.parent.glob(f"{number}_*.py"))
     if len(same) > 1:
-        names = [display(p) for p in same]
+        names = [paths.shown(p) for p in same]
         listed = ", ".join(names[:-1]) + " and " + names[-1]
         raise CircuitError(f"{listed} have the same number, {number}: keep one (rename or move the other{'s' if len(same) > 2 else ''} out of "
-                           f"{display(path.parent)}/)")
+                           f"{paths.shown(path.parent)}/)")
 
 
 def _line_at(data: bytes, offset: int) -> int:
@@ -342,7 +333,7 @@ def declared_folders(start: Path | None = None) -> list[Path]:
                 folder = d / raw
                 if not folder.is_dir():
                     what = "a file" if folder.is_file() else "not there"
-                    raise CircuitError(f"{display(ini)}: circuits_paths names {raw}, which is {what}; "
+                    raise CircuitError(f"{paths.shown(ini)}: circuits_paths names {raw}, which is {what}; "
                                        "it lists folders of puzzle files")
                 folders.append(folder)
             return folders
@@ -365,7 +356,7 @@ def _ini_paths(ini: Path, section: str | None) -> list[str] | None:
         parser = configparser.ConfigParser(interpolation=None)
         parser.read(ini, encoding="utf-8")
     except (OSError, ValueError, configparser.Error) as e:  # tomllib's errors are ValueErrors
-        raise CircuitError(f"{display(ini)} cannot be read: {e}") from None
+        raise CircuitError(f"{paths.shown(ini)} cannot be read: {e}") from None
     if not parser.has_section(section):
         return [] if ini.name == "pytest.ini" else None  # pytest.ini counts even without its section
     return parser.get(section, "circuits_paths", fallback="").split()
@@ -390,7 +381,7 @@ def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
         if name in (f.stem, slug, number) or (name.isdigit() and int(name) == int(number)):
             return f
     close = difflib.get_close_matches(name, [*stems, *(s.partition("_")[2] for s in stems)], n=3, cutoff=0.5)
-    where = display(puzzle_folder(solutions, root))
+    where = paths.shown(puzzle_folder(solutions, root))
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else f"; the puzzles in {where} are: {', '.join(stems) or 'none'}"
     raise CircuitError(f"no puzzle named {name!r}{hint}")
 

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from circuits.checking.checker import PuzzleResult, TargetResult
-from circuits.checking.loader import display
+from circuits.io import paths
 from circuits.checking.puzzle import stars
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 
@@ -188,7 +188,7 @@ def progress(results: list[PuzzleResult], bar: int = 20) -> Text:
         line.append("  every puzzle solved")
     else:
         number = nxt.name.partition("_")[0]
-        where = display(nxt.attempt.path) if nxt.attempt else nxt.name
+        where = paths.shown(nxt.attempt.path) if nxt.attempt else nxt.name
         line.append(f"\nnext: {where} (circuits watch {int(number) if number.isdigit() else nxt.name})")
     return line
 
@@ -212,9 +212,9 @@ def edited_givens(result: PuzzleResult) -> list[Text]:
     attempt = result.attempt
     if attempt is None or not attempt.edits:
         return []
-    from circuits.checking.loader import display
+    from circuits.io import paths
 
-    where = display(attempt.path)
+    where = paths.shown(attempt.path)
     lines = []
     for e in sorted(attempt.edits, key=lambda e: e.line or 0):
         at = f" line {e.line}" if e.line else ""

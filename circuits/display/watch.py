@@ -13,7 +13,8 @@ from rich.text import Text
 
 from circuits.checking.cache import cached_check
 from circuits.checking.limits import take_warnings, warnings_line
-from circuits.checking.loader import display, find, load, puzzle_files
+from circuits.checking.loader import find, load, puzzle_files
+from circuits.io import paths
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report
 from circuits.errors import CircuitError
@@ -116,7 +117,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         wanted = [real(f) for f in files]
         named = real(find(name, False))
         if named not in wanted:
-            raise CircuitError(f"{name}: watch follows the puzzles in {display(files[0].parent)}/; name one of them")
+            raise CircuitError(f"{name}: watch follows the puzzles in {paths.shown(files[0].parent)}/; name one of them")
         i = wanted.index(named)
     skip_solved, moved, step = name is None, False, ""
     opened = i if name else None  # a puzzle named on the command line stays open, solved or not, until `n`
@@ -130,7 +131,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         path = files[i]
         stamp = _stamp(path)  # before checking: a save during the check is seen afterwards
         result, error = _check(path, use_cache)
-        warned = warnings_line(take_warnings(), display)  # held back while the file ran: said after its report
+        warned = warnings_line(take_warnings(), paths.shown)  # held back while the file ran: said after its report
         if result is not None and result.status == "solved" and i != opened:
             said = not skip_solved or not getattr(result, "cached", False)  # solved before: passed over quietly
             if said:
@@ -139,7 +140,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             i, skip_solved, moved = i + 1, True, moved or said
             continue
         if moved:  # the way here stays on screen: what was solved, and where we are now
-            c.print(Text(f"→ next: {display(path)}", style="bold"))
+            c.print(Text(f"→ next: {paths.shown(path)}", style="bold"))
         elif step == "saved" and c.is_terminal:
             c.clear()  # the same puzzle again: only its new report
         skip_solved = moved = False
@@ -151,7 +152,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             c.print(Text(f"note: the puzzle file's code warned: {warned}", style="yellow"))
         hints = list(result.attempt.puzzle.hints) if result is not None and result.attempt else []
         _offer(c, hints, 0)
-        c.print(Text(f"watching {display(path)} · {KEYS}", style="dim"))
+        c.print(Text(f"watching {paths.shown(path)} · {KEYS}", style="dim"))
         step = _wait(c, keys, path, stamp, hints, poll)
         if step == "q":
             return 0
@@ -190,7 +191,7 @@ def _wait(c, keys: _Keys, path: Path, stamp, hints: list[str], poll: float) -> s
             else:
                 c.print(Text("no more hints for this puzzle", style="dim"))
         if _stamp(path) != stamp:
-            c.print(Text(f"{display(path)} changed: checking…", style="dim"))
+            c.print(Text(f"{paths.shown(path)} changed: checking…", style="dim"))
             return "saved"
 
 
