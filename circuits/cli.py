@@ -222,7 +222,7 @@ def _shown(path) -> str:
 
 
 def _load(name: str, solution: bool):
-    from circuits.checking.loader import load
+    from circuits.checking.pipeline import load
 
     return load(_puzzle_file(name, solution))
 
@@ -235,7 +235,8 @@ def _console():
 
 def cmd_list(args) -> int:
     from circuits.checking.cache import cached_check
-    from circuits.checking.loader import load, puzzle_files
+    from circuits.checking.loader import puzzle_files
+    from circuits.checking.pipeline import load
     from circuits.display.report import progress, summary_table
 
     files = puzzle_files(args.solutions)

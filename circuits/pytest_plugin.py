@@ -327,7 +327,7 @@ class PuzzleFile(pytest.File):
     source: Path | None = None  # the file checked, when not `path` itself (--solutions)
 
     def collect(self):
-        from circuits.checking.loader import load
+        from circuits.checking.pipeline import load
 
         source = self.source or self.path
         try:

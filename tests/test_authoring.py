@@ -13,7 +13,7 @@ import pytest
 from helpers import ROOT
 
 from circuits.checking.checker import check
-from circuits.checking.loader import load
+from circuits.checking.pipeline import load
 from circuits.cli import main
 from circuits.errors import CircuitError
 
@@ -101,6 +101,33 @@ def test_the_template_is_a_valid_solved_puzzle(here):
 
 
 # --- each mistake of the issue, one line at load ------------------------------------------------------------------
+def test_loading_only_loads_and_validation_is_the_next_stage(here, monkeypatch):
+    """loader.load runs the file and nothing more; validate.validated checks the puzzle (pipeline.load does both),
+    a shipped puzzle once per process, however many files stand for it."""
+    from circuits.checking import loader, validate
+
+    path = write(here, '"cbcce"', '"ab1ce"')
+    attempt = loader.load(path)  # an author's mistake is not the loader's business
+    assert attempt.puzzle.id == "92_first" and attempt.declared_in == path.resolve()
+    with pytest.raises(CircuitError, match=r"^92_first\.py: examples\[0\]: 'ab1ce' has '1'"):
+        validate.validated(attempt)
+    calls = []
+    monkeypatch.setattr(validate, "validate", lambda *a: calls.append(a[2]))
+    validate.validated(loader.load(path))
+    validate.validated(loader.load(path))
+    assert calls == ["92_first.py", "92_first.py"]  # an instructor's own file: validated at every load (it changes)
+    from circuits.checking import curriculum
+
+    calls.clear()
+    monkeypatch.setattr(validate, "_VALIDATED", {})  # as in a fresh process
+    shipped = curriculum.reference_file("01_consonants")
+    (here / "puzzles").mkdir()
+    mine = shutil.copy(shipped, here / "puzzles" / shipped.name)  # a learner's copy: its puzzle is the shipped one
+    for p in (shipped, mine, shipped, mine):
+        assert load(p).puzzle.id == "01_consonants"
+    assert len(calls) == 1 and calls[0].endswith("01_consonants.py")  # the shipped puzzle: once per process
+
+
 def test_a_sharpness_name_the_answer_lacks(here):
     with pytest.raises(CircuitError) as e:
         load(write(here, 'sharpness=["s"]', 'sharpness=["W_X"]'))

@@ -8,7 +8,7 @@ import pytest
 from test_authoring import write
 
 from circuits.checking.checker import check
-from circuits.checking.loader import load
+from circuits.checking.pipeline import load
 from circuits.cli import main
 from circuits.errors import CircuitError
 

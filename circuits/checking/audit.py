@@ -112,7 +112,8 @@ def reference(path) -> Attempt:
     """The reference solution at `path`, or its twin in solutions/ when `path` is an unfilled puzzle file."""
     from pathlib import Path
 
-    from circuits.checking.loader import load, reference_for
+    from circuits.checking.loader import reference_for
+    from circuits.checking.pipeline import load
 
     attempt = load(path)
     if attempt.attempted:

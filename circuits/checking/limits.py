@@ -112,6 +112,14 @@ def in_their_file(filename: str, package: bool = False) -> bool:
     return not str(filename).startswith((ours, *theirs, "<"))
 
 
+def where_raised(e: BaseException, path: Path) -> str:
+    """` at line N`: the last line of `path` in `e`'s traceback, or nothing when `path` is not in it."""
+    for frame in reversed(traceback.extract_tb(e.__traceback__)):
+        if Path(frame.filename) == path:
+            return f" at line {frame.lineno}"
+    return ""
+
+
 def file_frames(e: BaseException) -> list[traceback.FrameSummary]:
     """The frames of `e`'s traceback in the learner's code: outside circuits, Python and installed packages."""
     return [f for f in traceback.extract_tb(e.__traceback__) if in_their_file(f.filename)]

@@ -39,6 +39,26 @@ def _shown(tokens: list[str]) -> str:
     return limits.shown_input(tokens)
 
 
+_VALIDATED: dict[int, dict] = {}  # id -> the shipped namespaces validated in this process (held: their ids stay theirs)
+
+
+def validated(attempt):
+    """The validation stage, after loading: the attempt's puzzle checked for its author's mistakes (one CircuitError
+    line naming the file that declares it), under the check's time limit; a shipped puzzle once per process."""
+    from circuits.checking import curriculum
+    from circuits.io import paths
+
+    names = attempt.names
+    if _VALIDATED.get(id(names)) is names:
+        return attempt
+    where = attempt.declared_in or attempt.path
+    shown = paths.shown(where)
+    limits.run(lambda: validate(attempt.puzzle, names, shown), "check", "validating the puzzle", shown, source=where)
+    if attempt.reference is not None or curriculum.is_shipped(where):
+        _VALIDATED[id(names)] = names
+    return attempt
+
+
 def validate(puzzle, names: dict, shown: str) -> None:
     """Raise one CircuitError for the first mistake in `puzzle` (its file's globals are `names`, its path `shown`)."""
     fail = lambda field, what: CircuitError(f"{shown}: {field}: {what}")

@@ -156,7 +156,7 @@ def check(puzzle, **values):
 
 def hint(puzzle, level: int = 1) -> Hints:
     """The first `level` hints of a shipped puzzle."""
-    from circuits.checking.loader import load
+    from circuits.checking.pipeline import load
     from circuits.checking.values import shipped
     from circuits.errors import CircuitError
 

@@ -13,7 +13,8 @@ from rich.text import Text
 
 from circuits.checking.cache import cached_check
 from circuits.checking.limits import take_warnings, warnings_line
-from circuits.checking.loader import find, load, puzzle_files
+from circuits.checking.loader import find, puzzle_files
+from circuits.checking.pipeline import load
 from circuits.io import paths
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report

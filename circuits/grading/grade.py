@@ -15,7 +15,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from circuits.checking import checker, curriculum, loader
+from circuits.checking import checker, curriculum, pipeline
 from circuits.checking.limits import shown_input
 from circuits.checking.loader import Attempt
 from circuits.checking.targets import Code
@@ -103,7 +103,7 @@ def reference(stem: str) -> Attempt:
         path = curriculum.reference_file(stem)
         if path is None:
             raise CircuitError(f"no shipped reference for {stem}")
-        _REFERENCES[stem] = loader.load(path)
+        _REFERENCES[stem] = pipeline.load(path)
     return _REFERENCES[stem]
 
 
