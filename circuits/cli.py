@@ -250,10 +250,9 @@ def cmd_list(args) -> int:
         except CircuitError as e:
             from circuits.checking.checker import PuzzleResult
 
-            said = str(e)  # most messages name the file already: name it once
-            said = said if _shown(f) in said else f"{_shown(f)}: {said}"
-            results.append(PuzzleResult.unloaded(f, said))  # a row of its own, never dropped
-            print(f"circuits: {said}", file=sys.stderr)
+            error = e if _shown(f) in str(e) else e.within(_shown(f))  # most messages name the file already: once
+            results.append(PuzzleResult.unloaded(f, error))  # a row of its own, never dropped
+            print(f"circuits: {error}", file=sys.stderr)
     c = _console()
     c.print(summary_table(results, title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
     c.print(progress(results))
@@ -265,10 +264,10 @@ def cmd_check(args) -> int:
     from circuits.display.report import puzzle_report
 
     result = cached_check(_load(args.puzzle, args.solution), not args.no_cache, margins=not args.no_margins)
-    if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
-        raise CircuitError(result.message)
+    if result.status == "error" and result.error is not None:  # the answer could not even be built: its one line
+        raise result.error
     if getattr(args, "json", False):
-        from circuits.checking.certified import result_json
+        from circuits.display.json import result_json
 
         print(json.dumps(result_json(result), ensure_ascii=False))
         return 0 if result.status == "solved" else 1

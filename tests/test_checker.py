@@ -12,6 +12,7 @@ from circuits.checking.plan import token_classes
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
 from circuits.checking.targets import HeadZ, Output
+from circuits.display.words import coverage
 
 VOWELS = "aeiou"
 
@@ -34,15 +35,15 @@ def test_a_failure_found_only_by_certification():
     failure = result.targets[0].failure
     assert result.status == "failing" and failure.stage == "every small input"
     assert "".join("v" if ch in VOWELS else "c" for ch in failure.tokens) == rare
-    assert "all 16,382 vowel/consonant patterns of length ≤ 13" in result.coverage.describe()
+    assert "all 16,382 vowel/consonant patterns of length ≤ 13" in coverage(result.coverage)
 
 
 def test_certification_is_refused_when_the_spec_tells_tokens_of_a_class_apart():
     attempt = solution("01_consonants")
     attempt.puzzle.targets = [Output(HeadZ(0, 0), lambda s: [[1, 0] if ch in "aeioub" else [0, 1] for ch in s], tol=0.1)]
     result = check(attempt, n_random=500, property_examples=0, margins=False)
-    assert "certified" not in result.coverage.describe()
-    assert "every input of length ≤ 3" in result.coverage.describe()
+    assert "certified" not in coverage(result.coverage)
+    assert "every input of length ≤ 3" in coverage(result.coverage)
 
 
 def test_token_classes_follow_identical_embedding_columns():

@@ -136,7 +136,7 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     result = check(attempt, margins=False)
     if result.status != "solved":
         bad = next((t for t in result.targets if t.status in ("failed", "error")), None)
-        why = bad.message or f"fails: {bad.label}" if bad is not None else result.status
+        why = (str(bad.error) if bad.error is not None else f"fails: {bad.label}") if bad is not None else result.status
         raise CircuitError(f"{shown}: the reference solution does not pass its own check ({why}); "
                            f"run `circuits check {shown}` first")
     allowed = allowed_for(attempt)

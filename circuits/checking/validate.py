@@ -314,6 +314,31 @@ def _check_keys(got, toks, field, fail) -> None:
 AUTHORS = "a mistake in the puzzle's own code, not in the answer"
 
 
+def undeclared_sharpness(attempt) -> list[str]:
+    """The puzzle's sharpness symbols (not answer matrices) that none of the answer's matrices is written with."""
+    from circuits.model.weights import symbols_in
+
+    puzzle = attempt.puzzle
+    wanted = [name for name in puzzle.sharpness if name not in puzzle.answer]
+    used: set[str] = set()
+    for name in puzzle.answer:
+        used |= symbols_in(getattr(attempt.answer, name, None))
+    return [name for name in wanted if name not in used]
+
+
+def declares_sharpness(attempt) -> None:
+    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
+    from circuits.io import paths
+
+    missing = undeclared_sharpness(attempt)
+    if missing:
+        names = " and ".join(missing)
+        example = ", ".join(f"{m!r}: 30" for m in missing)
+        raise CircuitError(f"{paths.shown(attempt.path)}: declare the sharpness as a sympy symbol {names} (as the worksheet "
+                           f"does), write your matrices with it and bind it in params, e.g. params = {{{example}}}; "
+                           "numbers with the scale baked in hide how much sharpness your answer needs")
+
+
 def build_mistake(e: BaseException, answer, puzzle, shown: str) -> CircuitError | None:
     """A build() that forgot `params=answer.params`, or reads an answer name the puzzle does not declare: one line."""
     import re

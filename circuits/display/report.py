@@ -10,6 +10,7 @@ from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.io import paths
 from circuits.checking.puzzle import stars
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
+from circuits.display.words import coverage, margins, said, skipped, small_short
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
 STYLE = {"passed": "green", "failed": "red", "error": "red", "not attempted": "yellow",
@@ -67,11 +68,8 @@ def _structure_diff(what: str, yours, expected) -> Group:
 def target_report(result: TargetResult, path: str = "") -> Group:
     """The readable failure report for one target."""
     parts: list = [Text(f"{ICON[result.status]} {result.label}", style="bold " + STYLE[result.status])]
-    if result.status == "not attempted":
-        parts.append(Text(result.message))
-        return Group(*parts)
-    if result.status == "error":
-        parts.append(Text(result.message))
+    if result.status in ("not attempted", "error"):
+        parts.append(Text(said(result)))
         return Group(*parts)
     f = result.failure
     if f is None:
@@ -116,7 +114,7 @@ def failure_line(result: TargetResult) -> str:
     head = f"{ICON[result.status]} {result.label}"
     f = result.failure
     if result.status in ("error", "not attempted") or f is None:
-        return " ".join(f"{head}: {result.message}".split()) if result.message else head
+        return " ".join(f"{head}: {said(result)}".split()) if said(result) else head
     if f.explanation is None:  # a structure or code target: what differed
         return " ".join(f"{head}: {f.text}".split())
     vocab = f.trace.model.vocab if f.trace is not None else None
@@ -156,15 +154,14 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
     for r in results:
         passed = sum(t.status == "passed" for t in r.targets)
         if r.status == "solved":
-            note = r.margins.describe() if r.margins else ""
-            note = "; ".join(x for x in (r.coverage.small_short, note, worst_per_metric(r.targets)) if x)
+            note = "; ".join(x for x in (small_short(r.coverage), margins(r.margins), worst_per_metric(r.targets)) if x)
         elif r.status == "not attempted" and r.attempt is not None and r.attempt.missing:
             note = f"fill in {', '.join(r.attempt.missing)}"  # the row names the puzzle, the progress line its file
         elif r.status == "not attempted":
-            note = r.message.removeprefix("not attempted: ")
+            note = said(r).removeprefix("not attempted: ")
         else:
             bad = next(t for t in r.targets if t.status in ("failed", "error"))
-            note = bad.message if bad.status == "error" else f"fails: {bad.label}"
+            note = said(bad) if bad.status == "error" else f"fails: {bad.label}"
         level = [level_text(r.attempt.puzzle if r.attempt else None)] if levels else []
         table.add_row(r.name, *level, Text(r.status, style=STYLE.get(r.status, "")), f"{passed}/{len(r.targets)}", note)
     return table
@@ -234,12 +231,12 @@ def puzzle_report(result: PuzzleResult) -> Group:
         else:
             extra = f"  ({worst_case(t)}; {t.checked:,} inputs)" if worst_case(t) else ""
             parts.append(Text(f"{ICON[t.status]} {t.label}{extra}", style=STYLE[t.status]))
-    if result.coverage.describe():
-        parts.append(Text(f"checked on: {result.coverage.describe()}", style="dim"))
-    for skipped in getattr(result.coverage, "skipped", []):  # not certified: said, never left to be assumed
-        parts.append(Text(f"not checked: {skipped}", style="yellow"))
+    if (seen := coverage(result.coverage)):
+        parts.append(Text(f"checked on: {seen}", style="dim"))
+    for stage in skipped(result.coverage):  # not certified: said, never left to be assumed
+        parts.append(Text(f"not checked: {stage}", style="yellow"))
     if result.margins is not None:
-        parts.append(Text(f"margins: {result.margins.describe()}"))
+        parts.append(Text(f"margins: {margins(result.margins)}"))
     if getattr(result, "cached", False):
         parts.append(Text("(solved before: this file and the library are unchanged; --no-cache checks again)", style="dim"))
     else:

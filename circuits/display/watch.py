@@ -18,6 +18,7 @@ from circuits.checking.pipeline import load
 from circuits.io import paths
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report
+from circuits.display import words
 from circuits.errors import CircuitError
 from circuits.io.paths import real
 
@@ -42,7 +43,7 @@ def _check(path: Path, use_cache: bool):
         return None, str(e)
     result = cached_check(attempt, use_cache)  # margins only once solved: the verdict then serves check and pytest
     if result.status == "error":
-        return result, result.message
+        return result, words.said(result)
     return result, ""
 
 
@@ -67,13 +68,13 @@ def compact(result) -> Group:
         if t is not first:  # the first failure's own report starts with its line
             parts.append(Text(f"{ICON[t.status]} {t.label}", style=STYLE[t.status]))
     if result.status == "not attempted":
-        parts.append(Text(result.message))
+        parts.append(Text(words.said(result)))
     return Group(*parts)
 
 
 def certified(result) -> str:
     """What a solved check established, in one line."""
-    seen = result.coverage.describe()
+    seen = words.coverage(result.coverage)
     n = sum(t.checked for t in result.targets)
     return f"every target holds on {seen}" if seen else f"every target passes ({n:,} checks)"
 
