@@ -85,6 +85,13 @@ def margins(m) -> str:
     return "; ".join(parts)
 
 
+def audit_summary(r) -> str:
+    """One mutants.Audit in a line: "01_consonants: 40/40 non-equivalent mutants killed (100%), …"."""
+    return (f"{r.puzzle}: {len(r.killed)}/{len(r.killed) + len(r.survived)} non-equivalent mutants "
+            f"killed ({r.kill_rate:.0%}), {len(r.allowed)} allowed as equivalent, {r.total} in all, "
+            f"{r.seconds:.1f} s" + "".join(f"; {n}" for n in r.notes()))
+
+
 def _factor(x: float) -> str:
     """0.29, or 0.0031 where two decimals would print a factor that is not zero as 0.00."""
     return f"{x:.2f}" if x >= 0.1 else f"{x:.2g}"
