@@ -357,6 +357,3 @@ def reference_for(path: str | Path) -> Path | None:
     sibling = Path(os.path.abspath(path)).parent.parent / "solutions" / path.name
     return sibling if sibling.exists() or sibling.is_symlink() else None
 
-
-def load_puzzle(name_or_path: str, solution: bool = False) -> Attempt:
-    return load(find(name_or_path, solution))

@@ -22,3 +22,8 @@ def load(path: str | Path) -> Attempt:
     """The first two stages: the puzzle file loaded and its puzzle validated (a CircuitError line for either)."""
     return validated(loader.load(path))
 
+
+def load_puzzle(name_or_path: str, solution: bool = False) -> Attempt:
+    """load, for a puzzle named as `circuits check` names it: a path, a name, an id or a number (loader.find)."""
+    return load(loader.find(name_or_path, solution))
+

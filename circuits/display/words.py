@@ -85,6 +85,12 @@ def margins(m) -> str:
     return "; ".join(parts)
 
 
+def inputs(i) -> str:
+    """What a puzzle is checked on: "lengths 1..12 over 26 tokens (runs of one class)"."""
+    fams = ", ".join(f.name for f in i.families)
+    return f"lengths {i.min_len}..{i.max_len} over {len(i.alphabet)} tokens ({fams})"
+
+
 def audit_summary(r) -> str:
     """One mutants.Audit in a line: "01_consonants: 40/40 non-equivalent mutants killed (100%), …"."""
     return (f"{r.puzzle}: {len(r.killed)}/{len(r.killed) + len(r.survived)} non-equivalent mutants "
