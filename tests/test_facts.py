@@ -9,7 +9,7 @@ import pytest
 from helpers import solution
 
 from circuits.checking import cache
-from circuits.checking.checker import Coverage, NotAttempted, PuzzleResult, TargetResult, check
+from circuits.checking.checker import SKIPPABLE, Coverage, NotAttempted, PuzzleResult, TargetResult, check
 from circuits.checking.margins import Margins
 from circuits.display import words
 from circuits.display.json import result_json
@@ -42,7 +42,7 @@ def test_coverage_is_numbers_said_in_display():
                                            "into 2 interchangeable classes)")
     assert words.small_short(dataclasses.replace(certified, small_min_len=2)) == \
         "certified for all 16,382 vowel/consonant patterns of length 2..13"
-    none = Coverage(examples=1, skipped=["exhaustive", "random", "property", "margins"], small_min_len=12,
+    none = Coverage(examples=1, skipped=list(SKIPPABLE), small_min_len=12,
                     small_tokens=26, small_budget=20_000)
     assert words.small_note(none) == "" and words.coverage(none) == "1 worked example"
     assert words.skipped(none) == [

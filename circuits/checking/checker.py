@@ -17,10 +17,10 @@ from circuits.checking.answer_names import in_puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
 from circuits.checking.margins import Margins
+from circuits.checking.validate import declares_sharpness
 from circuits.io import paths
 from circuits.checking.plan import STAGES, Plan
 from circuits.checking.targets import Code, Explanation, Structure, Target, Tokens
-from circuits.checking.validate import declares_sharpness
 from circuits.errors import CircuitError
 from circuits.model.threads import one_blas_thread
 
