@@ -1,6 +1,7 @@
 """Running a puzzle file's code under a time limit, so that no file can hang, kill or litter the checker.
 
-A puzzle file's import and its check run on a daemon worker thread while the caller waits at most
+A puzzle file's import, its puzzle's validation and its check each run on a daemon worker thread, in a
+copy of the caller's context (its np.errstate, its decimal context), while the caller waits at most
 IMPORT_SECONDS / CHECK_SECONDS. On the way the worker says what it is doing (`doing("checking target
 …")`), so a file that runs out of time is named with what it was doing. While the worker runs:
 `os._exit` raises instead of ending the process, `sys.stdout` / `sys.stderr` cannot be closed, no
