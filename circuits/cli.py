@@ -263,7 +263,11 @@ def cmd_check(args) -> int:
     from circuits.checking.cache import cached_check
     from circuits.display.report import puzzle_report
 
-    result = cached_check(_load(args.puzzle, args.solution), not args.no_cache, margins=not args.no_margins)
+    from circuits.checking.limits import session
+
+    # one worker for the file's every stage (import, validation, check), each under its own limit
+    result = session(lambda: cached_check(_load(args.puzzle, args.solution), not args.no_cache,
+                                          margins=not args.no_margins), args.puzzle)
     if result.status == "error" and result.error is not None:  # the answer could not even be built: its one line
         raise result.error
     if getattr(args, "json", False):

@@ -148,3 +148,45 @@ def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
         warnings.simplefilter("error")
         result = check_with("00_attention", attention=attention)
     assert result.status == "failing"
+
+
+def test_circuits_check_runs_a_files_every_stage_on_one_worker(tmp_path, monkeypatch, capsys):
+    """`circuits check`: the import, the validation and the check of one file share one worker thread (a
+    session), each stage under its own limit, where each used to start a worker of its own."""
+    import shutil
+    import threading
+
+    from circuits.checking import curriculum, limits, validate
+
+    (tmp_path / "puzzles").mkdir()
+    mine = shutil.copy(curriculum.reference_file("03_uniform"), tmp_path / "puzzles" / "03_uniform.py")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(validate, "_VALIDATED", {})  # as in a fresh process: the shipped puzzle is validated too
+    seen, real = [], limits.doing
+    monkeypatch.setattr(limits, "doing", lambda what, detail="": (seen.append((what, threading.get_ident())),
+                                                                  real(what, detail))[1])
+    assert cli.main(["check", str(mine), "--no-cache", "--no-margins"]) == 0
+    stages = {what for what, _ in seen}
+    assert {"importing", "validating the puzzle", "checking"} <= stages, stages
+    assert len({ident for _, ident in seen}) == 1 and seen[0][1] != threading.get_ident()
+    assert "solved" in capsys.readouterr().out
+
+
+def test_a_stage_in_a_session_keeps_its_own_limit(monkeypatch):
+    """Inside a session each limits.run keeps its own limit and names its own culprit and setting."""
+    import threading
+
+    from circuits.checking import limits
+    from circuits.errors import CircuitError
+
+    monkeypatch.setenv("CIRCUITS_IMPORT_SECONDS", "0.2")
+    release = threading.Event()
+
+    def stage():
+        limits.run(lambda: release.wait(5) and None, "import", "importing", "puzzles/x.py")
+
+    with pytest.raises(CircuitError, match=r"^puzzles/x\.py: importing took longer than 0\.2 s and was stopped "
+                                           r".*set CIRCUITS_IMPORT_SECONDS\)$"):
+        limits.session(stage, "x")
+    release.set()
+    assert limits.session(lambda: limits.run(lambda: 7, "check", "checking", "x.py"), "x") == 7
