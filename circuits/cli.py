@@ -261,9 +261,8 @@ def cmd_list(args) -> int:
 
 def cmd_check(args) -> int:
     from circuits.checking.cache import cached_check
-    from circuits.display.report import puzzle_report
-
     from circuits.checking.limits import session
+    from circuits.display.report import puzzle_report
 
     # one worker for the file's every stage (import, validation, check), each under its own limit
     result = session(lambda: cached_check(_load(args.puzzle, args.solution), not args.no_cache,
