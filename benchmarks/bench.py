@@ -302,7 +302,7 @@ def coverage(attempts, cfg: Settings) -> list[Figure]:
             continue
         goal_random = 10_000.0 if not cfg.quick else float(cfg.n_batch)
         out += [Figure("coverage", f"{p.id}: random inputs", c.random, "", ">=", goal_random, r.status),
-                Figure("coverage", f"{p.id}: longest {'certified' if 'certified' in c.small_short else 'exhaustive'} length",
+                Figure("coverage", f"{p.id}: longest {'certified' if c.certified else 'exhaustive'} length",
                        c.small_max_len, "", *((">=", float(before)) if (before := SMALL_LEN_BEFORE.get(p.id[:2])) is not None
                                               else (None, None)), f"{c.small:,} inputs"),
                 Figure("coverage", f"{p.id}: property examples", c.property_examples, "", ">=", 100.0)]

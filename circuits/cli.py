@@ -211,16 +211,16 @@ def _puzzle_file(name: str, solution: bool) -> Path:
 
 def _shown(path) -> str:
     """A path as the loader shows it (relative to here), even when it is a symlink loop."""
-    from circuits.checking.loader import display
+    from circuits.io import paths
 
     try:
-        return display(path)
+        return paths.shown(path)
     except (OSError, RuntimeError):  # RuntimeError: pathlib's resolve() on a symlink loop
         return os.path.relpath(path)
 
 
 def _load(name: str, solution: bool):
-    from circuits.checking.loader import load
+    from circuits.checking.pipeline import load
 
     return load(_puzzle_file(name, solution))
 
@@ -233,7 +233,8 @@ def _console():
 
 def cmd_list(args) -> int:
     from circuits.checking.cache import cached_check
-    from circuits.checking.loader import load, puzzle_files
+    from circuits.checking.loader import puzzle_files
+    from circuits.checking.pipeline import load
     from circuits.display.report import progress, summary_table
 
     files = puzzle_files(args.solutions)
@@ -247,10 +248,9 @@ def cmd_list(args) -> int:
         except CircuitError as e:
             from circuits.checking.checker import PuzzleResult
 
-            said = str(e)  # most messages name the file already: name it once
-            said = said if _shown(f) in said else f"{_shown(f)}: {said}"
-            results.append(PuzzleResult.unloaded(f, said))  # a row of its own, never dropped
-            print(f"circuits: {said}", file=sys.stderr)
+            error = e if _shown(f) in str(e) else e.within(_shown(f))  # most messages name the file already: once
+            results.append(PuzzleResult.unloaded(f, error))  # a row of its own, never dropped
+            print(f"circuits: {error}", file=sys.stderr)
     c = _console()
     c.print(summary_table(results, title="circuits · " + ("solutions" if args.solutions else "your puzzles")))
     c.print(progress(results))
@@ -259,13 +259,16 @@ def cmd_list(args) -> int:
 
 def cmd_check(args) -> int:
     from circuits.checking.cache import cached_check
+    from circuits.checking.limits import session
     from circuits.display.report import puzzle_report
 
-    result = cached_check(_load(args.puzzle, args.solution), not args.no_cache, margins=not args.no_margins)
-    if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
-        raise CircuitError(result.message)
+    # one worker for the file's every stage (import, validation, check), each under its own limit
+    result = session(lambda: cached_check(_load(args.puzzle, args.solution), not args.no_cache,
+                                          margins=not args.no_margins), args.puzzle)
+    if result.status == "error" and result.error is not None:  # the answer could not even be built: its one line
+        raise result.error
     if getattr(args, "json", False):
-        from circuits.checking.certified import result_json
+        from circuits.display.json import result_json
 
         print(json.dumps(result_json(result), ensure_ascii=False))
         return 0 if result.status == "solved" else 1
@@ -532,16 +535,16 @@ def _authoring_parsers(sub) -> None:
 
 
 def cmd_new(args) -> int:
-    from circuits.checking.loader import display
+    from circuits.io import paths
     from circuits.checking.scaffold import new
 
     written = new(args.name, args.folder)
     for p in written:
-        print(f"wrote {display(p)}")
+        print(f"wrote {paths.shown(p)}")
     print("next: write the statement and the solution, then")
-    print(f"  pytest {display(written[0].parent)}               (the puzzle: not attempted)")
-    print(f"  circuits check {display(written[1])}")
-    print(f"  circuits audit {display(written[1])}")
+    print(f"  pytest {paths.shown(written[0].parent)}               (the puzzle: not attempted)")
+    print(f"  circuits check {paths.shown(written[1])}")
+    print(f"  circuits audit {paths.shown(written[1])}")
     return 0
 
 

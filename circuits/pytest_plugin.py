@@ -141,12 +141,12 @@ def pytest_unconfigure(config):
 def _check_paths(config) -> None:
     """Every folder circuits_paths lists exists and is a folder: a typo would leave its puzzles unchecked in silence,
     so it is a usage error (one line, exit 4), as pytest's own for a bad option."""
-    from circuits.checking.loader import display
+    from circuits.io import paths
     from circuits.io.paths import is_loop
 
-    where = f"circuits_paths in {display(config.inipath)}" if config.inipath else "circuits_paths"
+    where = f"circuits_paths in {paths.shown(config.inipath)}" if config.inipath else "circuits_paths"
     for p in config.getini("circuits_paths"):
-        shown = display(p)
+        shown = paths.shown(p)
         if is_loop(p):
             raise pytest.UsageError(f"{where}: {shown} is a symlink loop (it never reaches a folder); list folders "
                                     "of puzzle files")
@@ -274,14 +274,14 @@ class NotCollected(pytest.File):
 
 class Skipped(pytest.Item):
     def runtest(self):
-        from circuits.checking.loader import display
+        from circuits.io import paths
 
-        where = display(self.path.parent)
-        said = (f"{display(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in "
-                f"the ini option circuits_paths: name the file (pytest {display(self.path)}) or add {where} to "
+        where = paths.shown(self.path.parent)
+        said = (f"{paths.shown(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in "
+                f"the ini option circuits_paths: name the file (pytest {paths.shown(self.path)}) or add {where} to "
                 "circuits_paths")
         self.config.stash[_NOT_CHECKED].append(  # said in the summary too, not only with -rs
-            f"{display(self.path)} was not checked: add {where} to the ini option circuits_paths, or name the file")
+            f"{paths.shown(self.path)} was not checked: add {where} to the ini option circuits_paths, or name the file")
         raise pytest.skip.Exception(said, _use_item_location=True)
 
     def reportinfo(self):
@@ -309,7 +309,7 @@ class LoadError(pytest.Item):
     def runtest(self):
         from circuits.checking.checker import PuzzleResult
 
-        self.config.stash[_RESULTS].append((self.parent.nodeid, PuzzleResult.unloaded(self.path, self.message)))
+        self.config.stash[_RESULTS].append((self.parent.nodeid, PuzzleResult.unloaded(self.path, CircuitError(self.message))))
         raise CircuitError(self.message)
 
     def repr_failure(self, excinfo):
@@ -327,7 +327,7 @@ class PuzzleFile(pytest.File):
     source: Path | None = None  # the file checked, when not `path` itself (--solutions)
 
     def collect(self):
-        from circuits.checking.loader import load
+        from circuits.checking.pipeline import load
 
         source = self.source or self.path
         try:
@@ -366,7 +366,9 @@ class PuzzleItem(pytest.Item):
     def runtest(self):
         result = self.parent.result().targets[self.index]
         if result.status == "not attempted":
-            raise pytest.skip.Exception(result.message, _use_item_location=True)
+            from circuits.display.words import said
+
+            raise pytest.skip.Exception(said(result), _use_item_location=True)
         if result.status in ("failed", "error"):
             raise PuzzleFailure(result)
 
@@ -380,7 +382,7 @@ class PuzzleItem(pytest.Item):
             from circuits.display.report import failure_line
 
             result = excinfo.value.result  # a mistake in the file: its one line, never wrapped
-            return Failure(f"! {result.label}\n{result.message}", failure_line(result))
+            return Failure(f"! {result.label}\n{result.error}", failure_line(result))
         if isinstance(excinfo.value, PuzzleFailure):
             from circuits.display.render import console
             from circuits.display.report import failure_line, target_report
@@ -500,14 +502,19 @@ def pytest_sessionfinish(session):
 
 def _sent(nodeid: str, r) -> dict:
     """What the summary table and the progress line read of a result, as data execnet can carry."""
-    return {"nodeid": nodeid, "name": r.name, "status": r.status, "message": r.message,
+    import dataclasses
+
+    return {"nodeid": nodeid, "name": r.name, "status": r.status, "error": str(r.error) if r.error is not None else None,
+            "todo": [list(r.todo.missing), str(r.todo.path)] if r.todo is not None else None,
             "path": str(r.attempt.path) if r.attempt else None,
             "missing": list(r.attempt.missing) if r.attempt else [],
-            "small_short": r.coverage.small_short, "margins": r.margins.describe() if r.margins else None,
+            "coverage": dataclasses.asdict(r.coverage),
+            "margins": dataclasses.asdict(r.margins) if r.margins is not None else None,
             "difficulty": r.attempt.puzzle.difficulty if r.attempt else None,
             "minutes": r.attempt.puzzle.minutes if r.attempt else None,
             "edits": [[e.name, e.line, e.removed] for e in r.attempt.edits] if r.attempt else [],
-            "targets": [[t.label, t.kind, t.status, t.message, t.worst, t.metric] for t in r.targets]}
+            "targets": [[t.label, t.kind, t.status, str(t.error) if t.error is not None else None, t.worst, t.metric]
+                        for t in r.targets]}
 
 
 class _Received:
@@ -523,24 +530,20 @@ class _Received:
         self.edits = [Edit(name, line, removed) for name, line, removed in facts.get("edits", [])]
 
 
-class _Described:
-    """Margins measured on a worker: their description."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def describe(self) -> str:
-        return self.text
-
-
 def _received(facts: dict):
-    from circuits.checking.checker import Coverage, PuzzleResult, TargetResult
+    """A worker's result rebuilt from its facts: the same classes, so the summary says it in the same words."""
+    from circuits.checking.checker import Coverage, NotAttempted, PuzzleResult, TargetResult
+    from circuits.checking.margins import Margins
 
-    targets = [TargetResult(label, kind, status, message=message, worst=worst, metric=metric)
-               for label, kind, status, message, worst, metric in facts["targets"]]
-    return PuzzleResult(_Received(facts) if facts["path"] else None, facts["status"], targets,
-                        Coverage(small_short=facts["small_short"]), message=facts["message"], file=facts["name"],
-                        margins=_Described(facts["margins"]) if facts["margins"] else None)
+    todo = NotAttempted(tuple(facts["todo"][0]), Path(facts["todo"][1])) if facts["todo"] else None
+    error = lambda said: CircuitError(said) if said is not None else None  # noqa: E731
+    targets = [TargetResult(label, kind, status, error=error(said), worst=worst, metric=metric,
+                            todo=todo if status == "not attempted" else None)
+               for label, kind, status, said, worst, metric in facts["targets"]]
+    coverage = Coverage(**{**facts["coverage"], "lengths": tuple(facts["coverage"]["lengths"])})
+    return PuzzleResult(_Received(facts) if facts["path"] else None, facts["status"], targets, coverage,
+                        error=error(facts["error"]), file=facts["name"], todo=todo,
+                        margins=Margins(**facts["margins"]) if facts["margins"] else None)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -558,9 +561,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if results:
         _summary(terminalreporter, config, results)
     from circuits.checking.limits import take_warnings, warnings_line
-    from circuits.checking.loader import display
+    from circuits.io import paths
 
-    warned = warnings_line(take_warnings(), display)
+    warned = warnings_line(take_warnings(), paths.shown)
     if warned:  # after the summary, paths as typed: never before the report with absolute paths
         terminalreporter.write_line(f"circuits: note: the puzzle files' code warned: {warned}", yellow=True)
 

@@ -89,8 +89,10 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The kill rate per puzzle of tests/test_mutants.py, when it ran."""
+    from circuits.display.words import audit_summary
+
     audits = config.stash.get(MUTATION_AUDITS, [])
     if audits:
         terminalreporter.section("mutation test: non-equivalent mutants killed, per puzzle")
         for audit in sorted(audits, key=lambda a: a.puzzle):
-            terminalreporter.write_line(audit.describe())
+            terminalreporter.write_line(audit_summary(audit))

@@ -482,10 +482,10 @@ def reference_solutions():
 
 def solution_model(slug):
     """The model of a reference solution and its example inputs; skipped while that solution is not written yet."""
-    from circuits.checking import loader
+    from circuits.checking import loader, pipeline
 
     try:
-        attempt = loader.load_puzzle(str(loader.find(slug, solutions=True, root=ROOT)), solution=True)
+        attempt = pipeline.load_puzzle(str(loader.find(slug, solutions=True, root=ROOT)), solution=True)
     except CircuitError as e:
         pytest.skip(str(e))
     return attempt.model(), list(getattr(attempt.puzzle, "examples", None) or [])[:2] or None

@@ -13,9 +13,10 @@ import pytest
 from helpers import ROOT
 
 from circuits.checking.checker import check
-from circuits.checking.loader import load
+from circuits.checking.pipeline import load
 from circuits.cli import main
 from circuits.errors import CircuitError
+from circuits.display import words
 
 # A small valid puzzle: is the first letter a consonant (one head, an Output target and an Attention target).
 TEMPLATE = '''"""Puzzle 92 · Is the first letter a consonant?"""
@@ -96,11 +97,38 @@ def here(tmp_path, monkeypatch):
 def test_the_template_is_a_valid_solved_puzzle(here):
     result = check(load(write(here)), n_random=300, property_examples=20, margins=True)
     assert result.status == "solved"
-    assert result.margins.describe()  # s is measured, not "no sharpness needed" by mistake
-    assert "no sharpness needed" not in result.margins.describe()
+    assert words.margins(result.margins)  # s is measured, not "no sharpness needed" by mistake
+    assert "no sharpness needed" not in words.margins(result.margins)
 
 
 # --- each mistake of the issue, one line at load ------------------------------------------------------------------
+def test_loading_only_loads_and_validation_is_the_next_stage(here, monkeypatch):
+    """loader.load runs the file and nothing more; validate.validated checks the puzzle (pipeline.load does both),
+    a shipped puzzle once per process, however many files stand for it."""
+    from circuits.checking import loader, validate
+
+    path = write(here, '"cbcce"', '"ab1ce"')
+    attempt = loader.load(path)  # an author's mistake is not the loader's business
+    assert attempt.puzzle.id == "92_first" and attempt.declared_in == path.resolve()
+    with pytest.raises(CircuitError, match=r"^92_first\.py: examples\[0\]: 'ab1ce' has '1'"):
+        validate.validated(attempt)
+    calls = []
+    monkeypatch.setattr(validate, "validate", lambda *a: calls.append(a[2]))
+    validate.validated(loader.load(path))
+    validate.validated(loader.load(path))
+    assert calls == ["92_first.py", "92_first.py"]  # an instructor's own file: validated at every load (it changes)
+    from circuits.checking import curriculum
+
+    calls.clear()
+    monkeypatch.setattr(validate, "_VALIDATED", {})  # as in a fresh process
+    shipped = curriculum.reference_file("01_consonants")
+    (here / "puzzles").mkdir()
+    mine = shutil.copy(shipped, here / "puzzles" / shipped.name)  # a learner's copy: its puzzle is the shipped one
+    for p in (shipped, mine, shipped, mine):
+        assert load(p).puzzle.id == "01_consonants"
+    assert len(calls) == 1 and calls[0].endswith("01_consonants.py")  # the shipped puzzle: once per process
+
+
 def test_a_sharpness_name_the_answer_lacks(here):
     with pytest.raises(CircuitError) as e:
         load(write(here, 'sharpness=["s"]', 'sharpness=["W_X"]'))
@@ -173,7 +201,7 @@ def test_a_spec_raising_on_longer_inputs_is_the_puzzles_mistake(here):
     path = write(here, "def spec(tokens):\n", "def spec(tokens):\n    if len(tokens) > 6:\n        raise ValueError('too long')\n")
     result = check(load(path), n_random=300, property_examples=20, margins=False)
     assert result.status == "error"
-    msg = one_line(result.message)
+    msg = one_line(words.said(result))
     line = line_of(path, "raise ValueError('too long')")
     assert msg.startswith(f"92_first.py: the puzzle's spec raised ValueError at line {line} on input '")
     assert "while checking target \"head 0.0 z (A·V) ≈ spec within 0.1\": too long (a mistake in the puzzle's own " \
@@ -186,13 +214,13 @@ def test_a_where_raising_during_the_check_is_the_puzzles_mistake(here):
     result = check(load(path), n_random=300, property_examples=20, margins=False)
     assert result.status == "error"
     line = line_of(path, "assert ids.shape[1] < 9")
-    assert f"the puzzle's where() raised AssertionError at line {line} on input '" in one_line(result.message)
-    assert "not in the answer" in result.message
+    assert f"the puzzle's where() raised AssertionError at line {line} on input '" in one_line(words.said(result))
+    assert "not in the answer" in words.said(result)
 
 
 def test_a_build_that_forgets_the_params(here):
     result = check(load(write(here, "params=answer.params,", "")), n_random=100, property_examples=0, margins=False)
-    assert one_line(result.message) == (
+    assert one_line(words.said(result)) == (
         "92_first.py: build: the answer binds s in params, but build() does not pass them to the Model: write "
         "Model(..., params=answer.params) (a mistake in the puzzle's own code, not in the answer)")
 
@@ -200,7 +228,7 @@ def test_a_build_that_forgets_the_params(here):
 def test_a_build_that_reads_an_undeclared_name(here):
     path = write(here, "W_V=answer.W_V", "W_V=answer.W_OV")
     result = check(load(path), n_random=100, property_examples=0, margins=False)
-    assert one_line(result.message) == (
+    assert one_line(words.said(result)) == (
         f"92_first.py: build() at line {line_of(path, 'answer.W_OV')} reads answer.W_OV, which is in neither answer= nor optional= (W_Q, W_K, W_V, "
         "params); add it to one of them (a mistake in the puzzle's own code, not in the answer)")
 
@@ -224,7 +252,7 @@ def test_a_code_compare_raising_is_the_puzzles_mistake_and_the_learners_code_rai
     broken.answer.double = lambda n: 2 * n
     result = check(broken, property_examples=30)
     assert result.status == "error"
-    assert one_line(result.message).endswith("the puzzle's compare() raised KeyError at line "
+    assert one_line(words.said(result)).endswith("the puzzle's compare() raised KeyError at line "
                                              f"{compare.__code__.co_firstlineno + 2} ('missing') (a mistake in the "
                                              "puzzle's own code, not in the answer)")
 

@@ -12,6 +12,7 @@ from circuits.checking.plan import token_classes
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
 from circuits.checking.targets import HeadZ, Output
+from circuits.display.words import coverage
 
 VOWELS = "aeiou"
 
@@ -34,15 +35,15 @@ def test_a_failure_found_only_by_certification():
     failure = result.targets[0].failure
     assert result.status == "failing" and failure.stage == "every small input"
     assert "".join("v" if ch in VOWELS else "c" for ch in failure.tokens) == rare
-    assert "all 16,382 vowel/consonant patterns of length ≤ 13" in result.coverage.describe()
+    assert "all 16,382 vowel/consonant patterns of length ≤ 13" in coverage(result.coverage)
 
 
 def test_certification_is_refused_when_the_spec_tells_tokens_of_a_class_apart():
     attempt = solution("01_consonants")
     attempt.puzzle.targets = [Output(HeadZ(0, 0), lambda s: [[1, 0] if ch in "aeioub" else [0, 1] for ch in s], tol=0.1)]
     result = check(attempt, n_random=500, property_examples=0, margins=False)
-    assert "certified" not in result.coverage.describe()
-    assert "every input of length ≤ 3" in result.coverage.describe()
+    assert "certified" not in coverage(result.coverage)
+    assert "every input of length ≤ 3" in coverage(result.coverage)
 
 
 def test_token_classes_follow_identical_embedding_columns():
@@ -106,3 +107,86 @@ def test_cli_exit_codes_and_json(capsys, monkeypatch, tmp_path):
     err = capsys.readouterr().err
     assert err.strip().startswith("circuits: no puzzle named 'consonnants'; did you mean 'consonants'")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_callers_floating_point_and_decimal_contexts_reach_the_worker():
+    """limits.run runs the puzzle file's code on a worker thread in a copy of the caller's context: np.errstate
+    (a context variable in numpy 2) and decimal.localcontext hold there as on the caller's thread."""
+    import decimal
+    import warnings
+
+    from circuits.checking import limits
+
+    def divide():
+        return np.float64(1.0) / np.float64(0.0)
+
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        limits.run(divide, "check", "checking", "x.py")
+    with np.errstate(divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning in the worker would raise here
+        assert limits.run(divide, "check", "checking", "x.py") == np.inf
+    with decimal.localcontext(prec=3):
+        assert limits.run(lambda: decimal.Decimal(1) / decimal.Decimal(7), "check", "checking", "x.py") == \
+            decimal.Decimal("0.143")
+
+
+def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
+    """The learner's own function, run by check, sees the caller's np.errstate (no RuntimeWarning escapes)."""
+    import warnings
+
+    def attention(Q, K, V, mask=None):
+        s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        s = s / np.float64(0.0)  # divide by zero: ±inf and NaN, a wrong answer
+        A = np.exp(s - s.max(-1, keepdims=True))
+        return A / A.sum(-1, keepdims=True), A @ V
+
+    with np.errstate(all="raise"):
+        result = check_with("00_attention", attention=attention)
+    failed = [t for t in result.targets if t.status == "failed"]
+    assert failed and "FloatingPointError" in failed[0].failure.text  # raised in the worker, not warned
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = check_with("00_attention", attention=attention)
+    assert result.status == "failing"
+
+
+def test_circuits_check_runs_a_files_every_stage_on_one_worker(tmp_path, monkeypatch, capsys):
+    """`circuits check`: the import, the validation and the check of one file share one worker thread (a
+    session), each stage under its own limit, where each used to start a worker of its own."""
+    import shutil
+    import threading
+
+    from circuits.checking import curriculum, limits, validate
+
+    (tmp_path / "puzzles").mkdir()
+    mine = shutil.copy(curriculum.reference_file("03_uniform"), tmp_path / "puzzles" / "03_uniform.py")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(validate, "_VALIDATED", {})  # as in a fresh process: the shipped puzzle is validated too
+    seen, real = [], limits.doing
+    monkeypatch.setattr(limits, "doing", lambda what, detail="": (seen.append((what, threading.get_ident())),
+                                                                  real(what, detail))[1])
+    assert cli.main(["check", str(mine), "--no-cache", "--no-margins"]) == 0
+    stages = {what for what, _ in seen}
+    assert {"importing", "validating the puzzle", "checking"} <= stages, stages
+    assert len({ident for _, ident in seen}) == 1 and seen[0][1] != threading.get_ident()
+    assert "solved" in capsys.readouterr().out
+
+
+def test_a_stage_in_a_session_keeps_its_own_limit(monkeypatch):
+    """Inside a session each limits.run keeps its own limit and names its own culprit and setting."""
+    import threading
+
+    from circuits.checking import limits
+    from circuits.errors import CircuitError
+
+    monkeypatch.setenv("CIRCUITS_IMPORT_SECONDS", "0.2")
+    release = threading.Event()
+
+    def stage():
+        limits.run(lambda: release.wait(5) and None, "import", "importing", "puzzles/x.py")
+
+    with pytest.raises(CircuitError, match=r"^puzzles/x\.py: importing took longer than 0\.2 s and was stopped "
+                                           r".*set CIRCUITS_IMPORT_SECONDS\)$"):
+        limits.session(stage, "x")
+    release.set()
+    assert limits.session(lambda: limits.run(lambda: 7, "check", "checking", "x.py"), "x") == 7

@@ -8,9 +8,10 @@ import pytest
 from test_authoring import write
 
 from circuits.checking.checker import check
-from circuits.checking.loader import load
+from circuits.checking.pipeline import load
 from circuits.cli import main
 from circuits.errors import CircuitError
+from circuits.display import words
 
 # A puzzle with a writer: head 0.0 attends evenly and writes the share of a's so far into `out`.
 WRITER = '''"""Puzzle 93 · The share of a's so far, written into `out`."""
@@ -65,7 +66,7 @@ def test_a_head_writing_outside_its_declared_directions_is_refused(tmp_path):
     assert check(load(writer(tmp_path, declared)), n_random=200, margins=False).status == "solved"
     result = check(load(writer(tmp_path, declared, 'W_O["scratch", 0] = 0.5')), n_random=200, margins=False)
     assert result.status == "error"
-    assert result.message.endswith("93_share.py: head 0.0 writes into scratch (0.5), but this puzzle lets it write only "
+    assert words.said(result).endswith("93_share.py: head 0.0 writes into scratch (0.5), but this puzzle lets it write only "
                               "into out: the rows of W_O for them must be 0")
 
 
@@ -75,7 +76,7 @@ def test_without_a_declaration_the_reference_answer_decides_where_each_head_may_
     mine = writer(tmp_path / "puzzles", leak='W_O["tok:b", 0] = 1')
     result = check(load(mine), n_random=200, margins=False)  # the target reads only `out`: it passes by itself
     assert result.status == "error" and "head 0.0 writes into tok:b (1), but this puzzle lets it write only into out" \
-        in result.message
+        in words.said(result)
     assert check(load(writer(tmp_path / "puzzles")), n_random=200, margins=False).status == "solved"
 
 
@@ -110,7 +111,7 @@ def test_a_sharpness_symbol_parked_on_a_dead_entry_is_refused(tmp_path):
     dead.write_text(text)
     result = check(load(dead), n_random=300, margins=False)
     assert result.status == "error"
-    assert "with s at 0, so s does not control the attention the targets depend on" in result.message
+    assert "with s at 0, so s does not control the attention the targets depend on" in words.said(result)
     assert check(load(write(tmp_path)), n_random=300, margins=False).status == "solved"
 
 
@@ -137,7 +138,7 @@ def test_a_where_that_selects_no_key_is_refused_when_checked(tmp_path):
     path = write(tmp_path, "    return np.zeros(ids.shape, dtype=int)", "    return np.full(ids.shape, -1)")
     result = check(load(path), n_random=200, margins=False)
     assert result.status == "error"
-    assert "the puzzle's target \"head 0.0 puts ≥ 0.9 of its attention on where\" checks nothing" in result.message
+    assert "the puzzle's target \"head 0.0 puts ≥ 0.9 of its attention on where\" checks nothing" in words.said(result)
 
 
 def test_the_issues_wrong_circuits_fail_through_pytest(pytester):

@@ -183,7 +183,7 @@ CONFIG_CASES = {
                  "the config's layers[0].heads[0].window is 0; it needs null or a whole number ≥ 1"),
     "scale inf": (lambda c: head(c).update(scale=float("inf")),
                   "the config's layers[0].heads[0].scale is Infinity; it needs null or a finite number"),
-    "attn_scale NaN": (lambda c: c.update(attn_scale=float("nan")), "the config's attn_scale is NaN"),
+    "qk_multiplier NaN": (lambda c: c.update(qk_multiplier=float("nan")), "the config's qk_multiplier is NaN"),
     "eps 0": (lambda c: c.update(ln_final={"eps": 0}),
               "the config's ln_final.eps is 0; it needs a positive number such as 1e-05"),
     "eps text": (lambda c: c["layers"][0].update(ln_attn={"eps": "abc"}), "the config's layers[0].ln_attn.eps is 'abc'"),
@@ -199,6 +199,41 @@ CONFIG_CASES = {
 @pytest.mark.parametrize("change, message", CONFIG_CASES.values(), ids=CONFIG_CASES.keys())
 def test_an_impossible_config_entry(saved, capsys, change, message):
     scan_npz(capsys, with_config(saved, change), message)
+
+
+def as_version_1(c):
+    """A config as circuits wrote it before version 2: the q·k multiplier under its old name, attn_scale."""
+    c["version"] = 1
+    c["attn_scale"] = c.pop("qk_multiplier")
+
+
+@pytest.mark.parametrize("multiplier", [0.5, "1/sqrt(d_head)"])
+def test_a_version_1_file_loads_as_before(tmp_path, multiplier):
+    """Version 1 saved the multiplier as "attn_scale": read as qk_multiplier, the same model; saved again as 2."""
+    model = Model(Vocab.chars_of("ab"), np.eye(2), W_pos=np.zeros((2, 4)), W_U=np.eye(2), qk_multiplier=multiplier,
+                  layers=[[Head(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))]])
+    new = save(model, tmp_path / "model.npz")
+    assert json.loads(np.load(new)[CONFIG_KEY].tobytes())["version"] == export.VERSION == 2
+    old = with_config(new, as_version_1)
+    written = json.loads(np.load(old)[CONFIG_KEY].tobytes())
+    assert written["version"] == 1 and "qk_multiplier" not in written and written["attn_scale"] == multiplier
+    loaded = load(old)
+    assert loaded.qk_multiplier == multiplier and model_config(loaded) == model_config(model)
+    ids = [[0, 1, 1, 0]]
+    np.testing.assert_array_equal(loaded.run_ids(ids).logits, model.run_ids(ids).logits)
+
+
+def test_a_version_1_config_names_its_own_key(saved, capsys):
+    """A version-1 file with a bad multiplier, or none, is told in the key that file has: attn_scale."""
+    scan_npz(capsys, with_config(saved, lambda c: (as_version_1(c), c.update(attn_scale=float("nan")))),
+             "the config's attn_scale is NaN")
+    scan_npz(capsys, with_config(saved, lambda c: (as_version_1(c), c.pop("attn_scale"))),
+             "the config has no 'attn_scale' entry")
+
+
+def test_an_unknown_config_version_is_refused(saved, capsys):
+    scan_npz(capsys, with_config(saved, lambda c: c.update(version=3)),
+             "config version 3 is not supported (this circuits reads 1 and 2)")
 
 
 def test_a_config_that_hides_weights_in_the_padding(tmp_path):

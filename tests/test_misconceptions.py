@@ -27,6 +27,7 @@ from helpers import SOLUTIONS
 from circuits import blank
 from circuits.checking.checker import check
 from circuits.checking.loader import load
+from circuits.display import words
 
 s, γ = sympy.symbols("s γ")
 
@@ -61,7 +62,7 @@ def key_line(result) -> str:
     assert bad, f"the wrong answer passed: {[(t.label, t.status) for t in result.targets]}"
     t = bad[0]
     if t.status == "error":
-        return f"{t.label}: {t.message}"
+        return f"{t.label}: {words.said(t)}"
     f = t.failure
     said = f.explanation.summary if f.explanation is not None else f.text.splitlines()[0]
     return f"{t.label}: {said}"
@@ -491,7 +492,7 @@ def _param(case: Case):
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_the_misconception_is_rejected_with_its_report(reference, case):
     result = check(wrong(reference(case.stem), case.edit, case.examples), n_random=2000, margins=False)
-    assert result.status in ("failing", "error"), [(t.label, t.status, t.message) for t in result.targets]
+    assert result.status in ("failing", "error"), [(t.label, t.status, words.said(t)) for t in result.targets]
     line = key_line(result)
     assert case.expect in line, f"{case.expect!r} is not in the report's key line:\n{line}"
 
@@ -510,4 +511,4 @@ def test_every_puzzle_has_five_misconceptions(stem):
 def test_the_harness_changes_nothing_by_itself(reference):
     """The edits are what fail, not the copying: an unedited copy of a reference passes, worked examples removed."""
     result = check(wrong(reference("21_ioi_mini"), lambda a, g: None, examples=[]), n_random=2000, margins=False)
-    assert result.status == "solved", [(t.label, t.status, t.message) for t in result.targets]
+    assert result.status == "solved", [(t.label, t.status, words.said(t)) for t in result.targets]

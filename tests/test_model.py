@@ -260,16 +260,24 @@ def test_specs_check_their_own_fields_when_made(make, message):
         make()
 
 
-def test_a_spec_changed_after_it_was_made_is_checked_again_under_its_name():
+def test_a_spec_is_frozen_once_checked():
+    """Specs check their fields once, when made, and cannot change after: a model never meets an unchecked one.
+    A changed head is a new one (dataclasses.replace), checked as it is made."""
+    import dataclasses
+
     head, ln, mlp = Head(W_V=np.eye(2), pattern="self"), LayerNorm(), MLP(W_in=np.eye(2), W_out=np.eye(2))
-    head.window, ln.eps, mlp.act = 0, -1.0, "swish"
-    vocab = Vocab.chars_of("ab")
-    with pytest.raises(CircuitError, match=r"^head 0\.0 has window = 0; a local window"):
-        Model(vocab, np.eye(2), layers=[[head]])
-    with pytest.raises(CircuitError, match=r"^ln_attn of layer 0 has eps = -1\.0; it must be a positive number$"):
-        Model(vocab, np.eye(2), layers=[Layer(ln_attn=ln)])
-    with pytest.raises(CircuitError, match=r"^the MLP in layer 0 has act='swish'; choose one of"):
-        Model(vocab, np.eye(2), layers=[Layer(mlp=mlp)])
+    layer = Layer(heads=[head])
+    for spec, field, value in ((head, "window", 0), (ln, "eps", -1.0), (mlp, "act", "swish"), (layer, "mlp", mlp)):
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot assign to field '{field}'"):
+            setattr(spec, field, value)
+    assert (head.window, ln.eps, mlp.act, layer.mlp) == (None, 1e-5, "relu", None)
+    with pytest.raises(CircuitError, match=r"^a Head has window = 0; a local window"):
+        dataclasses.replace(head, window=0)
+    with pytest.raises(CircuitError, match=r"^a LayerNorm has eps = -1\.0; it must be a positive number$"):
+        dataclasses.replace(ln, eps=-1.0)
+    local = dataclasses.replace(head, pattern=None, W_Q=[[1, 0]], W_K=[[0, 1]], window=2)
+    model = Model(Vocab.chars_of("ab"), np.eye(2), layers=[[local]])
+    assert model.head(0, 0).window == 2 and head.window is None
 
 
 def test_the_activation_names_specs_accept_are_the_ones_the_forward_pass_has():

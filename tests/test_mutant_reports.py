@@ -21,6 +21,7 @@ from circuits.checking.mutants import mutants
 from circuits.checking.targets import Attention, NextToken, Output
 from circuits.display.report import target_report
 from circuits.display.render import to_text
+from circuits.display import words
 
 PER_PUZZLE = 6
 STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))
@@ -64,7 +65,7 @@ def allowed_names(attempt, model) -> set[str]:
 
 
 def reports(result) -> list[str]:
-    texts = [result.message] if result.message else []
+    texts = [words.said(result)] if words.said(result) else []
     return texts + [to_text(target_report(t), width=200) for t in result.targets if t.status in ("failed", "error")]
 
 

@@ -13,6 +13,7 @@ from helpers import solution
 
 from circuits.checking.allowed_mutants import ALLOWED, POINTER, allowed_for
 from circuits.checking.mutants import FAST_RANDOM, Numbers, audit, matches, mutants, passes_in_full, rejects
+from circuits.display.words import audit_summary
 
 PUZZLES = ["00_attention", "01_consonants", "02_first_consonant", "03_uniform", "04_previous_token",
            "05_virtual_head", "06_induction_pointer", "07_induction_k_composition", "08_induction_repeated"]
@@ -62,7 +63,7 @@ def audits(request):
 def test_the_checker_kills_every_non_equivalent_mutant(stem, request, audits):
     result = audits(stem)
     request.config.stash[MUTATION_AUDITS].append(result)
-    print(f"\n{result.describe()}")
+    print(f"\n{audit_summary(result)}")
     for name, why in result.allowed:
         print(f"  allowed: {name}: {why}")
     assert not result.survived, f"{stem}: these wrong answers pass the checker: {result.survived}"

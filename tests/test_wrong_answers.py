@@ -7,6 +7,7 @@ import sympy
 from helpers import ROOT, STEMS, check_with, only_failure, solution
 
 from circuits.checking.checker import check
+from circuits.display import words
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -14,7 +15,7 @@ def test_every_reference_solution_passes(stem, reference_result):
     """Every reference solution (00-21, and any new one) passes its own check; the wrong answers of this file and
     tests/test_wrong_*.py are edits of these."""
     result = reference_result(stem)
-    assert result.status == "solved", [(t.label, t.status, t.message) for t in result.targets]
+    assert result.status == "solved", [(t.label, t.status, words.said(t)) for t in result.targets]
 
 
 # --- 01 consonants ---------------------------------------------------------------------------------------------
@@ -154,8 +155,8 @@ def test_04_numbers_with_the_scale_baked_in_must_declare_the_sharpness_symbol():
              for i, name in enumerate(["W_Q_self", "W_K_self", "W_Q_prev", "W_K_prev"])}
     result = check_with("04_previous_token", params={}, **baked)
     assert result.status == "error"
-    assert result.message.count("\n") == 0
-    assert "declare the sharpness as a sympy symbol s" in result.message and "params = {'s': 30}" in result.message
+    assert words.said(result).count("\n") == 0
+    assert "declare the sharpness as a sympy symbol s" in words.said(result) and "params = {'s': 30}" in words.said(result)
 
 
 def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():

@@ -17,6 +17,7 @@ from circuits.cli import main
 from circuits.display.report import target_report
 from circuits.display.render import to_text
 from circuits.display.watch import compact
+from circuits.display import words
 
 
 def mutant(stem: str, name: str):
@@ -165,7 +166,7 @@ def test_07_a_wrong_reader_is_not_blamed_on_the_writer(name):
 # --- 5. only matrices the puzzle has -------------------------------------------------------------------------------
 def test_a_row_mismatch_of_W_Q_and_W_K_names_both_in_the_answers_own_names():
     W_Q2 = np.array(solution("07_induction_k_composition").answer.W_Q2.values, dtype=object)[:3]
-    message = check_with("07_induction_k_composition", W_Q2=W_Q2).message
+    message = words.said(check_with("07_induction_k_composition", W_Q2=W_Q2))
     assert "W_Q2 (W_Q of head 1.0) has 3 rows and W_K2 (W_K of head 1.0) has 4" in message
     assert "same number of rows (d_head)" in message
 

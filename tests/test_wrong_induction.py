@@ -8,6 +8,7 @@ import pytest
 
 from circuits.checking.checker import check
 from circuits.checking.loader import load
+from circuits.display import words
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -24,7 +25,7 @@ def attempt_with(stem: str, **answer):
 def failing(stem: str, **answer):
     """Check the edited solution: it must fail. Returns {label prefix: target result} of the failed targets."""
     result = check(attempt_with(stem, **answer), n_random=2000, property_examples=50, margins=False)
-    assert result.status == "failing", [(t.label, t.status, t.message) for t in result.targets]
+    assert result.status == "failing", [(t.label, t.status, words.said(t)) for t in result.targets]
     return {t.label: t for t in result.targets if t.status == "failed"}
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking.loader import Attempt, display
+from circuits.checking.loader import Attempt
+from circuits.io import paths
 from circuits.checking.mutants import split_name  # noqa: F401  (part of audit's API)
 from circuits.checking.plan import Plan
 from circuits.errors import CircuitError
@@ -90,7 +91,8 @@ def reference(path) -> Attempt:
     """The reference solution at `path`, or its twin in solutions/ when `path` is an unfilled puzzle file."""
     from pathlib import Path
 
-    from circuits.checking.loader import load, reference_for
+    from circuits.checking.loader import reference_for
+    from circuits.checking.pipeline import load
 
     attempt = load(path)
     if attempt.attempted:
@@ -98,7 +100,7 @@ def reference(path) -> Attempt:
     twin = reference_for(path)
     if twin is not None and twin.is_file():
         return load(twin)
-    raise CircuitError(f"{display(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "
+    raise CircuitError(f"{paths.shown(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "
                        f"solutions/{Path(path).name} beside it: audit the reference solution")
 
 
@@ -109,11 +111,11 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     from circuits.checking.checker import check, context
     from circuits.checking.mutants import FAST_RANDOM, audit, matches
 
-    shown = display(attempt.path)
+    shown = paths.shown(attempt.path)
     result = check(attempt, margins=False)
     if result.status != "solved":
         bad = next((t for t in result.targets if t.status in ("failed", "error")), None)
-        why = bad.message or f"fails: {bad.label}" if bad is not None else result.status
+        why = (str(bad.error) if bad.error is not None else f"fails: {bad.label}") if bad is not None else result.status
         raise CircuitError(f"{shown}: the reference solution does not pass its own check ({why}); "
                            f"run `circuits check {shown}` first")
     allowed = allowed_for(attempt)

@@ -6,12 +6,13 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, asdict, fields
 from pathlib import Path
 
 from circuits.checking.checker import Coverage, PuzzleResult, TargetResult, check
+from circuits.checking.margins import Margins
 
-FORMAT = 1  # bump when the stored entry changes shape
+FORMAT = 2  # bump when the stored entry changes shape (2: coverage and margins as facts, not words)
 
 
 def cache_dir() -> Path:
@@ -35,16 +36,6 @@ def library_version() -> str:
             h.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes())
         _LIBRARY.append(f"{__version__}+{h.hexdigest()[:16]}")
     return _LIBRARY[0]
-
-
-class _Margins:
-    """A cached margin measurement: only its description is kept."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def describe(self) -> str:
-        return self.text
 
 
 def _key(attempt) -> str:
@@ -88,7 +79,9 @@ def _read_entry(path: Path) -> bytes | None:
 _NUMBER = (int, float)
 _TARGET = {"label": str, "kind": str, "worst": (*_NUMBER, type(None)), "metric": str, "checked": int}
 _ENTRY = {"puzzle": str, "library": str, "n_random": (int, type(None)), "property_examples": int,
-          "seconds": _NUMBER, "margins_measured": bool, "margins": (str, type(None)), "coverage": dict, "targets": list}
+          "seconds": _NUMBER, "margins_measured": bool, "margins": (dict, type(None)), "coverage": dict, "targets": list}
+_MARGINS = {"longest": (int, type(None)), "searched_to": int, "first_failure": (list, type(None)),
+            "sharpness": (*_NUMBER, type(None)), "sharpness_of": str}
 
 
 def _coverage_types() -> dict:
@@ -110,9 +103,11 @@ def valid_entry(entry, attempt) -> bool:
     """A stored verdict of this puzzle, every field of the type this version writes; anything else is not one."""
     if not (_typed(entry, _ENTRY) and entry["puzzle"] == attempt.puzzle.id and entry["library"] == library_version()):
         return False
-    cov = entry["coverage"]
+    cov, margins = entry["coverage"], entry["margins"]
+    if margins is not None and not (_typed(margins, _MARGINS) and all(isinstance(s, str) for s in margins["first_failure"] or [])):
+        return False
     return (_typed(cov, _coverage_types()) and len(cov["lengths"]) == 2 and all(type(x) is int for x in cov["lengths"])
-            and all(isinstance(s, str) for s in cov["skipped"])
+            and all(isinstance(s, str) for s in (*cov["skipped"], *cov["small_classes"]))
             and len(entry["targets"]) == len(attempt.puzzle.targets)
             and all(_typed(t, _TARGET) for t in entry["targets"])
             and [t["label"] for t in entry["targets"]] == [t.label for t in attempt.puzzle.targets])
@@ -143,7 +138,7 @@ def lookup(attempt, n_random=None, property_examples: int = 100, margins: bool =
                             checked=t["checked"]) for t in entry["targets"]]
     coverage = Coverage(**{**entry["coverage"], "lengths": tuple(entry["coverage"]["lengths"])})
     result = PuzzleResult(attempt, "solved", targets, coverage, seconds=entry["seconds"],
-                          margins=_Margins(entry["margins"]) if entry["margins"] else None)
+                          margins=Margins(**entry["margins"]) if entry["margins"] else None)
     result.cached = True
     return result
 
@@ -161,8 +156,8 @@ def store(result: PuzzleResult, n_random=None, property_examples: int = 100, mar
             return  # an entry at least as deep is there already
         entry = {"puzzle": result.attempt.puzzle.id, "library": library_version(), "n_random": n_random,
                  "property_examples": property_examples, "seconds": result.seconds, "margins_measured": margins,
-                 "margins": result.margins.describe() if margins and result.margins is not None else None,
-                 "coverage": {k: v for k, v in vars(result.coverage).items()},
+                 "margins": asdict(result.margins) if margins and result.margins is not None else None,
+                 "coverage": asdict(result.coverage),
                  "targets": [{"label": t.label, "kind": t.kind, "worst": t.worst, "metric": t.metric,
                               "checked": t.checked} for t in result.targets]}
         folder.mkdir(parents=True, exist_ok=True)

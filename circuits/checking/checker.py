@@ -9,13 +9,17 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from circuits.checking import guarantees, limits, once
 from circuits.checking.answer_names import in_puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
-from circuits.checking.loader import Attempt, display
+from circuits.checking.loader import Attempt
+from circuits.checking.margins import Margins
+from circuits.checking.validate import declares_sharpness
+from circuits.io import paths
 from circuits.checking.plan import STAGES, Plan
 from circuits.checking.targets import Code, Explanation, Structure, Target, Tokens
 from circuits.errors import CircuitError
@@ -32,6 +36,14 @@ class Failure:
     text: str = ""  # for code and structure targets: what differed
 
 
+@dataclass(frozen=True)
+class NotAttempted:
+    """An answer with names still FILL ME IN: which names, in which file."""
+
+    missing: tuple[str, ...]
+    path: Path
+
+
 @dataclass
 class TargetResult:
     label: str
@@ -40,34 +52,35 @@ class TargetResult:
     failure: Failure | None = None
     worst: float | None = None
     metric: str = ""
-    message: str = ""
+    error: CircuitError | None = None  # status error: the one-line mistake, as raised
     structure: list = field(default_factory=list)
     checked: int = 0
+    todo: NotAttempted | None = None  # status not attempted: what is left to fill in
+
+
+SKIPPABLE = ("exhaustive", "random", "property", "margins")  # the stages a check may skip
 
 
 @dataclass
 class Coverage:
+    """What a check ran on, as numbers (display/words.py says them): each stage's count, the lengths, the small
+    inputs' reach (by token or, certified, by class pattern) and each stage that did not run."""
+
     examples: int = 0
     small: int = 0
-    small_note: str = ""
-    small_short: str = ""
     random: int = 0
     property_examples: int = 0
     lengths: tuple[int, int] = (0, 0)
-    skipped: list[str] = field(default_factory=list)  # each stage that did not run, and why
+    skipped: list[str] = field(default_factory=list)  # the SKIPPABLE stages that did not run
     small_max_len: int = 0  # the longest length of the small inputs (of class patterns, when certified)
+    small_min_len: int = 0  # the shortest: the puzzle's min_len
+    small_classes: list[str] = field(default_factory=list)  # certified: each class of interchangeable tokens
+    small_tokens: int = 0  # the alphabet's size
+    small_budget: int = 0  # the puzzle's exhaustive_budget
 
-    def describe(self) -> str:
-        parts = []
-        if self.examples:
-            parts.append(f"{self.examples} worked example{'s' if self.examples > 1 else ''}")
-        if self.small_note:
-            parts.append(self.small_note)
-        if self.random:
-            parts.append(f"{self.random:,} random inputs (lengths {self.lengths[0]}..{self.lengths[1]})")
-        if self.property_examples:
-            parts.append(f"a {self.property_examples}-example property test")
-        return ", ".join(parts)
+    @property
+    def certified(self) -> bool:
+        return bool(self.small_classes)
 
 
 @dataclass
@@ -76,17 +89,16 @@ class PuzzleResult:
     status: str  # solved | failing | not attempted | error
     targets: list[TargetResult]
     coverage: Coverage = field(default_factory=Coverage)
-    margins: object = None
+    margins: Margins | None = None
     seconds: float = 0.0
-    message: str = ""
+    error: CircuitError | None = None  # status error: the one mistake that stopped the whole check, as raised
     file: str = ""  # the file's stem, for a file that could not be loaded (attempt None)
+    todo: NotAttempted | None = None  # status not attempted: what is left to fill in
 
     @classmethod
-    def unloaded(cls, path, message: str) -> "PuzzleResult":
+    def unloaded(cls, path, error: CircuitError) -> "PuzzleResult":
         """The summary row of a puzzle file that could not be loaded: an error, never a missing row."""
-        from pathlib import Path
-
-        return cls(None, "error", [TargetResult("load", "file", "error", message=message)], message=message,
+        return cls(None, "error", [TargetResult("load", "file", "error", error=error)], error=error,
                    file=Path(path).name.removesuffix(".py"))
 
     @property
@@ -234,7 +246,7 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
 
     Runs under limits.run: a check that takes longer than limits.CHECK_SECONDS is one error line
     saying what it was doing, and so is the puzzle file's own code (spec, build) raising."""
-    shown = display(attempt.path)
+    shown = paths.shown(attempt.path)
 
     def run() -> PuzzleResult:
         try:
@@ -250,9 +262,8 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
     try:
         return limits.run(run, "check", "checking", shown, source=attempt.path)
     except CircuitError as e:
-        msg = str(e)
-        return PuzzleResult(attempt, "error", [TargetResult(t.label, t.kind, "error", message=msg) for t in attempt.puzzle.targets],
-                            message=msg)
+        return PuzzleResult(attempt, "error", [TargetResult(t.label, t.kind, "error", error=e) for t in attempt.puzzle.targets],
+                            error=e)
 
 
 def _check(attempt: Attempt, n_random: int | None, property_examples: int, margins: bool) -> PuzzleResult:
@@ -260,9 +271,9 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     puzzle = attempt.puzzle
     labels = [(t.label, t.kind) for t in puzzle.targets]
     if not attempt.attempted:
-        msg = f"not attempted: fill in {', '.join(attempt.missing)} in {display(attempt.path)}"
-        return PuzzleResult(attempt, "not attempted", [TargetResult(l, k, "not attempted", message=msg) for l, k in labels],
-                            message=msg)
+        todo = NotAttempted(tuple(attempt.missing), attempt.path)
+        return PuzzleResult(attempt, "not attempted", [TargetResult(l, k, "not attempted", todo=todo) for l, k in labels],
+                            todo=todo)
     results: list[TargetResult | None] = [None] * len(puzzle.targets)
     model = None
     if puzzle.build is not None:
@@ -271,35 +282,35 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
             declares_sharpness(attempt)
             model = attempt.model()
         except CircuitError as e:
-            return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", message=str(e)) for l, k in labels],
-                                message=str(e), seconds=time.perf_counter() - start)
+            return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", error=e) for l, k in labels],
+                                error=e, seconds=time.perf_counter() - start)
     leak = _leak(attempt, model)  # a write outside the declared directions: said with the targets' verdict
     for i, t in enumerate(puzzle.targets):
         limits.doing(f"checking target {limits.quoted(t.label)}")
         results[i] = t.check_alone(sys.modules[__name__], attempt, model, property_examples)  # None: a behaviour target
     behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind == "behaviour"]
     coverage = Coverage()
-    message = ""
+    error = None
     if behaviour:
         try:
             coverage = _check_behaviour(model, attempt, behaviour, results, n_random, property_examples)
         except CircuitError as e:
-            message = e.within(display(attempt.path)).args[0]  # every behaviour target: one line for the puzzle
+            error = e.within(paths.shown(attempt.path))  # every behaviour target: one line for the puzzle
             for i in behaviour:
-                results[i] = TargetResult(*labels[i], "error", message=message)
+                results[i] = TargetResult(*labels[i], "error", error=error)
     status = "solved" if all(r.status == "passed" for r in results) else (
         "error" if any(r.status == "error" for r in results) else "failing")
     if leak and status == "solved":  # every target passes, but the answer writes where the puzzle does not let it
-        status, message = "error", leak
-        results = [TargetResult(r.label, r.kind, "error", message=leak) for r in results]
+        status, error = "error", leak
+        results = [TargetResult(r.label, r.kind, "error", error=leak) for r in results]
     elif leak and status == "failing":  # the failure is reported in full; the leak is likely its cause
         first = next(r for r in results if r.status == "failed")
         if first.failure is not None and first.failure.explanation is not None:
             e = first.failure.explanation
-            e.hint = f"{e.hint.rstrip('.')}. Note: {leak.split(': ', 1)[1]}"
-    result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, message=message)
+            e.hint = f"{e.hint.rstrip('.')}. Note: {str(leak).split(': ', 1)[1]}"
+    result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, error=error)
     if behaviour and not margins:
-        coverage.skipped.append("margins: skipped, as asked (--no-margins)")
+        coverage.skipped.append("margins")
     if status == "solved" and margins and behaviour and model is not None:
         from circuits.checking.margins import measure
 
@@ -309,36 +320,23 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     return result
 
 
-def declares_sharpness(attempt) -> None:
-    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
-    from circuits.checking.margins import undeclared_sharpness
-
-    missing = undeclared_sharpness(attempt)
-    if missing:
-        names = " and ".join(missing)
-        example = ", ".join(f"{m!r}: 30" for m in missing)
-        raise CircuitError(f"{display(attempt.path)}: declare the sharpness as a sympy symbol {names} (as the worksheet "
-                           f"does), write your matrices with it and bind it in params, e.g. params = {{{example}}}; "
-                           "numbers with the scale baked in hide how much sharpness your answer needs")
-
-
-def _leak(attempt, model) -> str:
+def _leak(attempt, model) -> CircuitError | None:
     """The one line saying where the answer writes outside the directions its puzzle gives each head and MLP."""
     if model is None:
-        return ""
+        return None
     writes = guarantees.writes_for(attempt)
     if not writes:
-        return ""
+        return None
     from circuits.checking.answer_names import head_matrices, mlp_matrices
 
     heads, mlps = head_matrices(attempt, model), mlp_matrices(attempt, model)
     names = {f"head {l}.{h}": n for (l, h, role), n in heads.items() if role == "W_O"}
     names |= {f"mlp {l}": n for (l, role), n in mlps.items() if role == "W_out"}
     try:
-        guarantees.check_writes(model, writes, display(attempt.path), names)
+        guarantees.check_writes(model, writes, paths.shown(attempt.path), names)
     except CircuitError as e:
-        return str(e)
-    return ""
+        return e
+    return None
 
 
 def _check_behaviour(model, attempt, idx, results, n_random, property_examples) -> Coverage:
@@ -348,11 +346,11 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     worst = np.array([-np.inf if t.higher_is_worse else np.inf for t in targets])
     failed: dict[int, Failure] = {}
     checked = np.zeros(len(targets), dtype=int)
-    cov = Coverage(lengths=(inputs.min_len, inputs.max_len))
     plan = Plan.of(puzzle, n_random, inputs)
     small = plan.small(model, targets)
-    cov.examples, cov.small, cov.small_note, cov.random = len(plan.examples), len(small.inputs), small.note, len(plan.random)
-    cov.small_short, cov.small_max_len = small.short, max(map(len, small.inputs), default=0)
+    cov = Coverage(len(plan.examples), len(small.inputs), len(plan.random), lengths=(inputs.min_len, inputs.max_len),
+                   small_max_len=small.max_len, small_min_len=puzzle.inputs.min_len, small_classes=list(small.classes),
+                   small_tokens=small.tokens, small_budget=puzzle.inputs.exhaustive_budget)
     from circuits.checking.certified import skipped_stages
 
     cov.skipped = skipped_stages(puzzle, n_random, property_examples, small.inputs, True)  # margins: said by _check
@@ -424,7 +422,7 @@ def check_structure(target: Structure, attempt, model) -> TargetResult:
     try:
         rows = target.run(attempt.answer, model)
     except CircuitError as e:
-        return TargetResult(target.label, "structure", "error", message=e.within(display(attempt.path)).args[0])
+        return TargetResult(target.label, "structure", "error", error=e.within(paths.shown(attempt.path)))
     ok = all(r[3] for r in rows)
     res = TargetResult(target.label, "structure", "passed" if ok else "failed", structure=rows, checked=len(rows))
     if not ok:

@@ -76,6 +76,7 @@ def writes_for(attempt) -> dict[str, list[str]] | None:
     if attempt.puzzle.writes is not None:
         return {k: list(v) for k, v in attempt.puzzle.writes.items()}
     from circuits.checking.loader import load, reference_for
+    from circuits.checking.validate import validated
 
     ref = reference_for(attempt.path)
     if ref is None or not ref.is_file():
@@ -83,7 +84,7 @@ def writes_for(attempt) -> dict[str, list[str]] | None:
     stat = ref.stat()
     key = (str(ref.resolve()), stat.st_mtime_ns, stat.st_size, attempt.puzzle.id)
     if key not in _REFERENCE_WRITES:
-        reference = load(ref)
+        reference = validated(load(ref))
         if reference.missing or reference.puzzle.id != attempt.puzzle.id or reference.puzzle.build is None:
             return None
         _REFERENCE_WRITES[key] = declared_writes(reference.model())

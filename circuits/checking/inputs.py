@@ -213,7 +213,3 @@ class Inputs:
 
         alphabet = list(self.alphabet)
         return st.one_of([f.strategy(alphabet, self.min_len, self.max_len) for f in self.families])
-
-    def describe(self) -> str:
-        fams = ", ".join(f.name for f in self.families)
-        return f"lengths {self.min_len}..{self.max_len} over {len(self.alphabet)} tokens ({fams})"

@@ -1,6 +1,7 @@
 """Running a puzzle file's code under a time limit, so that no file can hang, kill or litter the checker.
 
-A puzzle file's import and its check run on a daemon worker thread while the caller waits at most
+A puzzle file's import, its puzzle's validation and its check each run on a daemon worker thread, in a
+copy of the caller's context (its np.errstate, its decimal context), while the caller waits at most
 IMPORT_SECONDS / CHECK_SECONDS. On the way the worker says what it is doing (`doing("checking target
 …")`), so a file that runs out of time is named with what it was doing. While the worker runs:
 `os._exit` raises instead of ending the process, `sys.stdout` / `sys.stderr` cannot be closed, no
@@ -11,6 +12,7 @@ alive after its report.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ctypes
 import os
 import sys
@@ -19,7 +21,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from circuits.errors import CircuitError
 
@@ -111,6 +113,14 @@ def in_their_file(filename: str, package: bool = False) -> bool:
     return not str(filename).startswith((ours, *theirs, "<"))
 
 
+def where_raised(e: BaseException, path: Path) -> str:
+    """` at line N`: the last line of `path` in `e`'s traceback, or nothing when `path` is not in it."""
+    for frame in reversed(traceback.extract_tb(e.__traceback__)):
+        if Path(frame.filename) == path:
+            return f" at line {frame.lineno}"
+    return ""
+
+
 def file_frames(e: BaseException) -> list[traceback.FrameSummary]:
     """The frames of `e`'s traceback in the learner's code: outside circuits, Python and installed packages."""
     return [f for f in traceback.extract_tb(e.__traceback__) if in_their_file(f.filename)]
@@ -152,15 +162,63 @@ def blaming(batch: list, one: Callable):
         raise blame(e, culprit) from e
 
 
+class _Limit(NamedTuple):
+    """One limit a worker runs under: until when, how many seconds that was, and whom a message names."""
+
+    deadline: float
+    seconds: float
+    which: str | None  # "import", "check", …; None: a session's own, with no limit
+    culprit: str
+    source: Path | None
+
+
+_limits: dict[int, list[_Limit]] = {}  # worker thread id -> the limits it runs under, the outermost first
+
+
 def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path | None = None) -> T:
     """`fn()` on a worker thread: its result or its exception, or a CircuitError naming `culprit` and what it
-    was doing if it takes longer than the limit for `which` ("import" or "check")."""
+    was doing if it takes longer than the limit for `which` ("import" or "check").
+
+    The worker runs in a copy of the caller's context, so what the caller set there (np.errstate, a decimal
+    localcontext) holds in the puzzle file's code as if it ran on the caller's own thread. Called on a
+    session's worker (see session), `fn` runs right there, under this limit as well."""
+    ident = threading.get_ident()
+    if ident in _limits:
+        return _inline(fn, which, what, culprit, source, ident)
+    return _on_worker(fn, which, what, culprit, source)
+
+
+def session(fn: Callable[[], T], culprit: str) -> T:
+    """`fn()` on one worker thread for every stage of one file: each limits.run inside it (the import, the
+    validation, the check) runs on that worker under its own limit, instead of starting a worker of its own."""
+    return _on_worker(fn, None, "", culprit, None)
+
+
+def _inline(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path | None, ident: int) -> T:
     limit = seconds(which)
-    step = seconds("target") if which == "check" else None
+    outer = _since.get(ident)
+    _limits[ident].append(_Limit(time.monotonic() + limit, limit, which, culprit, source))
+    doing(what)
+    try:
+        return fn()
+    finally:
+        _limits[ident].pop()
+        if outer is not None:
+            doing(outer[0], outer[2])
+
+
+def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, source: Path | None) -> T:
+    limit = seconds(which) if which is not None else float("inf")
+    step = seconds("target") if which in ("check", None) else None
     box: dict = {}
+    context = contextvars.copy_context()
+    deadline = time.monotonic() + limit
+    own = _Limit(deadline, limit, which, culprit, source)
 
     def work():
-        doing(what)
+        _limits[threading.get_ident()] = [own]
+        if what:
+            doing(what)
         try:
             box["value"] = fn()
         except TimeLimit:
@@ -168,23 +226,26 @@ def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path |
         except BaseException as e:  # noqa: BLE001 - handed to the caller as is
             box["error"] = e
 
-    worker = threading.Thread(target=work, name=f"circuits: {what} {culprit}", daemon=True)
+    worker = threading.Thread(target=context.run, args=(work,), name=f"circuits: {what or 'session'} {culprit}",
+                              daemon=True)
     with _guarded():
         worker.start()
-        deadline = time.monotonic() + limit
         stopped = ""
         try:
             while worker.is_alive() and not stopped:
                 now = time.monotonic()
-                over = step is not None and worker.ident is not None and _over(worker.ident, step)
-                if now >= deadline or over:
+                frames = list(_limits.get(worker.ident, ())) or [own]
+                due, inner = min(frames, key=lambda f: f.deadline), frames[-1]
+                over = step is not None and inner.which == "check" and worker.ident is not None and _over(worker.ident, step)
+                if now >= due.deadline or over:
                     was = _doing.get(worker.ident, what) + _since.get(worker.ident, ("", 0, ""))[2]
-                    where = _line_in(worker, source)
-                    took, env = (step, ENV["target"]) if over and now < deadline else (limit, ENV[which])
-                    stopped = (f"{culprit}: {was} took longer than {took:g} s and was stopped{where} "
-                               f"(an endless loop, or waiting for input? to allow more time, set {env})")
+                    hit = due if now >= due.deadline else inner
+                    took, env = (hit.seconds, ENV[hit.which]) if now >= due.deadline else (step, ENV["target"])
+                    stopped = (f"{hit.culprit}: {was} took longer than {took:g} s and was stopped"
+                               f"{_line_in(worker, hit.source)} (an endless loop, or waiting for input? to allow "
+                               f"more time, set {env})")
                 else:
-                    worker.join(min(POLL, deadline - now))
+                    worker.join(min(POLL, due.deadline - now))
         except BaseException:  # Ctrl-C: stop the worker too
             _stop(worker)
             _forget(worker)
@@ -200,7 +261,7 @@ def run(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path |
 
 
 def _forget(worker: threading.Thread) -> None:
-    for table in (_doing, _since, _spent):
+    for table in (_doing, _since, _spent, _limits):
         table.pop(worker.ident, None)
 
 

@@ -8,7 +8,6 @@ import hashlib
 import os
 import sys
 import threading
-import traceback
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,8 @@ from pathlib import Path
 from circuits.checking import curriculum, givens, limits
 from circuits.checking.puzzle import Puzzle, Stub
 from circuits.errors import CircuitError
-from circuits.io.paths import is_loop, real
+from circuits.io import paths
+from circuits.io.paths import is_loop
 
 
 @dataclass
@@ -32,57 +32,18 @@ class Attempt:
     reference: Path | None = None  # the shipped reference the puzzle comes from (None: the file is its own source)
     reads: list = field(default_factory=list)  # files the puzzle file read as it ran (modules, data): part of its verdict
     digest: str = ""  # sha256 of the bytes loaded: what the check checked, whatever the file holds later
+    declared_in: Path | None = None  # the file whose code declares the puzzle: the shipped reference, or this file
+    names: dict = field(default_factory=dict, repr=False, compare=False)  # that file's globals, for validation
 
     @property
     def attempted(self) -> bool:
         return not self.missing
 
     def model(self, answer: types.SimpleNamespace | None = None):
-        """The Model the answer builds; a CircuitError names the file on any mistake."""
-        from circuits.checking.validate import build_mistake
-        from circuits.model.transformer import Model
+        """The Model the answer (or `answer`) builds; a CircuitError names the file on any mistake (checking.build)."""
+        from circuits.checking.build import model_of
 
-        try:
-            model = self.puzzle.build(answer or self.answer)
-        except CircuitError as e:
-            raise build_mistake(e, answer or self.answer, self.puzzle, display(self.path)) or e.within(display(self.path)) from None
-        except limits.TimeLimit:
-            raise
-        except BaseException as e:  # noqa: BLE001 - anything the learner's values trip is reported in one line
-            if (author := build_mistake(e, answer or self.answer, self.puzzle, display(self.path))) is not None:
-                raise author from None
-            raise CircuitError(f"{display(self.path)}: building the model failed{_where_raised(e, self.path)}: {_exc(e)}") from e
-        if not isinstance(model, Model):
-            raise CircuitError(f"{display(self.path)}: build() returned {_kind(model)}, not a Model; "
-                               "end it with `return Model(...)`")
-        return model
-
-
-def display(path: Path) -> str:
-    """A path as the learner would type it: relative to the working directory when inside it, symlinks kept."""
-    for p in (Path(os.path.abspath(path)), real(path)):
-        try:
-            return str(p.relative_to(Path.cwd()))
-        except ValueError:
-            continue
-    return str(path)
-
-
-def _exc(e: BaseException) -> str:
-    """`ValueError: bad thing`, or just `ValueError` when the exception says nothing."""
-    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-
-
-def _kind(value) -> str:
-    name = type(value).__name__
-    return "None" if value is None else f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
-
-
-def _where_raised(exc: BaseException, path: Path) -> str:
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if Path(frame.filename) == path:
-            return f" at line {frame.lineno}"
-    return ""
+        return model_of(self, answer)
 
 
 def load(path: str | Path) -> Attempt:
@@ -94,9 +55,10 @@ def load(path: str | Path) -> Attempt:
 
     The import runs under limits.run: at most limits.IMPORT_SECONDS, and nothing it does (os._exit,
     closing sys.stdout, leaving threads running) outlives it. Every mistake is one CircuitError line.
+    Loading only loads: the puzzle is validated by the next stage (validate.validated; pipeline.load does both).
     """
     given = Path(path)
-    shown = display(given)
+    shown = paths.shown(given)
     if curriculum.is_shipped(given) and curriculum.reference_file(given) is not None:
         mine, source = _shipped(curriculum.reference_file(given))  # the shipped file itself: run once per process
     else:
@@ -105,7 +67,7 @@ def load(path: str | Path) -> Attempt:
     ref = curriculum.twin(given)
     if ref is not None:
         shipped, shipped_source = _shipped(ref)
-        puzzle = _declared(shipped, display(ref))
+        puzzle = _declared(shipped, paths.shown(ref))
         names = [n for n in givens.given_names(_above_answer(shipped_source))
                  if n not in (*puzzle.answer, *puzzle.optional)]
         edited = givens.edits(mine, shipped, names, source)
@@ -125,17 +87,12 @@ def load(path: str | Path) -> Attempt:
         if name in mine:
             answer[name] = mine[name]
     answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
-    if ref is None:
-        from circuits.checking.validate import validate
-
-        # the puzzle itself, before any answer is checked: one line per author's mistake
-        limits.run(lambda: validate(puzzle, namespace, shown), "check", "validating the puzzle", shown,
-                   source=Path(os.path.abspath(given)))
     if ref is not None or curriculum.is_shipped(given):  # the shipped puzzle is shared: each attempt gets its own copy
         puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))
     return Attempt(Path(os.path.abspath(given)), puzzle, types.SimpleNamespace(**answer), missing,
                    list(namespace.get("ALLOWED_MUTANTS", ())), edits=edited, reference=ref,
-                   reads=list(mine.get("__circuits_reads__", [])), digest=mine.get("__circuits_digest__", ""))
+                   reads=list(mine.get("__circuits_reads__", [])), digest=mine.get("__circuits_digest__", ""),
+                   declared_in=Path(os.path.abspath(ref if ref is not None else given)), names=namespace)
 
 
 def _attach_curriculum(puzzle: Puzzle, name: str) -> None:
@@ -164,15 +121,11 @@ _SHIPPED: dict[tuple, tuple[dict, str]] = {}
 
 def _shipped(ref: Path) -> tuple[dict, str]:
     """The namespace and text of a shipped reference file, executed once per process (and again if it changes)."""
-    from circuits.checking.validate import validate
-
     stat = ref.stat()
     key = (str(ref), stat.st_mtime_ns, stat.st_size)
     if key not in _SHIPPED:
-        module, source = _execute(ref, display(ref), "circuits_shipped")
-        puzzle = _declared(vars(module), display(ref))
-        limits.run(lambda: validate(puzzle, vars(module), display(ref)), "check", "validating the puzzle",
-                   display(ref), source=ref.resolve())
+        module, source = _execute(ref, paths.shown(ref), "circuits_shipped")
+        puzzle = _declared(vars(module), paths.shown(ref))
         _attach_curriculum(puzzle, ref.name)
         _SHIPPED[key] = (vars(module), source)
     return _SHIPPED[key]
@@ -212,14 +165,14 @@ def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, st
         except CircuitError as e:
             raise e.within(shown) from None
         except limits.ExitCalled as e:  # os._exit() would end pytest itself, with no report
-            raise CircuitError(f"{shown} called os._exit() on import{_where_raised(e, path)}; remove it") from None
+            raise CircuitError(f"{shown} called os._exit() on import{limits.where_raised(e, path)}; remove it") from None
         except SystemExit as e:  # exit() in a puzzle file must not end the checker silently
-            raise CircuitError(f"{shown} called exit() on import{_where_raised(e, path)}; remove it") from None
+            raise CircuitError(f"{shown} called exit() on import{limits.where_raised(e, path)}; remove it") from None
         except limits.TimeLimit:
             raise
         except BaseException as e:  # noqa: BLE001 - whatever the file raises is reported in one line
             said = f": {e}" if str(e) else ""
-            raise CircuitError(f"{shown} raised {type(e).__name__} on import{_where_raised(e, path)}{said}") from e
+            raise CircuitError(f"{shown} raised {type(e).__name__} on import{limits.where_raised(e, path)}{said}") from e
         finally:
             _READING.pop(threading.get_ident(), None)
             sys.modules.pop(module.__name__, None)
@@ -292,10 +245,10 @@ def _check_unique_number(path: Path) -> None:
         return
     same = sorted(path.parent.glob(f"{number}_*.py"))
     if len(same) > 1:
-        names = [display(p) for p in same]
+        names = [paths.shown(p) for p in same]
         listed = ", ".join(names[:-1]) + " and " + names[-1]
         raise CircuitError(f"{listed} have the same number, {number}: keep one (rename or move the other{'s' if len(same) > 2 else ''} out of "
-                           f"{display(path.parent)}/)")
+                           f"{paths.shown(path.parent)}/)")
 
 
 def _line_at(data: bytes, offset: int) -> int:
@@ -342,7 +295,7 @@ def declared_folders(start: Path | None = None) -> list[Path]:
                 folder = d / raw
                 if not folder.is_dir():
                     what = "a file" if folder.is_file() else "not there"
-                    raise CircuitError(f"{display(ini)}: circuits_paths names {raw}, which is {what}; "
+                    raise CircuitError(f"{paths.shown(ini)}: circuits_paths names {raw}, which is {what}; "
                                        "it lists folders of puzzle files")
                 folders.append(folder)
             return folders
@@ -365,7 +318,7 @@ def _ini_paths(ini: Path, section: str | None) -> list[str] | None:
         parser = configparser.ConfigParser(interpolation=None)
         parser.read(ini, encoding="utf-8")
     except (OSError, ValueError, configparser.Error) as e:  # tomllib's errors are ValueErrors
-        raise CircuitError(f"{display(ini)} cannot be read: {e}") from None
+        raise CircuitError(f"{paths.shown(ini)} cannot be read: {e}") from None
     if not parser.has_section(section):
         return [] if ini.name == "pytest.ini" else None  # pytest.ini counts even without its section
     return parser.get(section, "circuits_paths", fallback="").split()
@@ -390,7 +343,7 @@ def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
         if name in (f.stem, slug, number) or (name.isdigit() and int(name) == int(number)):
             return f
     close = difflib.get_close_matches(name, [*stems, *(s.partition("_")[2] for s in stems)], n=3, cutoff=0.5)
-    where = display(puzzle_folder(solutions, root))
+    where = paths.shown(puzzle_folder(solutions, root))
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else f"; the puzzles in {where} are: {', '.join(stems) or 'none'}"
     raise CircuitError(f"no puzzle named {name!r}{hint}")
 
@@ -404,6 +357,3 @@ def reference_for(path: str | Path) -> Path | None:
     sibling = Path(os.path.abspath(path)).parent.parent / "solutions" / path.name
     return sibling if sibling.exists() or sibling.is_symlink() else None
 
-
-def load_puzzle(name_or_path: str, solution: bool = False) -> Attempt:
-    return load(find(name_or_path, solution))

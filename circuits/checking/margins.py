@@ -15,28 +15,13 @@ PER_LENGTH = 120  # random inputs per length in the length search, besides the d
 
 @dataclass
 class Margins:
+    """How much room a passing answer has, as numbers (display/words.py says them)."""
+
     longest: int | None  # longest length that passes; None if even max_len + 1 was not searched
     searched_to: int
     first_failure: list[str] | None
     sharpness: float | None  # smallest factor on the sharpness matrices that still passes
     sharpness_of: str
-
-    def describe(self) -> str:
-        parts = []
-        if self.longest is not None:
-            if self.first_failure is None:
-                parts.append(f"holds at every length searched (to {self.searched_to})")
-            else:
-                parts.append(f"holds to length {self.longest} (fails at {self.longest + 1})")
-        if self.sharpness is not None:
-            parts.append("no sharpness needed" if self.sharpness == 0 else
-                         f"{self.sharpness_of} can shrink to {_factor(self.sharpness)}×")
-        return "; ".join(parts)
-
-
-def _factor(x: float) -> str:
-    """0.29, or 0.0031 where two decimals would print a factor that is not zero as 0.00."""
-    return f"{x:.2f}" if x >= 0.1 else f"{x:.2g}"
 
 
 def _behaviour(puzzle):
@@ -97,18 +82,6 @@ def longest_length(model, puzzle, cap: int | None = None) -> tuple[int, int, lis
     return max(cap, inputs.max_len), cap, None
 
 
-def undeclared_sharpness(attempt) -> list[str]:
-    """The puzzle's sharpness symbols (not answer matrices) that none of the answer's matrices is written with."""
-    from circuits.model.weights import symbols_in
-
-    puzzle = attempt.puzzle
-    wanted = [name for name in puzzle.sharpness if name not in puzzle.answer]
-    used: set[str] = set()
-    for name in puzzle.answer:
-        used |= symbols_in(getattr(attempt.answer, name, None))
-    return [name for name in wanted if name not in used]
-
-
 def scaled(answer, names, factor: float):
     scaled = copy.copy(answer)
     for name in names:
@@ -127,6 +100,8 @@ def scaled(answer, names, factor: float):
 
 def sharpness(attempt, steps: int = 9) -> float | None:
     """The smallest factor on the puzzle's sharpness matrices (or symbol) at which every target still passes."""
+    from circuits.checking.validate import undeclared_sharpness
+
     puzzle = attempt.puzzle
     if not puzzle.sharpness or undeclared_sharpness(attempt):
         return None  # not measured: scaling a symbol the answer does not use would change nothing

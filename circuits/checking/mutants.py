@@ -63,11 +63,6 @@ class Audit:
         judged = len(self.killed) + len(self.survived)
         return len(self.killed) / judged if judged else 1.0
 
-    def describe(self) -> str:
-        return (f"{self.puzzle}: {len(self.killed)}/{len(self.killed) + len(self.survived)} non-equivalent mutants "
-                f"killed ({self.kill_rate:.0%}), {len(self.allowed)} allowed as equivalent, {self.total} in all, "
-                f"{self.seconds:.1f} s" + "".join(f"; {n}" for n in self.notes()))
-
     def notes(self) -> list[str]:
         """What this audit did not do: mutants left out by sampling, or unjudged when the time ran out."""
         out = []

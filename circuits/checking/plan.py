@@ -20,8 +20,16 @@ class Small:
     """Every small input: by class pattern where tokens are interchangeable (a certificate), else by token."""
 
     inputs: list[Tokens]
-    note: str = ""  # "every input of length ≤ 5 (3,905 inputs)", or the certified patterns
-    short: str = ""  # "exhaustive to length 5", or "certified for all … patterns of length ≤ 9"
+    classes: tuple[str, ...] = ()  # certified: the name of each class of interchangeable tokens (else empty)
+    tokens: int = 0  # the alphabet's size
+
+    @property
+    def certified(self) -> bool:
+        return bool(self.classes)
+
+    @property
+    def max_len(self) -> int:
+        return max(map(len, self.inputs), default=0)
 
 
 @dataclass
@@ -117,14 +125,8 @@ def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens],
             top = inputs.exhaustive_max_len(len(reps))
             if top >= inputs.min_len:
                 batch = list(inputs.exhaustive(reps, top))
-                names = "/".join(_class_name(model, c) for c in classes) if len(classes) <= 4 else f"{len(classes)}-class"
-                span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
-                return Small(batch, (f"all {len(batch):,} {names} patterns of length {span} (certified: "
-                                     f"{len(alphabet)} tokens fall into {len(classes)} interchangeable classes)"),
-                             f"certified for all {len(batch):,} {names} patterns of length {span}")
+                return Small(batch, tuple(_class_name(model, c) for c in classes), len(alphabet))
     top = inputs.exhaustive_max_len()
     if top < inputs.min_len:
-        return Small([])
-    batch = list(inputs.exhaustive(alphabet, top))
-    span = f"≤ {top}" if inputs.min_len == 1 else f"{inputs.min_len}..{top}"
-    return Small(batch, f"every input of length {span} ({len(batch):,} inputs)", f"exhaustive to length {top}")
+        return Small([], tokens=len(alphabet))
+    return Small(list(inputs.exhaustive(alphabet, top)), tokens=len(alphabet))

@@ -75,10 +75,10 @@ def declared_folders(start: Path) -> list[Path]:
 def resettable(puzzle: Path) -> None:
     """Refuse, in one line, any file reset must not write: only a learner's NN_name.py in a puzzle folder (puzzles/ or
     a folder in circuits_paths) is restored, never a reference solution, never a file anywhere else."""
-    from circuits.checking.loader import display
+    from circuits.io import paths
 
     folder = real(puzzle).parent
-    shown = display(puzzle)
+    shown = paths.shown(puzzle)
     if folder.name == "solutions" or Path(puzzle).parent.name == "solutions":
         raise CircuitError(f"reset: {shown} is a reference solution, not your puzzle file; reset restores only files "
                            f"in puzzles/ (try: circuits reset {Path(puzzle).stem})")

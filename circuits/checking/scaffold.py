@@ -97,16 +97,16 @@ def new(name: str, folder: str | None = None) -> list[Path]:
     root = Path(folder) if folder is not None else project_root(Path.cwd())
     if root.exists() and not root.is_dir():
         raise CircuitError(f"new: {root} is a file, not a folder")
-    from circuits.checking.loader import display
+    from circuits.io.paths import shown as shown_path
 
     paths = [root / "puzzles" / f"{name}.py", root / "solutions" / f"{name}.py"]
     for p in paths:
         if p.exists() or p.is_symlink():
-            raise CircuitError(f"new: {display(p)} already exists; nothing was written (choose another name, or move "
+            raise CircuitError(f"new: {shown_path(p)} already exists; nothing was written (choose another name, or move "
                                "it away)")
         same = sorted(p.parent.glob(f"{m.group(1)}_*.py")) if p.parent.is_dir() else []
         if same:
-            raise CircuitError(f"new: {display(same[0])} already has the number {m.group(1)}; nothing was written "
+            raise CircuitError(f"new: {shown_path(same[0])} already has the number {m.group(1)}; nothing was written "
                                "(choose another number)")
     text = HEAD.replace("{number:02d}", f"{number:02d}").replace("{number}", str(number)) \
         .replace("{name}", slug).replace("{title}", slug.replace("_", " ").capitalize())
@@ -117,7 +117,7 @@ def write_pair(paths: list[Path], texts: list[str]) -> list[Path]:
     """Write every file or none: each text goes to a temporary name beside its target first, then each is linked to
     its name (a link never replaces a file made meanwhile); on any failure everything written, and every folder
     made for it, is removed again, and the one line names the file that could not be written."""
-    from circuits.checking.loader import display
+    from circuits.io.paths import shown as shown_path
 
     made: list[Path] = []  # folders created here, removed again if nothing is written
     temps: list[Path] = []
@@ -148,10 +148,10 @@ def write_pair(paths: list[Path], texts: list[str]) -> list[Path]:
                 d.rmdir()
         where, target = Path(e.filename or current), current
         if isinstance(e, FileExistsError) and where in paths:
-            raise CircuitError(f"new: {display(where)} appeared while writing; nothing was written") from None
-        why = (f"{display(target.parent)} is not a folder" if isinstance(e, (NotADirectoryError, FileExistsError))
+            raise CircuitError(f"new: {shown_path(where)} appeared while writing; nothing was written") from None
+        why = (f"{shown_path(target.parent)} is not a folder" if isinstance(e, (NotADirectoryError, FileExistsError))
                else e.strerror or str(e))
-        raise CircuitError(f"new: cannot write {display(target)}: {why}; nothing was written") from None
+        raise CircuitError(f"new: cannot write {shown_path(target)}: {why}; nothing was written") from None
     finally:
         for tmp in temps:
             with contextlib.suppress(OSError):

@@ -23,6 +23,26 @@ def example_tokens(puzzle) -> list[list[str]]:
             for e in puzzle.examples]
 
 
+_VALIDATED: dict[int, dict] = {}  # id -> the shipped namespaces validated in this process (held: their ids stay theirs)
+
+
+def validated(attempt):
+    """The validation stage, after loading: the attempt's puzzle checked for its author's mistakes (one CircuitError
+    line naming the file that declares it), under the check's time limit; a shipped puzzle once per process."""
+    from circuits.checking import curriculum
+    from circuits.io import paths
+
+    names = attempt.names
+    if _VALIDATED.get(id(names)) is names:
+        return attempt
+    where = attempt.declared_in or attempt.path
+    shown = paths.shown(where)
+    limits.run(lambda: validate(attempt.puzzle, names, shown), "check", "validating the puzzle", shown, source=where)
+    if attempt.reference is not None or curriculum.is_shipped(where):
+        _VALIDATED[id(names)] = names
+    return attempt
+
+
 def validate(puzzle, names: dict, shown: str) -> None:
     """Raise one CircuitError for the first mistake in `puzzle` (its file's globals are `names`, its path `shown`)."""
     fail = lambda field, what: CircuitError(f"{shown}: {field}: {what}")
@@ -130,6 +150,31 @@ def _target_name(n: int, target) -> str:
 
 # --- at check time: whose mistake it is ------------------------------------------------------------------------
 AUTHORS = "a mistake in the puzzle's own code, not in the answer"
+
+
+def undeclared_sharpness(attempt) -> list[str]:
+    """The puzzle's sharpness symbols (not answer matrices) that none of the answer's matrices is written with."""
+    from circuits.model.weights import symbols_in
+
+    puzzle = attempt.puzzle
+    wanted = [name for name in puzzle.sharpness if name not in puzzle.answer]
+    used: set[str] = set()
+    for name in puzzle.answer:
+        used |= symbols_in(getattr(attempt.answer, name, None))
+    return [name for name in wanted if name not in used]
+
+
+def declares_sharpness(attempt) -> None:
+    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
+    from circuits.io import paths
+
+    missing = undeclared_sharpness(attempt)
+    if missing:
+        names = " and ".join(missing)
+        example = ", ".join(f"{m!r}: 30" for m in missing)
+        raise CircuitError(f"{paths.shown(attempt.path)}: declare the sharpness as a sympy symbol {names} (as the worksheet "
+                           f"does), write your matrices with it and bind it in params, e.g. params = {{{example}}}; "
+                           "numbers with the scale baked in hide how much sharpness your answer needs")
 
 
 def build_mistake(e: BaseException, answer, puzzle, shown: str) -> CircuitError | None:

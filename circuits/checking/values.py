@@ -7,7 +7,8 @@ import types
 from pathlib import Path
 
 from circuits.checking import curriculum
-from circuits.checking.loader import Attempt, load
+from circuits.checking.loader import Attempt
+from circuits.checking.pipeline import load
 from circuits.errors import CircuitError
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from circuits.display import explanations
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
+from circuits.display import words
 from circuits.display.render import to_text
 from circuits.display.report import ICON, failure_line, puzzle_report, rows_to_show, worst_case
 
@@ -23,11 +24,11 @@ def result_html(result) -> str:
                 if t.status == "passed" else failure_line(t))
         parts.append(f'<li class="cv-{esc(t.status.replace(" ", "-"))}">{esc(line)}</li>')
     parts.append("</ul>")
-    if result.coverage.describe():
-        parts.append(f'<div class="cv-note">checked on: {esc(result.coverage.describe())}</div>')
-    parts += [f'<div class="cv-warn">not checked: {esc(s)}</div>' for s in getattr(result.coverage, "skipped", [])]
+    if (seen := words.coverage(result.coverage)):
+        parts.append(f'<div class="cv-note">checked on: {esc(seen)}</div>')
+    parts += [f'<div class="cv-warn">not checked: {esc(s)}</div>' for s in words.skipped(result.coverage)]
     if result.margins is not None:
-        parts.append(f"<div>margins: {esc(result.margins.describe())}</div>")
+        parts.append(f"<div>margins: {esc(words.margins(result.margins))}</div>")
     hints = result.attempt.puzzle.hints if result.attempt else ()
     for n, t in enumerate(t for t in result.targets if t.status == "failed"):
         parts.append(_failure_html(t))
@@ -43,7 +44,7 @@ def _failure_html(t) -> str:
     f = t.failure
     head = f'<div class="cv-title cv-failed">✗ {esc(t.label)}</div>'
     if f is None or f.explanation is None:
-        return f'<div class="cv-panel cv-failure">{head}<pre>{esc(f.text if f else t.message)}</pre></div>'
+        return f'<div class="cv-panel cv-failure">{head}<pre>{esc(f.text if f else words.said(t))}</pre></div>'
     e, trace = f.explanation, f.trace
     vocab = trace.model.vocab
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""
@@ -158,7 +159,7 @@ def check(puzzle, **values):
 
 def hint(puzzle, level: int = 1) -> Hints:
     """The first `level` hints of a shipped puzzle."""
-    from circuits.checking.loader import load
+    from circuits.checking.pipeline import load
     from circuits.checking.values import shipped
     from circuits.errors import CircuitError
 

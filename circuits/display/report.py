@@ -7,11 +7,12 @@ from rich.table import Table
 from rich.text import Text
 
 from circuits.checking.checker import PuzzleResult, TargetResult
-from circuits.checking.loader import display
+from circuits.io import paths
 from circuits.checking.puzzle import stars
 from circuits.checking.targets import higher_is_worse
 from circuits.display import explanations
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
+from circuits.display.words import coverage, margins, said, skipped, small_short
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
 STYLE = {"passed": "green", "failed": "red", "error": "red", "not attempted": "yellow",
@@ -70,11 +71,8 @@ def _structure_diff(what: str, yours, expected) -> Group:
 def target_report(result: TargetResult, path: str = "") -> Group:
     """The readable failure report for one target."""
     parts: list = [Text(f"{ICON[result.status]} {result.label}", style="bold " + STYLE[result.status])]
-    if result.status == "not attempted":
-        parts.append(Text(result.message))
-        return Group(*parts)
-    if result.status == "error":
-        parts.append(Text(result.message))
+    if result.status in ("not attempted", "error"):
+        parts.append(Text(said(result)))
         return Group(*parts)
     f = result.failure
     if f is None:
@@ -119,7 +117,7 @@ def failure_line(result: TargetResult) -> str:
     head = f"{ICON[result.status]} {result.label}"
     f = result.failure
     if result.status in ("error", "not attempted") or f is None:
-        return " ".join(f"{head}: {result.message}".split()) if result.message else head
+        return " ".join(f"{head}: {said(result)}".split()) if said(result) else head
     if f.explanation is None:  # a structure or code target: what differed
         return " ".join(f"{head}: {f.text}".split())
     vocab = f.trace.model.vocab if f.trace is not None else None
@@ -159,15 +157,14 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
     for r in results:
         passed = sum(t.status == "passed" for t in r.targets)
         if r.status == "solved":
-            note = r.margins.describe() if r.margins else ""
-            note = "; ".join(x for x in (r.coverage.small_short, note, worst_per_metric(r.targets)) if x)
+            note = "; ".join(x for x in (small_short(r.coverage), margins(r.margins), worst_per_metric(r.targets)) if x)
         elif r.status == "not attempted" and r.attempt is not None and r.attempt.missing:
             note = f"fill in {', '.join(r.attempt.missing)}"  # the row names the puzzle, the progress line its file
         elif r.status == "not attempted":
-            note = r.message.removeprefix("not attempted: ")
+            note = said(r).removeprefix("not attempted: ")
         else:
             bad = next(t for t in r.targets if t.status in ("failed", "error"))
-            note = bad.message if bad.status == "error" else f"fails: {bad.label}"
+            note = said(bad) if bad.status == "error" else f"fails: {bad.label}"
         level = level_text(r.attempt.puzzle if r.attempt else None)
         name = Text(r.name)
         if level:
@@ -197,7 +194,7 @@ def progress(results: list[PuzzleResult], bar: int = 20) -> Text:
         line.append("  every puzzle solved")
     else:
         number = nxt.name.partition("_")[0]
-        where = display(nxt.attempt.path) if nxt.attempt else nxt.name
+        where = paths.shown(nxt.attempt.path) if nxt.attempt else nxt.name
         line.append(f"\nnext: {where} (circuits watch {int(number) if number.isdigit() else nxt.name})")
     return line
 
@@ -221,9 +218,9 @@ def edited_givens(result: PuzzleResult) -> list[Text]:
     attempt = result.attempt
     if attempt is None or not attempt.edits:
         return []
-    from circuits.checking.loader import display
+    from circuits.io import paths
 
-    where = display(attempt.path)
+    where = paths.shown(attempt.path)
     lines = []
     for e in sorted(attempt.edits, key=lambda e: e.line or 0):
         at = f" line {e.line}" if e.line else ""
@@ -243,12 +240,12 @@ def puzzle_report(result: PuzzleResult) -> Group:
         else:
             extra = f"  ({worst_case(t)}; {t.checked:,} inputs)" if worst_case(t) else ""
             parts.append(Text(f"{ICON[t.status]} {t.label}{extra}", style=STYLE[t.status]))
-    if result.coverage.describe():
-        parts.append(Text(f"checked on: {result.coverage.describe()}", style="dim"))
-    for skipped in getattr(result.coverage, "skipped", []):  # not certified: said, never left to be assumed
-        parts.append(Text(f"not checked: {skipped}", style="yellow"))
+    if (seen := coverage(result.coverage)):
+        parts.append(Text(f"checked on: {seen}", style="dim"))
+    for stage in skipped(result.coverage):  # not certified: said, never left to be assumed
+        parts.append(Text(f"not checked: {stage}", style="yellow"))
     if result.margins is not None:
-        parts.append(Text(f"margins: {result.margins.describe()}"))
+        parts.append(Text(f"margins: {margins(result.margins)}"))
     if getattr(result, "cached", False):
         parts.append(Text("(solved before: this file and the library are unchanged; --no-cache checks again)", style="dim"))
     else:

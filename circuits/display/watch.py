@@ -13,9 +13,12 @@ from rich.text import Text
 
 from circuits.checking.cache import cached_check
 from circuits.checking.limits import take_warnings, warnings_line
-from circuits.checking.loader import display, find, load, puzzle_files
+from circuits.checking.loader import find, puzzle_files
+from circuits.checking.pipeline import load
+from circuits.io import paths
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report
+from circuits.display import words
 from circuits.errors import CircuitError
 from circuits.io.paths import real
 
@@ -40,7 +43,7 @@ def _check(path: Path, use_cache: bool):
         return None, str(e)
     result = cached_check(attempt, use_cache)  # margins only once solved: the verdict then serves check and pytest
     if result.status == "error":
-        return result, result.message
+        return result, words.said(result)
     return result, ""
 
 
@@ -65,13 +68,13 @@ def compact(result) -> Group:
         if t is not first:  # the first failure's own report starts with its line
             parts.append(Text(f"{ICON[t.status]} {t.label}", style=STYLE[t.status]))
     if result.status == "not attempted":
-        parts.append(Text(result.message))
+        parts.append(Text(words.said(result)))
     return Group(*parts)
 
 
 def certified(result) -> str:
     """What a solved check established, in one line."""
-    seen = result.coverage.describe()
+    seen = words.coverage(result.coverage)
     n = sum(t.checked for t in result.targets)
     return f"every target holds on {seen}" if seen else f"every target passes ({n:,} checks)"
 
@@ -116,7 +119,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         wanted = [real(f) for f in files]
         named = real(find(name, False))
         if named not in wanted:
-            raise CircuitError(f"{name}: watch follows the puzzles in {display(files[0].parent)}/; name one of them")
+            raise CircuitError(f"{name}: watch follows the puzzles in {paths.shown(files[0].parent)}/; name one of them")
         i = wanted.index(named)
     skip_solved, moved, step = name is None, False, ""
     opened = i if name else None  # a puzzle named on the command line stays open, solved or not, until `n`
@@ -130,7 +133,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         path = files[i]
         stamp = _stamp(path)  # before checking: a save during the check is seen afterwards
         result, error = _check(path, use_cache)
-        warned = warnings_line(take_warnings(), display)  # held back while the file ran: said after its report
+        warned = warnings_line(take_warnings(), paths.shown)  # held back while the file ran: said after its report
         if result is not None and result.status == "solved" and i != opened:
             said = not skip_solved or not getattr(result, "cached", False)  # solved before: passed over quietly
             if said:
@@ -139,7 +142,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             i, skip_solved, moved = i + 1, True, moved or said
             continue
         if moved:  # the way here stays on screen: what was solved, and where we are now
-            c.print(Text(f"→ next: {display(path)}", style="bold"))
+            c.print(Text(f"→ next: {paths.shown(path)}", style="bold"))
         elif step == "saved" and c.is_terminal:
             c.clear()  # the same puzzle again: only its new report
         skip_solved = moved = False
@@ -151,7 +154,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             c.print(Text(f"note: the puzzle file's code warned: {warned}", style="yellow"))
         hints = list(result.attempt.puzzle.hints) if result is not None and result.attempt else []
         _offer(c, hints, 0)
-        c.print(Text(f"watching {display(path)} · {KEYS}", style="dim"))
+        c.print(Text(f"watching {paths.shown(path)} · {KEYS}", style="dim"))
         step = _wait(c, keys, path, stamp, hints, poll)
         if step == "q":
             return 0
@@ -190,7 +193,7 @@ def _wait(c, keys: _Keys, path: Path, stamp, hints: list[str], poll: float) -> s
             else:
                 c.print(Text("no more hints for this puzzle", style="dim"))
         if _stamp(path) != stamp:
-            c.print(Text(f"{display(path)} changed: checking…", style="dim"))
+            c.print(Text(f"{paths.shown(path)} changed: checking…", style="dim"))
             return "saved"
 
 

@@ -15,9 +15,10 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from circuits.checking import checker, curriculum, loader
+from circuits.checking import checker, curriculum, pipeline
 from circuits.checking.limits import shown_input
 from circuits.checking.loader import Attempt
+from circuits.display.words import said
 from circuits.errors import CircuitError
 from circuits.grading import code, codec, sandbox
 from circuits.grading.submission import Submission, read
@@ -102,7 +103,7 @@ def reference(stem: str) -> Attempt:
         path = curriculum.reference_file(stem)
         if path is None:
             raise CircuitError(f"no shipped reference for {stem}")
-        _REFERENCES[stem] = loader.load(path)
+        _REFERENCES[stem] = pipeline.load(path)
     return _REFERENCES[stem]
 
 
@@ -174,13 +175,13 @@ def _grade_puzzle(student: str, stem: str, shown: str | None, message: dict | No
     try:
         result = _check(attempt, ref, message or {"error": "no answer came back"}, stem, n_examples)
     except CircuitError as e:
-        result = _error(attempt, str(e))
+        result = _error(attempt, e)
     return _row(student, stem, result)
 
 
 def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples: int) -> checker.PuzzleResult:
     if "error" in message:
-        return _error(attempt, str(message["error"]))
+        return _error(attempt, CircuitError(str(message["error"])))
     answer, missing = _decoded(attempt, message.get("answer") or {})
     attempt.missing = missing
     if any(t.kind == "code" for t in ref.puzzle.targets) and not missing:
@@ -229,15 +230,15 @@ def _check_code(attempt: Attempt, message: dict, stem: str, n_examples: int) -> 
         try:
             targets.append(checker.check_code_on(target, answer, inputs))
         except CircuitError as e:
-            targets.append(checker.TargetResult(target.label, "code", "error", message=str(e)))
+            targets.append(checker.TargetResult(target.label, "code", "error", error=e))
     status = "solved" if all(t.status == "passed" for t in targets) else (
         "error" if any(t.status == "error" for t in targets) else "failing")
     return checker.PuzzleResult(attempt, status, targets, seconds=time.perf_counter() - start)
 
 
-def _error(attempt: Attempt, message: str) -> checker.PuzzleResult:
-    targets = [checker.TargetResult(t.label, t.kind, "error", message=message) for t in attempt.puzzle.targets]
-    return checker.PuzzleResult(attempt, "error", targets, message=message)
+def _error(attempt: Attempt, error: CircuitError) -> checker.PuzzleResult:
+    targets = [checker.TargetResult(t.label, t.kind, "error", error=error) for t in attempt.puzzle.targets]
+    return checker.PuzzleResult(attempt, "error", targets, error=error)
 
 
 def first_failure(result: checker.PuzzleResult) -> str:
@@ -245,12 +246,12 @@ def first_failure(result: checker.PuzzleResult) -> str:
     if result.status == "solved":
         return ""
     if result.status == "not attempted":
-        return f"fill in {', '.join(result.attempt.missing)}" if result.attempt and result.attempt.missing else result.message
+        return f"fill in {', '.join(result.attempt.missing)}" if result.attempt and result.attempt.missing else said(result)
     bad = next((t for t in result.targets if t.status in ("failed", "error")), None)
     if bad is None:
-        return result.message
+        return said(result)
     if bad.status == "error":
-        return bad.message
+        return said(bad)
     f = bad.failure
     finding = (f.explanation.summary if f.explanation is not None else f.text) if f is not None else ""
     where = f" on {shown_input(f.tokens)}" if f is not None and f.tokens else ""
@@ -263,8 +264,8 @@ def one_line(text: str, n: int = 300) -> str:
 
 
 def _row(student: str, stem: str, result: checker.PuzzleResult) -> PuzzleGrade:
-    from circuits.checking.certified import result_json
     from circuits.display.html import failure_fragment
+    from circuits.display.json import result_json
     from circuits.display.report import puzzle_report
     from circuits.display.render import to_text
 

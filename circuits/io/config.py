@@ -13,7 +13,9 @@ from circuits.model.specs import FIXED_PATTERNS, Head
 from circuits.model.transformer import QK_DTYPES, Model
 
 FORMAT = "circuits-model"
-VERSION = 1
+VERSION = 2  # 2: the q·k multiplier is saved as "qk_multiplier" (version 1 called it "attn_scale")
+READS = (1, VERSION)  # the versions this circuits reads
+OLD_KEYS = {1: {"attn_scale": "qk_multiplier"}}  # per older version: its key -> today's
 CONFIG_KEY = "__circuits_config__"  # the JSON config inside an .npz, as utf-8 bytes
 METADATA_KEY = "circuits_config"  # … and inside a .safetensors header
 
@@ -27,7 +29,7 @@ def model_config(model: Model) -> dict:
         "vocab": {"tokens": list(model.vocab.tokens), "bos": model.vocab.bos},
         "residual": list(model.residual.labels),
         "n_ctx": model.n_ctx,
-        "attn_scale": _scale_setting(model),
+        "qk_multiplier": _scale_setting(model),
         "qk_dtype": model.qk_dtype,
         "W_pos": model.W_pos is not None,
         "W_U": model.W_U is not None,
@@ -74,15 +76,20 @@ def _layer_config(model: Model, l: int) -> dict:
 
 
 def check_config(config: Mapping, source: str) -> Mapping:
+    """The config checked entry by entry, in today's keys: an older version's are read under their new names."""
     if not isinstance(config, Mapping) or config.get("format") != FORMAT:
         raise CircuitError(f"{source}: the config is not a circuits model config (no \"format\": \"{FORMAT}\")")
-    if config.get("version") != VERSION:
-        raise CircuitError(f"{source}: config version {short(config.get('version'))} is not supported "
-                           f"(this circuits reads {VERSION})")
-    for key in ("name", "vocab", "residual", "n_ctx", "attn_scale", "W_pos", "W_U", "b_U", "ln_final", "layers"):
-        if key not in config:
-            raise CircuitError(f"{source}: the config has no {key!r} entry")
-    ConfigCheck(source).model(config)
+    version = config.get("version")
+    if isinstance(version, bool) or version not in READS:
+        raise CircuitError(f"{source}: config version {short(version)} is not supported "
+                           f"(this circuits reads {' and '.join(map(str, READS))})")
+    renamed = OLD_KEYS.get(version, {})
+    for key in ("name", "vocab", "residual", "n_ctx", "qk_multiplier", "W_pos", "W_U", "b_U", "ln_final", "layers"):
+        old = next((o for o, new in renamed.items() if new == key), key)
+        if old not in config:
+            raise CircuitError(f"{source}: the config has no {old!r} entry")
+    config = {**{renamed.get(k, k): v for k, v in config.items()}, "version": VERSION}
+    ConfigCheck(source, {new: old for old, new in renamed.items()}).model(config)
     return config
 
 
@@ -121,8 +128,9 @@ def short(value) -> str:
 class ConfigCheck:
     """Every entry of a circuits config has the kind and range a model needs; the error names the entry and its value."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, spelled: Mapping[str, str] | None = None):
         self.source = source
+        self.spelled = dict(spelled or {})  # today's key -> as the file spells it (an older version's name)
 
     def need(self, ok: bool, where: str, value, what: str) -> None:
         if not ok:
@@ -146,8 +154,8 @@ class ConfigCheck:
         self.need(res is None or (isinstance(res, list) and all(isinstance(r, str) for r in res)), "residual", res,
                   "a list of direction names")
         self.need(cfg["n_ctx"] is None or whole(cfg["n_ctx"], 1), "n_ctx", cfg["n_ctx"], "a whole number ≥ 1 (or null)")
-        scale = cfg["attn_scale"]
-        self.need(isinstance(scale, str) or number(scale), "attn_scale", scale, "a finite number or '1/sqrt(d_head)'")
+        scale = cfg["qk_multiplier"]
+        self.need(isinstance(scale, str) or number(scale), self.spelled.get("qk_multiplier", "qk_multiplier"), scale, "a finite number or '1/sqrt(d_head)'")
         for key in ("W_pos", "W_U", "b_U"):
             self.need(isinstance(cfg[key], bool), key, cfg[key], "true or false")
         qk = cfg.get("qk_dtype", "float64")  # absent in files written before it existed

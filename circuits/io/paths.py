@@ -13,6 +13,16 @@ def real(path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def shown(path) -> str:
+    """A path as the learner would type it: relative to the working directory when inside it, symlinks kept."""
+    for p in (Path(os.path.abspath(path)), real(path)):
+        try:
+            return str(p.relative_to(Path.cwd()))
+        except ValueError:
+            continue
+    return str(path)
+
+
 def is_loop(path) -> bool:
     """Whether following `path` never reaches a file (a symlink to itself, or a cycle of links)."""
     try:

@@ -80,7 +80,7 @@ def _from_tl_state_dict(state: Mapping[str, object], cfg: Mapping, source: str) 
     b_U = r.take("unembed.b_U", (V,)) if cfg["b_U"] else None
     r.finish()
     return build_model(source, vocab, W_E, W_pos=W_pos, layers=layers, W_U=W_U, b_U=b_U, ln_final=ln_final,
-                  residual=cfg["residual"], n_ctx=cfg["n_ctx"], qk_multiplier=cfg["attn_scale"], name=cfg["name"],
+                  residual=cfg["residual"], n_ctx=cfg["n_ctx"], qk_multiplier=cfg["qk_multiplier"], name=cfg["name"],
                   qk_dtype=cfg.get("qk_dtype", "float64"))
 
 

@@ -1,4 +1,4 @@
-"""What a user writes: Head, LayerNorm, MLP and Layer, each checking its own context-free fields."""
+"""What a user writes: Head, LayerNorm, MLP and Layer, frozen, each checking its own context-free fields once, when made."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def check_pattern(pattern, name: str) -> None:
                            "or a function T -> [T, T]")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, frozen=True)
 class Head:
     """One attention head as the user writes it (any matrix-like values).
 
@@ -57,7 +57,7 @@ class Head:
     window: int | None = None
 
     def __post_init__(self):
-        # Which head this is is known only inside a model; the model checks again under its name ("head 0.1").
+        # Which head this is is known only inside a model, so the message says "a Head"; frozen, it stays as checked.
         check_pattern(self.pattern, "a Head")
         check_window(self.window, self.pattern, "a Head")
 
@@ -72,7 +72,7 @@ def check_act(act, name: str) -> None:
         raise CircuitError(f"{name} has act={act!r}; choose one of {', '.join(ACTIVATION_NAMES)}")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, frozen=True)
 class LayerNorm:
     """Pre-LayerNorm: (x − mean) / sqrt(var + eps) · w + b over d_model."""
 
@@ -84,7 +84,7 @@ class LayerNorm:
         check_eps(self.eps, "a LayerNorm")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, frozen=True)
 class MLP:
     """W_out · act(W_in x + b_in) + b_out, with W_in [d_mlp, d_model] and W_out [d_model, d_mlp]."""
 
@@ -98,7 +98,7 @@ class MLP:
         check_act(self.act, "an MLP")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, frozen=True)
 class Layer:
     """Heads summed into the residual stream (+ b_O), then an optional MLP; optional pre-LayerNorms."""
 

@@ -32,10 +32,6 @@ from circuits.model.specs import (  # noqa: F401  (FIXED_PATTERNS, fixed_pattern
     Head,
     Layer,
     LayerNorm,
-    check_act,
-    check_eps,
-    check_pattern,
-    check_window,
     fixed_pattern,
 )
 from circuits.model.trace import Trace, check_keep
@@ -190,7 +186,6 @@ class Model:
         d = self.d_model
         w = np.ones(d) if ln.w is None else vector(ln.w, f"the weight of {name}", d, "d_model", self.params)
         b = np.zeros(d) if ln.b is None else vector(ln.b, f"the bias of {name}", d, "d_model", self.params)
-        check_eps(ln.eps, name)  # checked when built too; again here in case it was changed since
         return LayerNormWeights(frozen(w), frozen(b), float(ln.eps))
 
     def head_multiplier(self, head: Head, d_head: int, name: str) -> float:
@@ -208,8 +203,6 @@ class Model:
             raise CircuitError(f"layer {l} entry {i} is a {type(h).__name__}, not a circuits.Head")
         d, name, p = self.d_model, f"head {l}.{i}", self.params
         reads, writes = (None, self._resid_names), (self._resid_names, None)
-        check_pattern(h.pattern, name)  # checked when the Head was made; again under its name, in case it was changed
-        check_window(h.window, h.pattern, name)
         if callable(h.pattern):
             fixed_pattern(h.pattern, 2, name)  # a user's function is tried once when built
         need_qk = h.pattern is None
@@ -262,7 +255,6 @@ class Model:
                            (resid, None))
             b_in = np.zeros(d_mlp) if m.b_in is None else vector(m.b_in, f"b_in of the MLP in layer {l}", d_mlp, "d_mlp", self.params)
             b_out = np.zeros(d) if m.b_out is None else vector(m.b_out, f"b_out of the MLP in layer {l}", d, "d_model", self.params)
-            check_act(m.act, f"the MLP in layer {l}")
             mlp = MLPWeights(W_in, frozen(b_in), W_out, frozen(b_out), m.act)
         return Block(heads, b_O, mlp, self._ln(layer.ln_attn, f"ln_attn of layer {l}"),
                      self._ln(layer.ln_mlp, f"ln_mlp of layer {l}"), d, qk_float32=self.qk_dtype == "float32")

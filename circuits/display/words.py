@@ -1,0 +1,103 @@
+"""The words of a check's facts: what it ran on, what it skipped, the margins and the one-line mistake, for the
+text report, the summary table, `watch`, notebooks and JSON alike (checking/ keeps the numbers)."""
+
+from __future__ import annotations
+
+from circuits.io import paths
+
+
+def said(result) -> str:
+    """The one line a PuzzleResult or TargetResult says for itself: its error as raised, what is left to fill in,
+    or nothing."""
+    if result.error is not None:
+        return str(result.error)
+    if result.todo is not None:
+        return f"not attempted: fill in {', '.join(result.todo.missing)} in {paths.shown(result.todo.path)}"
+    return ""
+
+
+def _span(cov) -> str:
+    top = cov.small_max_len
+    return f"≤ {top}" if cov.small_min_len == 1 else f"{cov.small_min_len}..{top}"
+
+
+def _classes(cov) -> str:
+    classes = cov.small_classes
+    return "/".join(classes) if len(classes) <= 4 else f"{len(classes)}-class"
+
+
+def small_note(cov) -> str:
+    """"every input of length ≤ 5 (3,905 inputs)", or the class patterns certified; "" when none ran."""
+    if not cov.small:
+        return ""
+    if cov.certified:
+        return (f"all {cov.small:,} {_classes(cov)} patterns of length {_span(cov)} (certified: {cov.small_tokens} tokens "
+                f"fall into {len(cov.small_classes)} interchangeable classes)")
+    return f"every input of length {_span(cov)} ({cov.small:,} inputs)"
+
+
+def small_short(cov) -> str:
+    """"exhaustive to length 5", or "certified for all … patterns of length ≤ 9", for a summary row."""
+    if not cov.small:
+        return ""
+    if cov.certified:
+        return f"certified for all {cov.small:,} {_classes(cov)} patterns of length {_span(cov)}"
+    return f"exhaustive to length {cov.small_max_len}"
+
+
+def coverage(cov) -> str:
+    """"2 worked examples, every input of length ≤ 5 (3,905 inputs), 10,000 random inputs (lengths 1..20), …"."""
+    parts = []
+    if cov.examples:
+        parts.append(f"{cov.examples} worked example{'s' if cov.examples > 1 else ''}")
+    if (note := small_note(cov)):
+        parts.append(note)
+    if cov.random:
+        parts.append(f"{cov.random:,} random inputs (lengths {cov.lengths[0]}..{cov.lengths[1]})")
+    if cov.property_examples:
+        parts.append(f"a {cov.property_examples}-example property test")
+    return ", ".join(parts)
+
+
+def skipped(cov) -> list[str]:
+    """Each stage the check did not run, and why: never left to be assumed."""
+    a, L = cov.small_tokens, cov.small_min_len
+    why = {"exhaustive": (f"exhaustive: skipped, {a}^{L} = {a ** L:,} inputs exceed the budget of {cov.small_budget:,} "
+                          "(Inputs(exhaustive_budget=...))"),
+           "random": "random inputs: skipped, n_random = 0",
+           "property": "property test: skipped, 0 examples asked for",
+           "margins": "margins: skipped, as asked (--no-margins)"}
+    return [why[stage] for stage in cov.skipped]
+
+
+def margins(m) -> str:
+    """"holds to length 24 (fails at 25); W_QK can shrink to 0.29×", or "" when nothing was measured."""
+    if m is None:
+        return ""
+    parts = []
+    if m.longest is not None:
+        if m.first_failure is None:
+            parts.append(f"holds at every length searched (to {m.searched_to})")
+        else:
+            parts.append(f"holds to length {m.longest} (fails at {m.longest + 1})")
+    if m.sharpness is not None:
+        parts.append("no sharpness needed" if m.sharpness == 0 else f"{m.sharpness_of} can shrink to {_factor(m.sharpness)}×")
+    return "; ".join(parts)
+
+
+def inputs(i) -> str:
+    """What a puzzle is checked on: "lengths 1..12 over 26 tokens (runs of one class)"."""
+    fams = ", ".join(f.name for f in i.families)
+    return f"lengths {i.min_len}..{i.max_len} over {len(i.alphabet)} tokens ({fams})"
+
+
+def audit_summary(r) -> str:
+    """One mutants.Audit in a line: "01_consonants: 40/40 non-equivalent mutants killed (100%), …"."""
+    return (f"{r.puzzle}: {len(r.killed)}/{len(r.killed) + len(r.survived)} non-equivalent mutants "
+            f"killed ({r.kill_rate:.0%}), {len(r.allowed)} allowed as equivalent, {r.total} in all, "
+            f"{r.seconds:.1f} s" + "".join(f"; {n}" for n in r.notes()))
+
+
+def _factor(x: float) -> str:
+    """0.29, or 0.0031 where two decimals would print a factor that is not zero as 0.00."""
+    return f"{x:.2f}" if x >= 0.1 else f"{x:.2g}"
