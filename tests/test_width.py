@@ -234,6 +234,7 @@ def _note_width(text: str) -> int:
 def test_the_summary_table_fits_80_columns_and_keeps_what_to_do_readable(tmp_path):
     from circuits.display.render import to_text
     from circuits.display.report import summary_table
+    from circuits.display.words import small_short
 
     results = _summary_results(tmp_path)
     text = to_text(summary_table(results), width=WIDTH)
@@ -257,7 +258,7 @@ def test_the_summary_table_fits_80_columns_and_keeps_what_to_do_readable(tmp_pat
             bad = next(t for t in result.targets if t.status == "failed")
             assert note == f"fails: {bad.label}"
         else:
-            assert note.startswith(result.coverage.small_short)
+            assert note.startswith(small_short(result.coverage))
 
 
 def test_the_old_layout_fails_the_width_check():
