@@ -43,7 +43,7 @@ def everything(root) -> list[str]:
 
 # --- xdist ------------------------------------------------------------------------------------------------
 @needs_xdist
-@pytest.mark.parametrize("dist", ["load", "worksteal"])
+@pytest.mark.parametrize("dist", ["load"])  # loadgroup and worksteal take the same scheduler: the next test
 def test_xdist_keeps_each_puzzle_file_on_one_worker_and_prints_the_summary(pytester, dist):
     stems = ("01_consonants", "03_uniform", "05_virtual_head", "06_induction_pointer")
     project(pytester, stems)
@@ -60,6 +60,26 @@ def test_xdist_keeps_each_puzzle_file_on_one_worker_and_prints_the_summary(pytes
     assert len(set().union(*workers.values())) == 2  # and the work was shared
     result.stdout.fnmatch_lines(["*circuits · solutions*", *(f"*{s}*solved*" for s in stems),
                                  "solved 4 of 4 *every puzzle solved"])  # rows in collection order
+
+
+@needs_xdist
+@pytest.mark.parametrize("dist", ["load", "loadgroup", "worksteal", "loadscope", "loadfile", "each"])
+def test_every_dist_mode_keeps_a_puzzle_files_targets_together(pytester, dist):
+    """The modes that would split a file get the scheduler the run above shows at work (one unit per puzzle file,
+    an xdist_group's tests together, any other test alone); the others keep files whole by themselves."""
+    from circuits.pytest_plugin import pytest_xdist_make_scheduler
+
+    config = pytester.parseconfig("--tx", "2*popen", "--dist", dist)
+    scheduler = pytest_xdist_make_scheduler(config, None)
+    if dist in ("loadscope", "loadfile", "each"):
+        assert scheduler is None
+        return
+    assert type(scheduler).__name__ == "PuzzleFileScheduling"
+    target = "puzzles/01_consonants.py::1. head 0.0's result is [1, 0] before the first consonant and …"
+    assert scheduler._split_scope(target) == scheduler._split_scope("puzzles/01_consonants.py::2. x") \
+        == "puzzles/01_consonants.py"
+    assert scheduler._split_scope("tests/test_x.py::test_a[1]@width") == "width"
+    assert scheduler._split_scope("tests/test_x.py::test_a[1@2]") == "tests/test_x.py::test_a[1@2]"
 
 
 @needs_xdist
