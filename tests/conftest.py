@@ -106,6 +106,9 @@ def pytest_collection_modifyitems(config, items):
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(d.scope in ("module", "class", "package") for ds in defs.values() for d in ds):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
+    # the workers take work in collection order: the groups (the long ones) first, so none is left for the end
+    # while the other worker waits (every worker sorts its identical collection the same way)
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
 
 
 def pytest_configure(config):
