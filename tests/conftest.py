@@ -105,7 +105,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         if any(d.scope in ("module", "class", "package") for ds in defs.values() for d in ds):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
+            group = item.module.__name__ if item.module else item.nodeid
+            item.add_marker(pytest.mark.xdist_group(group))
+            if not config.getvalue("loadgroup"):  # a worker parses the command line, not our default: name the
+                item._nodeid = f"{item.nodeid}@{group}"  # group as xdist would (circuits' scheduler reads it)
     # the workers take work in collection order: the groups (the long ones) first, so none is left for the end
     # while the other worker waits (every worker sorts its identical collection the same way)
     items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
