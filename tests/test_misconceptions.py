@@ -486,7 +486,10 @@ def _param(case: Case):
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
-def test_the_misconception_is_rejected_with_its_report(reference, case):
+def test_the_misconception_is_rejected_with_its_report(reference, case, monkeypatch):
+    # Shrinking a wrong attention function's failure (puzzle 00) takes about 5 s of CPU in one target: past the
+    # 10 s target limit at load 8. The limit is not what this test is about (test_new_surfaces shows it fires).
+    monkeypatch.setenv("CIRCUITS_TARGET_SECONDS", "120")
     result = check(wrong(reference(case.stem), case.edit, case.examples), n_random=2000, margins=False)
     assert result.status in ("failing", "error"), [(t.label, t.status, t.message) for t in result.targets]
     line = key_line(result)
