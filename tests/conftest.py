@@ -76,7 +76,9 @@ def reference_result():
 
 
 # --- two cores: the README's plain `pytest` runs on pytest-xdist's workers, where it is installed ---------------
-WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1"… in a worker; None in a serial run or the controller
+def _worker(config) -> bool:
+    """An xdist worker's config (not the environment: a pytest a test starts inherits PYTEST_XDIST_WORKER)."""
+    return hasattr(config, "workerinput")
 
 
 def _cores() -> int:
@@ -88,7 +90,7 @@ def pytest_cmdline_main(config):
     """The whole suite (`pytest` with no paths, as the README says) runs on one worker per core when pytest-xdist
     is installed (the [dev] extra) and the machine has two or more; `-n N` (`-n 0`: serially), `-p no:xdist`,
     `--pdb` or naming files or tests run as asked. Tests that share a module-scoped fixture stay on one worker."""
-    if (config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput")
+    if (config.pluginmanager.hasplugin("xdist") and not _worker(config)
             and config.args_source == pytest.Config.ArgsSource.TESTPATHS and config.option.numprocesses is None
             and config.option.dist == "no" and not config.option.tx and not config.getoption("usepdb", False)
             and not config.option.collectonly and _cores() >= 2):
@@ -100,7 +102,7 @@ def pytest_cmdline_main(config):
 def pytest_collection_modifyitems(config, items):
     """Under xdist, a test that uses a module-scoped fixture runs on the worker that runs its module's others, so
     the fixture (a class graded, every puzzle rendered) is built once per run, not once per worker."""
-    if WORKER is None:
+    if not _worker(config):
         return
     for item in items:
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
@@ -127,7 +129,7 @@ def pytest_testnodedown(node, error):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if WORKER is not None:  # the controller reports and sets the exit status (pytest_testnodedown)
+    if _worker(session.config):  # the controller reports and sets the exit status (pytest_testnodedown)
         output = getattr(session.config, "workeroutput", {})
         output["read_learner_files"] = list(READ_LEARNER_FILES)
         output["mutation_audits"] = [(a.puzzle, a.describe()) for a in session.config.stash.get(MUTATION_AUDITS, [])]
