@@ -18,7 +18,7 @@ import pytest
 
 from circuits import CircuitError, MLPOut, OVCircuit
 from helpers import ROOT, fresh_project, stub
-from test_cli_safety import CIRCUITS, ENV, hashes
+from test_cli_safety import CIRCUITS, ENV, ctrl_c_default, hashes
 
 STEMS = ("01_consonants", "03_uniform", "11_copying_head", "16_xor_mlp")
 MARK = "# ── your answer"
@@ -323,7 +323,8 @@ def _interrupt_when(proc, ready) -> tuple[str, str]:
 def test_ctrl_c_while_the_command_is_still_importing(project):
     """`-X importtime` prints a line as each module is imported: Ctrl-C right after circuits.model's."""
     proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "circuits.cli", "check", "3"], cwd=project,
-                            env=env_for(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env_for(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_default)  # a suite started in the background ignores Ctrl-C
     out, err = _interrupt_when(proc, lambda line: line.rstrip().endswith("circuits.model.vocab"))
     said = [line for line in err.splitlines() if not line.startswith("import time:")]
     assert "Traceback" not in out + err, err
@@ -341,7 +342,7 @@ def test_ctrl_c_while_a_target_is_checked(project):
     path.write_text(path.read_text(encoding="utf-8").replace(", batched=spec_batched", ""), encoding="utf-8")
     before = hashes(project)
     proc = subprocess.Popen([*CIRCUITS, "check", "81", "--no-cache"], cwd=project, env=env_for(project),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)
     out, err = _interrupt_when(proc, lambda line: "checking now" in line)
     assert "Traceback" not in out + err, err
     assert proc.returncode == 130
