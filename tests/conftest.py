@@ -1,5 +1,6 @@
 """Test settings: deterministic hypothesis, no example database written anywhere, the cache and backups in a
-temporary folder (never the real home); the mutation test's kill rates."""
+temporary folder (never the real home); the mutation test's kill rates; the whole suite on one pytest-xdist
+worker per core where xdist is installed (tests/test_suite_speed.py)."""
 
 import atexit
 import os
