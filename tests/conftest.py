@@ -1,5 +1,6 @@
 """Test settings: deterministic hypothesis, no example database written anywhere, the cache and backups in a
-temporary folder (never the real home); the mutation test's kill rates."""
+temporary folder (never the real home); the mutation test's kill rates; the whole suite on one pytest-xdist
+worker per core where xdist is installed (tests/test_suite_speed.py)."""
 
 import atexit
 import os
@@ -75,11 +76,68 @@ def reference_result():
     return of
 
 
+# --- two cores: the README's plain `pytest` runs on pytest-xdist's workers, where it is installed ---------------
+def _worker(config) -> bool:
+    """An xdist worker's config (not the environment: a pytest a test starts inherits PYTEST_XDIST_WORKER)."""
+    return hasattr(config, "workerinput")
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """The whole suite (`pytest` with no paths, as the README says) runs on one worker per core when pytest-xdist
+    is installed (the [dev] extra) and the machine has two or more; `-n N` (`-n 0`: serially), `-p no:xdist`,
+    `--pdb` or naming files or tests run as asked. Tests that share a module-scoped fixture stay on one worker."""
+    if (config.pluginmanager.hasplugin("xdist") and not _worker(config)
+            and config.args_source == pytest.Config.ArgsSource.TESTPATHS and config.option.numprocesses is None
+            and config.option.dist == "no" and not config.option.tx and not config.getoption("usepdb", False)
+            and not config.option.collectonly and _cores() >= 2):
+        config.option.numprocesses = "auto"  # one per core; PYTEST_XDIST_AUTO_NUM_WORKERS overrides
+        config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Under xdist, a test that uses a module-scoped fixture runs on the worker that runs its module's others, so
+    the fixture (a class graded, every puzzle rendered) is built once per run, not once per worker."""
+    if not _worker(config):
+        return
+    for item in items:
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(d.scope in ("module", "class", "package") for ds in defs.values() for d in ds):
+            group = item.module.__name__ if item.module else item.nodeid
+            item.add_marker(pytest.mark.xdist_group(group))
+            if not config.getvalue("loadgroup"):  # a worker parses the command line, not our default: name the
+                item._nodeid = f"{item.nodeid}@{group}"  # group as xdist would (circuits' scheduler reads it)
+    # the workers take work in collection order: the groups (the long ones) first, so none is left for the end
+    # while the other worker waits (every worker sorts its identical collection the same way)
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+
+
 def pytest_configure(config):
     config.stash[MUTATION_AUDITS] = []
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown where xdist is missing
+def pytest_testnodedown(node, error):
+    """The controller gathers what each worker recorded: learner files read, the mutation test's kill rates."""
+    output = getattr(node, "workeroutput", {})
+    READ_LEARNER_FILES.extend(output.get("read_learner_files", []))
+    node.config.stash[MUTATION_AUDITS].extend(output.get("mutation_audits", []))
+
+
 def pytest_sessionfinish(session, exitstatus):
+    if _worker(session.config):  # the controller reports and sets the exit status (pytest_testnodedown)
+        from circuits.display.words import audit_summary
+
+        output = getattr(session.config, "workeroutput", {})
+        output["read_learner_files"] = list(READ_LEARNER_FILES)
+        audits = session.config.stash.get(MUTATION_AUDITS, [])
+        output["mutation_audits"] = [(a.puzzle, audit_summary(a)) for a in audits]
+        return
     if READ_LEARNER_FILES:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         where = "; ".join(dict.fromkeys(READ_LEARNER_FILES[:3]))
@@ -94,5 +152,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     audits = config.stash.get(MUTATION_AUDITS, [])
     if audits:
         terminalreporter.section("mutation test: non-equivalent mutants killed, per puzzle")
-        for audit in sorted(audits, key=lambda a: a.puzzle):
-            terminalreporter.write_line(audit_summary(audit))
+        lines = [a if isinstance(a, tuple) else (a.puzzle, audit_summary(a)) for a in audits]  # a worker's: (puzzle, line)
+        for _, line in sorted(lines):
+            terminalreporter.write_line(line)

@@ -4,7 +4,9 @@ timing is asserted: speed goals belong in the benchmark, not in tests."""
 
 import importlib.util
 import json
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -106,7 +108,26 @@ def test_the_audit_and_suite_sections_judge_against_issue_26s_goals(monkeypatch)
     assert audit.measured > 0 and audit.met in (True, False)
     assert re.search(r"CPU; \d+ mutants: \d+ killed, \d+ allowed, 0 survived", audit.note), audit.note
     ran = []
-    monkeypatch.setattr(bench, "wall", lambda cmd, repeats, cwd=bench.ROOT: ran.append(cmd) or (130.0, 1))
+    monkeypatch.setattr(bench, "wall", lambda cmd, repeats, cwd=bench.ROOT, first=(): ran.append((cmd, first))
+                        or (130.0, 1))
     [suite] = bench.suite(bench.Settings(**TINY))
-    assert ran and ran[0][1:3] == ["-m", "pytest"] and "puzzles/" not in ran[0]  # the README's `pytest`: tests/
+    [(cmd, first)] = ran
+    assert cmd[1:3] == ["-m", "pytest"] and "puzzles/" not in cmd  # the README's `pytest`: tests/
+    assert list(first) == [bench.FRESH_MACHINE]  # as on a fresh machine: the extras' tests skip
     assert (suite.section, suite.goal, suite.met) == ("test suite", 120.0, False) and "exit code 1" in suite.note
+
+
+def test_the_suite_runs_as_on_a_fresh_machine():
+    """benchmarks/fresh_machine on PYTHONPATH hides every optional extra from a process and those it starts, without
+    a trace in sys.modules (a test asserts the core never imported torch); numpy and circuits still import."""
+    code = ("import importlib.util, subprocess, sys\n"
+            "names = ('torch', 'transformers', 'safetensors', 'nbclient', 'distributed')\n"
+            "assert all(importlib.util.find_spec(n) is None for n in names)\n"
+            "assert not any(n in sys.modules for n in names)\n"
+            "try:\n    import transformers\nexcept ImportError:\n    pass\nelse:\n    raise SystemExit('imported')\n"
+            "import numpy, circuits\n"
+            "subprocess.run([sys.executable, '-c', 'import importlib.util as u; assert u.find_spec(\"torch\") is None'],"
+            " check=True)\n")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(bench.FRESH_MACHINE), str(bench.ROOT)])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -18,7 +18,7 @@ import pytest
 
 from circuits import CircuitError, MLPOut, OVCircuit
 from helpers import ROOT, fresh_project, stub
-from test_cli_safety import CIRCUITS, ENV, hashes
+from test_cli_safety import CIRCUITS, ENV, ctrl_c_default, hashes
 
 STEMS = ("01_consonants", "03_uniform", "11_copying_head", "16_xor_mlp")
 MARK = "# ── your answer"
@@ -221,14 +221,29 @@ def _corrupt(kind: str, entry):
         entry.write_text("[1, 2, 3]")
 
 
-@pytest.mark.parametrize("kind", ["fifo", "folder", "symlink", "truncated", "wrong types", "wrong coverage",
-                                  "not a dict"])
-def test_a_cache_entry_is_a_hint_never_trusted(project, kind):
+@pytest.fixture(scope="module")
+def solved_entry(tmp_path_factory):
+    """The verdict cache's entry for a solved 03_uniform, written by `circuits check` and used by the next one
+    ("solved before"): its file name and bytes. The key is the bytes checked, the library, the puzzle, the folder's
+    name and the limits, never the project's place, so a copy of it answers for the same file elsewhere."""
+    project = fresh_project(tmp_path_factory.mktemp("entry") / "project", ("03_uniform",))
     answered(project, "03_uniform")
     first = run(project, "check", "3", "--no-margins")
     assert first.returncode == 0, first.stderr
     again = run(project, "check", "3", "--no-margins")
     assert "solved before" in again.stdout  # the entry is used while it is sound
+    entry = _entry(project)
+    return entry.name, entry.read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "symlink", "truncated", "wrong types", "wrong coverage",
+                                  "not a dict"])
+def test_a_cache_entry_is_a_hint_never_trusted(project, solved_entry, kind):
+    answered(project, "03_uniform")
+    name, data = solved_entry
+    verdicts = project.parent / "cache" / "circuits" / "verdicts"
+    verdicts.mkdir(parents=True)
+    (verdicts / name).write_bytes(data)
     _corrupt(kind, _entry(project))
     before = hashes(project)
     result = run(project, "check", "3", "--no-margins", timeout=60)  # a FIFO once blocked here for ever
@@ -236,6 +251,16 @@ def test_a_cache_entry_is_a_hint_never_trusted(project, kind):
     assert result.returncode == 0 and not result.stderr, result.stderr
     assert "solved before" not in result.stdout and "solved" in result.stdout  # checked afresh
     assert hashes(project) == before
+
+
+def test_a_sound_cache_entry_copied_beside_the_same_file_answers(project, solved_entry):
+    """The copy the corruptions above start from is itself sound: unchanged, it answers "solved before"."""
+    answered(project, "03_uniform")
+    name, data = solved_entry
+    verdicts = project.parent / "cache" / "circuits" / "verdicts"
+    verdicts.mkdir(parents=True)
+    (verdicts / name).write_bytes(data)
+    assert "solved before" in run(project, "check", "3", "--no-margins").stdout
 
 
 # --- Hangs and resources ----------------------------------------------------------------------------------------
@@ -298,7 +323,8 @@ def _interrupt_when(proc, ready) -> tuple[str, str]:
 def test_ctrl_c_while_the_command_is_still_importing(project):
     """`-X importtime` prints a line as each module is imported: Ctrl-C right after circuits.model's."""
     proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "circuits.cli", "check", "3"], cwd=project,
-                            env=env_for(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env_for(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_default)  # a suite started in the background ignores Ctrl-C
     out, err = _interrupt_when(proc, lambda line: line.rstrip().endswith("circuits.model.vocab"))
     said = [line for line in err.splitlines() if not line.startswith("import time:")]
     assert "Traceback" not in out + err, err
@@ -316,7 +342,7 @@ def test_ctrl_c_while_a_target_is_checked(project):
     path.write_text(path.read_text(encoding="utf-8").replace(", batched=spec_batched", ""), encoding="utf-8")
     before = hashes(project)
     proc = subprocess.Popen([*CIRCUITS, "check", "81", "--no-cache"], cwd=project, env=env_for(project),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)
     out, err = _interrupt_when(proc, lambda line: "checking now" in line)
     assert "Traceback" not in out + err, err
     assert proc.returncode == 130

@@ -43,7 +43,7 @@ def everything(root) -> list[str]:
 
 # --- xdist ------------------------------------------------------------------------------------------------
 @needs_xdist
-@pytest.mark.parametrize("dist", ["load", "worksteal"])
+@pytest.mark.parametrize("dist", ["load"])  # loadgroup and worksteal take the same scheduler: the next test
 def test_xdist_keeps_each_puzzle_file_on_one_worker_and_prints_the_summary(pytester, dist):
     stems = ("01_consonants", "03_uniform", "05_virtual_head", "06_induction_pointer")
     project(pytester, stems)
@@ -63,12 +63,33 @@ def test_xdist_keeps_each_puzzle_file_on_one_worker_and_prints_the_summary(pytes
 
 
 @needs_xdist
+@pytest.mark.parametrize("dist", ["load", "loadgroup", "worksteal", "loadscope", "loadfile", "each"])
+def test_every_dist_mode_keeps_a_puzzle_files_targets_together(pytester, dist):
+    """The modes that would split a file get the scheduler the run above shows at work (one unit per puzzle file,
+    an xdist_group's tests together, any other test alone); the others keep files whole by themselves."""
+    from circuits.pytest_plugin import pytest_xdist_make_scheduler
+
+    config = pytester.parseconfig("--tx", "2*popen", "--dist", dist)
+    scheduler = pytest_xdist_make_scheduler(config, None)
+    if dist in ("loadscope", "loadfile", "each"):
+        assert scheduler is None
+        return
+    assert type(scheduler).__name__ == "PuzzleFileScheduling"
+    target = "puzzles/01_consonants.py::1. head 0.0's result is [1, 0] before the first consonant and …"
+    assert scheduler._split_scope(target) == scheduler._split_scope("puzzles/01_consonants.py::2. x") \
+        == "puzzles/01_consonants.py"
+    assert scheduler._split_scope("tests/test_x.py::test_a[1]@width") == "width"
+    assert scheduler._split_scope("tests/test_x.py::test_a[1@2]") == "tests/test_x.py::test_a[1@2]"
+
+
+@needs_xdist
 def test_the_controller_summary_says_what_failed_and_what_is_not_attempted(pytester):
     root = project(pytester, ("01_consonants", "03_uniform", "05_virtual_head"), answered=("03_uniform",))
     answer(root, "01_consonants", WRONG_01)
     result = pytester.runpytest_subprocess("puzzles/", "--no-margins", "--no-cache", "-n", "2",
-                                           "-p", "no:cacheprovider")
+                                           "-p", "no:cacheprovider", "--junitxml", "out.xml")
     result.assert_outcomes(failed=1, passed=1, skipped=2)
+    junit_has_whole_lines(root, result)  # the XML the controller writes from the workers' reports (see below)
     result.stdout.fnmatch_lines(["*01_consonants*failing*fails: head 0.0*", "*03_uniform*solved*",
                                  "*05_virtual_head*not attempted*fill in*", "solved 1 of 3 *",
                                  "next: puzzles/01_consonants.py (circuits watch 1)"])
@@ -100,6 +121,8 @@ def test_lf_reruns_only_the_failing_puzzle_and_nothing_is_written_in_the_project
     assert kept.parents[2] in (project_cache_dir(root, tmp_path / "cache"),
                                project_cache_dir(root / "puzzles", tmp_path / "cache"))
 
+    if workers:  # what follows is pytest's own lastfailed bookkeeping, kept in the same folder either way: once
+        return   # is enough (serially; xdist's run above showed the folder and the rerun of the failure alone)
     shutil.copy(ROOT / "solutions" / "01_consonants.py", root / "puzzles" / "01_consonants.py")
     run("--lf").assert_outcomes(passed=1)
     run("--lf").assert_outcomes(passed=2)  # no failure left: --lf runs everything
@@ -130,16 +153,19 @@ def test_tb_line_prints_the_failure_line(pytester):
 
 
 # --- JUnit XML for autograders ----------------------------------------------------------------------------
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist"])
-def test_junit_failure_message_is_the_whole_line_and_the_name_whole(pytester, workers):
-    if workers and not XDIST:
-        pytest.skip("pytest-xdist is not installed (the dev extra has it)")
+def test_junit_failure_message_is_the_whole_line_and_the_name_whole(pytester):
+    """Serially here; under xdist in test_the_controller_summary_says_what_failed_and_what_is_not_attempted."""
     root = project(pytester, ("01_consonants", "03_uniform"), answered=("03_uniform",))
     answer(root, "01_consonants", WRONG_01)
-    n = ("-n", str(workers)) if workers else ()
-    runner = pytester.runpytest_subprocess if workers else pytester.runpytest
-    result = runner("puzzles/", "--no-margins", "--no-cache", "-p", "no:cacheprovider", "--junitxml", "out.xml", *n)
+    result = pytester.runpytest("puzzles/", "--no-margins", "--no-cache", "-p", "no:cacheprovider",
+                                "--junitxml", "out.xml")
     result.assert_outcomes(failed=1, passed=1)
+    junit_has_whole_lines(root, result)
+
+
+def junit_has_whole_lines(root, result) -> None:
+    """out.xml of a run where 01_consonants answers WRONG_01 and 03_uniform is solved: whole names, one-line
+    messages; and the terminal's short summary keeps its one trimmed line."""
     cases = {c.get("name"): c for c in ET.parse(root / "out.xml").iter("testcase")}
     label = load(ROOT / "solutions" / "01_consonants.py").puzzle.targets[0].label
     assert len(label) > 28 and f"1. {label}" in cases  # the whole name, brackets and all

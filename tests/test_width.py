@@ -176,15 +176,22 @@ def wrong_project(tmp_path_factory):
     return root
 
 
+# In a terminal as on CI: circuits writes the same lines (it reads no CI variable) and pytest trims its short summary
+# only in a terminal, so the CI run, every puzzle, is the strict one; the terminal run takes a puzzle of each kind.
+TERMINAL_STEMS = [s for s in STEMS if s[:2] in ("00", "01", "16", "21")]
+
+
 @pytest.mark.parametrize("ci", [False, True], ids=["terminal", "CI"])
 def test_a_failing_pytest_report_fits_80_columns(wrong_project, ci):
     """On CI pytest pastes each failure's message into the short summary untrimmed: it must fit there too."""
     env = {k: v for k, v in ENV.items() if k not in ("CI", "BUILD_NUMBER")} | ({"CI": "true"} if ci else {})
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "puzzles/", "--no-margins",
+    stems = STEMS if ci else TERMINAL_STEMS
+    files = ["puzzles/"] if ci else [f"puzzles/{stem}.py" for stem in stems]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *files, "--no-margins",
                         "--no-cache"], cwd=wrong_project, env=env, capture_output=True, text=True, timeout=900,
                        check=False)
     assert r.returncode == 1 and "Traceback" not in r.stdout, r.stdout[-3000:]
-    for stem in STEMS:
+    for stem in stems:
         assert f"FAILED puzzles/{stem}.py" in r.stdout, f"{stem} did not fail:\n{r.stdout[-3000:]}"
     assert "yours vs expected" in r.stdout
     ours = circuits_lines(r.stdout)
