@@ -167,3 +167,17 @@ def test_the_issues_wrong_circuits_fail_through_pytest(pytester):
     assert "! puzzles/01_consonants.py line" in text and "given `puzzle` changed; checked as shipped" in text
     assert "head 1.0 writes into tok:a (1)" in text
     assert "with s at 0, so s does not control the attention the targets depend on" in text
+
+
+
+def test_a_sympy_given_is_the_same_given_after_pytest_ran_in_this_process(tmp_path, pytester, monkeypatch):
+    """An in-process pytest run (pytester, a notebook's) restores sys.modules afterwards, so sympy's classes can be
+    made anew, and sympy orders a sum's terms by them: 11's W_U (entries like √(5/8 − √5/8)) must still compare as
+    the shipped given, not as an edit of it."""
+    from helpers import fresh_project, shipped
+
+    project = fresh_project(tmp_path / "project", ("03_uniform", "11_copying_head"))
+    monkeypatch.chdir(project)
+    pytester.runpytest("-p", "no:cacheprovider", "--no-margins", "puzzles/")
+    monkeypatch.undo()
+    assert load(shipped("puzzles", "11_copying_head", tmp_path)).edits == []

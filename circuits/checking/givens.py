@@ -135,8 +135,8 @@ def fingerprint(value, _depth: int = 0, _seen: frozenset = frozenset()):
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return (type(value).__name__, repr(value))
     if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            return ("array", value.shape, tuple(str(x) for x in value.ravel()))
+        if value.dtype == object:  # sympy entries: by structure (srepr), which no printer setting changes
+            return ("array", value.shape, tuple(deeper(x) for x in value.ravel()))
         return ("array", value.shape, value.dtype.str, value.tobytes())
     if isinstance(value, np.generic):
         return (type(value).__name__, repr(value))
@@ -155,7 +155,7 @@ def fingerprint(value, _depth: int = 0, _seen: frozenset = frozenset()):
     if isinstance(value, types.CodeType):
         return _code(value)
     if type(value).__module__.split(".")[0] == "sympy":
-        return ("sympy", type(value).__name__, str(value))
+        return ("sympy", type(value).__name__, _srepr(value))
     if isinstance(value, type):
         return ("class", value.__qualname__)
     state = getattr(value, "__dict__", None)
@@ -164,6 +164,27 @@ def fingerprint(value, _depth: int = 0, _seen: frozenset = frozenset()):
     if state is not None:
         return (type(value).__qualname__, tuple((k, deeper(v)) for k, v in sorted(state.items())))
     return (type(value).__qualname__, repr(value))
+
+
+def _srepr(value):
+    """A sympy object's structure, the arguments of a sum or a product in a fixed order (str() follows the printer's
+    settings, and sympy orders terms by its classes, which a second import of sympy makes anew)."""
+    args = getattr(value, "args", None)
+    if not isinstance(args, tuple) or not args:
+        return repr(value) if type(value).__module__.split(".")[0] != "sympy" else _leaf(value)
+    parts = [_srepr(a) for a in args]
+    if getattr(value, "is_Add", False) or getattr(value, "is_Mul", False):
+        parts.sort(key=repr)
+    return (type(value).__name__, tuple(parts))
+
+
+def _leaf(value) -> str:
+    import sympy
+
+    try:
+        return sympy.srepr(value)
+    except Exception:  # noqa: BLE001 - an object sympy cannot print structurally: its text
+        return str(value)
 
 
 def _filled(cell) -> bool:

@@ -2,7 +2,8 @@
 
 A puzzle file's import, its puzzle's validation and its check each run on a daemon worker thread, in a
 copy of the caller's context (its np.errstate, its decimal context), while the caller waits at most
-IMPORT_SECONDS / CHECK_SECONDS. On the way the worker says what it is doing (`doing("checking target
+IMPORT_SECONDS / CHECK_SECONDS of the worker's own time: the CPU time it spends while it computes, the wall
+time while it waits (a sleep, a blocked read), so a busy machine slows a check but never stops it. On the way the worker says what it is doing (`doing("checking target
 …")`), so a file that runs out of time is named with what it was doing. While the worker runs:
 `os._exit` raises instead of ending the process, `sys.stdout` / `sys.stderr` cannot be closed, no
 `__pycache__` is written, and every thread the file starts is a daemon, so none keeps the command
@@ -36,11 +37,13 @@ ENV = {"import": "CIRCUITS_IMPORT_SECONDS", "check": "CIRCUITS_CHECK_SECONDS",
 DEFAULTS = {"import": IMPORT_SECONDS, "check": CHECK_SECONDS, "target": TARGET_SECONDS, "audit": AUDIT_SECONDS}
 TARGET = "checking target "  # how an activity that counts against the target limit begins
 POLL = 0.05  # seconds between two looks at a running worker
+IDLE = 0.05  # a worker that used less than this share of the wall time since the last look is waiting, not computing
 
 T = TypeVar("T")
 _doing: dict[int, str] = {}  # worker thread id -> what it is doing now (with the detail, for messages)
 _since: dict[int, tuple[str, float, str]] = {}  # worker thread id -> (activity, when it began, detail)
 _spent: dict[int, dict[str, float]] = {}  # worker thread id -> seconds spent so far on each earlier activity
+_charged: dict[int, float] = {}  # worker thread id -> its own seconds so far (see _Clock), updated every look
 _warned: dict[tuple[str, int, str, str], int] = {}  # (file, line, category, message) -> times, while a worker ran
 
 
@@ -74,7 +77,8 @@ def seconds(which: str) -> float:
 def doing(what: str, detail: str = "") -> None:
     """Record what the current worker is doing (`detail`, e.g. " on 3 inputs of length 21", only for the message);
     time spent on one `what` adds up across calls, for the limit of a target."""
-    ident, now = threading.get_ident(), time.monotonic()
+    ident = threading.get_ident()
+    now = _charged.get(ident, 0.0)
     before = _since.get(ident)
     if before is not None and before[0] != what:
         spent = _spent.setdefault(ident, {})
@@ -88,7 +92,40 @@ def _over(ident: int, limit: float) -> bool:
     what, began, _ = _since.get(ident, ("", 0.0, ""))
     if not what.startswith(TARGET):
         return False
-    return _spent.get(ident, {}).get(what, 0.0) + time.monotonic() - began > limit
+    return _spent.get(ident, {}).get(what, 0.0) + _charged.get(ident, 0.0) - began > limit
+
+
+class _Clock:
+    """A worker's own seconds, as the limits count them: while it computes, the CPU time it gets (on a machine busy
+    with other work that is a fraction of the wall time, and the limit waits for it); while it waits (a sleep, a
+    blocked read: under IDLE of the wall time), the wall time, so a file waiting for input is stopped all the same.
+    Where the platform has no per-thread CPU clock, the wall time."""
+
+    def __init__(self, ident: int):
+        try:
+            self.clock = time.pthread_getcpuclockid(ident)
+        except (AttributeError, OSError):  # no per-thread CPU clock here (e.g. macOS, Windows)
+            self.clock = None
+        self.ident, self.seconds = ident, 0.0
+        self.wall, self.cpu = time.monotonic(), self._cpu()
+
+    def _cpu(self) -> float | None:
+        if self.clock is None:
+            return None
+        try:
+            return time.clock_gettime(self.clock)
+        except OSError:  # the thread has ended
+            return None
+
+    def tick(self) -> float:
+        """Add the time since the last tick, and return the worker's seconds so far."""
+        wall, cpu = time.monotonic(), self._cpu()
+        elapsed = wall - self.wall
+        used = None if cpu is None or self.cpu is None else cpu - self.cpu
+        self.seconds += elapsed if used is None or used < IDLE * elapsed else used
+        self.wall, self.cpu = wall, cpu
+        _charged[self.ident] = self.seconds
+        return self.seconds
 
 
 def now(default: str = "") -> str:
@@ -197,7 +234,7 @@ def session(fn: Callable[[], T], culprit: str) -> T:
 def _inline(fn: Callable[[], T], which: str, what: str, culprit: str, source: Path | None, ident: int) -> T:
     limit = seconds(which)
     outer = _since.get(ident)
-    _limits[ident].append(_Limit(time.monotonic() + limit, limit, which, culprit, source))
+    _limits[ident].append(_Limit(_charged.get(ident, 0.0) + limit, limit, which, culprit, source))
     doing(what)
     try:
         return fn()
@@ -212,8 +249,7 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
     step = seconds("target") if which in ("check", None) else None
     box: dict = {}
     context = contextvars.copy_context()
-    deadline = time.monotonic() + limit
-    own = _Limit(deadline, limit, which, culprit, source)
+    own = _Limit(limit, limit, which, culprit, source)  # deadlines are in the worker's own seconds, from 0
 
     def work():
         _limits[threading.get_ident()] = [own]
@@ -230,10 +266,11 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
                               daemon=True)
     with _guarded():
         worker.start()
+        clock = _Clock(worker.ident)
         stopped = ""
         try:
             while worker.is_alive() and not stopped:
-                now = time.monotonic()
+                now = clock.tick()
                 frames = list(_limits.get(worker.ident, ())) or [own]
                 due, inner = min(frames, key=lambda f: f.deadline), frames[-1]
                 over = step is not None and inner.which == "check" and worker.ident is not None and _over(worker.ident, step)
@@ -261,7 +298,7 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
 
 
 def _forget(worker: threading.Thread) -> None:
-    for table in (_doing, _since, _spent, _limits):
+    for table in (_doing, _since, _spent, _limits, _charged):
         table.pop(worker.ident, None)
 
 

@@ -1,0 +1,88 @@
+"""The time limits count a worker's own time: its CPU time while it computes, the wall time while it waits. A check
+on a machine busy with other work (load average 8 on two cores) is slowed, never stopped; a file that hangs in a
+loop or waits for input is stopped all the same."""
+
+import threading
+import time
+
+import pytest
+
+from circuits.checking import limits
+from circuits.errors import CircuitError
+
+
+class FakeTime:
+    """time.monotonic and the thread's CPU clock, moved by hand."""
+
+    def __init__(self):
+        self.wall, self.cpu = 100.0, 5.0
+
+    def monotonic(self):
+        return self.wall
+
+    def pthread_getcpuclockid(self, ident):
+        return 7
+
+    def clock_gettime(self, clock):
+        assert clock == 7
+        return self.cpu
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    fake = FakeTime()
+    monkeypatch.setattr(limits, "time", fake)
+    return fake
+
+
+def test_a_starved_worker_is_charged_the_cpu_it_got_not_the_wall_time(fake):
+    clock = limits._Clock(threading.get_ident())
+    fake.wall, fake.cpu = fake.wall + 4.0, fake.cpu + 1.0  # a quarter of a core: another process has the rest
+    assert clock.tick() == pytest.approx(1.0)
+    fake.wall, fake.cpu = fake.wall + 2.0, fake.cpu + 2.0  # the machine is quiet again
+    assert clock.tick() == pytest.approx(3.0)
+
+
+def test_a_waiting_worker_is_charged_the_wall_time(fake):
+    clock = limits._Clock(threading.get_ident())
+    fake.wall, fake.cpu = fake.wall + 4.0, fake.cpu + 0.01  # a sleep, a blocked read: no CPU, the same hang
+    assert clock.tick() == pytest.approx(4.0)
+
+
+def test_without_a_thread_cpu_clock_the_wall_time_counts(fake, monkeypatch):
+    def none(ident):
+        raise OSError("no per-thread clock here")
+
+    monkeypatch.setattr(fake, "pthread_getcpuclockid", none)
+    clock = limits._Clock(threading.get_ident())
+    fake.wall += 3.0
+    assert clock.tick() == pytest.approx(3.0)
+
+
+def _busy(seconds: float):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+    return "done"
+
+
+def test_the_limit_is_counted_on_the_workers_clock_not_the_wall(monkeypatch):
+    """A worker whose own clock stands still (as a starved one's nearly does) outlives its limit in wall time."""
+    class Frozen(limits._Clock):
+        def tick(self):
+            limits._charged[self.ident] = 0.0
+            return 0.0
+
+    monkeypatch.setattr(limits, "_Clock", Frozen)
+    monkeypatch.setenv(limits.ENV["check"], "0.1")
+    done = threading.Event()
+    threading.Timer(0.5, done.set).start()  # the worker waits for this, five times its limit in wall time
+    assert limits.run(lambda: done.wait(5) and "done", "check", "waiting", "puzzles/x.py") == "done"
+
+
+def test_a_loop_and_a_sleep_are_still_stopped(monkeypatch):
+    monkeypatch.setenv(limits.ENV["check"], "0.3")
+    with pytest.raises(CircuitError, match=r"^puzzles/x\.py: looping took longer than 0\.3 s and was stopped"):
+        limits.run(lambda: _busy(60), "check", "looping", "puzzles/x.py")
+    with pytest.raises(CircuitError, match=r"^puzzles/x\.py: waiting took longer than 0\.3 s and was stopped"):
+        limits.run(lambda: time.sleep(60), "check", "waiting", "puzzles/x.py")
