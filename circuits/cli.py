@@ -554,9 +554,13 @@ def cmd_audit(args) -> int:
     path = Path(args.puzzle) if args.puzzle.endswith(".py") else _puzzle_file(args.puzzle, True)
     out = run(reference(path))
     if args.json:
-        print(json.dumps(out.to_json(), ensure_ascii=False))
+        from circuits.display.json import audit_json
+
+        print(json.dumps(audit_json(out), ensure_ascii=False))
     else:
-        print("\n".join(out.lines(verbose=args.verbose)))
+        from circuits.display.words import audit_lines
+
+        print("\n".join(audit_lines(out, verbose=args.verbose)))
     return 1 if out.survivors or not out.result.complete else 0  # an audit cut short by its time budget is not a pass
 
 

@@ -17,62 +17,43 @@ from circuits.errors import CircuitError
 CLOSEST_RANDOM = 2000  # random inputs searched for a survivor's closest call, besides the examples and small inputs
 
 
+@dataclass(frozen=True)
+class Closest:
+    """Where a passing answer came nearest to failing: the target, the input, its metric's value and the bound."""
+    label: str
+    tokens: tuple[str, ...]
+    metric: str
+    value: float
+    bound: str  # as the target states it: "tolerance 1", "needs ≥ 0.9"
+
+
 @dataclass
 class Survivor:
     name: str
     entry: str  # "W_Q[0, consonant]", or what the edit touched ("whole answer", "s")
     change: str  # "× −1", "0 → 10", "transposed"
-    closest: str = ""  # the target and input where it came nearest to failing, with the value and the bound
+    closest: Closest | None = None
+    error: CircuitError | None = None  # why the closest call could not be found
 
 
 @dataclass
 class AuthorAudit:
+    """An audit's facts; display.words.audit_lines words them, display.json.audit_json gives them as JSON."""
     path: str
     result: object  # mutants.Audit
     survivors: list[Survivor] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # allow-list entries that no mutant needs
 
-    def lines(self, verbose: bool = False) -> list[str]:
-        r = self.result
-        judged = len(r.killed) + len(r.survived)
-        out = [f"{r.puzzle} · {self.path}",
-               (f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
-                f"{r.total} in all ({r.seconds:.1f} s)"), *r.notes()]
-        if self.survivors:
-            out += [f"survived, not in the allow-list ({len(self.survivors)}): a target is too loose, or the edit is",
-                    "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]
-            for s in self.survivors:
-                out.append(f"  {s.entry}: {s.change}")
-                if s.closest:
-                    out += [f"    {line}" for line in s.closest.split("\n")]
-        if verbose:
-            for name, why in r.allowed:
-                out += [f"  allowed: {name}", f"    {why}"]
-        if self.stale:
-            out.append(f"allow-list entries no mutant needs (remove them): {', '.join(self.stale)}")
-        return out
 
-    def to_json(self) -> dict:
-        r = self.result
-        return {"puzzle": r.puzzle, "file": self.path, "mutants": r.total, "killed": len(r.killed),
-                "kill_rate": r.kill_rate, "allowed": [{"mutant": n, "why": w} for n, w in r.allowed],
-                "survived": [{"mutant": s.name, "entry": s.entry, "change": s.change,
-                              "closest_call": s.closest.replace("\n", " ")}
-                             for s in self.survivors],
-                "stale_allowed": self.stale, "seconds": round(r.seconds, 2),
-                "mutants_made": r.made, "sampled": r.sampled, "not_run": r.not_run, "complete": r.complete}
-
-
-def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> str:
+def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> Closest | None:
     """The behaviour target and input on which a passing answer came nearest to failing; `plan` (made with
     CLOSEST_RANDOM random inputs) is shared by every survivor of an audit."""
-    from circuits.checking import limits
     from circuits.checking.evaluation import evaluate
 
     puzzle = attempt.puzzle
     targets = [t for t in puzzle.targets if t.kind == "behaviour"]
     if not targets or puzzle.inputs is None:
-        return ""
+        return None
     model = attempt.model(answer)
     plan = plan or Plan.of(puzzle, CLOSEST_RANDOM)
     batch = plan.examples + plan.small(model, targets).inputs + plan.random
@@ -81,10 +62,7 @@ def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> str:
     least = slack.min()
     i, j = min(zip(*np.nonzero(slack <= least + 1e-12)), key=lambda ij: (len(batch[ij[1]]), ij[1]))  # shortest first
     t = targets[i]
-    shown = limits.shown_input(batch[j])
-    shown = shown if len(shown) <= 32 else shown[:30] + "…'"
-    return (f"closest call: on {shown}, {t.metric} {worst[i, j]:.4g} ({t.bound()})\n"
-            f"in {limits.quoted(t.label, 70)}")
+    return Closest(t.label, tuple(batch[j]), t.metric, float(worst[i, j]), t.bound())
 
 
 def reference(path) -> Attempt:
@@ -129,13 +107,13 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     with context():
         for name in r.survived:
             entry, change = split_name(name)
-            closest = ""
+            closest, error = None, None
             if time.perf_counter() - start <= budget:  # each closest call is a search: only while time is left
                 try:
                     closest = closest_call(attempt, by_name[name], plan)
                 except CircuitError as e:
-                    closest = str(e)
-            out.survivors.append(Survivor(name, entry, change, closest))
+                    error = e
+            out.survivors.append(Survivor(name, entry, change, closest, error))
     return out
 
 

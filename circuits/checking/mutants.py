@@ -63,18 +63,6 @@ class Audit:
         judged = len(self.killed) + len(self.survived)
         return len(self.killed) / judged if judged else 1.0
 
-    def notes(self) -> list[str]:
-        """What this audit did not do: mutants left out by sampling, or unjudged when the time ran out."""
-        out = []
-        if self.sampled:
-            out.append(f"sampled {self.total + self.not_run:,} of {self.made:,} mutants (MAX_MUTANTS = {MAX_MUTANTS:,})")
-        if self.not_run:
-            out.append(f"stopped after {self.budget:g} s with {self.not_run:,} mutants not run (to allow more time, "
-                       "set CIRCUITS_AUDIT_SECONDS)")
-        return out
-
-
-
 # --- mutants of matrices ---------------------------------------------------------------------------------------
 def _labels(value, shape) -> tuple[list[str], list[str]]:
     rows = getattr(getattr(value, "rows", None), "labels", None) or [str(i) for i in range(shape[0])]

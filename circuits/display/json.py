@@ -29,3 +29,16 @@ def result_json(result) -> dict:
             "edited_givens": [{"name": e.name, "line": e.line, "removed": e.removed}
                               for e in (result.attempt.edits if result.attempt else [])],
             "seconds": round(result.seconds, 3)}
+
+
+def audit_json(audit) -> dict:
+    """An audit.AuthorAudit as plain JSON (`circuits audit --json`): the kill rate, each survivor with its closest
+    call in one line, the allow-list's reasons and stale entries."""
+    r = audit.result
+    return {"puzzle": r.puzzle, "file": audit.path, "mutants": r.total, "killed": len(r.killed),
+            "kill_rate": r.kill_rate, "allowed": [{"mutant": n, "why": w} for n, w in r.allowed],
+            "survived": [{"mutant": s.name, "entry": s.entry, "change": s.change,
+                          "closest_call": " ".join(words.survivor_closest(s))}
+                         for s in audit.survivors],
+            "stale_allowed": audit.stale, "seconds": round(r.seconds, 2),
+            "mutants_made": r.made, "sampled": r.sampled, "not_run": r.not_run, "complete": r.complete}

@@ -80,13 +80,13 @@ def result_text(result) -> str:
 
 # --- an audit, hints, an analysis ----------------------------------------------------------------------------
 def audit_html(audit) -> str:
-    lines = audit.lines()
+    lines = words.audit_lines(audit)
     body = f'<div class="cv-head"><b>{esc(lines[0])}</b></div><pre>{esc(chr(10).join(lines[1:]))}</pre>'
     return fragment(body, "cv-result")
 
 
 def audit_text(audit) -> str:
-    return "\n".join(audit.lines())
+    return "\n".join(words.audit_lines(audit))
 
 
 class Hints:

@@ -95,7 +95,56 @@ def audit_summary(r) -> str:
     """One mutants.Audit in a line: "01_consonants: 40/40 non-equivalent mutants killed (100%), …"."""
     return (f"{r.puzzle}: {len(r.killed)}/{len(r.killed) + len(r.survived)} non-equivalent mutants "
             f"killed ({r.kill_rate:.0%}), {len(r.allowed)} allowed as equivalent, {r.total} in all, "
-            f"{r.seconds:.1f} s" + "".join(f"; {n}" for n in r.notes()))
+            f"{r.seconds:.1f} s" + "".join(f"; {n}" for n in audit_notes(r)))
+
+
+def audit_notes(r) -> list[str]:
+    """What a mutants.Audit did not do: mutants left out by sampling, or unjudged when the time ran out."""
+    from circuits.checking.mutants import MAX_MUTANTS
+
+    out = []
+    if r.sampled:
+        out.append(f"sampled {r.total + r.not_run:,} of {r.made:,} mutants (MAX_MUTANTS = {MAX_MUTANTS:,})")
+    if r.not_run:
+        out.append(f"stopped after {r.budget:g} s with {r.not_run:,} mutants not run (to allow more time, "
+                   "set CIRCUITS_AUDIT_SECONDS)")
+    return out
+
+
+def closest(c) -> list[str]:
+    """An audit.Closest in two lines: the input and the value against its bound, then the target."""
+    from circuits.checking.limits import quoted, shown_input
+
+    shown = shown_input(c.tokens)
+    shown = shown if len(shown) <= 32 else shown[:30] + "…'"
+    return [f"closest call: on {shown}, {c.metric} {c.value:.4g} ({c.bound})", f"in {quoted(c.label, 70)}"]
+
+
+def survivor_closest(s) -> list[str]:
+    """A survivor's closest call, or why it could not be found; nothing when the audit had no time left for it."""
+    return closest(s.closest) if s.closest is not None else [str(s.error)] if s.error is not None else []
+
+
+def audit_lines(audit, verbose: bool = False) -> list[str]:
+    """`circuits audit`'s report: the kill rate, what was not run, each survivor with its closest call, the
+    allow-list's reasons (verbose) and its stale entries."""
+    r = audit.result
+    judged = len(r.killed) + len(r.survived)
+    out = [f"{r.puzzle} · {audit.path}",
+           (f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
+            f"{r.total} in all ({r.seconds:.1f} s)"), *audit_notes(r)]
+    if audit.survivors:
+        out += [f"survived, not in the allow-list ({len(audit.survivors)}): a target is too loose, or the edit is",
+                "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]
+        for s in audit.survivors:
+            out.append(f"  {s.entry}: {s.change}")
+            out += [f"    {line}" for line in survivor_closest(s)]
+    if verbose:
+        for name, why in r.allowed:
+            out += [f"  allowed: {name}", f"    {why}"]
+    if audit.stale:
+        out.append(f"allow-list entries no mutant needs (remove them): {', '.join(audit.stale)}")
+    return out
 
 
 def _factor(x: float) -> str:
