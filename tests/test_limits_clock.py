@@ -36,7 +36,7 @@ def fake(monkeypatch):
 
 
 def test_a_starved_worker_is_charged_the_cpu_it_got_not_the_wall_time(fake):
-    clock = limits._Clock(threading.get_ident())
+    clock = limits.Clock(limits.thread_cpu(threading.get_ident()))
     fake.wall, fake.cpu = fake.wall + 4.0, fake.cpu + 1.0  # a quarter of a core: another process has the rest
     assert clock.tick() == pytest.approx(1.0)
     fake.wall, fake.cpu = fake.wall + 2.0, fake.cpu + 2.0  # the machine is quiet again
@@ -44,7 +44,7 @@ def test_a_starved_worker_is_charged_the_cpu_it_got_not_the_wall_time(fake):
 
 
 def test_a_waiting_worker_is_charged_the_wall_time(fake):
-    clock = limits._Clock(threading.get_ident())
+    clock = limits.Clock(limits.thread_cpu(threading.get_ident()))
     fake.wall, fake.cpu = fake.wall + 4.0, fake.cpu + 0.01  # a sleep, a blocked read: no CPU, the same hang
     assert clock.tick() == pytest.approx(4.0)
 
@@ -54,7 +54,7 @@ def test_without_a_thread_cpu_clock_the_wall_time_counts(fake, monkeypatch):
         raise OSError("no per-thread clock here")
 
     monkeypatch.setattr(fake, "pthread_getcpuclockid", none)
-    clock = limits._Clock(threading.get_ident())
+    clock = limits.Clock(limits.thread_cpu(threading.get_ident()))
     fake.wall += 3.0
     assert clock.tick() == pytest.approx(3.0)
 
@@ -68,12 +68,11 @@ def _busy(seconds: float):
 
 def test_the_limit_is_counted_on_the_workers_clock_not_the_wall(monkeypatch):
     """A worker whose own clock stands still (as a starved one's nearly does) outlives its limit in wall time."""
-    class Frozen(limits._Clock):
+    class Frozen(limits.Clock):
         def tick(self):
-            limits._charged[self.ident] = 0.0
             return 0.0
 
-    monkeypatch.setattr(limits, "_Clock", Frozen)
+    monkeypatch.setattr(limits, "Clock", Frozen)
     monkeypatch.setenv(limits.ENV["check"], "0.1")
     done = threading.Event()
     threading.Timer(0.5, done.set).start()  # the worker waits for this, five times its limit in wall time
@@ -86,3 +85,16 @@ def test_a_loop_and_a_sleep_are_still_stopped(monkeypatch):
         limits.run(lambda: _busy(60), "check", "looping", "puzzles/x.py")
     with pytest.raises(CircuitError, match=r"^puzzles/x\.py: waiting took longer than 0\.3 s and was stopped"):
         limits.run(lambda: time.sleep(60), "check", "waiting", "puzzles/x.py")
+
+
+def test_a_process_cpu_clock_reads_what_the_process_used():
+    """The grading sandbox's clock (a submission's process): /proc's user and system time, where there is a /proc."""
+    import os
+
+    read = limits.process_cpu(os.getpid())
+    if read() is None:
+        pytest.skip("no /proc on this platform: the sandbox counts wall time")
+    before = read()
+    _busy(0.3)
+    assert read() - before >= 0.2  # clock ticks are 10 ms: 0.3 s of work reads at least 0.2 s
+    assert limits.process_cpu(2 ** 22 + 7)() is None  # no such process: nothing to read, wall time counts

@@ -43,7 +43,7 @@ T = TypeVar("T")
 _doing: dict[int, str] = {}  # worker thread id -> what it is doing now (with the detail, for messages)
 _since: dict[int, tuple[str, float, str]] = {}  # worker thread id -> (activity, when it began, detail)
 _spent: dict[int, dict[str, float]] = {}  # worker thread id -> seconds spent so far on each earlier activity
-_charged: dict[int, float] = {}  # worker thread id -> its own seconds so far (see _Clock), updated every look
+_charged: dict[int, float] = {}  # worker thread id -> its own seconds so far (see Clock), updated every look
 _warned: dict[tuple[str, int, str, str], int] = {}  # (file, line, category, message) -> times, while a worker ran
 
 
@@ -95,37 +95,54 @@ def _over(ident: int, limit: float) -> bool:
     return _spent.get(ident, {}).get(what, 0.0) + _charged.get(ident, 0.0) - began > limit
 
 
-class _Clock:
+class Clock:
     """A worker's own seconds, as the limits count them: while it computes, the CPU time it gets (on a machine busy
     with other work that is a fraction of the wall time, and the limit waits for it); while it waits (a sleep, a
-    blocked read: under IDLE of the wall time), the wall time, so a file waiting for input is stopped all the same.
-    Where the platform has no per-thread CPU clock, the wall time."""
+    blocked read: under IDLE of the wall time), the wall time, so code waiting for input is stopped all the same.
+    `cpu()` reads the worker's CPU seconds (a thread's, a process's), None where the platform cannot: then the wall
+    time counts."""
 
-    def __init__(self, ident: int):
-        try:
-            self.clock = time.pthread_getcpuclockid(ident)
-        except (AttributeError, OSError):  # no per-thread CPU clock here (e.g. macOS, Windows)
-            self.clock = None
-        self.ident, self.seconds = ident, 0.0
-        self.wall, self.cpu = time.monotonic(), self._cpu()
-
-    def _cpu(self) -> float | None:
-        if self.clock is None:
-            return None
-        try:
-            return time.clock_gettime(self.clock)
-        except OSError:  # the thread has ended
-            return None
+    def __init__(self, cpu: Callable[[], float | None]):
+        self.read, self.seconds = cpu, 0.0
+        self.wall, self.cpu = time.monotonic(), cpu()
 
     def tick(self) -> float:
         """Add the time since the last tick, and return the worker's seconds so far."""
-        wall, cpu = time.monotonic(), self._cpu()
+        wall, cpu = time.monotonic(), self.read()
         elapsed = wall - self.wall
         used = None if cpu is None or self.cpu is None else cpu - self.cpu
-        self.seconds += elapsed if used is None or used < IDLE * elapsed else used
+        self.seconds += elapsed if used is None or used < IDLE * elapsed else min(used, elapsed)
         self.wall, self.cpu = wall, cpu
-        _charged[self.ident] = self.seconds
         return self.seconds
+
+
+def thread_cpu(ident: int) -> Callable[[], float | None]:
+    """A reader of thread `ident`'s CPU seconds (None where there is no per-thread CPU clock: macOS, Windows)."""
+    try:
+        clock = time.pthread_getcpuclockid(ident)
+    except (AttributeError, OSError):
+        return lambda: None
+
+    def read() -> float | None:
+        try:
+            return time.clock_gettime(clock)
+        except OSError:  # the thread has ended
+            return None
+    return read
+
+
+def process_cpu(pid: int) -> Callable[[], float | None]:
+    """A reader of process `pid`'s CPU seconds, user and system, from /proc (None where there is no /proc)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def read() -> float | None:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / tick  # utime, stime: fields 14 and 15 of proc(5)
+        except (OSError, IndexError, ValueError):
+            return None
+    return read
 
 
 def now(default: str = "") -> str:
@@ -266,11 +283,11 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
                               daemon=True)
     with _guarded():
         worker.start()
-        clock = _Clock(worker.ident)
+        clock = Clock(thread_cpu(worker.ident))
         stopped = ""
         try:
             while worker.is_alive() and not stopped:
-                now = clock.tick()
+                now = _charged[worker.ident] = clock.tick()
                 frames = list(_limits.get(worker.ident, ())) or [own]
                 due, inner = min(frames, key=lambda f: f.deadline), frames[-1]
                 over = step is not None and inner.which == "check" and worker.ident is not None and _over(worker.ident, step)

@@ -7,8 +7,10 @@ reference solutions, and limits on CPU time, address space, file size and (when 
 processes. On Linux with Landlock it can read only Python, the system libraries and that copy,
 write only its folder, open no TCP connection and signal no process outside; a seccomp filter
 refuses it new processes (threads still start); run as root, it gives up every capability. The grader gives
-each puzzle file a wall-clock deadline; a file that runs over, exhausts a limit or ends the
-process is reported in one line and the process is started again for the files after it.
+each puzzle file a deadline in the process's own time (its CPU time while it computes, the wall time while it
+waits: checking.limits.Clock), so grading on every core at once slows a file but never stops it; a file that
+runs over, exhausts a limit or ends the process is reported in one line and the process is started again for
+the files after it.
 When it is done, its whole process group is killed (forks included).
 """
 
@@ -23,16 +25,18 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from circuits.checking import limits as checking_limits
+
 START_SECONDS = 60.0  # the process's own start (Python, numpy, sympy, circuits), before any file of the submission
+POLL = 0.1  # seconds between two looks at the process's clock while it is quiet
 
 
 @dataclass(frozen=True)
 class Limits:
-    seconds: float = 10.0  # wall clock, per puzzle file (its import and, for the code puzzle, its calls)
+    seconds: float = 10.0  # the process's own time, per puzzle file (its import and, for the code puzzle, its calls)
     memory_mb: int = 2048  # address space of the submission's process
     file_mb: int = 16  # the largest file it may write (its printed output included)
     processes: int = 16  # forks and threads beyond what the user runs now (not enforceable for root)
@@ -171,12 +175,15 @@ def _one_process(folder: str, items: list[dict], limits: Limits, out: Run, print
     finally:
         os.close(job_fd)
     os.close(write_fd)
-    current, deadline, buffer = None, time.monotonic() + START_SECONDS, b""
+    clock = checking_limits.Clock(checking_limits.process_cpu(proc.pid))  # the child's own time: a busy machine
+    current, deadline, buffer = None, START_SECONDS, b""  # (a class graded on every core) slows it, never stops it
     try:
         with os.fdopen(read_fd, "rb", buffering=0) as pipe:
             while True:
-                left = deadline - time.monotonic()
-                ready = select.select([pipe], [], [], max(left, 0))[0] if left > 0 else []
+                left = deadline - clock.tick()
+                ready = select.select([pipe], [], [], min(left, POLL))[0] if left > 0 else []
+                if not ready and left > 0:
+                    continue
                 if not ready:
                     return _stopped(out, current, proc, f"took longer than {limits.seconds:g} s and was stopped"
                                     if current else f"did not start within {START_SECONDS:g} s")
@@ -199,10 +206,10 @@ def _one_process(folder: str, items: list[dict], limits: Limits, out: Run, print
                     if "fence" in message:
                         out.fence = str(message["fence"])
                     elif "start" in message:
-                        current, deadline = str(message["start"]), time.monotonic() + limits.seconds
+                        current, deadline = str(message["start"]), clock.tick() + limits.seconds
                     elif "done" in message and message["done"] == current:
                         out.results[current] = message
-                        current, deadline = None, time.monotonic() + limits.seconds
+                        current, deadline = None, clock.tick() + limits.seconds
                     elif message.get("end"):
                         return None
     finally:
