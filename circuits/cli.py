@@ -265,7 +265,7 @@ def cmd_check(args) -> int:
     if result.status == "error" and result.message:  # the answer could not even be built: one line, on stderr
         raise CircuitError(result.message)
     if getattr(args, "json", False):
-        from circuits.checking.certified import result_json
+        from circuits.display.json import result_json
 
         print(json.dumps(result_json(result), ensure_ascii=False))
         return 0 if result.status == "solved" else 1

@@ -242,6 +242,8 @@ def _error(attempt: Attempt, message: str) -> checker.PuzzleResult:
 
 def first_failure(result: checker.PuzzleResult) -> str:
     """The gradebook's one line: what to fill in, the first failing target and its finding, or the error."""
+    from circuits.display.explanations import summary
+
     if result.status == "solved":
         return ""
     if result.status == "not attempted":
@@ -252,7 +254,7 @@ def first_failure(result: checker.PuzzleResult) -> str:
     if bad.status == "error":
         return bad.message
     f = bad.failure
-    finding = (f.explanation.summary if f.explanation is not None else f.text) if f is not None else ""
+    finding = (summary(f.explanation) if f.explanation is not None else f.text) if f is not None else ""
     where = f" on {shown_input(f.tokens)}" if f is not None and f.tokens else ""
     return f"fails: {bad.label}{where}" + (f": {finding}" if finding else "")
 
@@ -263,7 +265,7 @@ def one_line(text: str, n: int = 300) -> str:
 
 
 def _row(student: str, stem: str, result: checker.PuzzleResult) -> PuzzleGrade:
-    from circuits.checking.certified import result_json
+    from circuits.display.json import result_json
     from circuits.display.html import failure_fragment
     from circuits.display.report import puzzle_report
     from circuits.display.render import to_text

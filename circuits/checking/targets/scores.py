@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from circuits.checking import diagnosis
-from circuits.checking.targets.formats import families_of
+from circuits.checking.targets.formats import families, families_of
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -48,3 +49,29 @@ def what_differs(trace, layer: int, a: int, b: int) -> str:
                 "before this layer must differ")
     return (f"Their residuals differ in {families_of(trace.model.residual.labels[i] for i in differ)}: look at W_Q and W_K "
             f"— reading those directions would make key {a} score higher")
+
+
+@dataclass(frozen=True)
+class ScaleBy:
+    """What sharpening can do for a query that sees `keys` keys: its scores need ×`factor` (None: no factor up to
+    ×10⁴ is enough)."""
+
+    factor: float | None
+    keys: int
+
+
+@dataclass(frozen=True)
+class Differs:
+    """What tells two tied keys `a` and `b` apart in the residual a layer's heads read: the direction families in
+    which they differ (none: their residuals are identical)."""
+
+    a: int
+    b: int
+    families: tuple[str, ...]
+
+
+def differs(trace, layer: int, a: int, b: int) -> Differs:
+    """The facts of `what_differs`."""
+    x = trace.layers[layer].attn_in[0]  # [T, d_model]
+    differ = np.flatnonzero(np.abs(x[a] - x[b]) > 1e-9)
+    return Differs(a, b, families(trace.model.residual.labels[i] for i in differ))
