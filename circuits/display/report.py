@@ -106,7 +106,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     if e.head is not None:
         l, h = e.head
         labels = trace.tokens(0)
-        title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (f", {e.marks_mean})" if e.marks else ")")
+        title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (f", {explanations.MARKS[e.marks_mean]})" if e.marks else ")")
         parts += [Text(""), Text(title, style="bold"),
                   pattern_heatmap(trace.pattern(l, h)[0], labels, targets=e.marks, max_len=MAX_ROWS)]
     parts += [Text(""), Text.assemble(("hint: ", "bold yellow"), explanations.hint(e))]

@@ -27,16 +27,15 @@ class Evaluation:
 class Explanation:
     """One failing input, position by position, for the report. `per_position` holds the facts of each position
     (what the kind expects there and what the model does), `summary` the facts of the miss and `hint` those of its
-    likely cause; display/explanations.py words them all (`table`, `summary`, `hint`). A kind not yet moved to facts
-    still hands its summary and hint as finished text (str)."""
+    likely cause; display/explanations.py words them all (`table`, `summary`, `hint`)."""
 
     position: int
-    summary: object  # the kind's facts of the miss (or, for a kind not yet moved, its text)
+    summary: object  # the kind's facts of the miss (AttentionMiss, ReadoutMiss, TokenMiss, …)
     per_position: object  # one of the kinds' per-position facts (`kind` names which)
-    hint: object  # the facts of the likely cause (or, for a kind not yet moved, its text)
+    hint: object  # the facts of the likely cause (TiedKeys, WrongKey, NotSharp, …)
     head: tuple[int, int] | None = None
     marks: list | None = None  # per query row: the key (or keys) a target expects (−1: none)
-    marks_mean: str = "* = target key"
+    marks_mean: str = "target"  # what a mark is (display/explanations.MARKS words it): "target", "value", "raises"
     mlp: int | None = None  # the layer whose MLP the hint is about
     terms: object = None  # the puzzle's own names for the matrices the hint names (answer_names.PuzzleTerms)
     notes: list = field(default_factory=list)  # what the checker adds after the hint: EarlierFailure, LeakNote

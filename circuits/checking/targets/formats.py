@@ -47,11 +47,6 @@ def families(labels) -> tuple[str, ...]:
     return tuple(dict.fromkeys(family_of(x) for x in labels))
 
 
-def families_of(labels) -> str:
-    """The families of some residual directions, each once, in order: "tok:*, cos/sin:*"."""
-    return ", ".join(families(labels))
-
-
 def token_at(tokens: Tokens, i: int) -> str:
     """A position and its token: `3 'a'`."""
     return f"{i} {tokens[i]!r}"
