@@ -84,16 +84,17 @@ def mix(pattern: np.ndarray, values: np.ndarray, expected: np.ndarray, tol: floa
 
 
 # --- who wrote a direction -------------------------------------------------------------------------------------
-def writers(trace, layer: int, positions: list[int], directions: list[int]) -> dict[str, float]:
-    """How much each part before `layer` (the embedding, each head, each MLP) wrote into `directions` at
-    `positions` of input 0, as the sum of absolute values: the parts a reader at `layer` sees there."""
-    out = {"the embedding": float(np.abs((trace.embed + trace.pos_embed)[0][np.ix_(positions, directions)]).sum())}
+def writers(trace, layer: int, positions: list[int], directions: list[int]) -> dict[tuple, float]:
+    """How much each part before `layer` (the embedding, each head, each MLP: ("embedding",), ("head", l, h),
+    ("mlp", l)) wrote into `directions` at `positions` of input 0, as the sum of absolute values: the parts a
+    reader at `layer` sees there."""
+    out = {("embedding",): float(np.abs((trace.embed + trace.pos_embed)[0][np.ix_(positions, directions)]).sum())}
     for l in range(layer):
         lt = trace.layers[l]
         for h in range(len(lt.heads)):
-            out[f"head {l}.{h}"] = float(np.abs(lt.head_out_of(h)[0][np.ix_(positions, directions)]).sum())
+            out[("head", l, h)] = float(np.abs(lt.head_out_of(h)[0][np.ix_(positions, directions)]).sum())
         if lt.mlp_out is not None:
-            out[f"the MLP of layer {l}"] = float(np.abs(lt.mlp_out[0][np.ix_(positions, directions)]).sum())
+            out[("mlp", l)] = float(np.abs(lt.mlp_out[0][np.ix_(positions, directions)]).sum())
     return out
 
 

@@ -147,15 +147,16 @@ def _writer_first(f) -> str:
     who, into = _head(f.writer), ", ".join(f.into)
     return (f"The keys differ in {into}, which {who} writes: W_V of {who} reads {', '.join(f.reads)} and W_O of {who} "
             f"writes that into {into}, pairing directions less faithfully than this head reads them. The writer is the "
-            f"likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before W_Q and W_K of this head")
+            f"likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before W_Q and W_K of this "
+            "head")
 
 
 def _differs(f) -> str:
     if not f.families:
         return ("Their residuals are identical, so no W_Q and W_K can tell them apart: what is written into them "
                 "before this layer must differ")
-    return (f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions would "
-            f"make key {f.a} score higher")
+    return (f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "
+            f"would make key {f.a} score higher")
 
 
 def _tied_keys(f) -> str:
@@ -188,7 +189,8 @@ def _favour(pairs, who: str) -> str:
 
 
 WRONG_KEY_ADVICE = {
-    "rotates": "look at W_Q and W_K on cos/sin: W_Q rotates the position, so check the rotation's direction and its sign",
+    "rotates": ("look at W_Q and W_K on cos/sin: W_Q rotates the position, so check the rotation's direction and "
+                "its sign"),
     "signs": "look at the signs and sizes of W_Q's and W_K's entries on cos/sin",
 }
 
@@ -257,8 +259,9 @@ def _leak(f) -> str:
                             f"{_keys_at(m.keys[g], f.tokens)} (value {_vec(m.values[g])})")
     parts = []
     if over:
-        parts.append(f"{name}'s attention leaks: it puts " + " and ".join(said(g, m.yours[g]) for g in over[:2]) +
-                     f", where a pattern giving {_vec(f.expected)} puts " + " and ".join(f"{m.needed[g]:.3f}" for g in over[:2]))
+        parts.append(f"{name}'s attention leaks: it puts " + " and ".join(said(g, m.yours[g]) for g in over[:2])
+                     + f", where a pattern giving {_vec(f.expected)} puts "
+                     + " and ".join(f"{m.needed[g]:.3f}" for g in over[:2]))
     if under:
         parts.append("too little goes to " + " and ".join(said(g, m.yours[g]) for g in under[:2]) +
                      " (needs " + " and ".join(f"{m.needed[g]:.3f}" for g in under[:2]) + ")")
@@ -269,7 +272,8 @@ def _scores_why(f) -> str:
     if f is None:
         return ""
     if f.tied:
-        return f"Indistinguishable keys: key {f.b} and key {f.a} both score {f.score_a:.6g}, so no scale can separate them. "
+        return (f"Indistinguishable keys: key {f.b} and key {f.a} both score {f.score_a:.6g}, so no scale can "
+                "separate them. ")
     return f"Key {f.b} scores {f.score_b:.3g} against {f.score_a:.3g} for key {f.a}. "
 
 
@@ -302,7 +306,8 @@ def _written_by(f) -> str:
 
 
 def _wrongly_written(f) -> str:
-    said = f"direction {f.direction!r} at position {f.query} is off by {f.error:.3g} (written there: {_written(f.written) or 'nothing'})"
+    said = (f"direction {f.direction!r} at position {f.query} is off by {f.error:.3g} (written there: "
+            f"{_written(f.written) or 'nothing'})")
     if f.heads:
         heads = [_part(k) for k in f.heads]
         return (f"{said}: {' and '.join(heads)} {'writes' if len(heads) == 1 else 'write'} it, but the wrong value — "
@@ -310,8 +315,8 @@ def _wrongly_written(f) -> str:
     if f.mlps:
         return (f"{said}: the part that should write it does not — check which rows of W_O write this direction and "
                 f"what W_V reads, or what W_out of {_part(f.mlps[-1])} writes there")
-    return (f"{said}: the head that should write it does not — check which rows of W_O write this direction, and what "
-            "W_V reads")
+    return (f"{said}: the head that should write it does not — check which rows of W_O write this direction, and "
+            "what W_V reads")
 
 
 def _where_good(tokens, keys) -> str:
@@ -395,7 +400,8 @@ def _spec_empty(f) -> str:
 
 def _mean_miss(f) -> str:
     side = " (above the band: surer than the context allows)" if f.above else ""
-    return f"mean log-prob {f.mean:.3f} over {f.n} predicted position{'s' if f.n != 1 else ''}{side}; needs [{f.lo:g}, {f.hi:g}]"
+    return (f"mean log-prob {f.mean:.3f} over {f.n} predicted position{'s' if f.n != 1 else ''}{side}; "
+            f"needs [{f.lo:g}, {f.hi:g}]")
 
 
 def _token_miss(f) -> str:
@@ -425,10 +431,10 @@ def _attention_cause(f) -> str:
     why = (f"indistinguishable keys: key {f.tied[0]} and key {f.tied[1]} both score {f.tied[2]:.6g}. "
            if f.tied is not None else "")
     where = ", ".join(token_at(f.tokens, j) for j in keys[:3]) + (" …" if len(keys) > 3 else "")
-    return (f"{_rival(f.rival)}. The attention is the cause: {name} puts {f.mass:.3f} on key{'s' if len(keys) > 1 else ''} "
-            f"{where}, whose value would raise {f.rival.want!r} over {f.rival.rival!r} by {f.gain:.3g} more, and its "
-            f"largest weight ({f.top_weight:.3f}) is on key {token_at(f.tokens, f.top)}. {why}Look at W_Q and W_K of "
-            f"{name}")
+    return (f"{_rival(f.rival)}. The attention is the cause: {name} puts {f.mass:.3f} on "
+            f"key{'s' if len(keys) > 1 else ''} {where}, whose value would raise {f.rival.want!r} over "
+            f"{f.rival.rival!r} by {f.gain:.3g} more, and its largest weight ({f.top_weight:.3f}) is on key "
+            f"{token_at(f.tokens, f.top)}. {why}Look at W_Q and W_K of {name}")
 
 
 def _surer_prediction(f) -> str:

@@ -410,9 +410,9 @@ class Attention(Target):
             return None
         wrote = diagnosis.writers(trace, self.layer, [t, top], list(differ))
         who = max(wrote, key=wrote.get)
-        if not who.startswith("head") or wrote[who] <= 1e-9:
+        if who[0] != "head" or wrote[who] <= 1e-9:
             return None
-        l, h = (int(n) for n in who.split()[1].split("."))
+        _, l, h = who
         w = model.head(l, h)
         ov = w.W_O @ w.W_V  # [d_model, d_model]
         whole = {family_of(labels[i]) for i in differ}  # judged on whole families: prev:* ← tok:*, not one entry

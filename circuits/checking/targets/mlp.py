@@ -66,7 +66,8 @@ class MLPOutput(Output):
         facts.names = names = self.readout.components(trace.model)  # by name: a residual-wide vector does not fit
         q, exp, yours = e.position, facts.expected, facts.yours  # [T, k]
         err = float(np.abs(np.nan_to_num(yours[q] - exp[q])).max())
-        e.summary = ReadoutMiss(tuple(facts.tokens), q, self.readout.label, exp[q], yours[q], err, self.tol, tuple(names))
+        e.summary = ReadoutMiss(tuple(facts.tokens), q, self.readout.label, exp[q], yours[q], err, self.tol,
+                                tuple(names))
         return e
 
     def _hint(self, trace, tokens, q, expected) -> MLPReads:
