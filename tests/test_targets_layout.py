@@ -80,7 +80,9 @@ def kind_ladders(source: str, module: str) -> list[str]:
 
 
 # kinds whose explanation (summary and hint) is facts that display/explanations.py words: module → its target class
-WORDED_BY_DISPLAY = {"attention": "Attention", "next_token": "NextToken", "output": "Output", "mlp": "MLPOutput"}
+# and the methods an explanation starts from (MLPOutput's `_hint` is called by Output.explain, its base's)
+WORDED_BY_DISPLAY = {"attention": ("Attention", ("explain",)), "next_token": ("NextToken", ("explain",)),
+                     "output": ("Output", ("explain",)), "mlp": ("MLPOutput", ("explain", "_hint"))}
 SENTENCE = re.compile(r"[A-Za-z][ ,;:]+[A-Za-z]")  # two words: a sentence's piece, not a label, key or code
 
 
@@ -91,13 +93,14 @@ def _docstring(node) -> ast.AST | None:
     return None
 
 
-def explain_path(tree: ast.Module, cls: str) -> dict[str, ast.AST]:
-    """The functions of the module `explain` of class `cls` reaches by direct calls (`f(…)`, `self.f(…)`),
-    `explain` included: the code that makes an explanation. Calls into other modules are not followed."""
+def explain_path(tree: ast.Module, cls: str, starts=("explain",)) -> dict[str, ast.AST]:
+    """The functions of the module that the methods `starts` of class `cls` reach by direct calls (`f(…)`,
+    `self.f(…)`), `starts` included: the code that makes an explanation. Calls into other modules (and to a base
+    class's methods) are not followed."""
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     klass = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
     methods = {n.name: n for n in klass.body if isinstance(n, ast.FunctionDef)}
-    seen, todo = {}, [methods["explain"]]
+    seen, todo = {}, [methods[name] for name in starts]
     while todo:
         fn = todo.pop()
         if fn.name in seen:
@@ -113,12 +116,12 @@ def explain_path(tree: ast.Module, cls: str) -> dict[str, ast.AST]:
     return seen
 
 
-def sentences(source: str, cls: str, module: str) -> list[str]:
+def sentences(source: str, cls: str, module: str, starts=("explain",)) -> list[str]:
     """Text with two words in it (str literals and f-strings' literal parts, docstrings aside) on the explain path
     of `cls` in `module`'s source: English that belongs in display/explanations.py. An error raised there (a
     CircuitError's one line, an error's words) is out of this rule's scope."""
     found = []
-    for name, fn in explain_path(ast.parse(source), cls).items():
+    for name, fn in explain_path(ast.parse(source), cls, starts).items():
         docs = {id(_docstring(n)) for n in ast.walk(fn) if _docstring(n) is not None}
         raised = {id(n) for r in ast.walk(fn) if isinstance(r, ast.Raise) for n in ast.walk(r)}
         for node in ast.walk(fn):
@@ -146,9 +149,9 @@ def test_no_isinstance_over_target_kinds_outside_the_targets_package():
 
 
 def test_the_kinds_worded_by_display_build_no_sentence_when_they_explain():
-    for module, cls in WORDED_BY_DISPLAY.items():
+    for module, (cls, starts) in WORDED_BY_DISPLAY.items():
         path = CHECKING / "targets" / f"{module}.py"
-        assert sentences(path.read_text(), cls, module) == []
+        assert sentences(path.read_text(), cls, module, starts) == []
 
 
 def hint_edits(source: str, module: str) -> list[str]:
@@ -160,12 +163,12 @@ def hint_edits(source: str, module: str) -> list[str]:
             and not (isinstance(target.value, ast.Name) and target.value.id == "self")]
 
 
-def facts_made(source: str, cls: str, module) -> set[type]:
+def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
     """The frozen dataclasses (facts) of the targets package that `cls.explain` of `module` constructs on its path."""
     import dataclasses
 
     found = set()
-    for fn in explain_path(ast.parse(source), cls).values():
+    for fn in explain_path(ast.parse(source), cls, starts).values():
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 value = getattr(module, node.func.id, None)
@@ -182,9 +185,9 @@ def test_every_fact_an_explanation_makes_has_its_words_in_display():
 
     worded = {**explanations.SUMMARIES, **explanations.HINTS}
     made = set()
-    for name, cls in WORDED_BY_DISPLAY.items():
+    for name, (cls, starts) in WORDED_BY_DISPLAY.items():
         module = importlib.import_module(f"circuits.checking.targets.{name}")
-        made |= facts_made((CHECKING / "targets" / f"{name}.py").read_text(), cls, module)
+        made |= facts_made((CHECKING / "targets" / f"{name}.py").read_text(), cls, module, starts)
     assert len(made) >= 20  # the rule sees the kinds' facts (AttentionMiss, WrongKey, ReadoutMiss, TokenMiss, …)
     assert sorted(c.__name__ for c in made if c not in worded) == []
 
