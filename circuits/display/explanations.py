@@ -92,11 +92,11 @@ def _earlier_failure(said: str, note) -> str:
     return said.rstrip(".") + f". This may follow from the failure of {name}, earlier in the circuit: fix that first."
 
 
-def _leak(said: str, note) -> str:
+def _leak_note(said: str, note) -> str:
     return f"{said.rstrip('.')}. Note: {note.detail}"
 
 
-NOTES = {EarlierFailure: _earlier_failure, LeakNote: _leak}
+NOTES = {EarlierFailure: _earlier_failure, LeakNote: _leak_note}
 
 
 # --- attention -------------------------------------------------------------------------------------------------
