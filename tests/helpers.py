@@ -53,3 +53,17 @@ def only_failure(result):
     failed = [t for t in result.targets if t.status == "failed"]
     assert failed, f"expected a failure, got {[t.status for t in result.targets]}"
     return failed[0]
+
+
+def summary_of(explanation) -> str:
+    """A failing target's summary in words, as every report prints it (display words the checker's facts)."""
+    from circuits.display.explanations import summary
+
+    return summary(explanation)
+
+
+def hint_of(explanation) -> str:
+    """A failing target's hint in words, in the puzzle's own names and with the checker's notes, as reports print it."""
+    from circuits.display.explanations import hint
+
+    return hint(explanation)

@@ -8,7 +8,7 @@ import tomllib
 import numpy as np
 import pytest
 import sympy
-from helpers import ROOT, SOLUTIONS, STEMS, check_with, only_failure, shipped, solution
+from helpers import ROOT, SOLUTIONS, STEMS, check_with, hint_of, only_failure, shipped, solution, summary_of
 
 from circuits.checking import curriculum
 from circuits.checking.checker import check
@@ -73,28 +73,28 @@ def test_22_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
 def test_22_content_alone_splits_between_the_vowels():
     f = only_failure(check_with("22_recent_vowel", **_vowel_answer(ramp=0))).failure
     assert f.tokens == ["a", "a"]  # two vowels tie
-    assert "target is key 1 'a', but head 0.0 puts only 0.500 there" in f.explanation.summary
+    assert "target is key 1 'a', but head 0.0 puts only 0.500 there" in summary_of(f.explanation)
 
 
 def test_22_recency_alone_attends_to_the_latest_letter():
     f = only_failure(check_with("22_recent_vowel", **_vowel_answer(bonus=0))).failure
     assert f.tokens == ["a", "b"]  # the consonant after the vowel wins
-    assert "its largest weight, 0.993, is on key 1 'b'" in f.explanation.summary
-    assert "pos:* favour key 1 by 5" in f.explanation.hint
+    assert "its largest weight, 0.993, is on key 1 'b'" in summary_of(f.explanation)
+    assert "pos:* favour key 1 by 5" in hint_of(f.explanation)
 
 
 def test_22_a_vowel_bonus_below_the_position_spread_loses_to_a_late_consonant():
     f = only_failure(check_with("22_recent_vowel", **_vowel_answer(bonus=5))).failure
     vowel = max(i for i, t in enumerate(f.tokens) if t in "aeiou")
     assert len(f.tokens) - 1 - vowel >= 5  # a consonant 5 places later ties with the vowel
-    assert "puts only 0.498 there" in f.explanation.summary  # the vowel and the consonant share the attention
-    assert "indistinguishable keys" in f.explanation.hint and "no scale can separate them" in f.explanation.hint
+    assert "puts only 0.498 there" in summary_of(f.explanation)  # the vowel and the consonant share the attention
+    assert "indistinguishable keys" in hint_of(f.explanation) and "no scale can separate them" in hint_of(f.explanation)
 
 
 def test_22_the_earliest_vowel_is_the_wrong_one():
     f = only_failure(check_with("22_recent_vowel", **_vowel_answer(bonus=40, ramp=-1))).failure
     assert f.tokens == ["a", "a"]
-    assert "the target is key 1 'a'" in f.explanation.summary and "is on key 0 'a'" in f.explanation.summary
+    assert "the target is key 1 'a'" in summary_of(f.explanation) and "is on key 0 'a'" in summary_of(f.explanation)
 
 
 def test_22_a_sharpness_baked_into_the_numbers_is_refused():
@@ -116,8 +116,8 @@ def test_22_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
 
 def test_22_too_little_sharpness_fails_on_a_close_earlier_vowel():
     f = only_failure(check_with("22_recent_vowel", params={"s": 1})).failure
-    assert f.tokens == ["a", "a"] and "puts only 0.731 there" in f.explanation.summary
-    assert "attends most to the right key" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
+    assert f.tokens == ["a", "a"] and "puts only 0.731 there" in summary_of(f.explanation)
+    assert "attends most to the right key" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(f.explanation)
 
 
 # --- 23: two back, through a window ----------------------------------------------------------------------------
@@ -159,14 +159,14 @@ def test_23_another_mechanism_passes_a_shift_of_the_one_hot_positions():
 def test_23_a_previous_token_head_is_one_short():
     f = only_failure(check_with("23_two_back", **_two_back(shift=1), params={"s": 8})).failure
     assert f.tokens == ["a", "a", "a"]
-    assert "target is key 0 'a', but head 0.0 puts only 0.000 there" in f.explanation.summary
-    assert "its largest weight, 0.999, is on key 1" in f.explanation.summary and "pos:*" in f.explanation.hint
+    assert "target is key 0 'a', but head 0.0 puts only 0.000 there" in summary_of(f.explanation)
+    assert "its largest weight, 0.999, is on key 1" in summary_of(f.explanation) and "pos:*" in hint_of(f.explanation)
 
 
 def test_23_a_ramp_the_wrong_way_attends_to_the_query_itself():
     f = only_failure(check_with("23_two_back", **_two_back(ramp=1))).failure
     assert f.tokens == ["a", "a", "a"]  # the first query asked: position 2, which must look at 0
-    assert "is on key 2 'a'" in f.explanation.summary and "pos:* favour key 2 by 10" in f.explanation.hint
+    assert "is on key 2 'a'" in summary_of(f.explanation) and "pos:* favour key 2 by 10" in hint_of(f.explanation)
 
 
 def test_23_a_ramp_that_stops_short_fails_late_in_the_context():
@@ -176,8 +176,8 @@ def test_23_a_ramp_that_stops_short_fails_late_in_the_context():
 
 def test_23_reading_the_tokens_instead_of_the_positions_fails():
     f = only_failure(check_with("23_two_back", **_two_back(ramp=0, content=True))).failure
-    assert f.tokens == ["a", "a", "a"] and "puts only 0.333 there" in f.explanation.summary  # three equal keys
-    assert "indistinguishable keys" in f.explanation.hint  # a tie, never "sharpen"
+    assert f.tokens == ["a", "a", "a"] and "puts only 0.333 there" in summary_of(f.explanation)  # three equal keys
+    assert "indistinguishable keys" in hint_of(f.explanation)  # a tie, never "sharpen"
 
 
 def test_23_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
@@ -214,27 +214,27 @@ def test_24_matching_the_same_kind_is_puzzle_09s_head_not_this_one():
     answer = _other([(1, 0, 0), (0, 1, 0), (1, 1, 0)], REF_K)
     f = only_failure(check_with("24_other_kind", **answer)).failure
     assert f.tokens == ["a", "b"]
-    assert "the target is key 1 'a'" in f.explanation.summary and "is on key 2 'b'" in f.explanation.summary
-    assert "consonant favours key 2 by 20" in f.explanation.hint
+    assert "the target is key 1 'a'" in summary_of(f.explanation) and "is on key 2 'b'" in summary_of(f.explanation)
+    assert "consonant favours key 2 by 20" in hint_of(f.explanation)
 
 
 def test_24_without_a_score_for_bos_a_lone_kind_spreads_over_itself():
     f = only_failure(check_with("24_other_kind", **_other(REF_Q, [(2, 0, 0), (0, 2, 0), (0, 0, 0)]))).failure
     assert f.tokens == ["a"]  # BOS and the letter itself tie
-    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in f.explanation.summary
-    assert "indistinguishable keys" in f.explanation.hint  # a tie, never "sharpen"
+    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in summary_of(f.explanation)
+    assert "indistinguishable keys" in hint_of(f.explanation)  # a tie, never "sharpen"
 
 
 def test_24_bos_above_the_other_kind_takes_the_attention():
     f = only_failure(check_with("24_other_kind", **_other(REF_Q, [(2, 0, 0), (0, 2, 0), (0, 0, 3)]))).failure
-    assert f.tokens == ["a", "b"] and "its largest weight, 1.000, is on key 0 '<bos>'" in f.explanation.summary
-    assert "bos favours key 0 by 30" in f.explanation.hint
+    assert f.tokens == ["a", "b"] and "its largest weight, 1.000, is on key 0 '<bos>'" in summary_of(f.explanation)
+    assert "bos favours key 0 by 30" in hint_of(f.explanation)
 
 
 def test_24_a_vowel_query_that_asks_for_nothing_settles_on_bos():
     f = only_failure(check_with("24_other_kind", **_other([(0, 1, 0), (0, 0, 0), (1, 0, 0)], REF_K))).failure
     assert f.tokens == ["b", "a"]  # the vowel query meets only the BOS row
-    assert "the target is key 1 'b'" in f.explanation.summary and "is on key 0 '<bos>'" in f.explanation.summary
+    assert "the target is key 1 'b'" in summary_of(f.explanation) and "is on key 0 '<bos>'" in summary_of(f.explanation)
 
 
 def test_24_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
@@ -245,8 +245,8 @@ def test_24_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
 
 def test_24_too_little_sharpness_leaks_to_bos_and_the_same_kind():
     f = only_failure(check_with("24_other_kind", params={"s": 2})).failure
-    assert "puts only 0.867 there (needs ≥ 0.99)" in f.explanation.summary
-    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
+    assert "puts only 0.867 there (needs ≥ 0.99)" in summary_of(f.explanation)
+    assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(f.explanation)
 
 
 # --- 25: an MLP that tells whether two numbers are equal --------------------------------------------------------
@@ -266,7 +266,7 @@ def _equal(units, writes):
 
 def test_25_one_threshold_finds_a_corner_but_not_the_middle():
     f = only_failure(check_with("25_equal_mlp", **_equal([[-1, -1, 1, 0], [1, 1, -5, 0]], [1, 1]))).failure
-    assert f.tokens in (["11"], ["22"]) and "is eq 1, yours is 0 (error 1 > tolerance 0.1)" in f.explanation.summary
+    assert f.tokens in (["11"], ["22"]) and "is eq 1, yours is 0 (error 1 > tolerance 0.1)" in summary_of(f.explanation)
 
 
 def test_25_falling_with_the_distance_without_stopping_goes_negative():
@@ -274,7 +274,7 @@ def test_25_falling_with_the_distance_without_stopping_goes_negative():
                                                          [1, -1, -1]))).failure
     x, y = (int(c) for c in f.tokens[0])
     assert abs(x - y) >= 2
-    assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq -1" in f.explanation.summary
+    assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq -1" in summary_of(f.explanation)
 
 
 def test_25_a_bump_on_one_side_only_misses_y_above_x():
@@ -282,12 +282,12 @@ def test_25_a_bump_on_one_side_only_misses_y_above_x():
                                                          [1, -1, 1]))).failure
     x, y = (int(c) for c in f.tokens[0])
     assert y > x
-    assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq 1" in f.explanation.summary
+    assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq 1" in summary_of(f.explanation)
 
 
 def test_25_a_sum_that_adds_x_and_y_is_the_wrong_algorithm():
     f = only_failure(check_with("25_equal_mlp", **_equal([[1, 1, -1, 0]], [1]))).failure  # relu(x + y − 1)
-    assert f.tokens == ["00"] and "hidden units W_in x are [-1]" in f.explanation.hint
+    assert f.tokens == ["00"] and "hidden units W_in x are [-1]" in hint_of(f.explanation)
 
 
 def test_25_an_mlp_that_writes_into_one_is_refused():
@@ -295,7 +295,7 @@ def test_25_an_mlp_that_writes_into_one_is_refused():
     W_out = np.array(answer.W_out, dtype=float)
     W_out[2, 0] = 0.5
     result = check_with("25_equal_mlp", W_out=W_out)  # the target reads `one` too: it fails, and the leak is named
-    hint = only_failure(result).failure.explanation.hint
+    hint = hint_of(only_failure(result).failure.explanation)
     assert "Note: mlp 0 writes into one (0.5), but this puzzle lets it write only into eq" in hint
 
 
@@ -358,8 +358,8 @@ def test_26_adding_a_and_bs_features_predicts_a_or_b_not_their_sum():
     a, b = (int(t) for t in f.tokens)
     top = f.explanation.per_position.top[1]
     assert int(top) in (a, b) and int(top) != (a + b) % P
-    assert f"after position 1 '{b}' the expected next token has log-prob" in f.explanation.summary
-    assert "compare what your MLP writes into sum:cos and sum:sin" in f.explanation.hint
+    assert f"after position 1 '{b}' the expected next token has log-prob" in summary_of(f.explanation)
+    assert "compare what your MLP writes into sum:cos and sum:sin" in hint_of(f.explanation)
 
 
 def test_26_reading_only_b_is_a_positional_shortcut():
@@ -373,7 +373,7 @@ def test_26_the_cos_identity_alone_cannot_tell_c_from_minus_c():
     W_out[list(ns["resid"].labels).index("sum:sin")] = 0  # sum:sin never written
     f = only_failure(check_with("26_modular_addition", W_in=W_in, W_out=W_out)).failure
     assert (int(f.tokens[0]) + int(f.tokens[1])) % P != 0  # only c = 0 is its own mirror
-    assert f.explanation.per_position.top[1] != f.explanation.per_position.expected[1] and "sum:sin" in f.explanation.hint
+    assert f.explanation.per_position.top[1] != f.explanation.per_position.expected[1] and "sum:sin" in hint_of(f.explanation)
 
 
 def test_26_the_wrong_sign_in_the_identity_computes_a_minus_b():
@@ -407,7 +407,7 @@ def test_26_an_mlp_that_writes_outside_sum_is_refused():
 def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
     f = only_failure(check_with("26_modular_addition", params={"s": 3})).failure
     assert f.explanation.per_position.expected[1] == f.explanation.per_position.top[1]  # the right top guess, not sure enough
-    assert "make the prediction surer (raise your sharpness symbol s)" in f.explanation.hint
+    assert "make the prediction surer (raise your sharpness symbol s)" in hint_of(f.explanation)
 
 
 # --- 27: a copying head that must ignore BOS ------------------------------------------------------------------
@@ -477,15 +477,15 @@ def test_27_puzzle_11s_copy_on_uncentred_letters_raises_the_wrong_letters():
     assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 1.000" in text  # the score cannot see the offset …
     assert "(wrong: b → (tie), c → b, d → e, e → (tie))" in text  # … which letter each raises can
     b = failed["b"].failure
-    assert b.tokens == ["a"] and "the expected head 0.0 output on out:x, out:y is [0, 0], yours is [20, 0]" in b.explanation.summary
-    assert "look at W_V and W_O" in b.explanation.hint
+    assert b.tokens == ["a"] and "the expected head 0.0 output on out:x, out:y is [0, 0], yours is [20, 0]" in summary_of(b.explanation)
+    assert "look at W_V and W_O" in hint_of(b.explanation)
 
 
 def test_27_cancelling_bos_alone_leaves_the_letters_uncentred():
     failed = _failed(check_with("27_centred_copy", **_centred(one=0, bos=-1)))
     assert set(failed) == {"a", "c"}  # BOS now writes nothing, but the letters still carry (1, 0)
     c = failed["c"].failure
-    assert c.tokens == ["b", "a"] and "cannot tell the expected 'b' from 'a': a tie, each 0.500" in c.explanation.hint
+    assert c.tokens == ["b", "a"] and "cannot tell the expected 'b' from 'a': a tie, each 0.500" in hint_of(c.explanation)
 
 
 def test_27_a_negative_copy_suppresses_the_letter_before():
@@ -494,13 +494,13 @@ def test_27_a_negative_copy_suppresses_the_letter_before():
     from test_wrong_curriculum_a import report_text
 
     assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is -1.000 (needs ≥ 0.9)" in report_text(failed["a"])
-    assert "after position 2 'a' the expected next token has log-prob -18.783" in failed["c"].failure.explanation.summary
+    assert "after position 2 'a' the expected next token has log-prob -18.783" in summary_of(failed["c"].failure.explanation)
 
 
 def test_27_too_little_sharpness_copies_but_not_surely():
     failed = _failed(check_with("27_centred_copy", params={"γ": 4}))
     assert set(failed) == {"c"}  # the circuit is right; half the attention on BOS halves the lead
-    hint = failed["c"].failure.explanation.hint
+    hint = hint_of(failed["c"].failure.explanation)
     assert "your top guess after position 2 is 'a' (0.591), but 'b' follows with 0.148" in hint
     assert "raise your sharpness symbol γ" in hint
 
@@ -570,45 +570,45 @@ def test_28_another_mechanism_passes_ramps_instead_of_one_hot_self_exclusion():
 def test_28_without_self_exclusion_every_query_finds_itself():
     f = only_failure(check_with("28_same_predecessor", **_match(diag=0))).failure
     assert f.tokens == ["a", "a"]
-    assert "the target is key 0 '<bos>', but head 1.0 puts only 0.000 there" in f.explanation.summary
-    assert "is on key 2 'a'" in f.explanation.summary and "prev:* favour key 2 by 20" in f.explanation.hint
+    assert "the target is key 0 '<bos>', but head 1.0 puts only 0.000 there" in summary_of(f.explanation)
+    assert "is on key 2 'a'" in summary_of(f.explanation) and "prev:* favour key 2 by 20" in hint_of(f.explanation)
 
 
 def test_28_an_induction_head_asks_for_the_query_itself_not_its_predecessor():
     f = only_failure(check_with("28_same_predecessor", **_match(q_side="tok"))).failure
     assert f.tokens == ["a", "a", "b"]  # at 3 b the target is 2 a (it followed the a at 1); nothing followed a b
-    assert "the target is key 2 'a', but head 1.0 puts only 0.000 there" in f.explanation.summary
+    assert "the target is key 2 'a', but head 1.0 puts only 0.000 there" in summary_of(f.explanation)
 
 
 def test_28_a_key_on_content_finds_the_earlier_copy_not_what_followed_it():
     f = only_failure(check_with("28_same_predecessor", **_match(k_side="tok"))).failure
     assert f.tokens == ["a", "a"]  # at 2 a, whose predecessor is the a at 1: key 1 holds an a, but follows BOS
-    assert "is on key 1 'a'" in f.explanation.summary and "tok:* favour key 1 by 20" in f.explanation.hint
+    assert "is on key 1 'a'" in summary_of(f.explanation) and "tok:* favour key 1 by 20" in hint_of(f.explanation)
 
 
 def test_28_bos_above_a_match_takes_the_attention():
     f = only_failure(check_with("28_same_predecessor", **_match(bos=sympy.Rational(3, 2)))).failure
-    assert f.tokens == ["a", "a", "a"] and "its largest weight, 1.000, is on key 0 '<bos>'" in f.explanation.summary
-    assert "bos favours key 0 by 30" in f.explanation.hint
+    assert f.tokens == ["a", "a", "a"] and "its largest weight, 1.000, is on key 0 '<bos>'" in summary_of(f.explanation)
+    assert "bos favours key 0 by 30" in hint_of(f.explanation)
 
 
 def test_28_without_a_score_for_bos_a_query_with_no_match_spreads_out():
     f = only_failure(check_with("28_same_predecessor", **_match(bos=0))).failure
-    assert f.tokens == ["a", "a"] and "puts only 0.333 there" in f.explanation.summary
-    assert "indistinguishable keys" in f.explanation.hint  # a tie, never "sharpen"
+    assert f.tokens == ["a", "a"] and "puts only 0.333 there" in summary_of(f.explanation)
+    assert "indistinguishable keys" in hint_of(f.explanation)  # a tie, never "sharpen"
 
 
 def test_28_self_exclusion_that_stops_short_fails_late_in_the_context():
     f = only_failure(check_with("28_same_predecessor", **_match(diag=6))).failure
     assert f.tokens == list("aaaaaa")  # query 6, the first without its own −1, ties with its matches
-    assert "the targets are keys 2, 3, 4, 5, but head 1.0 puts only 0.800 on them together" in f.explanation.summary
+    assert "the targets are keys 2, 3, 4, 5, but head 1.0 puts only 0.800 on them together" in summary_of(f.explanation)
 
 
 def test_28_a_layer_0_that_writes_nothing_leaves_no_predecessor_to_match():
     ns = namespace("28_same_predecessor")
     f = only_failure(check_with("28_same_predecessor", W_O0=ns["blank"](ns["resid"], 4))).failure
     assert f.tokens == ["a", "a", "a"]
-    assert "the target is key 2 'a', but head 1.0 puts only 0.000 there" in f.explanation.summary
+    assert "the target is key 2 'a', but head 1.0 puts only 0.000 there" in summary_of(f.explanation)
 
 
 def test_28_a_layer_0_that_writes_outside_prev_is_refused():
@@ -629,8 +629,8 @@ def test_28_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
 
 def test_28_too_little_sharpness_leaks_from_bos():
     f = only_failure(check_with("28_same_predecessor", params={"s": 3})).failure
-    assert "puts only 0.691 there (needs ≥ 0.9)" in f.explanation.summary
-    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol s" in f.explanation.hint
+    assert "puts only 0.691 there (needs ≥ 0.9)" in summary_of(f.explanation)
+    assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol s" in hint_of(f.explanation)
 
 
 # --- 29: the smaller digits before ------------------------------------------------------------------------------
@@ -674,39 +674,39 @@ def test_29_the_table_may_live_in_the_keys_instead():
 def test_29_matching_the_same_digit_is_puzzle_18s_head_not_this_one():
     f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: x == y))).failure
     assert f.tokens == ["0"]  # the lone digit counts itself
-    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in f.explanation.summary
-    assert "indistinguishable keys: key 1 and the target key 0 both score 20" in f.explanation.hint
+    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in summary_of(f.explanation)
+    assert "indistinguishable keys: key 1 and the target key 0 both score 20" in hint_of(f.explanation)
 
 
 def test_29_smaller_or_equal_counts_the_digit_itself():
     f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y <= x))).failure
-    assert f.tokens == ["0"] and "puts only 0.500 there" in f.explanation.summary
-    assert "indistinguishable keys" in f.explanation.hint  # a tie, never "sharpen"
+    assert f.tokens == ["0"] and "puts only 0.500 there" in summary_of(f.explanation)
+    assert "indistinguishable keys" in hint_of(f.explanation)  # a tie, never "sharpen"
 
 
 def test_29_the_triangle_the_wrong_way_counts_the_larger_digits():
     f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y > x))).failure
     assert f.tokens == ["0", "1"]
-    assert "the targets are keys 0, 1, each needing ≥ 0.495" in f.explanation.summary
-    assert "puts only 0.000 on key 1 '0'" in f.explanation.summary and "(0: 20, 1: 0)" in f.explanation.hint
+    assert "the targets are keys 0, 1, each needing ≥ 0.495" in summary_of(f.explanation)
+    assert "puts only 0.000 on key 1 '0'" in summary_of(f.explanation) and "(0: 20, 1: 0)" in hint_of(f.explanation)
 
 
 def test_29_ranking_by_value_is_puzzle_20s_head_not_a_count():
     ranking = dict(W_Q=[[s] * 5 + [0]], W_K=[[-y for y in range(5)] + [1]])  # BOS first, then the smallest digit
     f = only_failure(check_with("29_smaller_before", **ranking)).failure
-    assert f.tokens == ["0", "1"] and "its largest weight, 1.000, is on key 0 '<bos>'" in f.explanation.summary
-    assert "should spread its attention evenly over keys 0, 1, but their scores differ" in f.explanation.hint
+    assert f.tokens == ["0", "1"] and "its largest weight, 1.000, is on key 0 '<bos>'" in summary_of(f.explanation)
+    assert "should spread its attention evenly over keys 0, 1, but their scores differ" in hint_of(f.explanation)
 
 
 def test_29_bos_above_the_picked_digits_takes_the_attention():
     f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y < x, bos=2))).failure
-    assert f.tokens == ["0", "1"] and "(0: 40, 1: 20)" in f.explanation.hint
+    assert f.tokens == ["0", "1"] and "(0: 40, 1: 20)" in hint_of(f.explanation)
 
 
 def test_29_without_a_score_for_bos_a_zero_spreads_over_everything():
     f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y < x, bos=0))).failure
-    assert f.tokens == ["0"] and "puts only 0.500 there" in f.explanation.summary
-    assert "query at position 1 ('0') is exactly zero" in f.explanation.hint
+    assert f.tokens == ["0"] and "puts only 0.500 there" in summary_of(f.explanation)
+    assert "query at position 1 ('0') is exactly zero" in hint_of(f.explanation)
 
 
 def test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
@@ -719,8 +719,8 @@ def test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
 
 def test_29_too_little_sharpness_leaks_onto_the_digit_itself():
     f = only_failure(check_with("29_smaller_before", params={"s": 3})).failure
-    assert f.tokens == ["0"] and "puts only 0.953 there (needs ≥ 0.99)" in f.explanation.summary
-    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
+    assert f.tokens == ["0"] and "puts only 0.953 there (needs ≥ 0.99)" in summary_of(f.explanation)
+    assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(f.explanation)
 
 
 # --- difficulty and minutes ------------------------------------------------------------------------------------

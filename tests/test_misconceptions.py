@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 import sympy
-from helpers import SOLUTIONS
+from helpers import SOLUTIONS, summary_of
 
 from circuits import blank
 from circuits.checking.checker import check
@@ -64,7 +64,7 @@ def key_line(result) -> str:
     if t.status == "error":
         return f"{t.label}: {words.said(t)}"
     f = t.failure
-    said = f.explanation.summary if f.explanation is not None else f.text.splitlines()[0]
+    said = summary_of(f.explanation) if f.explanation is not None else f.text.splitlines()[0]
     return f"{t.label}: {said}"
 
 

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import SOLUTIONS, solution
+from helpers import SOLUTIONS, hint_of, solution
 
 from circuits.checking import diagnosis
 from circuits.checking.checker import check
@@ -122,7 +122,7 @@ def test_no_tie_is_reported_as_a_call_to_sharpen(checked):
             if r.status != "failed" or r.failure.explanation is None or not _tie(target, r.failure):
                 continue
             ties += 1
-            hint = r.failure.explanation.hint
+            hint = hint_of(r.failure.explanation)
             if "sharpen" in hint or "sharpness symbol" in hint or "×10⁴" in hint:
                 bad.append(f"{stem} / {name} / {r.label}: {hint[:160]}")
     assert ties >= 5, f"only {ties} ties in the sample: the rule is not exercised"
@@ -139,11 +139,11 @@ def test_every_attention_caused_readout_failure_shows_the_heatmap(checked):
             if r.status != "failed" or not isinstance(target, (Output, NextToken)):
                 continue
             e = r.failure.explanation
-            if not BLAMES_ATTENTION.search(e.hint):
+            if not BLAMES_ATTENTION.search(hint_of(e)):
                 continue
             seen += 1
             text = to_text(target_report(r), width=200)
             if e.head is None or f"attention of head {e.head[0]}.{e.head[1]}" not in text:
-                bad.append(f"{stem} / {name} / {r.label}: no heatmap for {e.hint[:120]}")
+                bad.append(f"{stem} / {name} / {r.label}: no heatmap for {hint_of(e)[:120]}")
     assert seen >= 3, f"only {seen} attention-caused readout failures in the sample: the rule is not exercised"
     assert not bad, "\n".join(bad)

@@ -1,7 +1,9 @@
 """checking/ reads one way down: no module imports another's private helper, and per-kind behaviour lives on the
-target classes (no `isinstance(t, Attention)` outside checking/targets/); old import paths keep working."""
+target classes (no `isinstance(t, Attention)` outside checking/targets/); the kinds moved to facts build no sentence
+on their explanation's path (display words them); old import paths keep working."""
 
 import ast
+import re
 from pathlib import Path
 
 import circuits
@@ -77,6 +79,60 @@ def kind_ladders(source: str, module: str) -> list[str]:
     return sorted(found)
 
 
+# kinds whose explanation (summary and hint) is facts that display/explanations.py words: module → its target class
+# and the methods an explanation starts from (MLPOutput's `_hint` is called by Output.explain, its base's)
+WORDED_BY_DISPLAY = {"attention": ("Attention", ("explain",)), "next_token": ("NextToken", ("explain",)),
+                     "output": ("Output", ("explain",)), "mlp": ("MLPOutput", ("explain", "_hint"))}
+SENTENCE = re.compile(r"[A-Za-z][ ,;:]+[A-Za-z]")  # two words: a sentence's piece, not a label, key or code
+
+
+def _docstring(node) -> ast.AST | None:
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        return body[0].value
+    return None
+
+
+def explain_path(tree: ast.Module, cls: str, starts=("explain",)) -> dict[str, ast.AST]:
+    """The functions of the module that the methods `starts` of class `cls` reach by direct calls (`f(…)`,
+    `self.f(…)`), `starts` included: the code that makes an explanation. Calls into other modules (and to a base
+    class's methods) are not followed."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    klass = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+    methods = {n.name: n for n in klass.body if isinstance(n, ast.FunctionDef)}
+    seen, todo = {}, [methods[name] for name in starts]
+    while todo:
+        fn = todo.pop()
+        if fn.name in seen:
+            continue
+        seen[fn.name] = fn
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+                todo.append(functions[node.func.id])
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                  and node.func.attr in methods):
+                todo.append(methods[node.func.attr])
+    return seen
+
+
+def sentences(source: str, cls: str, module: str, starts=("explain",)) -> list[str]:
+    """Text with two words in it (str literals and f-strings' literal parts, docstrings aside) on the explain path
+    of `cls` in `module`'s source: English that belongs in display/explanations.py. An error raised there (a
+    CircuitError's one line, an error's words) is out of this rule's scope."""
+    found = []
+    for name, fn in explain_path(ast.parse(source), cls, starts).items():
+        docs = {id(_docstring(n)) for n in ast.walk(fn) if _docstring(n) is not None}
+        raised = {id(n) for r in ast.walk(fn) if isinstance(r, ast.Raise) for n in ast.walk(r)}
+        for node in ast.walk(fn):
+            if id(node) in raised:
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
+                    and SENTENCE.search(node.value):
+                found.append(f"{module}.{name}:{node.lineno}: {node.value!r}")
+    return sorted(found)
+
+
 def _files(root: Path):
     return [p for p in sorted(root.rglob("*.py")) if "curriculum" not in p.relative_to(PACKAGE).parts[:1]]
 
@@ -90,6 +146,78 @@ def test_no_isinstance_over_target_kinds_outside_the_targets_package():
     inside = CHECKING / "targets"
     found = [v for p in _files(PACKAGE) if inside not in p.parents for v in kind_ladders(p.read_text(), _module(p))]
     assert found == []
+
+
+def test_the_kinds_worded_by_display_build_no_sentence_when_they_explain():
+    for module, (cls, starts) in WORDED_BY_DISPLAY.items():
+        path = CHECKING / "targets" / f"{module}.py"
+        assert sentences(path.read_text(), cls, module, starts) == []
+
+
+def hint_edits(source: str, module: str) -> list[str]:
+    """Assignments to an explanation's `hint` or `summary` (`e.hint = …`, `f.explanation.hint += …`) in `module`."""
+    return [f"{module}:{node.lineno}" for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.Assign, ast.AugAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Attribute) and target.attr in ("hint", "summary")
+            and not (isinstance(target.value, ast.Name) and target.value.id == "self")]
+
+
+def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
+    """The frozen dataclasses (facts) of the targets package that `cls.explain` of `module` constructs on its path."""
+    import dataclasses
+
+    found = set()
+    for fn in explain_path(ast.parse(source), cls, starts).values():
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                value = getattr(module, node.func.id, None)
+                if (isinstance(value, type) and dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen
+                        and value.__module__.startswith("circuits.checking.targets")):
+                    found.add(value)
+    return found
+
+
+def test_every_fact_an_explanation_makes_has_its_words_in_display():
+    import importlib
+
+    from circuits.display import explanations
+
+    worded = {**explanations.SUMMARIES, **explanations.HINTS}
+    made = set()
+    for name, (cls, starts) in WORDED_BY_DISPLAY.items():
+        module = importlib.import_module(f"circuits.checking.targets.{name}")
+        made |= facts_made((CHECKING / "targets" / f"{name}.py").read_text(), cls, module, starts)
+    assert len(made) >= 20  # the rule sees the kinds' facts (AttentionMiss, WrongKey, ReadoutMiss, TokenMiss, …)
+    assert sorted(c.__name__ for c in made if c not in worded) == []
+
+
+def test_the_checker_leaves_a_hint_to_display():
+    """The checker adds facts to a failing target's explanation (its notes, the puzzle's names), never words: no
+    assignment to an explanation's `hint` or `summary` in checking/ outside the kinds that make it."""
+    inside = CHECKING / "targets"
+    assert [v for p in _files(CHECKING) if inside not in p.parents for v in hint_edits(p.read_text(), _module(p))] == []
+    planted = ("def f(e, r, self):\n    e.hint = e.hint + '.'\n    r.failure.explanation.summary += 'x'\n"
+               "    self.hint = 1\n    hint = 2\n")
+    assert hint_edits(planted, "circuits.checking.checker") == [
+        "circuits.checking.checker:2", "circuits.checking.checker:3"]
+
+
+def test_the_sentence_rule_catches_a_planted_sentence():
+    planted = ('def _why(x):\n'
+               '    """A docstring is not a sentence the report prints."""\n'
+               '    return f"key {x} scores higher", ("keys", "cos/sin:*", "tok:*, pos:*")\n'
+               'def _unused():\n    return "not on the path"\n'
+               'class Attention:\n'
+               '    def explain(self, trace, tokens):\n'
+               '        """Also a docstring."""\n'
+               '        return self._hint(_why(1), "key_sets")\n'
+               '    def _hint(self, a, b):\n        if a:\n            raise ValueError(f"{a} is not a key")\n'
+               '        return "look at W_Q"\n')
+    assert sentences(planted, "Attention", "attention") == [
+        "attention._hint:13: 'look at W_Q'",
+        "attention._why:3: ' scores higher'",
+    ]  # labels and keys ("cos/sin:*", "key_sets", a list of families) are not sentences
 
 
 def test_the_private_import_rule_catches_a_planted_violation():

@@ -6,7 +6,7 @@ import copy
 
 import numpy as np
 import pytest
-from helpers import check_with, only_failure, solution
+from helpers import check_with, hint_of, only_failure, solution, summary_of
 
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.checking import diagnosis
@@ -55,26 +55,26 @@ def test_a_tie_is_one_report_whichever_key_argmax_picks(target_key):
     target = Attention(0, 0, lambda toks: [None, target_key], per_input=True)
     e = target.explain(model.run([["a", "b"]]), ["a", "b"])
     other = 1 - target_key
-    assert f"indistinguishable keys: key {other} and the target key {target_key} both score 0" in e.hint
-    assert "no scale can separate them" in e.hint and "Their residuals differ in isb" in e.hint
-    assert "sharpen" not in e.hint and "×10⁴" not in e.hint and "by only 0" not in e.hint
+    assert f"indistinguishable keys: key {other} and the target key {target_key} both score 0" in hint_of(e)
+    assert "no scale can separate them" in hint_of(e) and "Their residuals differ in isb" in hint_of(e)
+    assert "sharpen" not in hint_of(e) and "×10⁴" not in hint_of(e) and "by only 0" not in hint_of(e)
 
 
 def test_20_a_tie_landing_on_the_target_is_a_tie_not_a_call_to_sharpen():
     f = only_failure(check_with("20_find_min", W_K=[[-1, 0, 0]])).failure
-    assert f.tokens == ["0", "0"] and "its largest weight, 0.500, is on key 0 '0'" in f.explanation.summary  # on target
-    assert "indistinguishable keys: key 1 and the target key 0 both score 0" in f.explanation.hint
-    assert "sharpen" not in f.explanation.hint
+    assert f.tokens == ["0", "0"] and "its largest weight, 0.500, is on key 0 '0'" in summary_of(f.explanation)  # on target
+    assert "indistinguishable keys: key 1 and the target key 0 both score 0" in hint_of(f.explanation)
+    assert "sharpen" not in hint_of(f.explanation)
 
 
 def test_07_a_zero_query_is_named_as_the_cause():
     f = failed(mutant("07_induction_k_composition", "W_Q2[0, tok:a] → 0")).failure
-    assert "head 1.0's query at position 2 ('a') is exactly zero: W_Q2 reads nothing at that token" in f.explanation.hint
-    assert "sharpen" not in f.explanation.hint
+    assert "head 1.0's query at position 2 ('a') is exactly zero: W_Q2 reads nothing at that token" in hint_of(f.explanation)
+    assert "sharpen" not in hint_of(f.explanation)
 
 
 def test_14_a_tie_between_mind_and_bay_is_named_whichever_way_it_breaks():
-    hints = [failed(mutant("14_skip_trigram", name), "(c)").failure.explanation.hint
+    hints = [hint_of(failed(mutant("14_skip_trigram", name), "(c)").failure.explanation)
              for name in ("W_Q1[0, tok:in] × −1", "W_Q1[0, tok:in] → 0")]
     for hint in hints:  # argmax picks 'bay' in one, 'mind' in the other: the same words
         assert "cannot tell the expected 'mind' from 'bay'" in hint and "tie, " in hint
@@ -84,7 +84,7 @@ def test_14_a_tie_between_mind_and_bay_is_named_whichever_way_it_breaks():
 # --- 2. a readout wrong because the attention is wrong --------------------------------------------------------
 def test_10_a_readout_wrong_through_the_attention_shows_the_heatmap_and_names_W_Q_and_W_K():
     t = failed(mutant("10_seen_before", "W_Q[0, tok:a] → 0"))
-    hint = t.failure.explanation.hint
+    hint = hint_of(t.failure.explanation)
     assert t.failure.explanation.head == (1, 0)
     assert "its values are not the cause" in hint and "Look at W_Q and W_K of head 1.0" in hint
     assert "leaks" in hint and "W_O and W_V" not in hint
@@ -94,20 +94,20 @@ def test_10_a_readout_wrong_through_the_attention_shows_the_heatmap_and_names_W_
 
 def test_13_a_readout_wrong_through_the_attention_shows_the_heatmap():
     t = failed(mutant("13_copy_suppression", "W_Q[0, pred:a] × −1"), "(a)")
-    assert "Look at W_Q and W_K of head 0.0" in t.failure.explanation.hint
+    assert "Look at W_Q and W_K of head 0.0" in hint_of(t.failure.explanation)
     assert "attention of head 0.0" in report(t)
 
 
 def test_13_the_embedding_is_a_given_never_a_head_with_W_O_and_W_V():
     t = failed(mutant("13_copy_suppression", "W_V[1, tok:b] → 0"), "(a)")
-    hint = t.failure.explanation.hint
+    hint = hint_of(t.failure.explanation)
     assert "exactly what the embedding writes there" in hint and "the embedding is a given" in hint
     assert "of the embedding" not in hint and "look at W_V and W_O of head 0.0" in hint
 
 
 def test_18_an_average_of_values_is_reachable_so_the_report_says_where_the_attention_leaks():
     t = failed(mutant("18_histogram", "W_Q[0, 1] 0 → s"), "head 0.0's result")
-    hint = t.failure.explanation.hint
+    hint = hint_of(t.failure.explanation)
     assert "the values are right but the attention is not" in hint
     assert "head 0.0's attention leaks: it puts 0.667 on keys 1 'a', 2 'b' (value [0])" in hint
     assert "too little goes to 0.333 on key 0 '<bos>' (value [1]) (needs 0.500)" in hint
@@ -118,7 +118,7 @@ def test_18_an_average_of_values_is_reachable_so_the_report_says_where_the_atten
 def test_18_values_that_no_mix_can_reach_still_blame_W_V():
     W_V = np.zeros((1, len(solution("18_histogram").answer.W_V[0])), dtype=object)  # every value 0
     f = failed(check_with("18_histogram", W_V=W_V), "head 0.0's result").failure
-    assert "no attention pattern can produce it: look at W_V" in f.explanation.hint
+    assert "no attention pattern can produce it: look at W_V" in hint_of(f.explanation)
 
 
 # --- 3. next-token reports for the model at hand --------------------------------------------------------------
@@ -126,7 +126,7 @@ def test_18_values_that_no_mix_can_reach_still_blame_W_V():
                                         ("12_successor_head", "W_O rows out:x ↔ out:y")])
 def test_copying_and_successor_heads_are_not_told_about_induction_or_W_Q(stem, name):
     t = failed(mutant(stem, name), "(b)")
-    hint = t.failure.explanation.hint
+    hint = hint_of(t.failure.explanation)
     assert "induction" not in hint and "W_Q" not in hint and "W_K" not in hint
     assert "no attention pattern of your heads" in hint
     assert "look at W_V and W_O of head 0.0" in hint and "W_U (a given)" in hint
@@ -134,7 +134,7 @@ def test_copying_and_successor_heads_are_not_told_about_induction_or_W_Q(stem, n
 
 
 def test_11_too_small_a_gamma_is_told_to_raise_gamma_not_to_scale_W_U():
-    hint = failed(check_with("11_copying_head", params={"γ": 2}), "(b)").failure.explanation.hint
+    hint = hint_of(failed(check_with("11_copying_head", params={"γ": 2}), "(b)").failure.explanation)
     assert "raise your sharpness symbol γ" in hint and "W_U" not in hint
 
 
@@ -143,7 +143,7 @@ def test_21_the_prediction_names_the_name_mover_not_an_induction_head():
     for k, n in enumerate(["Ann", "Bob", "Cat", "Dan"]):
         W_Q2[1 + k, f"s:{n}"] = -W_Q2[1 + k, f"s:{n}"]  # the name mover prefers the subject
     t = check_with("21_ioi_mini", W_Q2=W_Q2).targets[3]
-    hint = t.failure.explanation.hint
+    hint = hint_of(t.failure.explanation)
     assert "induction" not in hint
     assert "The attention is the cause: head 2.0" in hint and "Look at W_Q2 and W_K2 of head 2.0" in hint
     assert "attention of head 2.0" in report(t)
@@ -152,14 +152,14 @@ def test_21_the_prediction_names_the_name_mover_not_an_induction_head():
 # --- 4. the writer is wrong, the reader blamed -----------------------------------------------------------------
 @pytest.mark.parametrize("name", ["W_V1 rows 0 ↔ 1", "W_V1[0, sin:1] 0 → 1", "W_V1[0, tok:a] × −1"])
 def test_07_a_wrong_writer_is_named_before_the_reader(name):
-    hint = failed(mutant("07_induction_k_composition", name)).failure.explanation.hint
+    hint = hint_of(failed(mutant("07_induction_k_composition", name)).failure.explanation)
     assert "which head 0.0 writes" in hint and "look at W_V1 and W_O1 of head 0.0" in hint
     assert "before W_Q2 and W_K2 of this head" in hint
 
 
 @pytest.mark.parametrize("name", ["W_K2 columns prev:a ↔ prev:b", "W_K2[0, prev:a] × −1"])
 def test_07_a_wrong_reader_is_not_blamed_on_the_writer(name):
-    hint = failed(mutant("07_induction_k_composition", name)).failure.explanation.hint
+    hint = hint_of(failed(mutant("07_induction_k_composition", name)).failure.explanation)
     assert "W_V1" not in hint and "W_O1" not in hint and "W_K2" in hint
 
 
@@ -172,8 +172,8 @@ def test_a_row_mismatch_of_W_Q_and_W_K_names_both_in_the_answers_own_names():
 
 
 def test_19_mlp_hints_use_the_answers_names_for_W_in_and_W_out():
-    hint = only_failure(check_with("19_balanced_parens", W_in0=[[0, 0, 0, -5, 0, 0, 0], [0, 0, -1, -5, 0, 0, 0]])
-                        ).failure.explanation.hint
+    hint = hint_of(only_failure(check_with("19_balanced_parens", W_in0=[[0, 0, 0, -5, 0, 0, 0], [0, 0, -1, -5, 0, 0, 0]])
+                        ).failure.explanation)
     assert "Look at W_in0" in hint and "W_out0" in hint and "W_in " not in hint
 
 
@@ -190,7 +190,7 @@ def test_a_mass_just_short_of_the_bound_is_printed_with_the_digits_that_show_it(
     trace = model.run([["a", "b"]])
     assert not target.evaluate(trace, [["a", "b"]]).ok.any()
     e = target.explain(trace, ["a", "b"])
-    assert "puts only 0.4949 there (needs ≥ 0.4950)" in e.summary
+    assert "puts only 0.4949 there (needs ≥ 0.4950)" in summary_of(e)
 
 
 # --- 7. `circuits show` labels vectors by direction ------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import check_with, only_failure, solution
+from helpers import check_with, hint_of, only_failure, solution, summary_of
 
 from circuits.display.report import target_report
 
@@ -40,7 +40,7 @@ def test_09_no_bos_sink_leaves_a_new_token_on_itself():
     W_K[4, "bos"] = 0
     f = only_failure(check_with("09_duplicate_token", W_K=W_K)).failure
     assert len(f.tokens) == 1
-    assert "the target is key 0 '<bos>'" in f.explanation.summary
+    assert "the target is key 0 '<bos>'" in summary_of(f.explanation)
 
 
 # --- 10 seen before ---------------------------------------------------------------------------------------------
@@ -60,7 +60,7 @@ def test_10_a_value_that_reads_bos_writes_the_opposite():
     W_V[0, 4] = 1  # bos: 1 at BOS, where a new token looks
     failed = only_failure(check_with("10_seen_before", W_V=W_V))
     assert failed.failure.tokens == ["a"]
-    assert "head 1.0" in failed.failure.explanation.hint
+    assert "head 1.0" in hint_of(failed.failure.explanation)
 
 
 # --- 11 copying head --------------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def test_11_writing_each_token_at_its_neighbours_corner_is_not_copying():
     text = report_text(structure)
     assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 0.309 (needs ≥ 0.9)" in text
     assert "(wrong: a → e, b → a, c → b, d → c …)" in text
-    assert behaviour.failure.tokens == ["a", "a"] and "log-prob -6.912 < -0.1" in behaviour.failure.explanation.summary
+    assert behaviour.failure.tokens == ["a", "a"] and "log-prob -6.912 < -0.1" in summary_of(behaviour.failure.explanation)
 
 
 def test_11_too_small_a_gamma_copies_but_not_surely():
@@ -82,7 +82,7 @@ def test_11_too_small_a_gamma_copies_but_not_surely():
     structure, behaviour = result.targets
     assert structure.status == "passed"  # the circuit copies; only the confidence is short
     assert behaviour.status == "failed"
-    hint = behaviour.failure.explanation.hint
+    hint = hint_of(behaviour.failure.explanation)
     assert "your top guess after position 1 is 'a' (0.643), but 'b' follows with 0.161" in hint
     assert "raise your sharpness symbol γ" in hint and "W_U" not in hint and "W_Q" not in hint
 
@@ -228,7 +228,7 @@ def test_15_head_0_writing_the_wrong_directions_is_reported_at_head_0():
     a, b = check_with("15_q_composition", W_O0=W_O0).targets
     assert a.status == b.status == "failed"
     assert a.failure.tokens == ["a"]
-    assert "This may follow from the failure of part (a)" in b.failure.explanation.hint
+    assert "This may follow from the failure of part (a)" in hint_of(b.failure.explanation)
 
 
 def test_15_the_worksheets_composition_scores():

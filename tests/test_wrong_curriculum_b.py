@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import check_with, only_failure, solution
+from helpers import check_with, hint_of, only_failure, solution, summary_of
 
 from circuits.checking.targets_mlp import MLPOut, MLPOutput
 
@@ -25,7 +25,7 @@ def test_the_mlp_output_target_reads_what_the_mlp_writes_and_rejects_a_wrong_val
     wrong = MLPOutput(MLPOut(0, ("out",)), lambda toks: [[1]] * len(toks), tol=0.1)
     assert not wrong.evaluate(trace, [["a", "b"]]).ok.any()
     e = wrong.explain(model.run(["a"]), ["a"])
-    assert e.head is None and "W_in" in e.hint and "W_out" in e.hint
+    assert e.head is None and "W_in" in hint_of(e) and "W_out" in hint_of(e)
 
 
 def test_the_mlp_output_target_says_when_the_layer_has_no_mlp():
@@ -43,19 +43,19 @@ def test_the_mlp_output_target_says_when_the_layer_has_no_mlp():
 def test_16_one_unit_that_adds_the_features_fails_at_d():
     f = only_failure(check_with("16_xor_mlp", W_in=[[1, 1, 0, 0]], W_out=[[0], [0], [0], [1]])).failure
     assert f.tokens == ["d"]
-    assert "yours is xor 2" in f.explanation.summary
-    assert "hidden units W_in x are [2]" in f.explanation.hint and "W_out" in f.explanation.hint
+    assert "yours is xor 2" in summary_of(f.explanation)
+    assert "hidden units W_in x are [2]" in hint_of(f.explanation) and "W_out" in hint_of(f.explanation)
 
 
 def test_16_units_without_a_threshold_fail_where_one_feature_is_on():
     f = only_failure(check_with("16_xor_mlp", W_in=[[1, 1, 0, 0], [1, 1, 0, 0]])).failure
     assert f.tokens in (["b"], ["c"])
-    assert "one = 1" in f.explanation.hint
+    assert "one = 1" in hint_of(f.explanation)
 
 
 def test_16_writing_into_x_is_caught():
     f = only_failure(check_with("16_xor_mlp", W_out=[[1, 0], [0, 0], [0, 0], [1, -2]])).failure
-    assert f.tokens == ["b"] and "worst on 'x'" in f.explanation.hint
+    assert f.tokens == ["b"] and "worst on 'x'" in hint_of(f.explanation)
 
 
 # --- 17 key-value memory ---------------------------------------------------------------------------------------
@@ -69,12 +69,12 @@ def _kv_answer(threshold: int):
 def test_17_keys_without_a_threshold_fire_on_half_a_name():
     f = only_failure(check_with("17_kv_memory", W_in=_kv_answer(0))).failure
     assert f.tokens == ["Ada"]  # a first name alone: prev:Ada at position 0 (it attends to itself) fires the key
-    assert "W_in" in f.explanation.hint and "one = 1" in f.explanation.hint
+    assert "W_in" in hint_of(f.explanation) and "one = 1" in hint_of(f.explanation)
 
 
 def test_17_a_threshold_of_two_forgets_every_fact():
     f = only_failure(check_with("17_kv_memory", W_in=_kv_answer(-2))).failure
-    assert len(f.tokens) == 2 and "after the ReLU [0, 0, 0, 0]" in f.explanation.hint  # a whole fact, and no unit fires
+    assert len(f.tokens) == 2 and "after the ReLU [0, 0, 0, 0]" in hint_of(f.explanation)  # a whole fact, and no unit fires
 
 
 def test_17_one_unit_per_city_mixes_up_the_london_names():
@@ -95,10 +95,10 @@ def test_18_without_bos_the_head_sees_only_the_copies():
     result = check_with("18_histogram", W_Q=W_Q)
     attention, output = (t.failure for t in result.targets)
     assert attention.tokens == output.tokens == ["a"]
-    assert "puts only 0.000 on key 0 '<bos>'" in attention.explanation.summary
-    assert "their scores differ (0: 0, 1: 20)" in attention.explanation.hint
-    assert "expected head 0.0 z (A·V) is [0.5], yours is [0]" in output.explanation.summary
-    assert "fix that first" in output.explanation.hint
+    assert "puts only 0.000 on key 0 '<bos>'" in summary_of(attention.explanation)
+    assert "their scores differ (0: 0, 1: 20)" in hint_of(attention.explanation)
+    assert "expected head 0.0 z (A·V) is [0.5], yours is [0]" in summary_of(output.explanation)
+    assert "fix that first" in hint_of(output.explanation)
 
 
 def test_18_bos_scored_twice_as_high_takes_the_attention():
@@ -108,39 +108,39 @@ def test_18_bos_scored_twice_as_high_takes_the_attention():
     W_Q = np.array(solution("18_histogram").answer.W_Q, dtype=object)
     W_Q[4] = [2 * s] * 4 + [0]
     f = only_failure(check_with("18_histogram", W_Q=W_Q)).failure
-    assert f.tokens == ["a"] and "W_Q and W_K" in f.explanation.hint
+    assert f.tokens == ["a"] and "W_Q and W_K" in hint_of(f.explanation)
 
 
 def test_18_too_little_sharpness_leaks_onto_other_tokens():
     f = only_failure(check_with("18_histogram", params={"s": 4})).failure
-    assert "sharpen the pattern" in f.explanation.hint and "your sharpness symbol" in f.explanation.hint
+    assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(f.explanation)
 
 
 # --- 20 find the minimum ---------------------------------------------------------------------------------------
 def test_20_without_the_position_term_copies_of_the_minimum_tie():
     f = only_failure(check_with("20_find_min", W_K=[[-1, 0, 0]])).failure
     assert f.tokens == ["0", "0"]
-    assert "only 0.500 there" in f.explanation.summary
-    assert "indistinguishable keys: key 1 and the target key 0 both score 0" in f.explanation.hint
-    assert "differ in pos" in f.explanation.hint and "sharpen" not in f.explanation.hint
+    assert "only 0.500 there" in summary_of(f.explanation)
+    assert "indistinguishable keys: key 1 and the target key 0 both score 0" in hint_of(f.explanation)
+    assert "differ in pos" in hint_of(f.explanation) and "sharpen" not in hint_of(f.explanation)
 
 
 def test_20_a_position_term_that_outweighs_the_value_keeps_an_earlier_larger_digit():
     f = only_failure(check_with("20_find_min", W_K=[[-1, 0, -20]])).failure
     assert len(f.tokens) == 2 and f.tokens[0] > f.tokens[1]  # the later, smaller digit loses to the earlier one
-    assert "pos favours key 0" in f.explanation.hint and "look at W_Q and W_K on pos" in f.explanation.hint
+    assert "pos favours key 0" in hint_of(f.explanation) and "look at W_Q and W_K on pos" in hint_of(f.explanation)
 
 
 def test_20_favouring_the_latest_copy_is_caught():
     import sympy
 
     f = only_failure(check_with("20_find_min", W_K=[[-1, 0, sympy.Rational(1, 2)]])).failure
-    assert f.tokens == ["0", "0"] and "attention went to the wrong position" in f.explanation.hint
+    assert f.tokens == ["0", "0"] and "attention went to the wrong position" in hint_of(f.explanation)
 
 
 def test_20_too_little_sharpness_fails_on_a_long_tie():
     f = only_failure(check_with("20_find_min", params={"s": 40})).failure
-    assert "sharpen the pattern" in f.explanation.hint
+    assert "sharpen the pattern" in hint_of(f.explanation)
 
 
 # --- 19 balanced parentheses -----------------------------------------------------------------------------------
@@ -148,21 +148,21 @@ def test_19_a_shallow_step_misses_a_small_negative_balance():
     f = only_failure(check_with("19_balanced_parens", W_in0=[[0, 0, 0, -5, 0, 0, 0], [0, 0, -1, -5, 0, 0, 0]]))
     assert f.label.startswith("MLP 0")
     assert len(f.failure.tokens) == 7  # bal = −1/7 at the end: −5·bal = 5/7 never reaches the step
-    assert "yours is neg 0.714" in f.failure.explanation.summary and "W_in" in f.failure.explanation.hint
+    assert "yours is neg 0.714" in summary_of(f.failure.explanation) and "W_in" in hint_of(f.failure.explanation)
 
 
 def test_19_forgetting_that_the_balance_went_negative_is_caught_in_the_last_stage():
     f = only_failure(check_with("19_balanced_parens", W_in1=[[0, 0, 1, -20, 0, 0, 0]]))
     assert f.label.startswith("MLP 1") and f.failure.tokens == [")"]
-    assert "yours is balanced 21" in f.failure.explanation.summary and "ever = 1" in f.failure.explanation.hint
+    assert "yours is balanced 21" in summary_of(f.failure.explanation) and "ever = 1" in hint_of(f.failure.explanation)
 
 
 def test_19_counting_only_the_opens_fails_first_and_later_stages_say_so():
     result = check_with("19_balanced_parens", W_V0=[[1, 0, 0, 0, 0, 0, 0]])
     failed = [t for t in result.targets if t.status == "failed"]
     assert failed[0].label.startswith("head 0.0") and failed[0].failure.tokens == [")"]
-    assert "look at W_V" in failed[0].failure.explanation.hint
-    assert all("fix that first" in t.failure.explanation.hint for t in failed[1:])
+    assert "look at W_V" in hint_of(failed[0].failure.explanation)
+    assert all("fix that first" in hint_of(t.failure.explanation) for t in failed[1:])
 
 
 # --- 21 IOI in miniature ---------------------------------------------------------------------------------------
@@ -177,10 +177,10 @@ def test_21_a_duplicate_token_head_that_finds_itself_fails_and_later_heads_say_s
         W_Q0[4 + i, f"pos:{i}"] = 0  # no "not myself" term
     result = check_with("21_ioi_mini", W_Q0=W_Q0)
     first = result.targets[0].failure
-    assert first.tokens[0] == "Ann" and "the target is key 0 '<bos>'" in first.explanation.summary
-    assert "tok:* favour key 1 by 20, bos favours the target by 10" in first.explanation.hint
+    assert first.tokens[0] == "Ann" and "the target is key 0 '<bos>'" in summary_of(first.explanation)
+    assert "tok:* favour key 1 by 20, bos favours the target by 10" in hint_of(first.explanation)
     later = [t for t in result.targets[1:] if t.status == "failed"]
-    assert later and all("fix that first" in t.failure.explanation.hint for t in later)
+    assert later and all("fix that first" in hint_of(t.failure.explanation) for t in later)
 
 
 def test_21_a_name_mover_without_s_inhibition_splits_over_the_names():
@@ -193,8 +193,8 @@ def test_21_a_name_mover_without_s_inhibition_splits_over_the_names():
     assert [t.status for t in result.targets] == ["passed", "passed", "failed", "failed"]
     mover = result.targets[2].failure
     assert mover.tokens == ["Ann", "and", "Bob", "Ann", "gave", "to"]
-    assert "puts only 0.333 there" in mover.explanation.summary and "indistinguishable keys" in mover.explanation.hint
-    assert "log-prob -3.377" in result.targets[3].failure.explanation.summary
+    assert "puts only 0.333 there" in summary_of(mover.explanation) and "indistinguishable keys" in hint_of(mover.explanation)
+    assert "log-prob -3.377" in summary_of(result.targets[3].failure.explanation)
 
 
 def test_21_inhibiting_the_wrong_way_round_picks_the_subject():
@@ -205,8 +205,8 @@ def test_21_inhibiting_the_wrong_way_round_picks_the_subject():
         W_Q2[1 + k, f"s:{n}"] = -W_Q2[1 + k, f"s:{n}"]  # +2s: the name mover prefers the subject
     f = check_with("21_ioi_mini", W_Q2=W_Q2).targets[2].failure
     assert f.tokens == ["Ann", "and", "Bob", "Ann", "gave", "to"]
-    assert "its largest weight, 0.500, is on key 1 'Ann'" in f.explanation.summary  # the subject, twice
-    assert "key 1 scores 60 against 20 for the target key 3" in f.explanation.hint and "W_Q2 and W_K2" in f.explanation.hint
+    assert "its largest weight, 0.500, is on key 1 'Ann'" in summary_of(f.explanation)  # the subject, twice
+    assert "key 1 scores 60 against 20 for the target key 3" in hint_of(f.explanation) and "W_Q2 and W_K2" in hint_of(f.explanation)
 
 
 def test_21_the_template_is_checked_whole():

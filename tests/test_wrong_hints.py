@@ -3,7 +3,7 @@
 import re
 
 import numpy as np
-from helpers import ROOT, check_with, only_failure, solution
+from helpers import ROOT, check_with, hint_of, only_failure, solution, summary_of
 from test_wrong_induction import failing
 
 from circuits.checking.checker import evaluate
@@ -33,11 +33,11 @@ def test_07_keys_reading_what_nothing_writes_say_so_through_the_cli(tmp_path, ca
 def test_06_beta_too_large_blames_the_position_weight_and_later_parts_point_back():
     failed = failing("06_induction_pointer", params={"s": 60, "β": 3})
     d = next(t for label, t in failed.items() if label.startswith("(d)")).failure.explanation
-    assert "the position term outweighs the tok:* term" in d.hint and "W_Q_d's entries on cos/sin" in d.hint
-    assert "rotation" not in d.hint
+    assert "the position term outweighs the tok:* term" in hint_of(d) and "W_Q_d's entries on cos/sin" in hint_of(d)
+    assert "rotation" not in hint_of(d)
     for label, t in failed.items():
         if label.startswith(("(e)", "(f)")):
-            assert "This may follow from the failure of part (d), earlier in the circuit" in t.failure.explanation.hint
+            assert "This may follow from the failure of part (d), earlier in the circuit" in hint_of(t.failure.explanation)
 
 
 def test_06_pointer_failing_only_because_the_copy_is_wrong_points_at_e():
@@ -48,14 +48,14 @@ def test_06_pointer_failing_only_because_the_copy_is_wrong_points_at_e():
     failed = failing("06_induction_pointer", W_V_e=swapped)
     assert [label[:3] for label in failed] == ["(e)", "(f)"]  # the earliest in the circuit first
     e, f = (t.failure.explanation for t in failed.values())
-    assert "look at W_V_e and W_O_e" in e.hint and "may follow" not in e.hint
-    assert "This may follow from the failure of part (e), earlier in the circuit: fix that first." in f.hint
+    assert "look at W_V_e and W_O_e" in hint_of(e) and "may follow" not in hint_of(e)
+    assert "This may follow from the failure of part (e), earlier in the circuit: fix that first." in hint_of(f)
 
 
 def test_06_heads_of_one_layer_do_not_point_at_each_other():
     failed = failing("06_induction_pointer", params={"s": 3, "β": 0.33})
     b = next(t for label, t in failed.items() if label.startswith("(b)")).failure.explanation
-    assert "may follow" not in b.hint  # (b) reads nothing (a) writes
+    assert "may follow" not in hint_of(b)  # (b) reads nothing (a) writes
 
 
 def test_06_head_0_3_writing_into_position_fails_e():
@@ -73,22 +73,22 @@ def test_05_a_head_that_writes_the_wrong_value_is_told_so():
     W_V2[3] = 0
     W_V2[3, 0] = 1
     f = next(t for t in check_with("05_virtual_head", W_V2=W_V2).targets if t.kind == "behaviour").failure
-    assert "head 1.0 writes it, but the wrong value" in f.explanation.hint
-    assert "W_V2 of head 1.0" in f.explanation.hint and "its W_O2" in f.explanation.hint
-    assert "does not" not in f.explanation.hint
+    assert "head 1.0 writes it, but the wrong value" in hint_of(f.explanation)
+    assert "W_V2 of head 1.0" in hint_of(f.explanation) and "its W_O2" in hint_of(f.explanation)
+    assert "does not" not in hint_of(f.explanation)
 
 
 def test_01_to_03_hints_never_name_a_W_O_the_puzzle_does_not_have():
     for stem, answer in (("01_consonants", {"W_V": [[0, 1], [1, 0]]}), ("02_first_consonant", {"W_V": [[1, 0, 0], [0, 0, 0]]}),
                          ("03_uniform", {"W_V": [[0, 1]]})):
-        hint = only_failure(check_with(stem, **answer)).failure.explanation.hint
+        hint = hint_of(only_failure(check_with(stem, **answer)).failure.explanation)
         assert "look at W_V" in hint and "W_O" not in hint, hint
 
 
 def test_not_sharp_enough_says_by_how_much_and_that_factor_is_enough():
     failed = failing("07_induction_k_composition", params={"s": 2})
     f = next(t for label, t in failed.items() if label.startswith("head 0.0"))
-    factor = float(re.search(r"the scores need ×([\d.]+)", f.failure.explanation.hint).group(1))
+    factor = float(re.search(r"the scores need ×([\d.]+)", hint_of(f.failure.explanation)).group(1))
     assert 1 < factor < 2
     target = solution("07_induction_k_composition").puzzle.targets[0]
     for s, passes in ((2 * factor * 1.01, True), (2 * factor * 0.95, False)):
@@ -99,4 +99,4 @@ def test_not_sharp_enough_says_by_how_much_and_that_factor_is_enough():
 
 def test_03_prints_enough_digits_to_show_the_difference():
     f = only_failure(check_with("03_uniform", W_K=[[0, 0.0001]], W_Q=[[1, 1]])).failure
-    assert "the expected head 0.0 z (A·V) is [0.5], yours is [0.499975]" in f.explanation.summary
+    assert "the expected head 0.0 z (A·V) is [0.5], yours is [0.499975]" in summary_of(f.explanation)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import hint_of, summary_of
 
 from circuits.checking.checker import check
 from circuits.checking.loader import load
@@ -51,8 +52,8 @@ def test_06_previous_position_rotated_the_wrong_way_looks_two_back():
     assert list(failed) == [label for label in failed if label.startswith("(c)")]  # only part (c) is wrong
     f = the(failed, "(c)")
     assert len(f.tokens) <= 3
-    assert "wrong position" in f.explanation.hint and "W_Q" in f.explanation.hint
-    assert "rotation's direction and its sign" in f.explanation.hint
+    assert "wrong position" in hint_of(f.explanation) and "W_Q" in hint_of(f.explanation)
+    assert "rotation's direction and its sign" in hint_of(f.explanation)
 
 
 def test_06_induction_query_rotated_backwards_misses_the_next_position():
@@ -60,7 +61,7 @@ def test_06_induction_query_rotated_backwards_misses_the_next_position():
     assert [label[:3] for label in failed] == ["(f)"]
     f = the(failed, "(f)")
     assert len(f.tokens) <= 3
-    assert "W_Q" in f.explanation.hint and "rotation's direction and its sign" in f.explanation.hint
+    assert "W_Q" in hint_of(f.explanation) and "rotation's direction and its sign" in hint_of(f.explanation)
 
 
 def test_06_a_missing_minus_on_beta_attends_to_itself():
@@ -71,8 +72,8 @@ def test_06_a_missing_minus_on_beta_attends_to_itself():
     failed = failing("06_induction_pointer", W_Q_d=plus_beta)
     f = the(failed, "(d)")
     assert f.tokens in (["a", "a"], ["b", "b"], ["c", "c"], ["d", "d"])  # the shortest input with a copy
-    assert "wrong position" in f.explanation.hint and "signs and sizes of W_Q_d's and W_K_d's entries" in f.explanation.hint
-    assert "rotation" not in f.explanation.hint  # (d) weighs the position, it does not rotate it
+    assert "wrong position" in hint_of(f.explanation) and "signs and sizes of W_Q_d's and W_K_d's entries" in hint_of(f.explanation)
+    assert "rotation" not in hint_of(f.explanation)  # (d) weighs the position, it does not rotate it
     assert "(f)" in " ".join(label[:3] for label in failed)  # the pointer built on it fails too
 
 
@@ -80,7 +81,7 @@ def test_06_too_small_a_sharpness_says_sharpen():
     failed = failing("06_induction_pointer", params={"s": 3, "β": 0.33})
     f = the(failed, "(d)")
     assert len(f.tokens) <= 4
-    assert "sharpen" in f.explanation.hint and "raise your sharpness symbol s by that much" in f.explanation.hint
+    assert "sharpen" in hint_of(f.explanation) and "raise your sharpness symbol s by that much" in hint_of(f.explanation)
 
 
 def test_06_copying_sin_into_the_cos_slot_points_at_W_V():
@@ -91,7 +92,7 @@ def test_06_copying_sin_into_the_cos_slot_points_at_W_V():
     failed = failing("06_induction_pointer", W_V_e=swapped)
     f = the(failed, "(e)")
     assert len(f.tokens) == 2
-    assert "W_V" in f.explanation.hint
+    assert "W_V" in hint_of(f.explanation)
 
 
 def test_06_a_self_position_head_is_not_a_same_content_head():
@@ -99,7 +100,7 @@ def test_06_a_self_position_head_is_not_a_same_content_head():
     failed = failing("06_induction_pointer", W_Q_a=attempt.answer.W_Q_b, W_K_a=attempt.answer.W_K_b)
     f = the(failed, "(a)")
     assert len(f.tokens) == 2 and f.tokens[0] == f.tokens[1]
-    assert "evenly" in f.explanation.hint and "W_Q_a and W_K_a" in f.explanation.hint
+    assert "evenly" in hint_of(f.explanation) and "W_Q_a and W_K_a" in hint_of(f.explanation)
 
 
 # --- 07 induction by K-composition --------------------------------------------------------------------------
@@ -107,7 +108,7 @@ def test_07_previous_token_head_rotated_the_wrong_way():
     failed = failing("07_induction_k_composition", W_Q1=turned_the_other_way)
     f = the(failed, "head 0.0")
     assert len(f.tokens) <= 3
-    assert "W_Q" in f.explanation.hint and "rotation's direction and its sign" in f.explanation.hint
+    assert "W_Q" in hint_of(f.explanation) and "rotation's direction and its sign" in hint_of(f.explanation)
 
 
 def test_07_keys_reading_the_current_token_make_a_duplicate_head_not_an_induction_head():
@@ -119,7 +120,7 @@ def test_07_keys_reading_the_current_token_make_a_duplicate_head_not_an_inductio
     assert list(failed) == [label for label in failed if label.startswith("head 1.0")]
     f = the(failed, "head 1.0")
     assert len(f.tokens) <= 3
-    assert "W_Q2 and W_K2" in f.explanation.hint
+    assert "W_Q2 and W_K2" in hint_of(f.explanation)
 
 
 def test_07_writing_the_previous_token_where_head_2_does_not_read_fails_the_induction_target():
@@ -130,13 +131,13 @@ def test_07_writing_the_previous_token_where_head_2_does_not_read_fails_the_indu
     failed = failing("07_induction_k_composition", W_O1=writes_content)
     f = the(failed, "head 1.0")
     assert len(f.tokens) <= 3
-    assert "W_K" in f.explanation.hint
+    assert "W_K" in hint_of(f.explanation)
 
 
 def test_07_too_small_a_sharpness_says_sharpen():
     failed = failing("07_induction_k_composition", params={"s": 2})
     f = the(failed, "head 0.0")
-    assert "sharpen" in f.explanation.hint and "raise your sharpness symbol s by that much" in f.explanation.hint
+    assert "sharpen" in hint_of(f.explanation) and "raise your sharpness symbol s by that much" in hint_of(f.explanation)
 
 
 # --- 08 induction on a repeated random sequence -------------------------------------------------------------
@@ -149,7 +150,7 @@ def test_08_without_a_default_on_bos_the_first_half_is_not_flat():
     assert [label.split(":")[0] for label in failed if not label.startswith("head")] == ["first half"]
     f = the(failed, "first half")
     assert len(f.tokens) == 4  # the shortest input allowed
-    assert "flat" in f.explanation.hint and "W_Q" in f.explanation.hint
+    assert "flat" in hint_of(f.explanation) and "W_Q" in hint_of(f.explanation)
 
 
 def test_08_too_small_a_logit_scale_fails_the_second_half_and_points_at_W_U():
@@ -157,7 +158,7 @@ def test_08_too_small_a_logit_scale_fails_the_second_half_and_points_at_W_U():
     assert [label.split(":")[0] for label in failed] == ["second half"]
     f = the(failed, "second half")
     assert len(f.tokens) == 4
-    assert "surer (raise your sharpness symbol γ)" in f.explanation.hint  # γ, the learner's scale in W_U
+    assert "surer (raise your sharpness symbol γ)" in hint_of(f.explanation)  # γ, the learner's scale in W_U
 
 
 def test_08_unembedding_the_current_letter_instead_of_the_copied_one():
@@ -169,14 +170,14 @@ def test_08_unembedding_the_current_letter_instead_of_the_copied_one():
     failed = failing("08_induction_repeated", W_U=reads_content)
     f = the(failed, "second half")
     assert len(f.tokens) == 4 and f.tokens[:2] == f.tokens[2:]
-    assert "W_U" in f.explanation.hint
+    assert "W_U" in hint_of(f.explanation)
 
 
 def test_08_too_small_an_attention_sharpness_fails_the_second_half():
     failed = failing("08_induction_repeated", params={"s": 3, "γ": 12})
     f = the(failed, "second half")
     assert len(f.tokens) <= 16 < f.found_len  # dilution needs some length; shrunk from a 40-letter worked example
-    assert "W_Q" in f.explanation.hint
+    assert "W_Q" in hint_of(f.explanation)
 
 
 @pytest.mark.parametrize("gamma", [10, 12, 30])
@@ -190,8 +191,8 @@ def test_08_a_bos_key_scored_like_a_match_fails_whatever_the_logit_scale(gamma):
     failed = failing("08_induction_repeated", W_Q=bos_like_a_match, params={"s": 30, "γ": gamma})
     f = the(failed, "head 1.0")
     assert f.tokens == ["a", "a"] or len(f.tokens) <= 4
-    assert "indistinguishable keys" in f.explanation.hint and "W_Q and W_K" in f.explanation.hint
-    assert "0.500" in f.explanation.summary
+    assert "indistinguishable keys" in hint_of(f.explanation) and "W_Q and W_K" in hint_of(f.explanation)
+    assert "0.500" in summary_of(f.explanation)
     for label, t in failed.items():  # no hint may suggest the larger scale that hid the mistake at γ = 30
-        assert label.startswith("head") or ("The attention is the cause: head 1.0" in t.failure.explanation.hint
-                                            and "sharpness" not in t.failure.explanation.hint)
+        assert label.startswith("head") or ("The attention is the cause: head 1.0" in hint_of(t.failure.explanation)
+                                            and "sharpness" not in hint_of(t.failure.explanation))

@@ -1,8 +1,9 @@
-"""Hints in the puzzle's own words: "W_Q" of a head becomes the answer matrix that built it (W_Q_c, W_K2, …)."""
+"""The puzzle's own names for what a hint names: the answer matrix that built a head's W_Q (W_Q_c, W_K2, …), its
+sharpness symbols; display/explanations.py puts them in the hint's words."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,28 +41,6 @@ def head_matrices(attempt, model) -> dict[tuple[int, int, str], str]:
                               if getattr(model.head(l, h), role, None) is not None})
 
 
-def in_answer_terms(hint: str, head: tuple[int, int] | None, names: dict[tuple[int, int, str], str]) -> str:
-    """The hint with each bare W_Q/W_K/W_V/W_O of `head` (or of the head it names) as the answer calls it."""
-
-    def rename(match: re.Match) -> str:
-        role = match.group(0)
-        at = head
-        of = re.match(r"(?:(?:,\s*|\s+and\s+|\s+or\s+)W_[QKVO]\b)*(?:'s entries on \S+)?\s+of\s+head (\d+)\.(\d+)",
-                      hint[match.end():])
-        if of:
-            at = (int(of.group(1)), int(of.group(2)))
-        elif at is None:  # a hint about the residual names its culprit: "… W_O and W_V of head 1.0"
-            found = re.search(r"head (\d+)\.(\d+)", hint[match.end():]) or re.search(r"head (\d+)\.(\d+)", hint)
-            at = (int(found.group(1)), int(found.group(2))) if found else None
-        if at is None:  # no head named: every answer matrix in this role
-            every = list(dict.fromkeys(n for (_, _, r), n in names.items() if r == role))
-            return " or ".join(every) if every else role
-        name = names.get((*at, role))
-        return f"{role} (a given)" if name is None else name  # a head's matrix the answer does not write
-
-    return re.sub(r"\bW_[QKVO]\b(?![_\w])", rename, hint)
-
-
 def mlp_matrices(attempt, model) -> dict[tuple[int, str], str]:
     """(layer, "W_in" | "W_out") → the answer's name for it, matched by value as for heads."""
     return _matched(attempt, {(l, role): getattr(block.mlp, role) for l, block in enumerate(model.blocks)
@@ -94,30 +73,20 @@ def sharpness_words(attempt, heads: dict) -> dict[str, list[str]]:
     return out
 
 
-def in_puzzle_terms(explanation, attempt, model) -> str:
-    """An explanation's hint in the puzzle's own terms: its answer's matrix names (givens marked as such),
-    and its own sharpness symbol where the hint asks to sharpen."""
+@dataclass(frozen=True)
+class PuzzleTerms:
+    """The puzzle's own names for what a hint names: each head's and MLP's matrices as the answer calls them (a
+    slot the answer does not write is absent: a given), the answer's names, and the sharpness symbols (or
+    matrices) that set the attention's and the prediction's sharpness."""
+
+    heads: dict  # (layer, head, role) → name
+    mlps: dict  # (layer, "W_in" | "W_out") → name
+    answer: frozenset
+    sharpness: dict  # "attention" | "prediction" → names
+
+
+def puzzle_terms(attempt, model) -> PuzzleTerms:
+    """The names display/explanations.py puts in a hint, for this answer to this puzzle."""
     heads = head_matrices(attempt, model)
-    hint = in_answer_terms(explanation.hint, explanation.head, heads)
-    mlps = mlp_matrices(attempt, model)
-
-    def mlp(match: re.Match) -> str:
-        role = match.group(0)
-        of = re.search(r"MLP (?:of|in) layer (\d+)", hint[match.end():match.end() + 80])
-        layer = int(of.group(1)) if of else explanation.mlp
-        if layer is None:
-            return role
-        return mlps.get((layer, role), f"{role} (a given)" if mlps else role)
-
-    hint = re.sub(r"\bW_(?:in|out)\b(?![_\w])", mlp, hint)
-    answer = set(attempt.puzzle.answer)
-    hint = re.sub(r"\bW_(?:U|E|pos)\b(?![_\w])(?! \(a given\))",
-                  lambda m: m.group(0) if m.group(0) in answer else f"{m.group(0)} (a given)", hint)
-    for what, found in sharpness_words(attempt, heads).items():
-        symbols = [s for s in found if s not in answer]
-        matrices = [s for s in found if s in answer]
-        said = " and ".join(([f"your sharpness symbol{'s' if len(symbols) > 1 else ''} {' and '.join(symbols)}"]
-                             if symbols else []) + ([f"the scale of {' and '.join(matrices)}"] if matrices else []))
-        hint = hint.replace(f"your sharpness symbol of the {what}",
-                            said or f"the scale of the {'scores' if what == 'attention' else 'logits'}")
-    return hint
+    return PuzzleTerms(heads, mlp_matrices(attempt, model), frozenset(attempt.puzzle.answer),
+                       sharpness_words(attempt, heads))

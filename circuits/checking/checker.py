@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 
 from circuits.checking import guarantees, limits, once
-from circuits.checking.answer_names import in_puzzle_terms
+from circuits.checking.answer_names import puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
 from circuits.checking.margins import Margins
 from circuits.checking.validate import declares_sharpness
 from circuits.io import paths
 from circuits.checking.plan import STAGES, Plan
-from circuits.checking.targets import Code, Explanation, Structure, Target, Tokens
+from circuits.checking.targets import Code, EarlierFailure, Explanation, LeakNote, Structure, Target, Tokens
 from circuits.errors import CircuitError
 from circuits.model.threads import one_blas_thread
 
@@ -307,7 +307,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         first = next(r for r in results if r.status == "failed")
         if first.failure is not None and first.failure.explanation is not None:
             e = first.failure.explanation
-            e.hint = f"{e.hint.rstrip('.')}. Note: {str(leak).split(': ', 1)[1]}"
+            e.notes.append(LeakNote(str(leak).split(': ', 1)[1]))
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, error=error)
     if behaviour and not margins:
         coverage.skipped.append("margins")
@@ -395,7 +395,7 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             f.tokens = shrink(f.tokens, fails, list(inputs.alphabet), inputs.min_len)
             f.trace = model.run([f.tokens])
             f.explanation = t.explain(f.trace, f.tokens)
-            f.explanation.hint = in_puzzle_terms(f.explanation, attempt, model)
+            f.explanation.terms = puzzle_terms(attempt, model)
             res.status, res.failure, res.worst = "failed", f, None
         results[i] = res
     _earliest_first(targets, [results[i] for i in idx])
@@ -410,12 +410,10 @@ def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> N
         return
     first = min(failed, key=lambda n: (targets[n].stage, n))
     label = results[first].label
-    name = f"part {label.split(' ', 1)[0]}" if label.startswith("(") else repr(label)
     for n in failed:
         same_head = results[n].failure.explanation.head == results[first].failure.explanation.head is not None
         if n != first and (targets[n].stage > targets[first].stage or same_head):
-            e = results[n].failure.explanation
-            e.hint = e.hint.rstrip(".") + f". This may follow from the failure of {name}, earlier in the circuit: fix that first."
+            results[n].failure.explanation.notes.append(EarlierFailure(label))
 
 
 def check_structure(target: Structure, attempt, model) -> TargetResult:

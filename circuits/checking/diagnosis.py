@@ -83,42 +83,18 @@ def mix(pattern: np.ndarray, values: np.ndarray, expected: np.ndarray, tol: floa
     return Mix(keys, list(vals), yours, needed, reachable)
 
 
-def _fmt(v: np.ndarray) -> str:
-    v = np.atleast_1d(v)
-    return "[" + ", ".join(f"{x:.3g}" if abs(x) >= 1e-3 else "0" for x in v) + "]"
-
-
-def _where(keys: list[int], tokens: list[str], most: int = 3) -> str:
-    shown = ", ".join(f"{j} {tokens[j]!r}" for j in keys[:most])
-    return shown + (f" and {len(keys) - most} more" if len(keys) > most else "")
-
-
-def leak(m: Mix, tokens: list[str], name: str, expected: np.ndarray) -> str:
-    """Where the attention goes that the expected vector does not want, and where it should go instead."""
-    over = [g for g in np.argsort(m.needed - m.yours) if m.yours[g] - m.needed[g] > 0.005]
-    under = [g for g in np.argsort(m.yours - m.needed) if m.needed[g] - m.yours[g] > 0.005]
-    said = lambda g, mass: f"{mass:.3f} on key{'s' if len(m.keys[g]) > 1 else ''} {_where(m.keys[g], tokens)} (value {_fmt(m.values[g])})"  # noqa: E731
-    parts = []
-    if over:
-        parts.append(f"{name}'s attention leaks: it puts " + " and ".join(said(g, m.yours[g]) for g in over[:2]) +
-                     f", where a pattern giving {_fmt(expected)} puts " + " and ".join(f"{m.needed[g]:.3f}" for g in over[:2]))
-    if under:
-        parts.append("too little goes to " + " and ".join(said(g, m.yours[g]) for g in under[:2]) +
-                     " (needs " + " and ".join(f"{m.needed[g]:.3f}" for g in under[:2]) + ")")
-    return "; ".join(parts)
-
-
 # --- who wrote a direction -------------------------------------------------------------------------------------
-def writers(trace, layer: int, positions: list[int], directions: list[int]) -> dict[str, float]:
-    """How much each part before `layer` (the embedding, each head, each MLP) wrote into `directions` at
-    `positions` of input 0, as the sum of absolute values: the parts a reader at `layer` sees there."""
-    out = {"the embedding": float(np.abs((trace.embed + trace.pos_embed)[0][np.ix_(positions, directions)]).sum())}
+def writers(trace, layer: int, positions: list[int], directions: list[int]) -> dict[tuple, float]:
+    """How much each part before `layer` (the embedding, each head, each MLP: ("embedding",), ("head", l, h),
+    ("mlp", l)) wrote into `directions` at `positions` of input 0, as the sum of absolute values: the parts a
+    reader at `layer` sees there."""
+    out = {("embedding",): float(np.abs((trace.embed + trace.pos_embed)[0][np.ix_(positions, directions)]).sum())}
     for l in range(layer):
         lt = trace.layers[l]
         for h in range(len(lt.heads)):
-            out[f"head {l}.{h}"] = float(np.abs(lt.head_out_of(h)[0][np.ix_(positions, directions)]).sum())
+            out[("head", l, h)] = float(np.abs(lt.head_out_of(h)[0][np.ix_(positions, directions)]).sum())
         if lt.mlp_out is not None:
-            out[f"the MLP of layer {l}"] = float(np.abs(lt.mlp_out[0][np.ix_(positions, directions)]).sum())
+            out[("mlp", l)] = float(np.abs(lt.mlp_out[0][np.ix_(positions, directions)]).sum())
     return out
 
 

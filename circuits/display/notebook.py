@@ -50,14 +50,14 @@ def _failure_html(t) -> str:
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""
     parts = [head, f"<div>found by: {esc(f.stage)}{esc(shrunk)}</div>",
              f"<div>shortest failing input: <code>{esc(repr(vocab.join(f.tokens)))}</code> ({len(f.tokens)} "
-             f"token{'' if len(f.tokens) == 1 else 's'})</div>", f"<div>{esc(e.summary)}</div>",
+             f"token{'' if len(f.tokens) == 1 else 's'})</div>", f"<div>{esc(explanations.summary(e))}</div>",
              '<div class="cv-title">yours vs expected, per position:</div>', _explanation_table(e)]
     if e.head is not None:
         l, h = e.head
         sub = "rows: queries, columns: keys" + (", outlined = target key" if e.marks else "")
         parts.append(pattern_html(trace.pattern(l, h)[0], trace.tokens(0), f"attention of head {l}.{h}", sub,
                                   marks=e.marks))
-    parts.append(f'<div class="cv-hint"><b>hint:</b> {esc(e.hint)}</div>')
+    parts.append(f'<div class="cv-hint"><b>hint:</b> {esc(explanations.hint(e))}</div>')
     return f'<div class="cv-panel cv-failure">{"".join(parts)}</div>'
 
 

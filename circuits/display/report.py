@@ -96,7 +96,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
         Text(f"found by: {f.stage}{shrunk}"),
         Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"),
                       f" ({len(f.tokens)} token{'' if len(f.tokens) == 1 else 's'})"),
-        Text(e.summary),
+        Text(explanations.summary(e)),
         Text(""),
         Text("yours vs expected, per position:", style="bold"),
         _table(e),
@@ -104,10 +104,10 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     if e.head is not None:
         l, h = e.head
         labels = trace.tokens(0)
-        title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (f", {e.marks_mean})" if e.marks else ")")
+        title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (f", {explanations.MARKS[e.marks_mean]})" if e.marks else ")")
         parts += [Text(""), Text(title, style="bold"),
                   pattern_heatmap(trace.pattern(l, h)[0], labels, targets=e.marks, max_len=MAX_ROWS)]
-    parts += [Text(""), Text.assemble(("hint: ", "bold yellow"), e.hint)]
+    parts += [Text(""), Text.assemble(("hint: ", "bold yellow"), explanations.hint(e))]
     return Group(*parts)
 
 
@@ -123,7 +123,7 @@ def failure_line(result: TargetResult) -> str:
     vocab = f.trace.model.vocab if f.trace is not None else None
     n = len(f.tokens)
     return (f"{head}: fails on {_quote(f.tokens, vocab)} ({n} token{'' if n == 1 else 's'}): "
-            + " ".join(f.explanation.summary.split()))
+            + " ".join(explanations.summary(f.explanation).split()))
 
 
 def worst_case(t: TargetResult) -> str:

@@ -243,6 +243,8 @@ def _error(attempt: Attempt, error: CircuitError) -> checker.PuzzleResult:
 
 def first_failure(result: checker.PuzzleResult) -> str:
     """The gradebook's one line: what to fill in, the first failing target and its finding, or the error."""
+    from circuits.display.explanations import summary
+
     if result.status == "solved":
         return ""
     if result.status == "not attempted":
@@ -253,7 +255,7 @@ def first_failure(result: checker.PuzzleResult) -> str:
     if bad.status == "error":
         return said(bad)
     f = bad.failure
-    finding = (f.explanation.summary if f.explanation is not None else f.text) if f is not None else ""
+    finding = (summary(f.explanation) if f.explanation is not None else f.text) if f is not None else ""
     where = f" on {shown_input(f.tokens)}" if f is not None and f.tokens else ""
     return f"fails: {bad.label}{where}" + (f": {finding}" if finding else "")
 

@@ -7,7 +7,8 @@ kind means adding a module here. `formats`, `scores` and `specs` hold the helper
 
 from circuits.checking.readouts import HeadOutput, HeadZ, Readout, Residual
 from circuits.checking.targets.attention import Attention
-from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens, higher_is_worse
+from circuits.checking.targets.base import (EarlierFailure, Evaluation, Explanation, LeakNote, Target, Tokens,
+                                            higher_is_worse)
 from circuits.checking.targets.code import Code
 from circuits.checking.targets.mlp import MLPOut, MLPOutput
 from circuits.checking.targets.next_token import NEAR_TIE, NextToken
@@ -17,7 +18,7 @@ from circuits.checking.targets.scores import factor_needed
 from circuits.checking.targets.structure import Structure
 
 __all__ = [
-    "Target", "Evaluation", "Explanation", "Tokens", "higher_is_worse",
+    "Target", "Evaluation", "Explanation", "Tokens", "higher_is_worse", "EarlierFailure", "LeakNote",
     "Output", "Attention", "NextToken", "MLPOut", "MLPOutput", "Structure", "OVCircuit", "Code",
     "HeadOutput", "HeadZ", "Readout", "Residual",
     "NEAR_TIE", "factor_needed", "copying_score", "full_ov", "raised",

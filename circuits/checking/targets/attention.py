@@ -10,8 +10,8 @@ import numpy as np
 from circuits.checking import behaviours, diagnosis, fields, once
 from circuits.checking.targets import authored
 from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
-from circuits.checking.targets.formats import families_of, family_of, token_at
-from circuits.checking.targets.scores import factor_needed, scale_by, what_differs
+from circuits.checking.targets.formats import families, family_of
+from circuits.checking.targets.scores import Differs, ScaleBy, differs, factor_needed
 
 
 def _rotates(W: np.ndarray) -> bool:
@@ -19,7 +19,7 @@ def _rotates(W: np.ndarray) -> bool:
     return bool(((np.asarray(W) != 0).sum(-1) >= 2).any())
 
 
-def _zero_query(trace, layer: int, head: int, q: int) -> str | None:
+def _zero_query(trace, layer: int, head: int, q: int) -> ZeroQuery | None:
     """The cause when a head's query is exactly zero at q: every key scores the same, whatever W_K does."""
     w = trace.model.head(layer, head)
     if w.pattern is not None or q == 0:
@@ -30,12 +30,118 @@ def _zero_query(trace, layer: int, head: int, q: int) -> str | None:
     labels = trace.model.residual.labels
     x = trace.layers[layer].attn_in[0, q]
     read = np.flatnonzero(np.abs(w.W_Q).sum(0) > 0)
-    has = families_of(labels[i] for i in np.flatnonzero(np.abs(x) > 1e-9)) or "nothing"
-    tok = trace.tokens(0)[q]
-    return (f"head {layer}.{head}'s query at position {q} ({tok!r}) is exactly zero: W_Q reads nothing at that token "
-            f"(W_Q reads {families_of(labels[i] for i in read) or 'nothing'}; the residual there holds {has}), so every key "
-            f"scores the same and the attention spreads evenly. Look at W_Q: which of this token's directions should "
-            "it read?")
+    return ZeroQuery((layer, head), q, trace.tokens(0)[q], families(labels[i] for i in read),
+                     families(labels[i] for i in np.flatnonzero(np.abs(x) > 1e-9)))
+
+
+# --- what an explanation found: the miss (its summary) and its likely cause (its hint) --------------------------
+@dataclass(frozen=True)
+class AttentionMiss:
+    """The first query that misses: the target keys, the mass on them (with `evenly`, the least-attended key's
+    weight, against an even share of min_mass) and the key the head attends most."""
+
+    head: tuple[int, int]
+    tokens: tuple[str, ...]
+    query: int
+    keys: tuple[int, ...]
+    mass: float
+    min_mass: float
+    evenly: bool
+    least: int  # with evenly: the target key with the least weight
+    least_weight: float
+    top: int
+    top_weight: float
+
+
+@dataclass(frozen=True)
+class FixedPattern:
+    """The head's pattern is fixed (given), but the target needs one computed from the scores."""
+
+    head: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class ZeroQuery:
+    """The head's query at `query` is exactly zero (W_Q reads `reads`; the residual there holds `has`): every key
+    scores the same."""
+
+    head: tuple[int, int]
+    query: int
+    token: str
+    reads: tuple[str, ...]
+    has: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Unread:
+    """The head's keys or queries (`side`) read only directions (`reads`) that nothing before its layer writes:
+    the embedding and the `writers` (heads with a W_O) write only `written`, so every key scores `score`."""
+
+    head: tuple[int, int]
+    side: str  # "keys" | "queries"
+    reads: tuple[str, ...]
+    writers: tuple[tuple[int, int], ...]
+    written: tuple[str, ...]
+    score: float
+
+
+@dataclass(frozen=True)
+class WriterFirst:
+    """The keys differ in `into`, which head `writer` writes from `reads` less faithfully than this head reads
+    them: the writer is the likelier culprit."""
+
+    writer: tuple[int, int]
+    into: tuple[str, ...]
+    reads: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TiedKeys:
+    """Key `rival` and the target key `best` score the same (`score`): no scale separates them; `then` says what
+    would (an earlier writer's fault, or what differs between them)."""
+
+    head: tuple[int, int]
+    rival: int
+    best: int
+    score: float
+    then: WriterFirst | Differs
+
+
+@dataclass(frozen=True)
+class Uneven:
+    """The head should spread its attention evenly over `keys`, but their scores differ."""
+
+    head: tuple[int, int]
+    keys: tuple[int, ...]
+    scores: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Sharpen:
+    """The head attends most to the right key(s) (`n_keys`), but only by `gap`: the scores need scaling."""
+
+    head: tuple[int, int]
+    n_keys: int
+    gap: float
+    scale: ScaleBy
+
+
+@dataclass(frozen=True)
+class WrongKey:
+    """Key `top` (score `top_score`) beats the target key `target` (`target_score`). Per direction family W_K reads:
+    how much it favours `top` (`against`) or the target (`toward`); then the writer to blame first, or the advice
+    for the family that decides (`advice`: "outweighs" — position outweighs the content in `toward`; "rotates" —
+    W_Q rotates the position; "signs" — position entries' signs and sizes; "look" — the family `worst`)."""
+
+    top: int
+    top_score: float
+    target: int
+    target_score: float
+    against: tuple[tuple[str, float], ...]
+    toward: tuple[tuple[str, float], ...]
+    writer: WriterFirst | None
+    advice: str | None
+    worst: str | None
 
 
 @dataclass
@@ -115,7 +221,7 @@ class Attention(Target):
                 return t.astype(bool)
             return (t[:, :, None] == np.arange(T)) & (t[:, :, None] >= 0)
         out = np.zeros((len(batch), T, T), dtype=bool)
-        pairs = once.each((self.where, "key sets"), batch, self._pairs)
+        pairs = once.each((self.where, "key_sets"), batch, self._pairs)
         # one fancy assignment at the end: a Python loop per query would dominate
         n_ = np.repeat(np.arange(len(batch)), [len(q) for q, _ in pairs])
         q_ = np.concatenate([q for q, _ in pairs]) if pairs else np.zeros(0, dtype=int)
@@ -215,57 +321,43 @@ class Attention(Target):
         q = int(bad[0])
         t = int(targets[q])
         top = int(np.argmax(pattern[q]))
-        on = lambda i: ", ".join(str(int(k)) for k in np.flatnonzero(keys[i]))  # noqa: E731
         rows = AttentionPositions(list(labels), pattern, keys, targets, mass, self.min_mass)
-        name = f"head {self.layer}.{self.head}"
-        n_keys = int(keys[q].sum())
-        if n_keys == 1:
-            got, need = diagnosis.apart(mass[q], self.min_mass)
-            where = f"the target is key {token_at(labels, t)}, but {name} puts only {got} there (needs ≥ {need})"
-        elif self.evenly:
-            least = min(np.flatnonzero(keys[q]), key=lambda k: pattern[q, k])
-            got, need = diagnosis.apart(pattern[q, least], self.min_mass / n_keys)
-            where = (f"the targets are keys {on(q)}, each needing ≥ {need} (an even share of "
-                     f"{self.min_mass:g}), but {name} puts only {got} on key {token_at(labels, int(least))}")
-        else:
-            got, need = diagnosis.apart(mass[q], self.min_mass)
-            where = f"the targets are keys {on(q)}, but {name} puts only {got} on them together (needs ≥ {need})"
-        summary = f"at query {token_at(labels, q)} {where}; its largest weight, {pattern[q, top]:.3f}, is on key {token_at(labels, top)}"
-        hint = self._hint(trace, q, keys[q, : q + 1], top, t, name)
+        on = tuple(int(k) for k in np.flatnonzero(keys[q]))
+        least = min(on, key=lambda k: pattern[q, k])
+        summary = AttentionMiss((self.layer, self.head), tuple(labels), q, on, mass[q], self.min_mass, self.evenly,
+                                least, pattern[q, least], top, pattern[q, top])
+        hint = self._hint(trace, q, keys[q, : q + 1], top, t)
         return Explanation(q, summary, rows, hint, (self.layer, self.head), [int(x) for x in targets])
 
-    def _hint(self, trace, q: int, inside: np.ndarray, top: int, t: int, name: str) -> str:
+    def _hint(self, trace, q: int, inside: np.ndarray, top: int, t: int):
         """Why the target keys `inside` `[keys]` miss: a fixed pattern, a zero query, unread directions, a tie,
         too little sharpness, or the wrong key winning."""
+        name = (self.layer, self.head)
         if trace.model.head(self.layer, self.head).pattern is not None:
-            return f"{name} has a fixed pattern; this target needs a computed one"
+            return FixedPattern(name)
         scores = trace.layers[self.layer].scores[0, self.head, q, : q + 1]
-        if (said := self._unread(trace, q, t, name)) or (said := _zero_query(trace, self.layer, self.head, q)):
+        if (said := self._unread(trace, q, t)) or (said := _zero_query(trace, self.layer, self.head, q)):
             return said
         if (~inside).any():  # a tie between a target key and another is a tie whichever way argmax breaks it
             best = int(np.flatnonzero(inside)[np.argmax(scores[inside])])
             rival = int(np.flatnonzero(~inside)[np.argmax(scores[~inside])])
             if diagnosis.tied(scores[best], scores[rival]):
-                return (f"indistinguishable keys: key {rival} and the target key {best} both score {scores[best]:.6g}, "
-                        f"so {name} splits its attention between them and no scale can separate them. "
-                        f"{self._writer_first(trace, q, best, rival) or what_differs(trace, self.layer, best, rival)}")
+                then = self._writer_first(trace, q, best, rival) or differs(trace, self.layer, best, rival)
+                return TiedKeys(name, rival, best, scores[best], then)
         if not inside[top]:
-            return self._wrong_key_hint(trace, q, top, t, name)
+            return self._wrong_key_hint(trace, q, top, t)
         n_keys = int(inside.sum())
         in_s = scores[inside]
         if self.evenly and in_s.max() - in_s.min() > 1e-9 * max(1.0, float(np.abs(in_s).max())):
-            keys = ", ".join(str(int(k)) for k in np.flatnonzero(inside))
-            tied = ", ".join(f"{int(k)}: {scores[k]:.3g}" for k in np.flatnonzero(inside))
-            return (f"{name} should spread its attention evenly over keys {keys}, but their scores differ ({tied}). "
-                    "Look at W_Q and W_K: which directions make these keys score differently?")
+            on = np.flatnonzero(inside)
+            return Uneven(name, tuple(int(k) for k in on), tuple(scores[k] for k in on))
         rest = scores[~inside]
         gap = float(in_s.min() - rest.max()) if len(rest) else np.inf
         need = self.min_mass / n_keys if self.evenly else self.min_mass
         ok = (lambda p: p[inside].min() >= need) if self.evenly else (lambda p: p[inside].sum() >= need)
-        return (f"{name} attends most to the right key{'s' if n_keys > 1 else ''}, but the score there beats the "
-                f"next best by only {gap:.3g}: sharpen the pattern; {scale_by(factor_needed(scores, ok), q)}")
+        return Sharpen(name, n_keys, gap, ScaleBy(factor_needed(scores, ok), q + 1))
 
-    def _unread(self, trace, q: int, t: int, name: str) -> str | None:
+    def _unread(self, trace, q: int, t: int) -> Unread | None:
         """The cause when the head's keys (or queries) read only directions nothing before its layer writes."""
         layer = trace.layers[self.layer]
         head = layer.heads[self.head]
@@ -278,14 +370,10 @@ class Attention(Target):
                 trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any())
             if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
                 written = np.flatnonzero(np.abs(layer.attn_in[0]).sum(0) > 0)
-                writers = [f"head {l}.{h}" for l in range(self.layer) for h in range(trace.model.n_heads(l))
-                           if np.abs(trace.model.head(l, h).W_O).any()]
-                earlier = ", ".join(["the embedding", *writers])
-                fix = f"Look at W_{'K' if what == 'keys' else 'Q'} of {name}" + "".join(
-                    f", or at W_O of {w}" for w in writers[:3]) + ": one must read what the other writes"
-                return (f"{name}'s {what} read {families_of(labels[i] for i in read)}, which nothing writes before layer "
-                        f"{self.layer} ({earlier} write only {families_of(labels[i] for i in written) or 'nothing'} at this "
-                        f"input), so every key scores the same ({s[t]:.3g}). {fix}")
+                writers = tuple((l, h) for l in range(self.layer) for h in range(trace.model.n_heads(l))
+                                if np.abs(trace.model.head(l, h).W_O).any())
+                return Unread((self.layer, self.head), what, families(labels[i] for i in read), writers,
+                              families(labels[i] for i in written), s[t])
         return None
 
     def _decisive(self, trace, q: int, a: int, b: int) -> dict[str, float]:
@@ -304,7 +392,7 @@ class Attention(Target):
             by_group[family_of(labels[i])] = by_group.get(family_of(labels[i]), 0.0) + float(per_dir[i])
         return by_group
 
-    def _writer_first(self, trace, q: int, t: int, top: int, family: str | None = None) -> str | None:
+    def _writer_first(self, trace, q: int, t: int, top: int, family: str | None = None) -> WriterFirst | None:
         """When the keys differ in directions an earlier head wrote, and that head's W_OV pairs names less
         faithfully than this head's W_QK reads them, the writer is the likelier culprit: name it."""
         if self.layer == 0:
@@ -322,13 +410,13 @@ class Attention(Target):
             return None
         wrote = diagnosis.writers(trace, self.layer, [t, top], list(differ))
         who = max(wrote, key=wrote.get)
-        if not who.startswith("head") or wrote[who] <= 1e-9:
+        if who[0] != "head" or wrote[who] <= 1e-9:
             return None
-        l, h = (int(n) for n in who.split()[1].split("."))
+        _, l, h = who
         w = model.head(l, h)
         ov = w.W_O @ w.W_V  # [d_model, d_model]
-        families = {family_of(labels[i]) for i in differ}  # judged on whole families: prev:* ← tok:*, not one entry
-        rows = [i for i in range(model.d_model) if family_of(labels[i]) in families and read[i] and np.abs(ov[i]).any()]
+        whole = {family_of(labels[i]) for i in differ}  # judged on whole families: prev:* ← tok:*, not one entry
+        rows = [i for i in range(model.d_model) if family_of(labels[i]) in whole and read[i] and np.abs(ov[i]).any()]
         cols = [j for j in range(model.d_model) if np.abs(ov[rows, j]).any()] if rows else []
         if not rows or not cols:
             return None
@@ -338,38 +426,25 @@ class Attention(Target):
         reader = diagnosis.matched(qk[np.ix_(qrows, rows)], [labels[i] for i in qrows], [labels[i] for i in rows])
         if writer is None or (reader is not None and writer >= reader):
             return None
-        into = families_of(labels[i] for i in rows)
-        return (f"The keys differ in {into}, which {who} writes: W_V of {who} reads {families_of(labels[j] for j in cols)} "
-                f"and W_O of {who} writes that into {into}, pairing directions less faithfully than this head reads them. "
-                f"The writer is the likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before "
-                "W_Q and W_K of this head")
+        return WriterFirst((l, h), families(labels[i] for i in rows), families(labels[j] for j in cols))
 
-    def _wrong_key_hint(self, trace, q: int, top: int, t: int, name: str) -> str:
+    def _wrong_key_hint(self, trace, q: int, top: int, t: int) -> WrongKey:
         """Why key `top` beat the target `t`: which directions decide it, and who wrote them."""
         head = trace.layers[self.layer].heads[self.head]
         s = trace.layers[self.layer].scores[0, self.head, q]
         by_group = self._decisive(trace, q, t, top)
         pro = {g: v for g, v in by_group.items() if v > 0}
         con = {g: -v for g, v in by_group.items() if v < 0}
-        said = lambda d, who: " and ".join(  # noqa: E731
-            f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.3g}" for g, v in sorted(d.items(), key=lambda kv: -kv[1]))
-        head_line = f"attention went to the wrong position: key {top} scores {s[top]:.3g} against {s[t]:.3g} for the target key {t}"
-        if not con:
-            return f"{head_line}. Look at W_Q and W_K"
-        worst = max(con, key=con.get)
-        favours = f"; of the directions W_K reads, {said(con, f'key {top}')}"
-        if pro:
-            favours += f", {said(pro, 'the target')}"
-        writer = self._writer_first(trace, q, t, top, worst)
-        if writer:
-            return f"{head_line}{favours}. {writer}"
-        if worst == "cos/sin:*" and pro:
-            advice = (f"the position term outweighs the {', '.join(pro)} term that should decide: keep the weight on "
-                      "position smaller than the content's lead at every distance (look at W_Q's entries on cos/sin)")
+        worst = max(con, key=con.get) if con else None
+        writer = self._writer_first(trace, q, t, top, worst) if con else None
+        if not con or writer:
+            advice = None
+        elif worst == "cos/sin:*" and pro:
+            advice = "outweighs"
         elif worst == "cos/sin:*" and _rotates(head.W_Q):
-            advice = "look at W_Q and W_K on cos/sin: W_Q rotates the position, so check the rotation's direction and its sign"
+            advice = "rotates"
         elif worst == "cos/sin:*":
-            advice = "look at the signs and sizes of W_Q's and W_K's entries on cos/sin"
+            advice = "signs"
         else:
-            advice = f"look at W_Q and W_K on {worst}"
-        return f"{head_line}{favours}: {advice}"
+            advice = "look"
+        return WrongKey(top, s[top], t, s[t], tuple(con.items()), tuple(pro.items()), writer, advice, worst)

@@ -7,7 +7,7 @@ failing input position by position (`explain`), with a hint where one can be der
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,16 +26,34 @@ class Evaluation:
 @dataclass
 class Explanation:
     """One failing input, position by position, for the report. `per_position` holds the facts of each position
-    (what the kind expects there and what the model does); display/explanations.py makes the table of them."""
+    (what the kind expects there and what the model does), `summary` the facts of the miss and `hint` those of its
+    likely cause; display/explanations.py words them all (`table`, `summary`, `hint`)."""
 
     position: int
-    summary: str
+    summary: object  # the kind's facts of the miss (AttentionMiss, ReadoutMiss, TokenMiss, …)
     per_position: object  # one of the kinds' per-position facts (`kind` names which)
-    hint: str
+    hint: object  # the facts of the likely cause (TiedKeys, WrongKey, NotSharp, …)
     head: tuple[int, int] | None = None
     marks: list | None = None  # per query row: the key (or keys) a target expects (−1: none)
-    marks_mean: str = "* = target key"
+    marks_mean: str = "target"  # what a mark is (display/explanations.MARKS words it): "target", "value", "raises"
     mlp: int | None = None  # the layer whose MLP the hint is about
+    terms: object = None  # the puzzle's own names for the matrices the hint names (answer_names.PuzzleTerms)
+    notes: list = field(default_factory=list)  # what the checker adds after the hint: EarlierFailure, LeakNote
+
+
+@dataclass(frozen=True)
+class EarlierFailure:
+    """A note on a later target's hint: the failure may follow from that of the target `label`, earlier in the circuit."""
+
+    label: str
+
+
+@dataclass(frozen=True)
+class LeakNote:
+    """A note on the first failing target's hint: the answer writes where the puzzle does not let it (`detail`, the
+    leak's own message without the puzzle's name), which likely causes the failure."""
+
+    detail: str
 
 
 class Target:

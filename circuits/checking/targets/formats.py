@@ -42,9 +42,9 @@ def family_of(label: str) -> str:
     return "cos/sin:*" if prefix in ("cos", "sin") else f"{prefix}:*"
 
 
-def families_of(labels) -> str:
-    """The families of some residual directions, each once, in order: "tok:*, cos/sin:*"."""
-    return ", ".join(dict.fromkeys(family_of(x) for x in labels))
+def families(labels) -> tuple[str, ...]:
+    """The families of some residual directions, each once, in order: ("tok:*", "cos/sin:*")."""
+    return tuple(dict.fromkeys(family_of(x) for x in labels))
 
 
 def token_at(tokens: Tokens, i: int) -> str:

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from circuits.checking import fields
-from circuits.checking.targets.formats import fmt_named, fmt_vec
-from circuits.checking.targets.output import Output
+from circuits.checking.targets.output import Output, ReadoutMiss
 from circuits.errors import CircuitError
 
 
@@ -67,25 +66,35 @@ class MLPOutput(Output):
         facts.names = names = self.readout.components(trace.model)  # by name: a residual-wide vector does not fit
         q, exp, yours = e.position, facts.expected, facts.yours  # [T, k]
         err = float(np.abs(np.nan_to_num(yours[q] - exp[q])).max())
-        expected = "—" if np.isnan(exp[q]).all() else fmt_named(exp[q], names)
-        e.summary = (f"at position {q} {facts.tokens[q]!r} the expected {self.readout.label} is {expected}, "
-                     f"yours is {fmt_named(yours[q], names)} (error {err:.3g} > tolerance {self.tol:g})")
+        e.summary = ReadoutMiss(tuple(facts.tokens), q, self.readout.label, exp[q], yours[q], err, self.tol,
+                                tuple(names))
         return e
 
-    def _hint(self, trace, tokens, q, expected) -> str:
+    def _hint(self, trace, tokens, q, expected) -> MLPReads:
         l = self.readout.layer
         layer = trace.layers[l]
         labels = trace.model.residual.labels
         x = layer.mlp_in[0, q]  # [d_model]: what the MLP reads at this position
-        read = ", ".join(f"{labels[i]} = {x[i]:.3g}" for i in np.flatnonzero(np.abs(x) > 1e-9)) or "nothing"
+        read = tuple((labels[i], x[i]) for i in np.flatnonzero(np.abs(x) > 1e-9))
         pre, post = layer.mlp_pre[0, q], layer.mlp_post[0, q]  # [d_mlp]
         yours = self.readout.get(trace)[0, q]
         names = self.readout.components(trace.model)
         worst = int(np.nanargmax(np.abs(np.nan_to_num(yours - expected))))
-        fired = np.flatnonzero(post > 1e-9)
-        writers = ", ".join(f"unit {j}" for j in fired) or "no unit"
-        return (f"at position {q} the MLP reads {read}; its hidden units W_in x are {fmt_vec(pre)}, after the ReLU "
-                f"{fmt_vec(post)} ({writers} active), and W_out turns them into {fmt_named(yours, names)} where "
-                f"{fmt_named(np.nan_to_num(expected), names)} is expected (worst on {names[worst]!r}). Look at W_in (which units fire for "
-                "this input: a ReLU passes only what is above zero, and a weight on a constant direction sets a "
-                "unit's threshold) and W_out (what each unit writes, into which direction)")
+        return MLPReads(q, read, pre, post, tuple(int(j) for j in np.flatnonzero(post > 1e-9)), yours,
+                        np.nan_to_num(expected), tuple(names), names[worst])
+
+
+@dataclass(frozen=True)
+class MLPReads:
+    """At `query` the MLP reads `read` (direction, value), its hidden units are `pre` (`post` after the ReLU; `fired`:
+    the active units), and W_out makes `yours` where `expected` is expected, worst on direction `worst`."""
+
+    query: int
+    read: tuple[tuple[str, float], ...]
+    pre: np.ndarray
+    post: np.ndarray
+    fired: tuple[int, ...]
+    yours: np.ndarray
+    expected: np.ndarray
+    names: tuple[str, ...]
+    worst: str

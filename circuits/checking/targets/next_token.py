@@ -10,7 +10,6 @@ import numpy as np
 from circuits.checking import diagnosis, fields, once
 from circuits.checking.targets import authored
 from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
-from circuits.checking.targets.formats import fmt_num, token_at
 from circuits.errors import CircuitError
 
 NEAR_TIE = 0.05  # log-probs closer than this (5% in probability) are a near tie: no sharpness worth the name parts them
@@ -26,6 +25,107 @@ class NextTokenPositions:
     top: list[str]
     logprob: np.ndarray
     kind = "next-token"
+
+
+# --- what an explanation found: the miss (its summary) and its likely cause (its hint) --------------------------
+@dataclass(frozen=True)
+class NothingExpected:
+    """A mean target on an input with no expected position: the mean counts as 0, outside [lo, hi]."""
+
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class SpecEmpty:
+    """The hint for NothingExpected: the spec expects nothing of this input."""
+
+
+@dataclass(frozen=True)
+class MeanMiss:
+    """The mean log-prob `mean` over `n` predicted positions is outside [lo, hi] (`above`: surer than allowed)."""
+
+    mean: float
+    n: int
+    above: bool
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class TokenMiss:
+    """After position `query` (token `token`) the expected next token's log-prob is `logprob` < `lo`."""
+
+    query: int
+    token: str
+    logprob: float
+    lo: float
+
+
+@dataclass(frozen=True)
+class TooSure:
+    """Where the context cannot tell the next token the prediction is not flat; `computed`: the heads with a
+    computed pattern."""
+
+    computed: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Rival:
+    """After position `query` the expected token `want` against `rival`, at probabilities `p_want`, `p_rival`:
+    `how` is "tie" (exact), "near" (a near tie, with `more` other tokens as near), "second" (want is the top guess
+    but rival follows) or "prefers" (the model prefers rival)."""
+
+    query: int
+    want: str
+    rival: str
+    p_want: float
+    p_rival: float
+    how: str
+    more: int = 0
+
+
+@dataclass(frozen=True)
+class AttentionCause:
+    """Head `head` could raise `want` over the rival by `gain` more by attending to `keys` (it puts `mass` there);
+    its largest weight `top_weight` is on `top` (`tied`: top and the best wanted key both score `score`)."""
+
+    rival: Rival
+    head: tuple[int, int]
+    tokens: tuple[str, ...]
+    keys: tuple[int, ...]
+    mass: float
+    gain: float
+    top: int
+    top_weight: float
+    tied: tuple[int, int, float] | None  # (top, best wanted key, their score)
+
+
+@dataclass(frozen=True)
+class SurerPrediction:
+    """The expected token is the top guess, but not sure enough, and no attention pattern would raise it much."""
+
+    rival: Rival
+
+
+@dataclass(frozen=True)
+class NotReaching:
+    """No attention pattern changes the prediction: what the attended positions hold does not reach the
+    unembedding as `want`. `who`: the head whose best key would raise it most (by `reach`, against the rival's
+    `lead`), None if no head writes."""
+
+    rival: Rival
+    who: tuple[int, int] | None
+    reach: float
+    lead: float
+
+
+@dataclass(frozen=True)
+class Advised:
+    """A hint followed by the puzzle's own advice (NextToken's `advice`)."""
+
+    hint: object
+    advice: str
 
 
 @dataclass
@@ -105,7 +205,7 @@ class NextToken(Target):
         vocab = trace.model.vocab
         T = trace.ids.shape[1]
         out = np.full((len(batch), T), np.nan)
-        hits = once.each((self.spec, self.after_bos, "next-token ids", vocab), batch, lambda toks: self._hits(toks, vocab))
+        hits = once.each((self.spec, self.after_bos, "next_token_ids", vocab), batch, lambda toks: self._hits(toks, vocab))
         if not batch:
             return out
         # gathered in one fancy index: a numpy index per position would dominate
@@ -149,35 +249,27 @@ class NextToken(Target):
         rows = NextTokenPositions(list(labels), [exp[i] if i < len(exp) else None for i in range(len(labels))],
                                   [vocab.tokens[int(i)] for i in np.argmax(trace.logprobs[0, : len(labels)], axis=-1)], lp)
         if not np.isfinite(lp).any():  # a mean over no positions counts as 0 (see evaluate)
-            summary = f"no position of this input has an expected next token; the mean counts as 0, outside [{self.lo:g}, {self.hi:g}]"
-            return Explanation(len(labels) - 1, summary, rows,
-                               "the spec expects nothing of this input: widen the band to include 0, or check the spec")
+            return Explanation(len(labels) - 1, NothingExpected(self.lo, self.hi), rows, SpecEmpty())
         m = float(np.nanmean(lp)) if self.mean else None
         if self.mean:
-            n = int(np.isfinite(lp).sum())
-            side = " (above the band: surer than the context allows)" if m > self.hi else ""
-            summary = (f"mean log-prob {m:.3f} over {n} predicted position{'s' if n != 1 else ''}{side}; "
-                       f"needs [{self.lo:g}, {self.hi:g}]")
+            summary = MeanMiss(m, int(np.isfinite(lp).sum()), m > self.hi, self.lo, self.hi)
             q = int(np.nanargmax(lp)) if m > self.hi else int(np.nanargmin(lp))
         else:
             q = int(np.flatnonzero(np.nan_to_num(lp, nan=0.0) < self.lo)[0])
-            summary = f"after position {token_at(labels, q)} the expected next token has log-prob {lp[q]:.3f} < {self.lo:g}"
+            summary = TokenMiss(q, labels[q], lp[q], self.lo)
         if self.mean and m > self.hi:
             hint, head, marks = self._flat_hint(trace), None, None
         else:
             hint, head, marks = self._token_hint(trace, q, vocab.id(exp[q - offset]))
             if self.advice:  # the puzzle's own advice, after the finding
-                hint = f"{hint.rstrip('.')}. {self.advice}"
-        return Explanation(q, summary, rows, hint, head, marks, "* = a key that would raise the expected token most")
+                hint = Advised(hint, self.advice)
+        return Explanation(q, summary, rows, hint, head, marks, "raises")
 
     @staticmethod
-    def _flat_hint(trace) -> str:
+    def _flat_hint(trace) -> TooSure:
         model = trace.model
         heads = [(l, h) for l in range(model.n_layers) for h in range(model.n_heads(l))]
-        computed = [f"head {l}.{h}" for l, h in heads if model.head(l, h).pattern is None]
-        where = f" (W_Q and W_K of {', '.join(computed)})" if computed else ""
-        return ("where the context cannot tell the next token, the prediction must stay flat, and yours is not: check "
-                f"where your heads attend when no key matches{where} and what they write there (W_V, W_O)")
+        return TooSure(tuple((l, h) for l, h in heads if model.head(l, h).pattern is None))
 
     def _token_hint(self, trace, q: int, want: int):
         """Why the expected token `want` is not sure enough after position q: (hint, head to show, marks).
@@ -196,16 +288,10 @@ class NextToken(Target):
         near = lambda x: abs(float(lp[want]) - float(x)) < NEAR_TIE  # noqa: E731
         tie = near(lp[rival])
         if tie:  # one report for a (near) tie, whichever token argmax happens to pick
-            more = sum(near(x) for x in lp) - 2
-            shown_w, shown_r = diagnosis.apart(p_w, p_r)
             exact = diagnosis.tied(float(lp[want]), float(lp[rival]))
-            said = (f"after position {q} your model cannot tell the expected {w_tok!r} from {r_tok!r}"
-                    f"{f' and {more} more' if more > 0 else ''}: "
-                    + (f"a tie, each {p_w:.3f}" if exact else f"a near tie, {shown_w} against {shown_r}"))
-        elif order[0] == want:
-            said = f"your top guess after position {q} is {w_tok!r} ({p_w:.3f}), but {r_tok!r} follows with {p_r:.3f}"
+            said = Rival(q, w_tok, r_tok, p_w, p_r, "tie" if exact else "near", sum(near(x) for x in lp) - 2)
         else:
-            said = f"after position {q} your model prefers {r_tok!r} ({p_r:.3f}) to the expected {w_tok!r} ({p_w:.3f})"
+            said = Rival(q, w_tok, r_tok, p_w, p_r, "second" if order[0] == want else "prefers")
         d = model.W_U[want] - model.W_U[rival]  # [d_model]: what raises want over the rival
         best = None
         for l, layer in enumerate(trace.layers):
@@ -222,34 +308,22 @@ class NextToken(Target):
         shortfall = self.lo - float(lp[want])
         if best is not None and best[4] > 1e-9 and (best[0] >= self.lo or best[0] - lp[want] >= shortfall / 2):
             _, l, h, gains, gain = best
-            name = f"head {l}.{h}"
             keys = [int(j) for j in np.flatnonzero(gains >= gains.max() - 1e-9)]
             pattern = trace.pattern(l, h)[0, q]
             top = int(np.argmax(pattern[: q + 1]))
             s = trace.layers[l].scores[0, h, q, : q + 1]
             best_key = max(keys, key=lambda j: s[j])
-            why = (f"indistinguishable keys: key {top} and key {best_key} both score {s[top]:.6g}. "
-                   if top not in keys and diagnosis.tied(s[top], s[best_key]) else "")
-            where = ", ".join(token_at(tokens, j) for j in keys[:3]) + (" …" if len(keys) > 3 else "")
+            tied = (top, best_key, s[top]) if top not in keys and diagnosis.tied(s[top], s[best_key]) else None
             marks: list = [-1] * len(tokens)
             marks[q] = keys
-            return (f"{said}. The attention is the cause: {name} puts {float(pattern[keys].sum()):.3f} on key{'s' if len(keys) > 1 else ''} "
-                    f"{where}, whose value would raise {w_tok!r} over {r_tok!r} by {gain:.3g} more, and its largest weight "
-                    f"({pattern[top]:.3f}) is on key {token_at(tokens, top)}. {why}Look at W_Q and W_K of {name}"), (l, h), marks
+            return AttentionCause(said, (l, h), tuple(tokens), tuple(keys), float(pattern[keys].sum()), gain, top,
+                                  pattern[top], tied), (l, h), marks
         if order[0] == want and not tie:
-            return (f"{said}. No attention pattern of your heads would raise it much: make the prediction surer "
-                    "(raise your sharpness symbol of the prediction)"), None, None
+            return SurerPrediction(said), None, None
         reach = {}  # per head: the most any one key's value could raise want over the rival
         for l, layer in enumerate(trace.layers):
             for h, w in enumerate(layer.heads):
                 if np.abs(w.W_O).any():
                     reach[(l, h)] = float(((layer.v[0, h, : q + 1, : w.W_V.shape[0]] @ w.W_O.T) @ d).max())
         who = max(reach, key=reach.get) if reach else None
-        named = (f"look at W_V and W_O of head {who[0]}.{who[1]} (attending to its best key would raise {w_tok!r} over "
-                 f"{r_tok!r} by {fmt_num(reach[who])}, against a lead of {fmt_num(-lead)} for {r_tok!r}) and at W_U"
-                 if who is not None else "look at W_U")
-        if tie:  # no sharpness separates equal logits
-            return (f"{said}, so no sharpness can make {w_tok!r} sure, and no attention pattern of your heads separates "
-                    f"them: what the attended positions hold must raise {w_tok!r} above {r_tok!r} — {named}"), None, None
-        return (f"{said}, and no attention pattern of your heads would change that: what the attended positions hold "
-                f"does not reach the unembedding as {w_tok!r}: {named}"), None, None
+        return NotReaching(said, who, reach[who] if who is not None else 0.0, -lead), None, None

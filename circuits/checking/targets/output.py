@@ -11,8 +11,7 @@ from circuits.checking import diagnosis, fields
 from circuits.checking.readouts import HeadOutput, Readout, Residual
 from circuits.checking.targets import authored
 from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
-from circuits.checking.targets.formats import fmt_pair, fmt_vec, token_at
-from circuits.checking.targets.scores import factor_needed, scale_by, what_differs
+from circuits.checking.targets.scores import Differs, ScaleBy, differs, factor_needed
 from circuits.checking.targets.specs import batched_array, spec_array
 
 
@@ -27,6 +26,171 @@ class ReadoutPositions:
     tol: float
     names: list[str] | None = None  # the directions, where vectors are shown by name (too wide for a terminal)
     kind = "readout"
+
+
+# --- what an explanation found: the miss (its summary) and its likely cause (its hint) --------------------------
+# A part of the model that writes into the residual: ("embedding",), ("head", layer, head) or ("mlp", layer).
+Part = tuple
+
+
+@dataclass(frozen=True)
+class ReadoutMiss:
+    """At position `query` the readout `readout` (its label) is `yours`, where `expected` is expected (NaN: none),
+    an error `error` above `tol`; `names`: the directions, where the vectors are shown by name."""
+
+    tokens: tuple[str, ...]
+    query: int
+    readout: str
+    expected: np.ndarray
+    yours: np.ndarray
+    error: float
+    tol: float
+    names: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ScoresWhy:
+    """Why the attention goes where the mix does not want it: the best unwanted key `b` against the best wanted
+    key `a`, and their scores (`tied`: equal up to rounding)."""
+
+    a: int
+    b: int
+    score_a: float
+    score_b: float
+    tied: bool
+
+
+@dataclass(frozen=True)
+class Leak:
+    """Where head `head`'s attention goes that a pattern giving `expected` does not want (`mix`: the keys grouped by
+    value, the mass yours puts on each group and the mass a fit needs)."""
+
+    head: tuple[int, int]
+    mix: diagnosis.Mix
+    tokens: tuple[str, ...]
+    expected: np.ndarray
+
+
+@dataclass(frozen=True)
+class AttentionCulprit:
+    """Head `head` writes the wrong amount into the readout's `directions` at `query`, but `needed` from it would
+    fix that and is a mix of its keys' values: its attention is off (`leak`, `why`)."""
+
+    head: tuple[int, int]
+    directions: tuple[str, ...]
+    query: int
+    needed: np.ndarray
+    leak: Leak
+    why: ScoresWhy | None
+
+
+@dataclass(frozen=True)
+class WrittenBy:
+    """Direction `direction` at `query` is off by `error`, exactly what `culprit` writes there (`written`: every
+    part's write); when the culprit is the embedding (a given), `heads` are the heads that write the direction
+    (with what they write there)."""
+
+    direction: str
+    query: int
+    error: float
+    culprit: Part
+    written: tuple[tuple[Part, float], ...]
+    heads: tuple[tuple[Part, float], ...]
+
+
+@dataclass(frozen=True)
+class WronglyWritten:
+    """Direction `direction` at `query` is off by `error` and no one part explains it: `heads` write it (the wrong
+    value), else `mlps` could; `written`: every part's write."""
+
+    direction: str
+    query: int
+    error: float
+    written: tuple[tuple[Part, float], ...]
+    heads: tuple[Part, ...]
+    mlps: tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class RightValuesFixed:
+    """Head `head` has a fixed pattern, and attending to `keys` would give the expected vector."""
+
+    head: tuple[int, int]
+    tokens: tuple[str, ...]
+    keys: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class NotSharp:
+    """At `query` the keys whose value gives the expected vector (`keys`) score `gap` above the rest yet hold only
+    `mass` of head `head`'s attention, with `others` other keys in the softmax."""
+
+    head: tuple[int, int]
+    tokens: tuple[str, ...]
+    query: int
+    keys: tuple[int, ...]
+    gap: float
+    mass: float
+    others: int
+    scale: ScaleBy
+
+
+@dataclass(frozen=True)
+class TiedValue:
+    """Key `b` and key `a` (whose value gives the expected vector) both score `score`: no scale separates them."""
+
+    head: tuple[int, int]
+    a: int
+    b: int
+    score: float
+    then: Differs
+
+
+@dataclass(frozen=True)
+class ElsewhereAttended:
+    """Only `mass` of head `head`'s attention at `query` is on the keys whose value gives the expected vector."""
+
+    head: tuple[int, int]
+    tokens: tuple[str, ...]
+    query: int
+    keys: tuple[int, ...]
+    mass: float
+
+
+@dataclass(frozen=True)
+class EvenWould:
+    """Attending evenly to positions 0..query would give the expected vector, but head `head` does not."""
+
+    head: tuple[int, int]
+    query: int
+
+
+@dataclass(frozen=True)
+class FixedMix:
+    """Head `head` has a fixed pattern that does not give the expected vector, though its values could (`leak`)."""
+
+    leak: Leak
+
+
+@dataclass(frozen=True)
+class AttentionNotValues:
+    """The values are right but the attention is not: `expected` is a mix of the values at 0..query (`leak`, `why`)."""
+
+    query: int
+    expected: np.ndarray
+    leak: Leak
+    why: ScoresWhy | None
+
+
+@dataclass(frozen=True)
+class NoMix:
+    """No mix of the values at 0..query (`values`, the first four) is close to `expected`: the values are wrong
+    (`W_O`: the readout is the head's output, so W_O may be too)."""
+
+    query: int
+    values: np.ndarray
+    expected: np.ndarray
+    W_O: bool
 
 
 @dataclass
@@ -117,9 +281,7 @@ class Output(Target):
         q = int(bad[0]) if len(bad) else int(np.argmax(err))
         tokens = trace.tokens(0)
         rows = ReadoutPositions(list(tokens), exp, yours, err, self.tol)
-        shown_exp, shown_yours = fmt_pair(exp[q], yours[q])
-        summary = (f"at position {token_at(tokens, q)} the expected {self.readout.label} is {shown_exp}, "
-                   f"yours is {shown_yours} (error {err[q]:.3g} > tolerance {self.tol:g})")
+        summary = ReadoutMiss(tuple(tokens), q, self.readout.label, exp[q], yours[q], err[q], self.tol)
         head = getattr(self.readout, "layer", None), getattr(self.readout, "head", None)
         head = head if head[0] is not None else None
         marks = None
@@ -128,7 +290,7 @@ class Output(Target):
         else:
             hint, head, marks = self._attention_culprit(trace, q, yours[q], exp[q]) or (None, None, None)
             hint = hint or self._residual_hint(trace, q, yours[q] - exp[q])
-        return Explanation(q, summary, rows, hint, head, marks, "* = a key whose value the expected vector needs")
+        return Explanation(q, summary, rows, hint, head, marks, "value")
 
     def _attention_culprit(self, trace, q: int, yours: np.ndarray, expected: np.ndarray):
         """A head whose values could give what the readout needs, had it attended elsewhere: (hint, head, marks).
@@ -157,27 +319,23 @@ class Output(Target):
         if not found:
             return None
         _, l, h, m, needed = max(found, key=lambda f: f[0])
-        name = f"head {l}.{h}"
-        said = diagnosis.leak(m, tokens, name, needed)
-        why = self._why_scores(trace, q, m, name, (l, h))
-        hint = (f"{name} writes the wrong amount into {', '.join(self.readout.components(model))} at position {q}, and "
-                f"its values are not the cause: {fmt_vec(needed)} from {name} would fix it, and that is a mix of what "
-                f"its keys' values write there. So the attention is off: {said}. {why}Look at W_Q and W_K of {name}")
+        hint = AttentionCulprit((l, h), tuple(self.readout.components(model)), q, needed,
+                                Leak((l, h), m, tuple(tokens), needed), self._why_scores(trace, q, m, (l, h)))
         marks: list = [-1] * len(tokens)
         marks[q] = [j for g, keys in enumerate(m.keys) if m.needed[g] > 0.005 for j in keys]
         return hint, (l, h), marks
 
-    def _residual_hint(self, trace, q: int, error: np.ndarray) -> str:
+    def _residual_hint(self, trace, q: int, error: np.ndarray) -> WrittenBy | WronglyWritten:
         """Which part of the model wrote the wrong amount into the worst direction."""
         model = trace.model
         head_out = [layer.head_out[0, :, q] for layer in trace.layers]  # per layer: [h, d_model]
 
-        def parts(col: int) -> dict[str, float]:
-            out = {"the embedding": float((trace.embed + trace.pos_embed)[0, q, col])}
+        def parts(col: int) -> dict[Part, float]:
+            out = {("embedding",): float((trace.embed + trace.pos_embed)[0, q, col])}
             for l, layer in enumerate(trace.layers):
-                out |= {f"head {l}.{h}": float(head_out[l][h, col]) for h in range(len(layer.heads))}
+                out |= {("head", l, h): float(head_out[l][h, col]) for h in range(len(layer.heads))}
                 if layer.mlp_out is not None:
-                    out[f"the MLP of layer {l}"] = float(layer.mlp_out[0, q, col])
+                    out[("mlp", l)] = float(layer.mlp_out[0, q, col])
             return out
 
         names = self.readout.components(model)
@@ -186,40 +344,21 @@ class Output(Target):
             p = parts(model.residual.index(names[d]))
             culprit = min(p, key=lambda k: abs(p[k] - error[d]))
             if abs(p[culprit] - error[d]) <= self.tol and abs(p[culprit]) > 1e-12:
-                written = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if abs(v) > 1e-12)
-                said = (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g}, exactly what {culprit} writes "
-                        f"there (written: {written})")
-                if culprit.startswith("head"):
-                    return f"{said}: look at W_O and W_V of {culprit}"
-                if culprit.startswith("the MLP"):
-                    return f"{said}: look at W_out and W_in of {culprit}"
-                heads = [k for k in p if k.startswith("head") and np.abs(trace.model.head(
-                    *map(int, k.split()[1].split("."))).W_O[model.residual.index(names[d])]).any()]
-                if not heads:
-                    return (f"{said}, and the embedding is a given: a head must change it there, but no head's W_O "
-                            f"writes {names[d]!r} — look at W_O of the head that should")
-                return (f"{said}, and the embedding is a given: {' and '.join(heads)} should change it there "
-                        f"({', '.join(f'{k} writes {p[k]:.3g}' for k in heads)}) — look at W_V and W_O of {heads[-1]} "
-                        "(what it reads, where it writes)")
+                written = tuple((k, v) for k, v in p.items() if abs(v) > 1e-12)
+                heads = () if culprit[0] != "embedding" else tuple(
+                    (k, p[k]) for k in p if k[0] == "head"
+                    and np.abs(trace.model.head(*k[1:]).W_O[model.residual.index(names[d])]).any())
+                return WrittenBy(names[d], q, error[d], culprit, written, heads)
         d = order[0]
         p = parts(model.residual.index(names[d]))
-        written = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if abs(v) > 1e-12) or "nothing"
-        heads = [k for k, v in p.items() if k.startswith("head") and abs(v) > 1e-12]
-        if heads:
-            return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): "
-                    f"{' and '.join(heads)} {'writes' if len(heads) == 1 else 'write'} it, but the wrong value — check "
-                    f"which direction W_V of {heads[-1]} reads (from which position) and where its W_O writes it")
-        mlps = [k for k in p if k.startswith("the MLP")]
-        if mlps:
-            return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): the part "
-                    f"that should write it does not — check which rows of W_O write this direction and what W_V reads, "
-                    f"or what W_out of {mlps[-1]} writes there")
-        return (f"direction {names[d]!r} at position {q} is off by {error[d]:.3g} (written there: {written}): the head "
-                "that should write it does not — check which rows of W_O write this direction, and what W_V reads")
+        return WronglyWritten(names[d], q, error[d], tuple((k, v) for k, v in p.items() if abs(v) > 1e-12),
+                              tuple(k for k, v in p.items() if k[0] == "head" and abs(v) > 1e-12),
+                              tuple(k for k in p if k[0] == "mlp"))
 
-    def _hint(self, trace, tokens, q, expected) -> str:
+    def _hint(self, trace, tokens, q, expected):
         l, h = self.readout.layer, self.readout.head
-        name = f"head {l}.{h}"
+        name = (l, h)
+        tokens = tuple(tokens)
         pattern = trace.pattern(l, h)[0, q, : q + 1]
         values = self.readout.values(trace)[0, : q + 1]  # [q+1, k]
         near = np.abs(values - expected).max(-1) <= self.tol
@@ -227,53 +366,38 @@ class Output(Target):
         if near.any():
             good = np.flatnonzero(near)
             mass = float(pattern[good].sum())
-            where = ", ".join(token_at(tokens, int(j)) for j in good[:4]) + (" …" if len(good) > 4 else "")
+            keys = tuple(int(j) for j in good)
             if fixed:
-                return (f"{name} has a fixed pattern, and attending to {where} would give the expected vector: "
-                        "the values are right, so check which head or layer the puzzle expects")
+                return RightValuesFixed(name, tokens, keys)
             scores = trace.layers[l].scores[0, h, q, : q + 1]
             gap = float(scores[good].min() - np.delete(scores, good).max()) if len(good) <= q else np.inf
             if np.isfinite(gap) and gap > 0:
                 close = lambda p: np.abs(p @ values - expected).max() <= self.tol  # noqa: E731
-                return (f"attention is aimed right but not sharp enough: at position {q} the keys whose value would give "
-                        f"the expected vector ({where}) score {gap:.3g} above the rest, yet hold only {mass:.3f} of "
-                        f"{name}'s attention because {q + 1 - len(good)} other keys share the softmax. The gap must grow "
-                        f"with length (about log(length / tolerance)): {scale_by(factor_needed(scores, close), q)}.")
+                return NotSharp(name, tokens, q, keys, gap, mass, q + 1 - len(good),
+                                ScaleBy(factor_needed(scores, close), q + 1))
             if len(good) <= q:
                 rest = np.delete(np.arange(q + 1), good)
                 a, b = int(good[np.argmax(scores[good])]), int(rest[np.argmax(scores[rest])])
                 if diagnosis.tied(scores[a], scores[b]):
-                    return (f"indistinguishable keys: key {b} and key {a} (whose value would give the expected vector) "
-                            f"both score {scores[a]:.6g}, so {name} splits its attention between them and no scale can "
-                            f"separate them. {what_differs(trace, l, a, b)}")
-            return (f"attention went to the wrong positions: only {mass:.3f} of {name}'s attention at position {q} is on "
-                    f"the keys whose value would give the expected vector ({where}). Look at W_Q and W_K.")
+                    return TiedValue(name, a, b, scores[a], differs(trace, l, a, b))
+            return ElsewhereAttended(name, tokens, q, keys, mass)
         if np.abs(values.mean(0) - expected).max() <= self.tol and not fixed:
-            return (f"attending evenly to positions 0..{q} would give the expected vector, but {name} does not: "
-                    "look at W_Q and W_K (a zero W_QK attends evenly)")
+            return EvenWould(name, q)
         m = diagnosis.mix(pattern, values, expected, self.tol)
         if m.reachable and len(m.keys) > 1:
-            said = diagnosis.leak(m, tokens, name, expected)
+            leak = Leak(name, m, tokens, expected)
             if fixed:
-                return (f"{name} has a fixed pattern that does not give the expected vector, though its values could: "
-                        f"{said}. Check which head or layer the puzzle expects")
-            return (f"the values are right but the attention is not: the expected vector {fmt_vec(expected)} is a mix of "
-                    f"the values at positions 0..{q}, so an attention pattern can give it, and {said}. "
-                    f"{self._why_scores(trace, q, m, name)}Look at W_Q and W_K")
-        matrices = "W_V and W_O" if isinstance(self.readout, HeadOutput) else "W_V"
-        return (f"no mix of the values at positions 0..{q} ({', '.join(fmt_vec(v) for v in values[:4])}"
-                f"{' …' if q >= 4 else ''}) is close to the expected vector {fmt_vec(expected)}, so no attention "
-                f"pattern can produce it: look at {matrices}")
+                return FixedMix(leak)
+            return AttentionNotValues(q, expected, leak, self._why_scores(trace, q, m))
+        return NoMix(q, values[:4], expected, isinstance(self.readout, HeadOutput))
 
-    def _why_scores(self, trace, q: int, m, name: str, head: tuple[int, int] | None = None) -> str:
+    def _why_scores(self, trace, q: int, m, head: tuple[int, int] | None = None) -> ScoresWhy | None:
         """Why the attention goes where the mix does not want it: the best wanted key against the best unwanted one."""
         l, h = head if head is not None else (self.readout.layer, self.readout.head)
         s = trace.layers[l].scores[0, h, q, : q + 1]
         want = [j for g, keys in enumerate(m.keys) if m.needed[g] > m.yours[g] + 0.005 for j in keys]
         leak = [j for g, keys in enumerate(m.keys) if m.yours[g] > m.needed[g] + 0.005 for j in keys]
         if not want or not leak:
-            return ""
+            return None
         a, b = max(want, key=lambda j: s[j]), max(leak, key=lambda j: s[j])
-        if diagnosis.tied(s[a], s[b]):
-            return (f"Indistinguishable keys: key {b} and key {a} both score {s[a]:.6g}, so no scale can separate them. ")
-        return f"Key {b} scores {s[b]:.3g} against {s[a]:.3g} for key {a}. "
+        return ScoresWhy(a, b, s[a], s[b], diagnosis.tied(s[a], s[b]))

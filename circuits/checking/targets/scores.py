@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking import diagnosis
-from circuits.checking.targets.formats import families_of
+from circuits.checking.targets.formats import families
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -31,20 +31,27 @@ def factor_needed(scores: np.ndarray, ok: Callable[[np.ndarray], bool], top: flo
     return hi
 
 
-def scale_by(factor: float | None, q: int) -> str:
-    """The advice for a query at position q whose scores need ×`factor` (None: no factor up to ×10⁴ is enough)."""
-    if factor is None:
-        return "no scale up to ×10⁴ is enough, so sharpening alone will not fix it"
-    return (f"at this length ({q + 1} keys visible) the scores need ×{diagnosis.factor(factor)} (raise your sharpness "
-            "symbol of the attention by that much)")
+@dataclass(frozen=True)
+class ScaleBy:
+    """What sharpening can do for a query that sees `keys` keys: its scores need ×`factor` (None: no factor up to
+    ×10⁴ is enough)."""
+
+    factor: float | None
+    keys: int
 
 
-def what_differs(trace, layer: int, a: int, b: int) -> str:
-    """What tells two tied keys apart in the residual a layer's heads read, and the advice that follows."""
+@dataclass(frozen=True)
+class Differs:
+    """What tells two tied keys `a` and `b` apart in the residual a layer's heads read: the direction families in
+    which they differ (none: their residuals are identical)."""
+
+    a: int
+    b: int
+    families: tuple[str, ...]
+
+
+def differs(trace, layer: int, a: int, b: int) -> Differs:
+    """What tells keys `a` and `b` apart in the residual the heads of `layer` read."""
     x = trace.layers[layer].attn_in[0]  # [T, d_model]
     differ = np.flatnonzero(np.abs(x[a] - x[b]) > 1e-9)
-    if not len(differ):
-        return ("Their residuals are identical, so no W_Q and W_K can tell them apart: what is written into them "
-                "before this layer must differ")
-    return (f"Their residuals differ in {families_of(trace.model.residual.labels[i] for i in differ)}: look at W_Q and W_K "
-            f"— reading those directions would make key {a} score higher")
+    return Differs(a, b, families(trace.model.residual.labels[i] for i in differ))
