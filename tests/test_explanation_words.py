@@ -40,3 +40,14 @@ def test_a_heads_matrices_take_the_answers_names_and_a_missing_one_is_a_given():
         "W_K (a given) reads, cos/sin:* favour key 0 by 1: look at the signs and sizes of W_Q_b's and W_K (a given)'s "
         "entries on cos/sin")
     assert "W_Q_b" not in hint(explanation(wrong))  # without the puzzle's names: the roles as written
+
+
+def test_one_other_key_is_worded_in_the_singular():
+    from circuits.checking.targets.output import NotSharp
+    from circuits.display.explanations import _not_sharp
+
+    def said(others):
+        return _not_sharp(NotSharp((0, 0), ("<bos>", "0"), 1, (0,), 3.0, 0.953, others, ScaleBy(2.3, 2)))
+
+    assert "because 1 other key shares the softmax" in said(1)
+    assert "because 2 other keys share the softmax" in said(2)

@@ -329,9 +329,10 @@ def _right_values_fixed(f) -> str:
 
 
 def _not_sharp(f) -> str:
+    others = f"{f.others} other {'key shares' if f.others == 1 else 'keys share'}"
     return (f"attention is aimed right but not sharp enough: at position {f.query} the keys whose value would give "
             f"the expected vector ({_where_good(f.tokens, f.keys)}) score {f.gap:.3g} above the rest, yet hold only "
-            f"{f.mass:.3f} of {_head(f.head)}'s attention because {f.others} other keys share the softmax. The gap "
+            f"{f.mass:.3f} of {_head(f.head)}'s attention because {others} the softmax. The gap "
             f"must grow with length (about log(length / tolerance)): {_scale_by(f.scale)}.")
 
 
