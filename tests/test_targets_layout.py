@@ -167,7 +167,8 @@ def hint_edits(source: str, module: str) -> list[str]:
 
 
 def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
-    """The frozen dataclasses (facts) of the targets package that `cls.explain` of `module` constructs on its path."""
+    """The frozen dataclasses (facts) of checking/ that `cls.explain` of `module` (or the path from `starts`)
+    constructs."""
     import dataclasses
 
     found = set()
@@ -176,7 +177,7 @@ def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 value = getattr(module, node.func.id, None)
                 if (isinstance(value, type) and dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen
-                        and value.__module__.startswith("circuits.checking.targets")):
+                        and value.__module__.startswith("circuits.checking")):
                     found.add(value)
     return found
 
@@ -184,7 +185,8 @@ def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
 # kinds whose finding (and report rows) are facts that display/findings.py words: module of checking → (class, or
 # None for the module's functions, and where a finding starts)
 FOUND_BY_DISPLAY = {"targets.ov": ("OVCircuit", ("run",)), "targets.structure": ("Structure", ("run",)),
-                    "checker": (None, ("check_structure",))}
+                    "checker": (None, ("check_structure", "code_verdict", "check_code_on", "check_code")),
+                    "validate": (None, ("code_mistake",)), "reference": (None, ("compare_attention", "compare_mask"))}
 
 
 def test_the_kinds_whose_findings_display_words_build_no_sentence():
@@ -202,7 +204,8 @@ def test_every_fact_a_finding_makes_has_its_words_in_display():
     for name, (cls, starts) in FOUND_BY_DISPLAY.items():
         module = importlib.import_module(f"circuits.checking.{name}")
         made |= facts_made((CHECKING / f"{name.replace('.', '/')}.py").read_text(), cls, module, starts)
-    assert {"MatrixDiffers", "CopyingScore", "ScoreBound", "RaisedMost"} <= {c.__name__ for c in made}
+    assert {"MatrixDiffers", "CopyingScore", "ScoreBound", "RaisedMost", "YourCodeRaised", "Raised", "NanAt",
+            "ValuesDiffer", "MaskEntry", "AttentionCase"} <= {c.__name__ for c in made}
     assert sorted(c.__name__ for c in made if c not in findings.FINDINGS) == []
 
 

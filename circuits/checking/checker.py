@@ -430,8 +430,9 @@ def check_structure(target: Structure, attempt, model) -> TargetResult:
     return res
 
 
-def code_verdict(target: Code, answer, example) -> str | None:
-    """None when the learner's code agrees with the library's on `example`, else why not, in one message."""
+def code_verdict(target: Code, answer, example) -> object | None:
+    """None when the learner's code agrees with the library's on `example`, else the facts of why not (or the
+    puzzle's own compare's sentence)."""
     try:
         return target.compare(answer, example)
     except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
@@ -472,9 +473,9 @@ def code_inputs(target: Code, n_examples: int = 100) -> list:
 def check_code_on(target: Code, answer, inputs: Sequence) -> TargetResult:
     """A code target's verdict on `inputs` (from code_inputs): failed at the first one compare rejects."""
     for n, example in enumerate(inputs):
-        if (msg := code_verdict(target, answer, example)) is not None:
+        if (found := code_verdict(target, answer, example)) is not None:
             stage = STAGES[0] if n < len(target.examples) else STAGES[3]
-            return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, finding=msg))
+            return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, finding=found))
     return TargetResult(target.label, "code", "passed", checked=len(inputs))
 
 
@@ -486,8 +487,8 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         return code_verdict(target, attempt.answer, example)
 
     for ex in target.examples:
-        if (msg := why(ex)) is not None:
-            return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[0], [], 0, finding=msg))
+        if (found := why(ex)) is not None:
+            return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[0], [], 0, finding=found))
     if n_examples <= 0:  # the property test was turned off: the worked examples are the whole check
         return TargetResult(target.label, "code", "passed", checked=len(target.examples))
     try:
