@@ -7,6 +7,7 @@ import sympy
 from helpers import ROOT, STEMS, check_with, hint_of, only_failure, solution
 
 from circuits.checking.checker import check
+from circuits.checking import reference
 from circuits.display import findings, words
 
 
@@ -121,6 +122,7 @@ def test_00_an_upper_triangular_mask_is_caught():
     result = check_with("00_attention", causal_mask=lambda T: np.triu(np.ones((T, T), dtype=bool)))
     f = only_failure(result)
     assert f.label.startswith("causal_mask") and "causal_mask(2)[0, 1] is True" in findings.words(f.failure.finding)
+    assert f.failure.finding == reference.MaskEntry(2, 0, 1, yours=True, may=False)  # facts; display words them
 
 
 def test_00_nan_on_fully_masked_rows_is_caught():
@@ -135,6 +137,7 @@ def test_00_nan_on_fully_masked_rows_is_caught():
     with np.errstate(all="ignore"):
         f = only_failure(check_with("00_attention", attention=naive))
     assert "NaN" in findings.words(f.failure.finding) and "must be all zeros" in findings.words(f.failure.finding)
+    assert isinstance(f.failure.finding, reference.NanAt) and f.failure.finding.cause == reference.FullyMasked()
 
 
 def test_00_a_missing_scale_is_caught():
@@ -172,7 +175,6 @@ def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():
 
 def test_00_the_librarys_own_functions_are_not_an_answer():
     from circuits.model import functional
-    from circuits.checking import reference
 
     f = only_failure(check_with("00_attention", attention=reference.attention))
     assert f.label.startswith("attention") and "the library's own function" in findings.words(f.failure.finding)

@@ -34,7 +34,7 @@ class Failure:
     found_len: int
     explanation: Explanation | None = None
     trace: object = None
-    finding: object = None  # for code and structure targets: the facts of what differed (display/findings.py words them)
+    finding: object = None  # code and structure targets: the facts of what differed (display/findings.py words them)
 
 
 @dataclass(frozen=True)
