@@ -16,7 +16,7 @@ from circuits.checking.checker import check
 from circuits.checking.pipeline import load
 from circuits.cli import main
 from circuits.errors import CircuitError
-from circuits.display import words
+from circuits.display import findings, words
 
 # A small valid puzzle: is the first letter a consonant (one head, an Output target and an Attention target).
 TEMPLATE = '''"""Puzzle 92 · Is the first letter a consonant?"""
@@ -262,7 +262,7 @@ def test_a_code_compare_raising_is_the_puzzles_mistake_and_the_learners_code_rai
     broken.answer.double = wrong
     result = check(broken, property_examples=30)
     assert result.status == "failing"
-    assert result.targets[0].failure.text == "your code raised ZeroDivisionError: learner"
+    assert findings.words(result.targets[0].failure.finding) == "your code raised ZeroDivisionError: learner"
 
 
 def test_every_shipped_puzzle_and_solution_validates(tmp_path):

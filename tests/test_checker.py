@@ -12,6 +12,7 @@ from circuits.checking.plan import token_classes
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
 from circuits.checking.targets import HeadZ, Output
+from circuits.display import findings
 from circuits.display.words import coverage
 
 VOWELS = "aeiou"
@@ -143,7 +144,7 @@ def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
     with np.errstate(all="raise"):
         result = check_with("00_attention", attention=attention)
     failed = [t for t in result.targets if t.status == "failed"]
-    assert failed and "FloatingPointError" in failed[0].failure.text  # raised in the worker, not warned
+    assert failed and "FloatingPointError" in findings.words(failed[0].failure.finding)  # raised in the worker, not warned
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("error")
         result = check_with("00_attention", attention=attention)

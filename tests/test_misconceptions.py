@@ -27,7 +27,7 @@ from helpers import SOLUTIONS, summary_of
 from circuits import blank
 from circuits.checking.checker import check
 from circuits.checking.loader import load
-from circuits.display import words
+from circuits.display import findings, words
 
 s, γ = sympy.symbols("s γ")
 
@@ -64,7 +64,7 @@ def key_line(result) -> str:
     if t.status == "error":
         return f"{t.label}: {words.said(t)}"
     f = t.failure
-    said = summary_of(f.explanation) if f.explanation is not None else f.text.splitlines()[0]
+    said = summary_of(f.explanation) if f.explanation is not None else findings.words(f.finding).splitlines()[0]
     return f"{t.label}: {said}"
 
 

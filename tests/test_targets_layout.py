@@ -94,12 +94,15 @@ def _docstring(node) -> ast.AST | None:
 
 
 def explain_path(tree: ast.Module, cls: str, starts=("explain",)) -> dict[str, ast.AST]:
-    """The functions of the module that the methods `starts` of class `cls` reach by direct calls (`f(…)`,
-    `self.f(…)`), `starts` included: the code that makes an explanation. Calls into other modules (and to a base
-    class's methods) are not followed."""
+    """The functions of the module that the methods `starts` of class `cls` (cls None: the module's functions
+    `starts`) reach by direct calls (`f(…)`, `self.f(…)`), `starts` included: the code that makes an explanation.
+    Calls into other modules (and to a base class's methods) are not followed."""
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    klass = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
-    methods = {n.name: n for n in klass.body if isinstance(n, ast.FunctionDef)}
+    if cls is None:  # the module's own functions are where it starts
+        methods = functions
+    else:
+        klass = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+        methods = {n.name: n for n in klass.body if isinstance(n, ast.FunctionDef)}
     seen, todo = {}, [methods[name] for name in starts]
     while todo:
         fn = todo.pop()
@@ -164,7 +167,8 @@ def hint_edits(source: str, module: str) -> list[str]:
 
 
 def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
-    """The frozen dataclasses (facts) of the targets package that `cls.explain` of `module` constructs on its path."""
+    """The frozen dataclasses (facts) of checking/ that `cls.explain` of `module` (or the path from `starts`)
+    constructs."""
     import dataclasses
 
     found = set()
@@ -173,9 +177,49 @@ def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 value = getattr(module, node.func.id, None)
                 if (isinstance(value, type) and dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen
-                        and value.__module__.startswith("circuits.checking.targets")):
+                        and value.__module__.startswith("circuits.checking")):
                     found.add(value)
     return found
+
+
+# kinds whose finding (and report rows) are facts that display/findings.py words: module of checking → (class, or
+# None for the module's functions, and where a finding starts)
+FOUND_BY_DISPLAY = {"targets.ov": ("OVCircuit", ("run",)), "targets.structure": ("Structure", ("run",)),
+                    "checker": (None, ("check_structure", "code_verdict", "check_code_on", "check_code")),
+                    "validate": (None, ("code_mistake",)), "reference": (None, ("compare_attention", "compare_mask"))}
+
+
+def test_the_kinds_whose_findings_display_words_build_no_sentence():
+    for module, (cls, starts) in FOUND_BY_DISPLAY.items():
+        path = CHECKING / f"{module.replace('.', '/')}.py"
+        assert sentences(path.read_text(), cls, module, starts) == [], module
+
+
+def test_every_fact_a_finding_makes_has_its_words_in_display():
+    import importlib
+
+    from circuits.display import findings
+
+    made = set()
+    for name, (cls, starts) in FOUND_BY_DISPLAY.items():
+        module = importlib.import_module(f"circuits.checking.{name}")
+        made |= facts_made((CHECKING / f"{name.replace('.', '/')}.py").read_text(), cls, module, starts)
+    assert {"MatrixDiffers", "CopyingScore", "ScoreBound", "RaisedMost", "YourCodeRaised", "Raised", "NanAt",
+            "ValuesDiffer", "MaskEntry", "AttentionCase"} <= {c.__name__ for c in made}
+    assert sorted(c.__name__ for c in made if c not in findings.FINDINGS) == []
+
+
+def test_the_finding_rule_catches_a_planted_sentence():
+    """A checker function that words its finding is caught; one that hands display the facts is not."""
+    planted = ('def check_structure(target, rows):\n'
+               '    """A docstring is not a sentence the report prints."""\n'
+               '    bad = [r for r in rows if not r[3]]\n'
+               '    return Failure(EXACT, finding=_said(bad[0][0]))\n'
+               'def _said(what):\n    return f"{what} differs from the expected matrix"\n'
+               'def check_facts(rows):\n    return Failure(EXACT, finding=MatrixDiffers(rows[0][0]))\n')
+    assert sentences(planted, None, "checker", ("check_structure",)) == [
+        "checker._said:6: ' differs from the expected matrix'"]
+    assert sentences(planted, None, "checker", ("check_facts",)) == []
 
 
 def test_every_fact_an_explanation_makes_has_its_words_in_display():

@@ -7,7 +7,8 @@ import sympy
 from helpers import ROOT, STEMS, check_with, hint_of, only_failure, solution
 
 from circuits.checking.checker import check
-from circuits.display import words
+from circuits.checking import reference
+from circuits.display import findings, words
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -120,7 +121,8 @@ def test_05_exact_products_are_symbolic_when_the_answer_is():
 def test_00_an_upper_triangular_mask_is_caught():
     result = check_with("00_attention", causal_mask=lambda T: np.triu(np.ones((T, T), dtype=bool)))
     f = only_failure(result)
-    assert f.label.startswith("causal_mask") and "causal_mask(2)[0, 1] is True" in f.failure.text
+    assert f.label.startswith("causal_mask") and "causal_mask(2)[0, 1] is True" in findings.words(f.failure.finding)
+    assert f.failure.finding == reference.MaskEntry(2, 0, 1, yours=True, may=False)  # facts; display words them
 
 
 def test_00_nan_on_fully_masked_rows_is_caught():
@@ -134,7 +136,8 @@ def test_00_nan_on_fully_masked_rows_is_caught():
 
     with np.errstate(all="ignore"):
         f = only_failure(check_with("00_attention", attention=naive))
-    assert "NaN" in f.failure.text and "must be all zeros" in f.failure.text
+    assert "NaN" in findings.words(f.failure.finding) and "must be all zeros" in findings.words(f.failure.finding)
+    assert isinstance(f.failure.finding, reference.NanAt) and f.failure.finding.cause == reference.FullyMasked()
 
 
 def test_00_a_missing_scale_is_caught():
@@ -144,7 +147,7 @@ def test_00_a_missing_scale_is_caught():
         return A, A @ V
 
     f = only_failure(check_with("00_attention", attention=unscaled))
-    assert "differs" in f.failure.text or "NaN" in f.failure.text
+    assert "differs" in findings.words(f.failure.finding) or "NaN" in findings.words(f.failure.finding)
 
 
 def test_04_numbers_with_the_scale_baked_in_must_declare_the_sharpness_symbol():
@@ -172,12 +175,11 @@ def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():
 
 def test_00_the_librarys_own_functions_are_not_an_answer():
     from circuits.model import functional
-    from circuits.checking import reference
 
     f = only_failure(check_with("00_attention", attention=reference.attention))
-    assert f.label.startswith("attention") and "the library's own function" in f.failure.text
+    assert f.label.startswith("attention") and "the library's own function" in findings.words(f.failure.finding)
     f = only_failure(check_with("00_attention", causal_mask=functional.causal_mask))
-    assert f.label.startswith("causal_mask") and "write causal_mask yourself" in f.failure.text
+    assert f.label.startswith("causal_mask") and "write causal_mask yourself" in findings.words(f.failure.finding)
 
 
 def test_00_the_reference_is_not_in_the_learners_file():
@@ -199,5 +201,5 @@ def test_00_a_crash_shows_the_input_and_the_learners_line(tmp_path):
     result = check(load(path), property_examples=50, margins=False)
     f = only_failure(result)
     assert f.label.startswith("attention")
-    assert f"your attention raised AssertionError: one batch only at line {line}" in f.failure.text
-    assert "for Q (2, 1, 1), K (2, 1, 1), V (2, 1, 1), mask None" in f.failure.text
+    assert f"your attention raised AssertionError: one batch only at line {line}" in findings.words(f.failure.finding)
+    assert "for Q (2, 1, 1), K (2, 1, 1), V (2, 1, 1), mask None" in findings.words(f.failure.finding)

@@ -112,15 +112,16 @@ def test_ov_circuit_target_on_a_tiny_model():
     """OVCircuit on its own: the score within both bounds, the raised tokens, only the tokens asked for."""
     from circuits import Head, Model, Vocab
     from circuits.checking.targets_ov import OVCircuit
+    from circuits.display.findings import words
 
     swap = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1]])  # a ↔ b, c stays
     model = Model(Vocab.chars_of("abc"), np.eye(3), W_U=np.eye(3),
                   layers=[[Head(W_V=np.eye(3), W_O=swap, pattern="self")]])
     rows = OVCircuit("t", min_score=-0.5, max_score=0.5, raises=lambda t: {"a": "b", "b": "a"}.get(t, t)).run(None, model)
     assert [ok for *_, ok in rows] == [True, True]  # eigenvalues 1, 1, −1: score 1/3
-    assert rows[0][0] == "head 0.0's copying score Σλ/Σ|λ| of W_U W_OV W_E is 0.333 (needs ≥ −0.5 and ≤ 0.5)"
+    assert words(rows[0][0]) == "head 0.0's copying score Σλ/Σ|λ| of W_U W_OV W_E is 0.333 (needs ≥ −0.5 and ≤ 0.5)"
     (what, yours, _, ok), = OVCircuit("t", raises=lambda t: t, tokens=("a", "c")).run(None, model)
-    assert not ok and "(wrong: a → (tie))" in what and yours.shape == (1, 2)  # b is not among the outputs
+    assert not ok and "(wrong: a → (tie))" in words(what) and yours.shape == (1, 2)  # b is not among the outputs
 
 
 # --- 12 successor head ------------------------------------------------------------------------------------------

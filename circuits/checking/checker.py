@@ -20,8 +20,9 @@ from circuits.checking.loader import Attempt
 from circuits.checking.margins import Margins
 from circuits.checking.validate import declares_sharpness
 from circuits.io import paths
-from circuits.checking.plan import STAGES, Plan
+from circuits.checking.plan import EXACT, STAGES, Plan
 from circuits.checking.targets import Code, EarlierFailure, Explanation, LeakNote, Structure, Target, Tokens
+from circuits.checking.targets.structure import MatrixDiffers
 from circuits.errors import CircuitError
 from circuits.model.threads import one_blas_thread
 
@@ -33,7 +34,7 @@ class Failure:
     found_len: int
     explanation: Explanation | None = None
     trace: object = None
-    text: str = ""  # for code and structure targets: what differed
+    finding: object = None  # code and structure targets: the facts of what differed (display/findings.py words them)
 
 
 @dataclass(frozen=True)
@@ -425,12 +426,13 @@ def check_structure(target: Structure, attempt, model) -> TargetResult:
     res = TargetResult(target.label, "structure", "passed" if ok else "failed", structure=rows, checked=len(rows))
     if not ok:
         bad = [r for r in rows if not r[3]]
-        res.failure = Failure("exact check", [], 0, text=f"{bad[0][0]} differs from the expected matrix")
+        res.failure = Failure(EXACT, [], 0, finding=MatrixDiffers(bad[0][0]))
     return res
 
 
-def code_verdict(target: Code, answer, example) -> str | None:
-    """None when the learner's code agrees with the library's on `example`, else why not, in one message."""
+def code_verdict(target: Code, answer, example) -> object | None:
+    """None when the learner's code agrees with the library's on `example`, else the facts of why not (or the
+    puzzle's own compare's sentence)."""
     try:
         return target.compare(answer, example)
     except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
@@ -471,9 +473,9 @@ def code_inputs(target: Code, n_examples: int = 100) -> list:
 def check_code_on(target: Code, answer, inputs: Sequence) -> TargetResult:
     """A code target's verdict on `inputs` (from code_inputs): failed at the first one compare rejects."""
     for n, example in enumerate(inputs):
-        if (msg := code_verdict(target, answer, example)) is not None:
+        if (found := code_verdict(target, answer, example)) is not None:
             stage = STAGES[0] if n < len(target.examples) else STAGES[3]
-            return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, text=msg))
+            return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, finding=found))
     return TargetResult(target.label, "code", "passed", checked=len(inputs))
 
 
@@ -485,8 +487,8 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         return code_verdict(target, attempt.answer, example)
 
     for ex in target.examples:
-        if (msg := why(ex)) is not None:
-            return TargetResult(target.label, "code", "failed", failure=Failure("worked example", [], 0, text=msg))
+        if (found := why(ex)) is not None:
+            return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[0], [], 0, finding=found))
     if n_examples <= 0:  # the property test was turned off: the worked examples are the whole check
         return TargetResult(target.label, "code", "passed", checked=len(target.examples))
     try:
@@ -494,4 +496,4 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
             ex = find(target.strategy(), lambda e: why(e) is not None, settings=_code_settings(n_examples))
     except NoSuchExample:
         return TargetResult(target.label, "code", "passed", checked=n_examples + len(target.examples))
-    return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[3], [], 0, text=why(ex)))
+    return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[3], [], 0, finding=why(ex)))

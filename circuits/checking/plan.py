@@ -12,6 +12,7 @@ from circuits.checking import limits
 from circuits.checking.targets import Target, Tokens
 
 STAGES = ("worked example", "every small input", "random inputs", "property test")
+EXACT = "exact check"  # the stage of a structure target: its rows, checked once, in sympy
 CLASS_SAMPLE = 300  # random inputs (besides the examples) on which token classes must not change a target's spec
 
 

@@ -1,12 +1,14 @@
 """The library's own answers to the code puzzles, and how a learner's functions are compared with them.
 
 They live here, not in the learner's file, so that what a learner is checked against cannot be
-edited or passed off as the learner's own (`attention = reference_attention`).
+edited or passed off as the learner's own (`attention = reference_attention`). A compare returns the facts of the
+first disagreement (display/findings.py words them), or None.
 """
 
 from __future__ import annotations
 
 import traceback
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,77 +67,193 @@ def mask_sizes():
     return st.integers(1, 64)
 
 
-def _show(a) -> str:
-    return np.array2string(np.asarray(a, dtype=float), precision=3, suppress_small=True, separator=", ")
+# --- what a compare finds: facts, worded by display/findings.py ---------------------------------------------------
+@dataclass(frozen=True)
+class AttentionCase:
+    """The input attention was called on: the shapes of Q, K and V, and the mask (None, or as nested 0/1 lists)."""
+
+    Q: tuple[int, ...]
+    K: tuple[int, ...]
+    V: tuple[int, ...]
+    mask: list | None
 
 
-def _not_yours(fn, name: str) -> str | None:
+@dataclass(frozen=True)
+class MaskCase:
+    """The input causal_mask was called on: the length T."""
+
+    T: int
+
+
+@dataclass(frozen=True)
+class LibraryFunction:
+    """The learner handed in the library's own function `function` of `module` as their `name`."""
+
+    name: str
+    module: str
+    function: str
+
+
+@dataclass(frozen=True)
+class Raised:
+    """The learner's `name` raised `error` (its class name) with `message` ("" for none), on `case`; `line` and `code`
+    are the line of the learner's file it raised at (None when the traceback does not reach their file)."""
+
+    name: str
+    error: str
+    message: str
+    line: int | None
+    code: str | None
+    case: object
+
+
+@dataclass(frozen=True)
+class NotAPair:
+    """The learner's `name` returned one value of type `returned`, not the pair (A, C), on `case`."""
+
+    name: str
+    returned: str
+    case: object
+
+
+@dataclass(frozen=True)
+class WrongShape:
+    """The learner's output `name` (A or C) has shape `shape` where the library's has `needs`, on `case`."""
+
+    name: str
+    shape: tuple[int, ...]
+    needs: tuple[int, ...]
+    case: object
+
+
+@dataclass(frozen=True)
+class FullyMasked:
+    """Why a row is NaN: every key of that row is masked (the row must come out all zeros)."""
+
+
+@dataclass(frozen=True)
+class Overflows:
+    """Why a row is NaN: its scores reach ±`top`, past where exp overflows (709) unless the row's max is subtracted."""
+
+    top: float
+
+
+@dataclass(frozen=True)
+class NanAt:
+    """The learner's output `name` holds NaN at `index` (the first), likely for `cause`, on `case`."""
+
+    name: str
+    index: tuple[int, ...]
+    cause: object
+    case: object
+
+
+@dataclass(frozen=True, eq=False)
+class ValuesDiffer:
+    """The learner's output `name` differs from the library's, first at `index` (`yours` against `expected`), on
+    `case`; with the inputs Q, K, V and both whole outputs, shown below the line."""
+
+    name: str
+    index: tuple[int, ...]
+    yours: float
+    expected: float
+    case: object
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    your_output: np.ndarray
+    expected_output: np.ndarray
+
+
+@dataclass(frozen=True)
+class MaskShape:
+    """causal_mask(T) returned an array of shape `shape`, not (T, T)."""
+
+    T: int
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class MaskDtype:
+    """causal_mask(T) returned an array of dtype `dtype` (its name), not bool."""
+
+    T: int
+    dtype: str
+
+
+@dataclass(frozen=True)
+class MaskEntry:
+    """causal_mask(T)[i, j] is `yours`, but position i `may` (or may not) attend to position j."""
+
+    T: int
+    i: int
+    j: int
+    yours: bool
+    may: bool
+
+
+def _not_yours(fn, name: str) -> LibraryFunction | None:
     if any(fn is f for f in LIBRARY):
-        return (f"{name} is the library's own function ({fn.__module__}.{fn.__name__}); write {name} yourself "
-                "in your puzzle file")
+        return LibraryFunction(name, fn.__module__, fn.__name__)
     return None
 
 
-def _call(fn, name: str, case: str, *args):
-    """fn(*args), or the one-line report of what the learner's code raised: the exception, its line, the input."""
+def _call(fn, name: str, case, *args):
+    """fn(*args), or the facts of what the learner's code raised: the exception, its line, the input."""
     try:
         return fn(*args), None
     except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
         mine = getattr(getattr(fn, "__code__", None), "co_filename", None)
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == mine]
-        where = f" at line {frames[-1].lineno} ({frames[-1].line})" if frames else ""
-        said = f": {e}" if str(e) else ""
-        return None, f"your {name} raised {type(e).__name__}{said}{where}, for {case}"
+        line, code = (frames[-1].lineno, frames[-1].line) if frames else (None, None)
+        return None, Raised(name, type(e).__name__, str(e), line, code, case)
 
 
-def compare_attention(answer, example) -> str | None:
+def compare_attention(answer, example) -> object | None:
     Q, K, V, mask = example
-    case = f"Q {Q.shape}, K {K.shape}, V {V.shape}, mask {'None' if mask is None else mask.astype(int).tolist()}"
-    if (msg := _not_yours(answer.attention, "attention")) is not None:
-        return msg
+    case = AttentionCase(Q.shape, K.shape, V.shape, None if mask is None else mask.astype(int).tolist())
+    if (found := _not_yours(answer.attention, "attention")) is not None:
+        return found
     got, crash = _call(answer.attention, "attention", case, Q.copy(), K.copy(), V.copy(),
                        None if mask is None else mask.copy())
     if crash:
         return crash
     if not isinstance(got, tuple) or len(got) != 2:
-        return f"attention must return a pair (A, C); it returned {type(got).__name__} (for {case})"
+        return NotAPair("attention", type(got).__name__, case)
     want = attention(Q, K, V, mask)
     for name, yours, expected in zip("AC", got, want):
         yours = np.asarray(yours, dtype=float)
         if yours.shape != expected.shape:
-            return f"{name} has shape {yours.shape} but needs {expected.shape} (for {case})"
+            return WrongShape(name, yours.shape, expected.shape, case)
         if np.isnan(yours).any():
             where = tuple(int(i) for i in np.argwhere(np.isnan(yours))[0])
-            return f"{name} has NaN at {list(where)} — {_why_nan(Q, K, mask, *where[:2])} (for {case})"
+            return NanAt(name, where, _why_nan(Q, K, mask, *where[:2]), case)
         if not np.allclose(yours, expected, atol=1e-9):
             where = tuple(int(i) for i in np.argwhere(~np.isclose(yours, expected, atol=1e-9))[0])
-            return (f"{name} differs at {list(where)}: yours {yours[where]:.6g}, expected {expected[where]:.6g} (for {case})\n"
-                    f"Q = {_show(Q)}\nK = {_show(K)}\nV = {_show(V)}\nyour {name} = {_show(yours)}\nexpected {name} = {_show(expected)}")
+            return ValuesDiffer(name, where, float(yours[where]), float(expected[where]), case, Q, K, V, yours, expected)
     return None
 
 
-def _why_nan(Q, K, mask, b: int, q: int) -> str:
+def _why_nan(Q, K, mask, b: int, q: int):
     """What a NaN in row (b, q) most likely comes from: a fully masked row, or exp overflowing on large scores."""
     if mask is not None and not mask[b, q].any():
-        return "a row with every key masked must be all zeros"
-    top = float(np.abs(K[b] @ Q[b, q]).max()) / np.sqrt(Q.shape[-1])
-    return f"this row's scores reach ±{top:.4g}, where exp overflows (past 709): subtract the row's max before exp"
+        return FullyMasked()
+    return Overflows(float(np.abs(K[b] @ Q[b, q]).max()) / np.sqrt(Q.shape[-1]))
 
 
-def compare_mask(answer, T) -> str | None:
-    if (msg := _not_yours(answer.causal_mask, "causal_mask")) is not None:
-        return msg
-    got, crash = _call(answer.causal_mask, "causal_mask", f"T = {T}", T)
+def compare_mask(answer, T) -> object | None:
+    if (found := _not_yours(answer.causal_mask, "causal_mask")) is not None:
+        return found
+    got, crash = _call(answer.causal_mask, "causal_mask", MaskCase(T), T)
     if crash:
         return crash
     got = np.asarray(got)
     if got.shape != (T, T):
-        return f"causal_mask({T}) has shape {got.shape} but needs ({T}, {T})"
+        return MaskShape(T, got.shape)
     if got.dtype != bool:
-        return f"causal_mask({T}) has dtype {got.dtype}; it must be bool (True = may attend)"
+        return MaskDtype(T, str(got.dtype))
     want = causal_mask(T)
     if not (got == want).all():
         i, j = (int(x) for x in np.argwhere(got != want)[0])
-        return (f"causal_mask({T})[{i}, {j}] is {bool(got[i, j])} but position {i} "
-                f"{'may' if want[i, j] else 'may not'} attend to position {j}")
+        return MaskEntry(T, i, j, bool(got[i, j]), bool(want[i, j]))
     return None

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from circuits.checking import limits
 from circuits.checking.targets.authored import at_line, what_raised
+from circuits.checking.targets.code import YourCodeRaised
 from circuits.errors import CircuitError
 
 MAX_SHOWN = 8  # alphabet tokens listed in a message
@@ -207,13 +208,12 @@ def _in_answer_names(e: CircuitError, answer, puzzle, shown: str) -> CircuitErro
     return CircuitError(f"{shown}: {renamed}") if renamed != message else None
 
 
-def code_mistake(e: BaseException, answer) -> str:
+def code_mistake(e: BaseException, answer) -> YourCodeRaised:
     """Why a Code target's compare raised: the learner's function (a finding), else the puzzle's compare (an error)."""
     theirs = {(f.__code__.co_filename, f.__code__.co_name) for f in vars(answer).values() if hasattr(f, "__code__")}
     import traceback
 
     frames = traceback.extract_tb(e.__traceback__)
-    said = f": {e}" if str(e) else ""
     if any((f.filename, f.name) in theirs for f in frames):
-        return f"your code raised {type(e).__name__}{said}"
+        return YourCodeRaised(type(e).__name__, str(e))
     raise CircuitError(f"the puzzle's compare() raised {what_raised(e)} ({AUTHORS})") from e

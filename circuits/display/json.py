@@ -3,7 +3,7 @@ words, as the text report."""
 
 from __future__ import annotations
 
-from circuits.display import words
+from circuits.display import findings, words
 from circuits.display.explanations import hint, summary
 
 
@@ -18,7 +18,7 @@ def result_json(result) -> dict:
         if f is not None:
             e = f.explanation
             row["failure"] = {"stage": f.stage, "input": list(f.tokens), "found_length": f.found_len,
-                              "summary": summary(e) if e is not None else f.text, "hint": hint(e) if e is not None else None}
+                              "summary": summary(e) if e is not None else findings.words(f.finding), "hint": hint(e) if e is not None else None}
         targets.append(row)
     return {"puzzle": result.name, "file": str(result.attempt.path) if result.attempt else None, "status": result.status,
             "message": words.said(result) or None, "targets": targets,

@@ -3,7 +3,7 @@ light and dark themes) and as plain text; and check, hint, show and analyze for 
 
 from __future__ import annotations
 
-from circuits.display import explanations
+from circuits.display import explanations, findings
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
 from circuits.display import words
 from circuits.display.render import to_text
@@ -44,7 +44,7 @@ def _failure_html(t) -> str:
     f = t.failure
     head = f'<div class="cv-title cv-failed">✗ {esc(t.label)}</div>'
     if f is None or f.explanation is None:
-        return f'<div class="cv-panel cv-failure">{head}<pre>{esc(f.text if f else words.said(t))}</pre></div>'
+        return f'<div class="cv-panel cv-failure">{head}<pre>{esc(findings.words(f.finding) if f else words.said(t))}</pre></div>'
     e, trace = f.explanation, f.trace
     vocab = trace.model.vocab
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""

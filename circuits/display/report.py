@@ -10,7 +10,7 @@ from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.io import paths
 from circuits.checking.puzzle import stars
 from circuits.checking.targets import higher_is_worse
-from circuits.display import explanations
+from circuits.display import explanations, findings
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 from circuits.display.words import coverage, margins, said, skipped, small_short
 
@@ -79,14 +79,14 @@ def target_report(result: TargetResult, path: str = "") -> Group:
         return Group(*parts)
     if result.kind == "structure":
         for what, yours, expected, same in result.structure:
-            parts.append(Text(f"{'✓' if same else '✗'} {what}", style="green" if same else "red"))
+            parts.append(Text(f"{'✓' if same else '✗'} {findings.words(what)}", style="green" if same else "red"))
         for what, yours, expected, same in result.structure:
             if not same:
-                parts += [Text(""), _structure_diff(what, yours, expected)]
+                parts += [Text(""), _structure_diff(findings.words(what), yours, findings.expected_matrix(expected))]
         return Group(*parts)
     if result.kind == "code":
         parts.append(Text(f"found by: {f.stage}"))
-        parts.append(Text(f.text))
+        parts.append(Text(findings.words(f.finding)))
         return Group(*parts)
     e = f.explanation
     trace = f.trace
@@ -119,7 +119,7 @@ def failure_line(result: TargetResult) -> str:
     if result.status in ("error", "not attempted") or f is None:
         return " ".join(f"{head}: {said(result)}".split()) if said(result) else head
     if f.explanation is None:  # a structure or code target: what differed
-        return " ".join(f"{head}: {f.text}".split())
+        return " ".join(f"{head}: {findings.words(f.finding)}".split())
     vocab = f.trace.model.vocab if f.trace is not None else None
     n = len(f.tokens)
     return (f"{head}: fails on {_quote(f.tokens, vocab)} ({n} token{'' if n == 1 else 's'}): "

@@ -244,6 +244,7 @@ def _error(attempt: Attempt, error: CircuitError) -> checker.PuzzleResult:
 def first_failure(result: checker.PuzzleResult) -> str:
     """The gradebook's one line: what to fill in, the first failing target and its finding, or the error."""
     from circuits.display.explanations import summary
+    from circuits.display.findings import words
 
     if result.status == "solved":
         return ""
@@ -255,7 +256,7 @@ def first_failure(result: checker.PuzzleResult) -> str:
     if bad.status == "error":
         return said(bad)
     f = bad.failure
-    finding = (summary(f.explanation) if f.explanation is not None else f.text) if f is not None else ""
+    finding = (summary(f.explanation) if f.explanation is not None else words(f.finding)) if f is not None else ""
     where = f" on {shown_input(f.tokens)}" if f is not None and f.tokens else ""
     return f"fails: {bad.label}{where}" + (f": {finding}" if finding else "")
 

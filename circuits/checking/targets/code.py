@@ -1,4 +1,5 @@
-"""Code: a code puzzle's check, the learner's function against the library's on examples and a property test."""
+"""Code: a code puzzle's check, the learner's function against the library's on examples and a property test; what a
+compare finds is facts (YourCodeRaised here, the library's in checking/reference.py) that display/findings.py words."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ from dataclasses import dataclass, field
 from circuits.checking.targets.base import Target
 
 
+@dataclass(frozen=True)
+class YourCodeRaised:
+    """A code target's finding: the learner's code raised `error` (its class name) with `message` ("" for none)."""
+
+    error: str
+    message: str
+
+
 @dataclass
 class Code(Target):
-    """A code puzzle's check: `compare(answer, example)` returns None when the learner's code agrees, else why not."""
+    """A code puzzle's check: `compare(answer, example)` returns None when the learner's code agrees, else why not
+    (facts display/findings.py words, or a puzzle's own sentence)."""
 
     description: str
     strategy: Callable  # () -> hypothesis strategy of examples

@@ -1,4 +1,5 @@
-"""Checks on one head's full OV circuit W_U W_OV W_E: its copying score, and which token each attended token raises."""
+"""Checks on one head's full OV circuit W_U W_OV W_E: its copying score, and which token each attended token raises;
+each row's facts (CopyingScore, RaisedMost) are worded by display/findings.py."""
 
 from __future__ import annotations
 
@@ -47,6 +48,32 @@ def raised(M: np.ndarray, tokens) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class ScoreBound:
+    """The bounds a copying score must keep (None: no bound on that side); the expected side of its row."""
+
+    min_score: float | None
+    max_score: float | None
+
+
+@dataclass(frozen=True)
+class CopyingScore:
+    """A row of the OV report: head `head`'s copying score Σλ/Σ|λ| of W_U W_OV W_E (−0 shown as 0) and its bounds."""
+
+    head: tuple[int, int]
+    score: float
+    bound: ScoreBound
+
+
+@dataclass(frozen=True)
+class RaisedMost:
+    """A row of the OV report: which token each attended token raises most through head `head`; `wrong` holds the
+    (attended, raised) pairs that differ from what the puzzle expects ('(tie)' where two share the top)."""
+
+    head: tuple[int, int]
+    wrong: tuple[tuple[str, str], ...]
+
+
 @dataclass
 class OVCircuit(Structure):
     """Measurements of head `layer.head`'s full OV circuit, each a row of the structure report.
@@ -76,29 +103,24 @@ class OVCircuit(Structure):
     def stage(self) -> float:
         return float(self.layer)
 
-    def run(self, answer, model) -> list[tuple[str, object, object, bool]]:
+    def run(self, answer, model) -> list[tuple[object, object, object, bool]]:
         import sympy
 
         vocab = model.vocab
         tokens = list(self.tokens) if self.tokens is not None else [t for t in vocab.tokens if t != vocab.bos]
         M = full_ov(model, self.layer, self.head, tokens)
-        name = f"head {self.layer}.{self.head}"
+        head = (self.layer, self.head)
         rows = []
         if self.min_score is not None or self.max_score is not None:
             score = copying_score(M)
-            bound = " and ".join(b.replace("-", "−") for b in (
-                f"≥ {self.min_score:g}" if self.min_score is not None else "",
-                f"≤ {self.max_score:g}" if self.max_score is not None else "") if b)
+            bound = ScoreBound(self.min_score, self.max_score)
             ok = (self.min_score is None or score >= self.min_score) and (self.max_score is None or score <= self.max_score)
             shown = 0.0 if abs(score) < 5e-4 else score  # never "-0.000": its sign is float noise, kernel to kernel
-            rows.append((f"{name}'s copying score Σλ/Σ|λ| of W_U W_OV W_E is {shown:.3f} (needs {bound})",
-                         sympy.Matrix([[sympy.Float(round(score, 3), 3)]]), sympy.Matrix([[sympy.Symbol(bound)]]), ok))
+            rows.append((CopyingScore(head, shown, bound), sympy.Matrix([[sympy.Float(round(score, 3), 3)]]), bound, ok))
         if self.raises is not None:
             yours = raised(M, tokens)
             expected = [self.raises(t) for t in tokens]
-            wrong = [f"{t} → {y}" for t, y, e in zip(tokens, yours, expected) if y != e]
-            what = (f"the token each attended token raises most through {name}'s W_U W_OV W_E"
-                    + (f" (wrong: {', '.join(wrong[:4])}{' …' if len(wrong) > 4 else ''})" if wrong else ""))
-            rows.append((what, sympy.Matrix([[sympy.Symbol(y) for y in yours]]),
+            wrong = tuple((t, y) for t, y, e in zip(tokens, yours, expected) if y != e)
+            rows.append((RaisedMost(head, wrong), sympy.Matrix([[sympy.Symbol(y) for y in yours]]),
                          sympy.Matrix([[sympy.Symbol(e) for e in expected]]), not wrong))
         return rows

@@ -1,4 +1,5 @@
-"""Structure: exact checks on the weights, matrix by matrix, in sympy."""
+"""Structure: exact checks on the weights, matrix by matrix, in sympy; its finding (MatrixDiffers) is worded by
+display/findings.py."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ from dataclasses import dataclass, field
 from circuits.checking.targets.base import Target
 
 
+@dataclass(frozen=True)
+class MatrixDiffers:
+    """A structure target's finding: the row `what` (the puzzle's own label, or a row's facts) does not hold."""
+
+    what: object
+
+
 @dataclass
 class Structure(Target):
-    """Exact checks on the weights: `check(answer, model)` returns (what, yours, expected) triples of sympy matrices."""
+    """Exact checks on the weights: `check(answer, model)` returns (what, yours, expected) triples of sympy matrices,
+    `what` in the puzzle's own words."""
 
     description: str
     check: Callable
@@ -23,7 +32,8 @@ class Structure(Target):
     def check_alone(self, checker, attempt, model, n_examples):
         return checker.check_structure(self, attempt, model)
 
-    def run(self, answer, model) -> list[tuple[str, object, object, bool]]:
+    def run(self, answer, model) -> list[tuple[object, object, object, bool]]:
+        """The rows of the report: (what, yours, expected, whether they agree)."""
         import sympy
 
         out = []
