@@ -232,6 +232,7 @@ def test_the_code_puzzle_is_judged_on_outputs_handed_back(classroom):
     p = row(grades, "coder_library", "00_attention")
     assert p.status == "failing"
     assert "your causal_mask raised ValueError: no mask today at line" in p.report
+    assert "at line 57 (raise ValueError('no mask today'))" in " ".join(p.report.split())  # the line quoted, not "()"
     assert "attention is the library's own function" in p.report
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import linecache
 import os
 import sys
 import traceback
@@ -58,6 +59,8 @@ def run_file(item: dict) -> dict:
         with open(path, "rb") as f:
             source = f.read().decode("utf-8-sig")
         code = compile(source, item["shown"], "exec", dont_inherit=True)
+        # its lines by the name it is compiled under, so a traceback can quote the line that raised
+        linecache.cache[item["shown"]] = (len(source), None, source.splitlines(True), item["shown"])
     except SyntaxError as e:
         return {"error": f"{item['shown']} line {e.lineno}: syntax error: {e.msg}"}
     except (OSError, UnicodeDecodeError, ValueError) as e:
@@ -102,7 +105,8 @@ def _call(fn, name: str, args, shown: str) -> dict:
         got = fn(*codec.to_value(args))
     except BaseException as e:  # noqa: BLE001 - the learner's code raising is a finding
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == shown]
-        where = f" at line {frames[-1].lineno} ({frames[-1].line})" if frames else ""
+        line = frames[-1].line if frames else ""
+        where = (f" at line {frames[-1].lineno}" + (f" ({line})" if line else "")) if frames else ""
         return {"raised": {"type": type(e).__name__, "message": str(e)[:2000], "where": where}}
     try:
         return {"value": codec.value(got)}
