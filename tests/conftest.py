@@ -99,6 +99,20 @@ def pytest_cmdline_main(config):
         config.option.dist = "loadgroup"
 
 
+# pytest 9.2 keeps a node's id structured (Node._id); xdist 3.8's loadgroup still sets Node._nodeid, which no
+# longer renames anything, so its groups would be lost: the suite names them itself there
+_STRUCTURED_IDS = hasattr(pytest.Item, "id")
+
+
+def _rename(item, nodeid: str) -> None:
+    if _STRUCTURED_IDS:
+        from _pytest.nodes import coerce_node_id
+
+        item._id = coerce_node_id(nodeid)
+    else:
+        item._nodeid = nodeid
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
 def pytest_collection_modifyitems(config, items):
     """Under xdist, a test that uses a module-scoped fixture runs on the worker that runs its module's others, so
@@ -110,8 +124,8 @@ def pytest_collection_modifyitems(config, items):
         if any(d.scope in ("module", "class", "package") for ds in defs.values() for d in ds):
             group = item.module.__name__ if item.module else item.nodeid
             item.add_marker(pytest.mark.xdist_group(group))
-            if not config.getvalue("loadgroup"):  # a worker parses the command line, not our default: name the
-                item._nodeid = f"{item.nodeid}@{group}"  # group as xdist would (circuits' scheduler reads it)
+            if not config.getvalue("loadgroup") or _STRUCTURED_IDS:  # xdist names the group in the node id
+                _rename(item, f"{item.nodeid}@{group}")  # (circuits' scheduler reads it) only where it can
     # the workers take work in collection order: the groups (the long ones) first, so none is left for the end
     # while the other worker waits (every worker sorts its identical collection the same way)
     items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
