@@ -609,6 +609,9 @@ def test_28_a_layer_0_that_writes_nothing_leaves_no_predecessor_to_match():
     f = only_failure(check_with("28_same_predecessor", W_O0=ns["blank"](ns["resid"], 4))).failure
     assert f.tokens == ["a", "a", "a"]
     assert "the target is key 2 'a', but head 1.0 puts only 0.000 there" in summary_of(f.explanation)
+    hint = " ".join(hint_of(f.explanation).split())  # the empty prev:* is the cause, not head 1.0's score on bos
+    assert ("W_Q1 and W_K1 read prev:*, which nothing before layer 1 writes, whatever the input (head 0.0 writes nothing "
+            "there), so no key differs there: look first at W_V0 and W_O0 of head 0.0") in hint, hint
 
 
 def test_28_a_layer_0_that_writes_outside_prev_is_refused():

@@ -163,6 +163,16 @@ def test_07_a_wrong_reader_is_not_blamed_on_the_writer(name):
     assert "W_V1" not in hint and "W_O1" not in hint and "W_K2" in hint
 
 
+def test_08_a_key_reading_a_direction_nothing_writes_is_told_so_not_blamed_on_bos_alone():
+    """W_K's prev:z column moved to out:a, which no part before layer 1 can write: nothing favours the target, and
+    the hint says which direction is dead and both ways out (this head alone reads it: the reader may be wrong)."""
+    hint = " ".join(hint_of(failed(mutant("08_induction_repeated", "W_K columns prev:z ↔ out:a")).failure
+                            .explanation).split())
+    assert ("W_K also reads out:a, which nothing before layer 1 writes, whatever the input (head 0.0 writes nothing "
+            "there), so no key differs there: either W_K should read what is written, or W_V and W_O (a given) of "
+            "head 0.0 should write out:a") in hint, hint
+
+
 # --- 5. only matrices the puzzle has -------------------------------------------------------------------------------
 def test_a_row_mismatch_of_W_Q_and_W_K_names_both_in_the_answers_own_names():
     W_Q2 = np.array(solution("07_induction_k_composition").answer.W_Q2.values, dtype=object)[:3]

@@ -205,6 +205,8 @@ def _wrong_key(f) -> str:
         favours += f", {_favour(f.toward, 'the target')}"
     if f.writer is not None:
         return f"{head_line}{favours}. {words(f.writer)}"
+    if f.silent is not None:
+        return f"{head_line}{favours}. {_silent(f.silent)}"
     if f.advice == "outweighs":
         advice = (f"the position term outweighs the {', '.join(g for g, _ in f.toward)} term that should decide: keep "
                   "the weight on position smaller than the content's lead at every distance (look at W_Q's entries on "
@@ -214,11 +216,22 @@ def _wrong_key(f) -> str:
     return f"{head_line}{favours}: {advice}"
 
 
+def _silent(f) -> str:
+    heads = [_head(w) for w in f.writers[:3]] + (["…"] if len(f.writers) > 3 else [])
+    reads, look = ", ".join(f.reads), ", ".join(f"W_V and W_O of {h}" for h in heads if h != "…")
+    dead = (f"which nothing before layer {f.head[0]} writes, whatever the input ({' and '.join(heads)} "
+            f"write{'s' if len(f.writers) == 1 else ''} nothing there), so no key differs there")
+    if f.both:  # query and key read it alike: a pairing by design, missing its input
+        return f"W_Q and W_K read {reads}, {dead}: look first at {look}, which must write what {_head(f.head)} reads"
+    return (f"W_K also reads {reads}, {dead}: either W_K should read what is written, or {look} should write "
+            f"{reads}")
+
+
 SUMMARIES[attention.AttentionMiss] = _attention_miss
 HINTS.update({attention.FixedPattern: _fixed_pattern, attention.ZeroQuery: _zero_query, attention.Unread: _unread,
               attention.WriterFirst: _writer_first, scores.Differs: _differs, attention.TiedKeys: _tied_keys,
               attention.Uneven: _uneven, attention.Sharpen: _sharpen, scores.ScaleBy: _scale_by,
-              attention.WrongKey: _wrong_key})
+              attention.WrongKey: _wrong_key, attention.Silent: _silent})
 
 
 # --- output (a readout within a tolerance) and the MLP's output --------------------------------------------------

@@ -142,6 +142,19 @@ class WrongKey:
     writer: WriterFirst | None
     advice: str | None
     worst: str | None
+    silent: Silent | None = None
+
+
+@dataclass(frozen=True)
+class Silent:
+    """Nothing favours the target key, and the head's W_K (and W_Q, `both`) also reads `reads`, which nothing before
+    its layer can write, whatever the input (not the embedding, not the earlier heads `writers`, not an MLP): the
+    directions that should tell the keys apart are always empty, so the writers come first."""
+
+    head: tuple[int, int]
+    reads: tuple[str, ...]
+    both: bool
+    writers: tuple[tuple[int, int], ...]
 
 
 @dataclass
@@ -447,4 +460,38 @@ class Attention(Target):
             advice = "signs"
         else:
             advice = "look"
-        return WrongKey(top, s[top], t, s[t], tuple(con.items()), tuple(pro.items()), writer, advice, worst)
+        silent = None if pro else self._silent(trace.model)
+        return WrongKey(top, s[top], t, s[t], tuple(con.items()), tuple(pro.items()), writer, advice, worst, silent)
+
+    def _silent(self, model) -> Silent | None:
+        """The directions W_K reads that no part before this layer can write, whatever the input: no embedding,
+        no earlier head's OV circuit (or value bias), no earlier MLP. (Not under a LayerNorm: it centres an empty
+        direction to a non-zero one.)"""
+        if self.layer == 0 or model.blocks[self.layer].ln_attn is not None:
+            return None
+        written = np.abs(model.W_E).sum(1) > 0  # [d_model]
+        if model.W_pos is not None:
+            written |= np.abs(model.W_pos).sum(1) > 0
+        for block in model.blocks[: self.layer]:
+            for h in block.heads:
+                written |= (np.abs(h.W_O @ h.W_V).sum(1) > 0) | (np.abs(h.W_O @ h.b_V) > 0)
+            if block.b_O is not None:
+                written |= np.abs(np.asarray(block.b_O)).reshape(-1) > 0
+            if block.mlp is not None:
+                written |= (np.abs(block.mlp.W_out).sum(1) > 0) | (np.abs(block.mlp.b_out) > 0)
+        head = model.head(self.layer, self.head)
+        labels = model.residual.labels
+
+        def dead(W) -> list[int]:
+            return [int(i) for i in np.flatnonzero(np.abs(W).sum(0) > 0) if not written[i]]
+
+        keys = dead(head.W_K)
+        if not keys:
+            return None
+        read = [labels[i] for i in np.flatnonzero(np.abs(head.W_K).sum(0) > 0)]
+        said = []  # a family whole where every direction of it W_K reads is dead: prev:*, else prev:a, prev:c
+        for family in families(labels[i] for i in keys):
+            mine = [labels[i] for i in keys if family_of(labels[i]) == family]
+            said += [family] if len(mine) == sum(family_of(x) == family for x in read) > 1 else mine
+        writers = tuple((l, h) for l in range(self.layer) for h in range(model.n_heads(l)))
+        return Silent((self.layer, self.head), tuple(said), set(keys) <= set(dead(head.W_Q)), writers)
