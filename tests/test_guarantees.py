@@ -181,3 +181,25 @@ def test_a_sympy_given_is_the_same_given_after_pytest_ran_in_this_process(tmp_pa
     pytester.runpytest("-p", "no:cacheprovider", "--no-margins", "puzzles/")
     monkeypatch.undo()
     assert load(shipped("puzzles", "11_copying_head", tmp_path)).edits == []
+
+
+def test_a_value_bias_that_reaches_an_undeclared_direction_is_a_write():
+    """A head writes what its value bias reaches through W_O, as well as its OV circuit: a row of W_O that no W_V
+    row feeds still writes when b_V is non-zero there."""
+    from circuits import Basis, Head, Model, Vocab, blank
+    from circuits.checking import guarantees
+
+    vocab = Vocab.chars_of("ab")
+    resid = Basis(["tok:a", "tok:b", "out", "scratch"])
+    W_E = blank(resid, vocab.tokens)
+    W_E["tok:a", "a"] = W_E["tok:b", "b"] = 1
+    W_V, W_O = blank(2, resid), blank(resid, 2)
+    W_V[0, "tok:a"] = W_O["out", 0] = W_O["scratch", 1] = 1  # value 1 reads nothing: only a bias would feed it
+
+    def model(b_V):
+        return Model(vocab, W_E, residual=resid, layers=[[Head(W_Q=blank(1, resid), W_K=blank(1, resid), W_V=W_V,
+                                                               W_O=W_O, b_V=b_V)]])
+
+    guarantees.check_writes(model([0, 0]), {"head 0.0": ["out"]}, "93_share.py")
+    with pytest.raises(CircuitError, match=r"^93_share.py: head 0.0 writes into scratch \(0.5\), but this puzzle"):
+        guarantees.check_writes(model([0, 0.5]), {"head 0.0": ["out"]}, "93_share.py")

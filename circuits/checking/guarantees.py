@@ -34,12 +34,15 @@ class Writer:
     out: np.ndarray  # [d_model, n]: column j is one way it writes; row r how much reaches direction r
 
 
-def writers(model) -> list[Writer]:
-    """Every head and MLP of `model`, with what each can write (OV circuits; an MLP's W_out and b_out)."""
+def writers(model, before: int | None = None) -> list[Writer]:
+    """Every head and MLP of `model` (of its layers before `before`, if given), with what each can write (OV
+    circuits and what the value bias reaches through W_O; an MLP's W_out and b_out)."""
     found = []
-    for l, block in enumerate(model.blocks):
+    for l, block in enumerate(model.blocks[:before]):
         for head in block.heads:
-            found.append(Writer(head.name, "W_O", np.asarray(head.W_O, float) @ np.asarray(head.W_V, float)))
+            W_O = np.asarray(head.W_O, float)
+            ov = np.concatenate([W_O @ np.asarray(head.W_V, float), (W_O @ np.asarray(head.b_V, float))[:, None]], 1)
+            found.append(Writer(head.name, "W_O", ov))
         if block.mlp is not None:
             W_out, b_out = np.asarray(block.mlp.W_out, float), np.asarray(block.mlp.b_out, float)
             found.append(Writer(f"mlp {l}", "W_out", np.concatenate([W_out, b_out[:, None]], axis=1)))
