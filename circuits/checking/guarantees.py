@@ -34,11 +34,11 @@ class Writer:
     out: np.ndarray  # [d_model, n]: column j is one way it writes; row r how much reaches direction r
 
 
-def writers(model, before: int | None = None) -> list[Writer]:
-    """Every head and MLP of `model` (of its layers before `before`, if given), with what each can write (OV
-    circuits and what the value bias reaches through W_O; an MLP's W_out and b_out)."""
+def writers(model) -> list[Writer]:
+    """Every head and MLP of `model`, with what each can write (OV circuits and what the value bias reaches through
+    W_O; an MLP's W_out and b_out)."""
     found = []
-    for l, block in enumerate(model.blocks[:before]):
+    for l, block in enumerate(model.blocks):
         for head in block.heads:
             W_O = np.asarray(head.W_O, float)
             ov = np.concatenate([W_O @ np.asarray(head.W_V, float), (W_O @ np.asarray(head.b_V, float))[:, None]], 1)

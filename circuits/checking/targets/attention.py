@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import behaviours, diagnosis, fields, guarantees, once
+from circuits.checking import behaviours, diagnosis, fields, once
 from circuits.checking.targets import authored
 from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
 from circuits.checking.targets.formats import families, family_of
@@ -469,17 +469,18 @@ class Attention(Target):
         direction to a non-zero one.)"""
         if self.layer == 0 or model.blocks[self.layer].ln_attn is not None:
             return None
-        labels = model.residual.labels
-        written = np.abs(model.W_E).sum(1) > 0  # [d_model]: the embedding's, then every earlier part's
+        written = np.abs(model.W_E).sum(1) > 0  # [d_model]
         if model.W_pos is not None:
             written |= np.abs(model.W_pos).sum(1) > 0
         for block in model.blocks[: self.layer]:
+            for h in block.heads:
+                written |= (np.abs(h.W_O @ h.W_V).sum(1) > 0) | (np.abs(h.W_O @ h.b_V) > 0)
             if block.b_O is not None:
                 written |= np.abs(np.asarray(block.b_O)).reshape(-1) > 0
-        at = {label: i for i, label in enumerate(labels)}
-        for writer in guarantees.writers(model, before=self.layer):  # heads' OV and value bias, MLPs
-            written[[at[d] for d in guarantees.written(writer, labels)]] = True
+            if block.mlp is not None:
+                written |= (np.abs(block.mlp.W_out).sum(1) > 0) | (np.abs(block.mlp.b_out) > 0)
         head = model.head(self.layer, self.head)
+        labels = model.residual.labels
 
         def dead(W) -> list[int]:
             return [int(i) for i in np.flatnonzero(np.abs(W).sum(0) > 0) if not written[i]]
