@@ -30,7 +30,7 @@ from circuits.checking import curriculum
 from circuits.checking.reset import stub_text
 from circuits.grading import parallel
 from circuits.grading.grade import shipped
-from circuits.grading.sandbox import Limits
+from circuits.checking.sealed.sandbox import Limits
 
 ESCAPE = "/tmp/circuits-escaped-by-a-submission.txt"  # where the hostile "writes" submissions try to write
 GOAL = 10.0  # submissions of all 22 puzzles per minute per core

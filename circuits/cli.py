@@ -113,9 +113,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             _parser().print_help()
             return 2
+        if args.command in SEALED:
+            _warm()
         return COMMANDS[args.command](args)
 
     return _guard(run, "circuits scan" if argv[:1] == ["scan"] else "circuits")  # scan's lines name it
+
+
+SEALED = ("check", "list", "watch", "show", "analyze", "hint", "reset")  # commands that run a learner's file
+
+
+def _warm() -> None:
+    """Start the warm process that runs learners' files (checking/sealed) now, so it is ready when needed."""
+    from circuits.checking.sealed import sandbox
+
+    try:
+        sandbox.warm()
+    except (OSError, sandbox.SandboxError):  # a load starts a fresh process instead, and says why if it cannot
+        pass
 
 
 def _warn(message, category, filename, lineno, file=None, line=None):
@@ -592,7 +607,7 @@ def cmd_grade(args) -> int:
                            "Landlock fence)")
     from circuits.grading import outputs, parallel
     from circuits.grading.grade import select
-    from circuits.grading.sandbox import Limits
+    from circuits.checking.sealed.sandbox import Limits
 
     if args.workers is not None and args.workers < 1:
         raise CircuitError(f"--workers {args.workers}: give at least 1")

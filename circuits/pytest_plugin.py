@@ -136,6 +136,10 @@ def pytest_configure_node(node):
 def pytest_unconfigure(config):
     if config in _CONFIG:
         _CONFIG.remove(config)
+    if not _CONFIG:  # the warm process that ran the puzzle files ends with the run (an inline run's too)
+        from circuits.checking.sealed import sandbox
+
+        sandbox.stop_warm()
 
 
 def _check_paths(config) -> None:
@@ -227,6 +231,15 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
     """puzzles/ (or solutions/): a PuzzleFile for every NN_*.py entry, whatever it is; anything else as pytest would."""
 
     def collect(self):
+        from circuits.checking.sealed import sandbox
+
+        try:
+            sandbox.warm()  # the process that runs the puzzle files, warming up while pytest collects
+        except (OSError, sandbox.SandboxError):
+            pass
+        yield from self._collect()
+
+    def _collect(self):
         ihook, config = self.ihook, self.config
         entries = sorted(os.scandir(self.path), key=lambda e: e.name)
         names = {e.name for e in entries}

@@ -156,7 +156,7 @@ def test_watch_opens_a_solved_puzzle_it_is_asked_for_and_wraps_to_the_first_unso
     finally:
         w.close()
     r = run([*CIRCUITS, "check", "3"], project)
-    assert r.returncode == 0 and "(solved before: this file and the library are unchanged" in r.stdout, r.stdout
+    assert r.returncode == 0 and "(solved before: this answer and the library are unchanged" in r.stdout, r.stdout
 
 
 def test_watch_ends_on_ctrl_c_without_a_traceback(project):
@@ -268,23 +268,26 @@ def _files(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*")}
 
 
-def test_a_solved_verdict_is_cached_outside_the_project_until_the_file_changes(project):
+def test_a_solved_verdict_is_cached_outside_the_project_until_the_answer_changes(project):
     path = project / "puzzles" / "03_uniform.py"
     save(path, answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]"))
     before = _files(project)
     first = run([*CIRCUITS, "check", "3"], project)
     assert first.returncode == 0 and "solved before" not in first.stdout
     second = run([*CIRCUITS, "check", "3"], project)
-    assert second.returncode == 0 and "solved before: this file and the library are unchanged" in second.stdout
+    assert second.returncode == 0 and "solved before: this answer and the library are unchanged" in second.stdout
     assert "checked on:" in second.stdout  # the cached report still says what was certified
     fresh = run([*CIRCUITS, "check", "3", "--no-cache"], project)
     assert fresh.returncode == 0 and "solved before" not in fresh.stdout
-    save(path, path.read_text(encoding="utf-8") + "# an edit\n")
+    save(path, path.read_text(encoding="utf-8") + "# an edit\n")  # the same answer: its verdict stands
+    commented = run([*CIRCUITS, "check", "3"], project)
+    assert commented.returncode == 0 and "solved before" in commented.stdout
+    save(path, answer("03_uniform", W_Q="[[0, 0]]", W_K="[[1, 0]]", W_V="[[1, 0]]"))  # another answer: checked
     edited = run([*CIRCUITS, "check", "3"], project)
     assert edited.returncode == 0 and "solved before" not in edited.stdout
     assert _files(project) == before  # nothing written inside the project
     verdicts = project.parent / "cache" / "circuits" / "verdicts"
-    assert len(list(verdicts.glob("*.json"))) == 2  # the file as first solved, and as edited
+    assert len(list(verdicts.glob("*.json"))) == 2  # the answer as first solved, and as edited
 
 
 def test_a_failing_verdict_is_never_cached(project):

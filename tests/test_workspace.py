@@ -181,7 +181,7 @@ def test_a_helper_module_or_data_file_the_puzzle_reads_is_part_of_its_cached_ver
     (tmp_path / "puzzles" / "v.json").write_text("[[1, 0]]", encoding="utf-8")
     assert main(["check", "3", "--no-margins"]) == 0
     assert main(["check", "3", "--no-margins"]) == 0
-    assert "(solved before: this file and the library are unchanged" in capsys.readouterr().out
+    assert "(solved before: this answer and the library are unchanged" in capsys.readouterr().out
     (tmp_path / "puzzles" / "v.json").write_text("[[0, 1]]", encoding="utf-8")  # the data file, edited wrongly
     assert main(["check", "3", "--no-margins"]) == 1
     (tmp_path / "puzzles" / "v.json").write_text("[[1, 0]]", encoding="utf-8")

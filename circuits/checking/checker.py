@@ -321,6 +321,31 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     return result
 
 
+def measure_margins(result: PuzzleResult) -> PuzzleResult:
+    """A solved result's margins, measured after its verdict was shown (watch): the same result, now with them.
+    A result that is not solved, has them, or has no behaviour target is returned as it is."""
+    attempt = result.attempt
+    behaviour = attempt is not None and any(t.kind == "behaviour" for t in attempt.puzzle.targets)
+    if result.status != "solved" or result.margins is not None or not behaviour or attempt.puzzle.build is None:
+        return result
+
+    def run() -> None:
+        from circuits.checking.margins import measure
+
+        with context():
+            model = attempt.model()
+            limits.doing("measuring margins")
+            result.margins = measure(attempt, model)
+        if "margins" in result.coverage.skipped:
+            result.coverage.skipped.remove("margins")
+
+    try:
+        limits.run(run, "check", "measuring margins", paths.shown(attempt.path), source=attempt.path)
+    except CircuitError:  # the verdict stands; its margins are said to be unmeasured
+        pass
+    return result
+
+
 def _leak(attempt, model) -> CircuitError | None:
     """The one line saying where the answer writes outside the directions its puzzle gives each head and MLP."""
     if model is None:

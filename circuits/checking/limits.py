@@ -369,6 +369,12 @@ def take_warnings() -> list[tuple[str, int, str, str, int]]:
     return out
 
 
+def held_warning(file: str, line: int, category: str, message: str) -> None:
+    """A warning a puzzle file raised in its own process, held back here like one raised in this process."""
+    key = (file, line, category, " ".join(message.split()))
+    _warned[key] = _warned.get(key, 0) + 1
+
+
 def warnings_line(seen, shown: Callable[[str], str] = str) -> str:
     """`puzzles/x.py line 51: RuntimeWarning: divide by zero encountered in divide (and 2 more warnings)`."""
     if not seen:

@@ -34,6 +34,7 @@ class Attempt:
     digest: str = ""  # sha256 of the bytes loaded: what the check checked, whatever the file holds later
     declared_in: Path | None = None  # the file whose code declares the puzzle: the shipped reference, or this file
     names: dict = field(default_factory=dict, repr=False, compare=False)  # that file's globals, for validation
+    sealed: object = field(default=None, repr=False, compare=False)  # sealed.answer.Sealed: it ran apart from here
 
     @property
     def attempted(self) -> bool:
@@ -59,21 +60,15 @@ def load(path: str | Path) -> Attempt:
     """
     given = Path(path)
     shown = paths.shown(given)
+    ref = curriculum.twin(given)
+    if ref is not None:
+        return _sealed(given, shown, ref)
     if curriculum.is_shipped(given) and curriculum.reference_file(given) is not None:
         mine, source = _shipped(curriculum.reference_file(given))  # the shipped file itself: run once per process
     else:
         module, source = _execute(given, shown, "circuits_puzzle")
         mine = vars(module)
-    ref = curriculum.twin(given)
-    if ref is not None:
-        shipped, shipped_source = _shipped(ref)
-        puzzle = _declared(shipped, paths.shown(ref))
-        names = [n for n in givens.given_names(_above_answer(shipped_source))
-                 if n not in (*puzzle.answer, *puzzle.optional)]
-        edited = givens.edits(mine, shipped, names, source)
-        namespace = shipped
-    else:
-        puzzle, edited, namespace = _declared(mine, shown), [], mine
+    puzzle = _declared(mine, shown)
     _attach_curriculum(puzzle, given.name)
     missing, answer = [], {}
     for name in puzzle.answer:
@@ -87,12 +82,29 @@ def load(path: str | Path) -> Attempt:
         if name in mine:
             answer[name] = mine[name]
     answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
-    if ref is not None or curriculum.is_shipped(given):  # the shipped puzzle is shared: each attempt gets its own copy
+    if curriculum.is_shipped(given):  # the shipped puzzle is shared: each attempt gets its own copy
         puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))
     return Attempt(Path(os.path.abspath(given)), puzzle, types.SimpleNamespace(**answer), missing,
-                   list(namespace.get("ALLOWED_MUTANTS", ())), edits=edited, reference=ref,
-                   reads=list(mine.get("__circuits_reads__", [])), digest=mine.get("__circuits_digest__", ""),
-                   declared_in=Path(os.path.abspath(ref if ref is not None else given)), names=namespace)
+                   list(mine.get("ALLOWED_MUTANTS", ())), reads=list(mine.get("__circuits_reads__", [])),
+                   digest=mine.get("__circuits_digest__", ""), declared_in=Path(os.path.abspath(given)), names=mine)
+
+
+def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
+    """A learner's file for a shipped puzzle: the puzzle from the reference (run here), the answer from the file
+    (run in a fenced child: checking/sealed), and the givens the file changed, named."""
+    from circuits.checking.sealed import answer
+
+    shipped, shipped_source = _shipped(ref)
+    puzzle = _declared(shipped, paths.shown(ref))
+    names = [n for n in givens.given_names(_above_answer(shipped_source)) if n not in (*puzzle.answer, *puzzle.optional)]
+    source, data = _source(given, shown)
+    path = Path(os.path.abspath(given))
+    sealed = answer.load(path, shown, source, puzzle, shipped, names, data)
+    _attach_curriculum(puzzle, given.name)
+    puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))  # shared: each attempt gets its own copy
+    return Attempt(path, puzzle, types.SimpleNamespace(**sealed.answer), sealed.missing,
+                   list(shipped.get("ALLOWED_MUTANTS", ())), edits=sealed.edits, reference=ref, reads=sealed.reads,
+                   digest=sealed.digest, declared_in=Path(os.path.abspath(ref)), names=shipped, sealed=sealed)
 
 
 def _attach_curriculum(puzzle: Puzzle, name: str) -> None:
@@ -131,11 +143,11 @@ def _shipped(ref: Path) -> tuple[dict, str]:
     return _SHIPPED[key]
 
 
-def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, str]:
-    """Run a puzzle file's code in a fresh module, under the import time limit: the module and its text."""
+def _source(given: Path, shown: str) -> tuple[str, bytes]:
+    """A puzzle file's text and bytes, read once, or one line saying why it is no puzzle file (it is not run)."""
     _check_kind(given, shown)
     _check_unique_number(given)
-    path = Path(os.path.abspath(given))  # symlinks kept: reports name the file as the learner does
+    path = Path(os.path.abspath(given))
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -148,10 +160,18 @@ def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, st
     if not source.strip():
         raise CircuitError(f"{shown} is empty (expected a puzzle file declaring `puzzle = Puzzle(...)`)")
     try:
-        code = compile(source, str(path), "exec", dont_inherit=True)
+        compile(source, str(path), "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as e:  # ValueError: a NUL byte, before Python 3.12
         where = f" line {e.lineno}" if getattr(e, "lineno", None) else ""
         raise CircuitError(f"{shown}{where}: syntax error: {getattr(e, 'msg', None) or e}") from None
+    return source, data
+
+
+def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, str]:
+    """Run a puzzle file's code in a fresh module, under the import time limit: the module and its text."""
+    source, data = _source(given, shown)
+    path = Path(os.path.abspath(given))  # symlinks kept: reports name the file as the learner does
+    code = compile(source, str(path), "exec", dont_inherit=True)
     module = types.ModuleType(f"{prefix}_{path.stem}")
     module.__file__ = str(path)
 

@@ -87,11 +87,21 @@ class MaskCase:
 
 @dataclass(frozen=True)
 class LibraryFunction:
-    """The learner handed in the library's own function `function` of `module` as their `name`."""
+    """The learner handed in the library's own function `function` of `module` as their `name` (or, `calls`,
+    a function of their own that runs it)."""
 
     name: str
     module: str
     function: str
+    calls: bool = False
+
+
+class LibraryCalled(Exception):
+    """Raised where a learner's function, run in its own process, ran circuits' own `module`.`function`."""
+
+    def __init__(self, module: str, function: str):
+        super().__init__(f"{module}.{function}")
+        self.module, self.function = module, function
 
 
 @dataclass(frozen=True)
@@ -202,10 +212,14 @@ def _call(fn, name: str, case, *args):
     """fn(*args), or the facts of what the learner's code raised: the exception, its line, the input."""
     try:
         return fn(*args), None
+    except LibraryCalled as e:
+        return None, LibraryFunction(name, e.module, e.function, calls=True)
     except Exception as e:  # noqa: BLE001 - the learner's code raising is a finding, not a crash
         mine = getattr(getattr(fn, "__code__", None), "co_filename", None)
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == mine]
         line, code = (frames[-1].lineno, frames[-1].line) if frames else (None, None)
+        if not frames and getattr(e, "circuits_line", None) is not None:  # raised in the learner's own process
+            line, code = e.circuits_line, e.circuits_code
         return None, Raised(name, type(e).__name__, str(e), line, code, case)
 
 

@@ -80,6 +80,9 @@ def _mask_case(f: ref.MaskCase) -> str:
 
 
 def _library_function(f: ref.LibraryFunction) -> str:
+    if f.calls:
+        return (f"{f.name} runs the library's own code ({f.module}.{f.function}); write {f.name} yourself, "
+                "without calling circuits")
     return (f"{f.name} is the library's own function ({f.module}.{f.function}); write {f.name} yourself "
             "in your puzzle file")
 

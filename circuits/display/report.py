@@ -247,7 +247,7 @@ def puzzle_report(result: PuzzleResult) -> Group:
     if result.margins is not None:
         parts.append(Text(f"margins: {margins(result.margins)}"))
     if getattr(result, "cached", False):
-        parts.append(Text("(solved before: this file and the library are unchanged; --no-cache checks again)", style="dim"))
+        parts.append(Text("(solved before: this answer and the library are unchanged; --no-cache checks again)", style="dim"))
     else:
         parts.append(Text(f"({result.seconds:.1f} s)", style="dim"))
     return Group(*parts)

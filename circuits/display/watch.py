@@ -41,7 +41,7 @@ def _check(path: Path, use_cache: bool):
         attempt = load(path)
     except CircuitError as e:
         return None, str(e)
-    result = cached_check(attempt, use_cache)  # margins only once solved: the verdict then serves check and pytest
+    result = cached_check(attempt, use_cache, margins=False)  # the verdict at once: watch shows no margins
     if result.status == "error":
         return result, words.said(result)
     return result, ""
@@ -139,6 +139,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             if said:
                 what = "solved before (unchanged)" if getattr(result, "cached", False) else "solved"
                 c.print(Text(f"✓ {result.name} {what}: {certified(result)}", style="bold green"))
+            _margins_after(result, use_cache)
             i, skip_solved, moved = i + 1, True, moved or said
             continue
         if moved:  # the way here stays on screen: what was solved, and where we are now
@@ -150,6 +151,7 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             c.print(Text(f"! {error}", style="bold red"))
         else:
             c.print(compact(result))
+            _margins_after(result, use_cache)
         if warned:
             c.print(Text(f"note: the puzzle file's code warned: {warned}", style="yellow"))
         hints = list(result.attempt.puzzle.hints) if result is not None and result.attempt else []
@@ -162,6 +164,19 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
             i, moved, opened = i + 1, True, None
     _progress(c, use_cache)
     return 0
+
+
+def _margins_after(result, use_cache: bool) -> None:
+    """A new solved verdict's margins, measured once it is on screen and kept with it, so `circuits check` and
+    pytest answer from the cache."""
+    if getattr(result, "cached", False) or not use_cache or result.margins is not None:
+        return
+    from circuits.checking.cache import store
+    from circuits.checking.checker import measure_margins
+
+    measured = measure_margins(result)
+    if measured.margins is not None:
+        store(measured, margins=True)
 
 
 def _first_unsolved(files: list[Path], use_cache: bool) -> int | None:

@@ -20,7 +20,7 @@ from circuits.checking.limits import shown_input
 from circuits.checking.loader import Attempt
 from circuits.display.words import said
 from circuits.errors import CircuitError
-from circuits.grading import code, codec, sandbox
+from circuits.checking.sealed import calls as code, codec, sandbox
 from circuits.grading.submission import Submission, read
 
 PROPERTY_EXAMPLES = 100  # the property test's size for code targets, as `circuits check` uses
@@ -176,6 +176,9 @@ def _grade_puzzle(student: str, stem: str, shown: str | None, message: dict | No
         result = _check(attempt, ref, message or {"error": "no answer came back"}, stem, n_examples)
     except CircuitError as e:
         result = _error(attempt, e)
+    except (ArithmeticError, ValueError, TypeError, MemoryError, RecursionError) as e:  # numbers no check can
+        said = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__  # take (an inf, a huge entry): this row only
+        result = _error(attempt, CircuitError(f"{shown}: its answer cannot be checked ({said})"[:300]))
     return _row(student, stem, result)
 
 

@@ -8,7 +8,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
 from circuits.errors import CircuitError
-from circuits.grading import grade, sandbox
+from circuits.checking.sealed import sandbox
+from circuits.grading import grade
 from circuits.grading.submission import Submission, read
 
 

@@ -22,10 +22,17 @@ KINDS = "biuf"  # numpy dtype kinds that may cross: bool, signed and unsigned in
 MAX_DEPTH = 8  # nesting of lists and tuples in a code puzzle's inputs and outputs
 MAX_ITEMS = 1 << 16  # items in one list, tuple or dict
 MAX_ENTRIES = 1 << 20  # entries of one array (8 MB of float64); the largest reference matrix has about 2,000
+MAX_SYMBOLS = 8  # symbols one symbolic matrix may use (a reference uses one: s)
+MAX_TERMS = 64  # monomials of one symbolic matrix
+MAX_DEGREE = 16  # a symbol's power in any entry (a reference uses 1): s**(10**8) is refused, never expanded
 
 
 class Unreadable(Exception):
     """A value the grader cannot take as numbers (a function where a matrix goes, a string, …)."""
+
+
+class Refused(Unreadable):
+    """Numbers past what any answer needs (too many entries, too high a degree): refused, and said so."""
 
 
 def _what(value) -> str:
@@ -44,6 +51,9 @@ def array(a: np.ndarray) -> dict:
     """A numeric array as {"nd": dtype, "shape", "b64"}: its exact bytes."""
     if a.dtype.kind not in KINDS:
         raise Unreadable(f"an array of {a.dtype}")
+    if a.size > MAX_ENTRIES:
+        raise Refused(f"an array of shape {a.shape}: {a.size:,} entries, more than the {MAX_ENTRIES:,} any answer "
+                      "may have")
     a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
     return {"nd": a.dtype.str, "shape": list(a.shape), "b64": base64.b64encode(a.tobytes()).decode("ascii")}
 
@@ -68,6 +78,8 @@ def _entries(raw: np.ndarray) -> dict:
         except sympy.PolynomialError:
             raise Unreadable(f"entry {list(idx)} is {x}, not a polynomial in {', '.join(map(str, symbols))} "
                              "(grading takes polynomial entries only)") from None
+        if max(poly.degree_list(), default=0) > MAX_DEGREE:
+            raise Refused(f"entry {list(idx)} has degree {max(poly.degree_list())} (at most {MAX_DEGREE})")
         for powers, coeff in poly.terms():
             terms.setdefault(tuple(powers), np.zeros(raw.shape))[idx] += _number(coeff)
     return {"symbols": [str(s) for s in symbols],
@@ -122,13 +134,26 @@ def params(value) -> dict:
 
 
 def answer_value(name: str, value) -> dict:
-    """One answer name's value as data: a stub, params, or a matrix; {"unreadable": why} otherwise."""
+    """One answer name's value as data: a stub, params, or a matrix; else plain data (a string, None, a dict…)
+    for the checker to reject as it would at home; else {"unreadable": why, "type": its type's name}."""
     if isinstance(value, Stub):
         return {"stub": value.hint}
     try:
         return params(value) if name == "params" else matrix(value)
+    except Refused as e:
+        return {"refused": str(e)}
     except Unreadable as e:
-        return {"unreadable": str(e)}
+        why = str(e)
+    except Exception as e:  # noqa: BLE001 - an object whose conversion raises (a learner's class)
+        why = f"{_what(value)} ({type(e).__name__})"
+    try:
+        return {"plain": _value(value)}
+    except Exception:  # noqa: BLE001 - anything but plain data
+        return {"unreadable": why, "type": type(value).__name__}
+
+
+def _value(x):
+    return value(x)
 
 
 def value(x, depth: int = 0):
@@ -160,7 +185,7 @@ def to_array(d: dict) -> np.ndarray:
         raise Unreadable(f"an array of {dtype}")
     shape = tuple(int(n) for n in d["shape"])
     if len(shape) > 8 or int(np.prod(shape, dtype=np.float64)) > MAX_ENTRIES:
-        raise Unreadable(f"an array of shape {shape}, more than {MAX_ENTRIES:,} entries")
+        raise Refused(f"an array of shape {shape}, more than {MAX_ENTRIES:,} entries")
     data = base64.b64decode(str(d["b64"]), validate=True)
     if any(n < 0 for n in shape) or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(data):
         raise Unreadable(f"{len(data)} bytes do not fill shape {shape} of {dtype}")
@@ -180,14 +205,22 @@ def to_matrix(d: dict):
         return to_array(e)
     import sympy
 
-    symbols = [sympy.Symbol(str(s)) for s in e["symbols"]]
+    symbols = [sympy.Symbol(str(s)[:40]) for s in e["symbols"]]
+    if len(symbols) > MAX_SYMBOLS or len(e["terms"]) > MAX_TERMS:
+        raise Refused(f"a symbolic matrix of {len(symbols)} symbols and {len(e['terms'])} monomials "
+                         f"(at most {MAX_SYMBOLS} and {MAX_TERMS})")
     out = None
     for term in e["terms"]:
         powers = [int(p) for p in term["powers"]]
         if len(powers) != len(symbols) or any(p < 0 for p in powers):
             raise Unreadable("a monomial that does not fit the symbols")
+        if any(p > MAX_DEGREE for p in powers):
+            raise Refused(f"an entry of degree {max(powers)} in {symbols[powers.index(max(powers))]} "
+                             f"(at most {MAX_DEGREE})")
         monomial = sympy.Mul(*(s**p for s, p in zip(symbols, powers)))
         coeffs = to_array(term["coeffs"]).astype(np.float64)
+        if not np.isfinite(coeffs).all():
+            raise Unreadable("a symbolic entry with an infinite or NaN coefficient")
         part = np.vectorize(lambda c: _coefficient(c) * monomial if c else sympy.Integer(0), otypes=[object])(coeffs)
         out = part if out is None else out + part
     if out is None:
@@ -209,10 +242,21 @@ def _coefficient(c: float):
 def to_answer_value(d: dict):
     if "stub" in d:
         return Stub(str(d["stub"]))
+    if "plain" in d:
+        return to_value(d["plain"])
+    if "unreadable" in d:
+        return placeholder(str(d.get("type", "object")))
     if "params" in d:
         return {str(k): (v if isinstance(v, (int, float)) and not isinstance(v, bool) else float("nan"))
                 for k, v in d["params"].items()}
     return to_matrix(d)
+
+
+def placeholder(kind: str):
+    """A stand-in for an object that could not cross (a function, a learner's class): of a class named as its
+    type, so the checker's message names it as it would have at home."""
+    kind = kind if kind.isidentifier() else "object"
+    return type(kind, (), {"__repr__": lambda self: f"<{kind}>"})()
 
 
 def to_value(d):

@@ -13,7 +13,7 @@ import keyword
 import types
 
 from circuits.errors import CircuitError
-from circuits.grading import codec
+from circuits.checking.sealed import codec
 
 
 class _Recorder:
