@@ -1,0 +1,9 @@
+"""The sealed verdict: a learner's file runs in a fenced child process, and only its answer comes back, as data.
+
+answer   the loader's side: run a file there, rebuild its answer here (a code puzzle's functions called there)
+sandbox  the fenced process, started afresh (grading) or forked from a warm zygote (check, watch, pytest)
+child    what runs in it: the fence, the file, the answer as data, the zygote's fork loop
+codec    answers as plain data (numbers, polynomial coefficients), encoded there and decoded here, bounded
+calls    puzzle 00 graded by replay: the calls a compare makes, recorded here, made there
+See docs/fence.md.
+"""
