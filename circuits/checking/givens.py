@@ -55,12 +55,12 @@ def edits(learner: dict, shipped: dict, names: list[str], source: str) -> list[E
             continue
         if name not in learner:
             found.append(Edit(name, None, removed=True))
-        elif fingerprint(_compared(learner[name])) != fingerprint(_compared(shipped[name])):
+        elif fingerprint(compared(learner[name])) != fingerprint(compared(shipped[name])):
             found.append(Edit(name, last_change(source, name)))
     return found
 
 
-def _compared(value):
+def compared(value):
     """What of a given is compared: a Puzzle without its hint ladder and level, which the curriculum attaches."""
     from circuits.checking.puzzle import Puzzle
 

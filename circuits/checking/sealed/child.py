@@ -118,7 +118,8 @@ def run_file(item: dict) -> tuple[dict, dict | None]:
             answer[name] = _function(names[name]) if item["code"] else codec.answer_value(name, names[name])
         elif name not in item["optional"]:
             answer[name] = {"absent": True}
-    calls = [[_call(names.get(name), name, args, filename) for name, args in batch] for batch in item.get("calls", [])]
+    calls = [[_call(names.get(name), name, codec.to_value(args), filename) for name, args in batch]
+             for batch in item.get("calls", [])]
     givens = {name: fingerprint_digest(names[name]) if name in names else None for name in item.get("givens", [])}
     return {"answer": answer, "calls": calls, "givens": givens, "reads": reads, "warnings": warned}, names
 
@@ -171,7 +172,7 @@ def fingerprint_digest(value) -> str:
     from circuits.checking import givens
 
     try:
-        return hashlib.sha256(repr(givens.fingerprint(givens._compared(value))).encode()).hexdigest()
+        return hashlib.sha256(repr(givens.fingerprint(givens.compared(value))).encode()).hexdigest()
     except Exception:  # noqa: BLE001 - an object no fingerprint can read is a changed given
         return "unreadable"
 
@@ -208,9 +209,8 @@ def serve(names: dict, item: dict, requests, emit) -> None:
 
 
 def _circuits_root() -> str:
-    import circuits
-
-    return os.path.dirname(os.path.abspath(circuits.__file__)) + os.sep
+    """The circuits package this process imports (the runtime copy): circuits/checking/sealed/ is three below."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
 def _call(fn, name: str, args, filename: str) -> dict:
@@ -269,11 +269,8 @@ def zygote(sock_fd: int) -> None:
     import signal
     import socket
 
-    import numpy  # noqa: F401 - what every job needs, paid for once
-    import sympy  # noqa: F401
-    import circuits  # noqa: F401
-    from circuits.checking import givens, puzzle  # noqa: F401
-    from circuits.checking.sealed import codec  # noqa: F401
+    from circuits.checking import givens, puzzle  # noqa: F401 - what every job needs, paid for once (the
+    from circuits.checking.sealed import codec  # noqa: F401 - boot line imports numpy, sympy and circuits)
 
     sock = socket.socket(fileno=sock_fd)
     wake_r, wake_w = os.pipe()

@@ -54,15 +54,14 @@ class Limits:
 
 
 _RUNTIME: list[str] = []
+PACKAGE = Path(__file__).resolve().parents[2]  # the circuits package this process runs (checking/sealed/ is two below)
 
 
 def runtime() -> str:
     """A private copy of the circuits package without the curriculum (the reference solutions): what a learner's
     process imports. Kept in the user's cache per version of the library's source, made once, never temporary."""
     if not _RUNTIME:
-        import circuits
-
-        package = Path(circuits.__file__).resolve().parent
+        package = PACKAGE
         sources = sorted(p for p in package.rglob("*.py") if "curriculum" not in p.relative_to(package).parts)
         h = hashlib.sha256()
         for f in sources:
@@ -117,12 +116,11 @@ def _readable_now() -> list[str]:
     """What the submission's process may read: Python, its packages and the system libraries, the private
     circuits copy — and never the grader's own circuits package or the reference solutions, even where
     they lie inside one of those (an installed package keeps its curriculum inside site-packages)."""
-    import circuits
     from circuits.checking import curriculum
 
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
              "/usr/lib", "/usr/lib64", "/lib", "/lib64"}
-    hidden = [Path(circuits.__file__).resolve().parent, curriculum.folder()]
+    hidden = [PACKAGE, curriculum.folder()]
     allowed = [p for r in sorted(roots) for p in readable_except(Path(r), [h.resolve() for h in hidden if h])]
     return sorted({str(p) for p in allowed} | {runtime()})
 
@@ -288,6 +286,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.scratch = tempfile.mkdtemp(prefix="circuits-zygote-")
         boot = (f"import sys; sys.path.insert(0, {runtime()!r}); "
+                "import numpy, sympy, circuits; "  # what every puzzle file imports, paid for once
                 f"from circuits.checking.sealed.child import zygote; zygote({theirs.fileno()})")
         try:
             self.proc = subprocess.Popen([sys.executable, "-I", "-B", "-c", boot], cwd=self.scratch,
