@@ -586,40 +586,89 @@ def _grade_parser(sub) -> None:
     g.add_argument("--force", action="store_true", help="overwrite output files that exist")
 
 
+MAX_TIMEOUT = 3600.0  # seconds per puzzle file: more is a typo (a real answer takes well under a second)
+
+
+def _grade_limits(args):
+    """--timeout and --memory as the sandbox's limits, or one line saying why not: checked before any grading."""
+    import math
+
+    from circuits.grading.sandbox import Limits
+
+    if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT):
+        raise CircuitError(f"--timeout {args.timeout:g}: give seconds per puzzle file, more than 0 and at most "
+                           f"{MAX_TIMEOUT:g}")
+    most = (1 << 20) if args.scheduler else _memory_mb()  # a cluster's workers may have more than this machine
+    if not 256 <= args.memory <= most:
+        raise CircuitError(f"--memory {args.memory}: give MB per submission, at least 256 and at most {most} "
+                           f"({'the most a worker can be given' if args.scheduler else 'this machine has'})")
+    return Limits(seconds=args.timeout, memory_mb=args.memory)
+
+
+def _memory_mb() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    except (ValueError, OSError, AttributeError):
+        return 1 << 20
+
+
 def cmd_grade(args) -> int:
     if os.name != "posix":
         raise CircuitError("circuits grade runs submissions in POSIX processes: use Linux (or macOS, without the "
                            "Landlock fence)")
-    from circuits.grading import outputs, parallel
-    from circuits.grading.grade import select
-    from circuits.grading.sandbox import Limits
+    from circuits import __version__
+    from circuits.grading import grade, journal, outputs, parallel
 
+    # every option and every output checked before the first student is graded
     if args.workers is not None and args.workers < 1:
         raise CircuitError(f"--workers {args.workers}: give at least 1")
-    if not (args.timeout > 0 and args.memory >= 256):
-        raise CircuitError("--timeout must be positive and --memory at least 256 (MB)")
+    limits = _grade_limits(args)
     if args.gradescope and len(args.submissions) != 1:
         raise CircuitError(f"--gradescope writes one submission's results.json; {len(args.submissions)} were given")
-    csv_path = args.out or ("grades.csv" if not args.gradescope else None)
-    for path, what in ((csv_path, "--out"), (args.json, "--json"), (args.gradescope, "--gradescope")):
-        if path:
-            outputs.check_target(path, args.force, what)
-    stems = select(args.puzzles)
+    stems = grade.select(args.puzzles)
     subs = parallel.submissions(args.submissions)
-    if args.report_dir:
-        outputs.report_paths(args.report_dir, [s.student for s in subs], args.force)
+    csv_path = args.out or ("grades.csv" if not args.gradescope else None)
+    first = next(p for p in (csv_path, args.json, args.gradescope) if p)
+    settings = {"puzzles": stems, "timeout": args.timeout, "memory": args.memory,
+                "examples": grade.PROPERTY_EXAMPLES, "circuits": __version__}
+    record = journal.Journal(journal.path_for(first), settings, [], args.force)
+    outs = outputs.Outputs.checked(csv_path, args.json, args.gradescope, args.report_dir, [s.student for s in subs],
+                                   args.force, record.owned, record.path)
+    record.outputs = sorted(set(record.outputs) | {os.path.realpath(p) for p in outs.paths()})
+    kept = record.kept(subs)
+    if kept:
+        print(f"resuming: {len(kept)} of {len(subs)} students were graded by the unfinished run ({record.path}; "
+              "delete it to grade everyone again)", file=sys.stderr)
+    record.start(kept, subs)
+    order = {s.student: n for n, s in enumerate(subs)}
+    by_name = {s.student: s for s in subs}
+    graded = dict(kept)
 
     def done(g) -> None:
-        print(f"graded {g.student}: {g.score:g} of {g.max_score:g} ({g.seconds:.1f} s)"[:80], file=sys.stderr)
+        record.add(by_name[g.student], g)
+        outs.write_reports(g)
+        graded[g.student] = g
+        outs.write(sorted(graded.values(), key=lambda x: order[x.student]), complete=len(graded) == len(subs))
+        shown = outputs.printable(g.student)
+        print(f"graded {shown}: {g.score:g} of {g.max_score:g} ({g.seconds:.1f} s)"[:80], file=sys.stderr)
 
-    grades = parallel.grade_all(subs, stems, args.workers, args.scheduler,
-                                Limits(seconds=args.timeout, memory_mb=args.memory), done=done)
+    for g in kept.values():
+        outs.write_reports(g)
+    try:
+        parallel.grade_all([s for s in subs if s.student not in kept], stems, args.workers, args.scheduler, limits,
+                           done=done)
+    except KeyboardInterrupt:
+        print(f"circuits: {len(graded)} of {len(subs)} students graded are kept in {first}; the same command "
+              "grades the rest", file=sys.stderr)
+        raise
+    grades = sorted(graded.values(), key=lambda x: order[x.student])
     unfenced = sorted({g.fence for g in grades if g.fence and not g.fence.startswith("Landlock")})
     if unfenced:  # said once, not hidden in the JSON: the instructor decides whether that is acceptable here
         print(f"circuits: warning: submissions ran without a file system fence ({unfenced[0]}): they could read "
               "what this user can; see docs/grading.md", file=sys.stderr)
-    for path in outputs.write_all(grades, csv_path, args.json, args.gradescope, args.report_dir, args.force):
-        print(f"wrote {path}")
+    for path in outs.write(grades, complete=True) + [p for pair in outs.reports.values() for p in pair]:
+        print(f"wrote {outputs.printable(str(path))}")
+    record.finish()
     return 0
 
 
