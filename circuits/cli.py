@@ -598,7 +598,7 @@ def _grade_limits(args):
     if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT):
         raise CircuitError(f"--timeout {args.timeout:g}: give seconds per puzzle file, more than 0 and at most "
                            f"{MAX_TIMEOUT:g}")
-    most = (1 << 20) if args.scheduler else _memory_mb()  # a cluster's workers may have more than this machine
+    most = (1 << 20) if args.scheduler else max(_memory_mb(), 2048)  # a cluster's workers may have more
     if not 256 <= args.memory <= most:
         raise CircuitError(f"--memory {args.memory}: give MB per submission, at least 256 and at most {most} "
                            f"({'the most a worker can be given' if args.scheduler else 'this machine has'})")
@@ -631,15 +631,14 @@ def cmd_grade(args) -> int:
     first = next(p for p in (csv_path, args.json, args.gradescope) if p)
     settings = {"puzzles": stems, "timeout": args.timeout, "memory": args.memory,
                 "examples": grade.PROPERTY_EXAMPLES, "circuits": __version__}
-    record = journal.Journal(journal.path_for(first), settings, [], args.force)
+    record = journal.Journal(journal.path_for(first), settings, args.force)
     outs = outputs.Outputs.checked(csv_path, args.json, args.gradescope, args.report_dir, [s.student for s in subs],
                                    args.force, record.owned, record.path)
-    record.outputs = sorted(set(record.outputs) | {os.path.realpath(p) for p in outs.paths()})
     kept = record.kept(subs)
     if kept:
         print(f"resuming: {len(kept)} of {len(subs)} students were graded by the unfinished run ({record.path}; "
               "delete it to grade everyone again)", file=sys.stderr)
-    record.start(kept, subs)
+    record.start(kept, subs, outs.paths())
     order = {s.student: n for n, s in enumerate(subs)}
     by_name = {s.student: s for s in subs}
     graded = dict(kept)

@@ -40,14 +40,13 @@ def fingerprint(sub: Submission) -> str:
 class Journal:
     """The record of one run: `previous` holds the grades a resumed run keeps, by student."""
 
-    def __init__(self, path: Path, settings: dict, outputs: list[str], force: bool):
+    def __init__(self, path: Path, settings: dict, force: bool):
         self.path = Path(path)
         self.settings = settings
         self.previous: dict[str, tuple[str, SubmissionGrade]] = {}  # student -> (fingerprint, grade)
-        self.owned: frozenset[str] = frozenset()  # the outputs the unfinished run wrote
+        self.owned: frozenset[str] = frozenset()  # the outputs the unfinished run wrote (their real paths)
         if self.path.exists() or self.path.is_symlink():
             self._read(force)
-        self.outputs = sorted(set(outputs) | self.owned)
 
     def _read(self, force: bool) -> None:
         lines = []
@@ -86,10 +85,11 @@ class Journal:
                 out[s.student] = self.previous[s.student][1]
         return out
 
-    def start(self, kept: dict[str, SubmissionGrade], subs: list[Submission]) -> None:
-        """A fresh record holding the settings, the outputs and the grades kept."""
+    def start(self, kept: dict[str, SubmissionGrade], subs: list[Submission], outputs: list[Path]) -> None:
+        """A fresh record holding the settings, the outputs this run may write and the grades kept."""
         prints = {s.student: fingerprint(s) for s in subs}
-        head = {"mark": MARK, "settings": self.settings, "outputs": self.outputs}
+        owned = sorted(self.owned | {os.path.realpath(p) for p in outputs})
+        head = {"mark": MARK, "settings": self.settings, "outputs": owned}
         lines = [_line(head)] + [_line({"files": prints[name], "grade": asdict(g)}) for name, g in kept.items()]
         write_whole(self.path, "".join(lines), replace=True)
 
