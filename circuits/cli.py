@@ -648,7 +648,7 @@ def cmd_grade(args) -> int:
         outs.write_reports(g)
         graded[g.student] = g
         outs.write(sorted(graded.values(), key=lambda x: order[x.student]), complete=len(graded) == len(subs))
-        shown = outputs.printable(g.student)
+        shown = " ".join(outputs.printable(g.student).split())  # a name may hold a newline: still one line
         print(f"graded {shown}: {g.score:g} of {g.max_score:g} ({g.seconds:.1f} s)"[:80], file=sys.stderr)
 
     for g in kept.values():

@@ -22,7 +22,8 @@ import pytest
 from helpers import ROOT, SOLUTIONS, stub
 
 from circuits.cli import _parser, main
-from circuits.grading import parallel
+from circuits.grading import outputs, parallel
+from circuits.grading.grade import PuzzleGrade, SubmissionGrade
 
 PUZZLE = "01_consonants"
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
@@ -73,10 +74,11 @@ def hostile(tmp_path_factory):
     windows = os.fsdecode(bytes(subs) + b"/Jos\xe9")  # a folder name unzipped from Windows: not UTF-8
     put(Path(windows) / f"{PUZZLE}.py", answer())
     put(subs / "surrogate" / f"{PUZZLE}.py", "raise ValueError('boom \\ud800 \\udce9')\n")
+    put(subs / "printer" / f"{PUZZLE}.py", "import sys\nsys.stdout.buffer.write(b'=cmd \\xff\\xfe\\n')\n" + answer())
     for name in FORMULAS:
         (subs / name).mkdir()
     order = ["good", "nested", "ziponly", "corrupt.zip", "badname.zip", "linked", "borrower", "filelink",
-             "hardlink", windows, "surrogate", *FORMULAS]
+             "hardlink", windows, "surrogate", "printer", *FORMULAS]
     out = root / "out"
     out.mkdir()
     argv = ["grade", *[str(subs / n) for n in order], "--puzzles", "1", "--out", "g.csv", "--json", "g.json",
@@ -93,7 +95,7 @@ def test_the_hostile_class_is_graded_whole_with_exit_0_and_no_traceback(hostile)
     err = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 0, err
     assert "Traceback" not in err
-    assert len(rows) == len(subs) == 11 + len(FORMULAS)  # every student's row, each once
+    assert len(rows) == len(subs) == 12 + len(FORMULAS)  # every student's row, each once
     assert data["complete"] is True
     assert not list(out.glob("*.progress")) and not list(out.glob(".*.tmp"))  # the run's record gone: it finished
     assert len(list((out / "reports").glob("*.txt"))) == len(rows)
@@ -130,6 +132,22 @@ def test_a_non_utf8_name_and_a_lone_surrogate_survive_into_every_format(hostile)
     assert "boom \\ud800" in (out / "reports" / "surrogate.txt").read_text(encoding="utf-8")
     assert "boom \\ud800" in (out / "reports" / "surrogate.html").read_text(encoding="utf-8")
     assert (out / "reports" / "Jos_.txt").read_text(encoding="utf-8").startswith("Jos\\xe9: 1 of 1")
+    assert rows["printer"]["status"] == "solved"
+    assert any("'=cmd \ufffd\ufffd'" in n for n in subs["printer"]["notes"]), subs["printer"]["notes"]
+
+
+def test_every_format_holds_any_string_a_student_controls():
+    odd = "Jos\udce9 \ud800 =x\n"
+    p = PuzzleGrade(odd, PUZZLE, "error", 0.0, 1.0, odd, odd, f"<p>{odd}</p>", {"error": odd, odd: [odd]})
+    g = SubmissionGrade(odd, odd, [p], [odd], odd)
+    texts = [outputs.gradebook_csv([g]), outputs.full_json([g]), outputs.gradescope_json(g), outputs.student_text(g),
+             outputs.student_html(g)]
+    for text in texts:
+        text.encode("utf-8")  # no lone surrogate left to stop the write
+    for text in (texts[0], texts[3], texts[4]):
+        assert "Jos\\xe9 \\ud800" in text
+    assert json.loads(texts[1])["submissions"][0]["puzzles"][0]["result"]["error"] == "Jos\\xe9 \\ud800 =x\n"
+    assert json.loads(texts[2])["tests"][0]["output"] == "Jos\\xe9 \\ud800 =x\n"
 
 
 def test_csv_cells_a_spreadsheet_would_run_are_neutralised(hostile):

@@ -21,6 +21,7 @@ from circuits.errors import CircuitError
 from circuits.grading.grade import SubmissionGrade
 
 CSV_COLUMNS = ["student", "puzzle", "status", "score", "max_score", "detail"]
+_ESCAPED = re.compile("[\udc80-\udcff]+")  # how Python spells the bytes of a name that is not UTF-8
 FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet run a cell (OWASP's CSV injection list)
 
 
@@ -29,9 +30,12 @@ def printable(text: str) -> str:
     """`text` as any UTF-8 file can hold it: the bytes of a non-UTF-8 name (surrogate escapes) as \\xNN, any other
     lone surrogate (one raised in a student's error message) as \\udNNN; everything else unchanged."""
     try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        text.encode("utf-8")
+        return text
     except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        as_bytes = _ESCAPED.sub(lambda m: m[0].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
+                                text)
+        return as_bytes.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _printable(data):

@@ -61,7 +61,7 @@ def read(path: str | Path) -> Submission:
         return _from_folder(path)
     if not path.exists():
         raise CircuitError(f"submission {path}: no such folder or file")
-    if path.suffix.lower() == ".zip" or zipfile.is_zipfile(path):
+    if path.suffix.lower() == ".zip" or path.is_file() and zipfile.is_zipfile(path):
         sub = Submission(student_name(path), str(path))
         return _from_zip(path, sub, f"{path.name}:")
     raise CircuitError(f"submission {path} is neither a folder nor a .zip file")
@@ -159,6 +159,9 @@ def _regular(f: Path) -> tuple[bytes, str]:
 # --- a zip ------------------------------------------------------------------------------------------------------
 def _from_zip(path: Path, sub: Submission, shown: str) -> Submission:
     """The zip's puzzle files into `sub`; a zip that cannot be read is the student's note, never the class's end."""
+    if path.is_symlink() or not path.is_file():  # never opened: a link is not followed, a FIFO would block
+        sub.notes.append(f"{shown.rstrip(':')} is not a regular file: not read; nothing graded")
+        return sub
     try:
         with zipfile.ZipFile(path) as z:
             infos = [i for i in z.infolist() if not i.is_dir() and i.filename.endswith(".py")
@@ -198,9 +201,7 @@ def _said(e: BaseException) -> str:
 
 
 def _base(infos) -> str:
-    """The zip folder holding the puzzle files: a puzzles/ folder (at any depth) first, else the shallowest."""
-    folders = [str(PurePosixPath(i.filename).parent) for i in infos if PUZZLE.match(PurePosixPath(i.filename).name)]
-    if not folders:
-        return ""
-    folders = sorted(set(folders), key=lambda f: (not (f == "puzzles" or f.endswith("/puzzles")), f.count("/"), f))
-    return "" if folders[0] == "." else folders[0] + "/"
+    """The zip folder holding the puzzle files ("" for the top, else "a/b/"), chosen as in a folder."""
+    folders = {str(PurePosixPath(i.filename).parent) for i in infos if PUZZLE.match(PurePosixPath(i.filename).name)}
+    chosen = sorted(("" if f == "." else f for f in folders), key=_rank)
+    return chosen[0] + "/" if chosen and chosen[0] else ""
