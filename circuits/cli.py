@@ -596,12 +596,12 @@ def _grade_limits(args):
     from circuits.grading.sandbox import Limits
 
     if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT):
-        raise CircuitError(f"--timeout {args.timeout:g}: give seconds per puzzle file, more than 0 and at most "
+        raise CircuitError(f"--timeout {args.timeout:g}: give seconds per puzzle file, above 0, at most "
                            f"{MAX_TIMEOUT:g}")
     most = (1 << 20) if args.scheduler else max(_memory_mb(), 2048)  # a cluster's workers may have more
     if not 256 <= args.memory <= most:
-        raise CircuitError(f"--memory {args.memory}: give MB per submission, at least 256 and at most {most} "
-                           f"({'the most a worker can be given' if args.scheduler else 'this machine has'})")
+        raise CircuitError(f"--memory {args.memory}: give 256 to {most} MB "
+                           f"({'the most for a worker' if args.scheduler else 'this machine has'} {most})")
     return Limits(seconds=args.timeout, memory_mb=args.memory)
 
 
@@ -636,8 +636,8 @@ def cmd_grade(args) -> int:
                                    args.force, record.owned, record.path)
     kept = record.kept(subs)
     if kept:
-        print(f"resuming: {len(kept)} of {len(subs)} students were graded by the unfinished run ({record.path}; "
-              "delete it to grade everyone again)", file=sys.stderr)
+        print(f"circuits: resuming: {len(kept)} of {len(subs)} students kept from {record.path} (delete it to "
+              "grade all again)", file=sys.stderr)
     record.start(kept, subs, outs.paths())
     order = {s.student: n for n, s in enumerate(subs)}
     by_name = {s.student: s for s in subs}
@@ -657,8 +657,8 @@ def cmd_grade(args) -> int:
         parallel.grade_all([s for s in subs if s.student not in kept], stems, args.workers, args.scheduler, limits,
                            done=done)
     except KeyboardInterrupt:
-        print(f"circuits: {len(graded)} of {len(subs)} students graded are kept in {first}; the same command "
-              "grades the rest", file=sys.stderr)
+        print(f"circuits: kept {len(graded)} of {len(subs)} students in {first}; the same command grades the "
+              "rest", file=sys.stderr)
         raise
     grades = sorted(graded.values(), key=lambda x: order[x.student])
     unfenced = sorted({g.fence for g in grades if g.fence and not g.fence.startswith("Landlock")})

@@ -178,20 +178,21 @@ def refused(argv, said: str, capsys, root: Path) -> None:
     assert main(argv) == 2, argv
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1 and "Traceback" not in err, (argv, err)
+    assert len(err.rstrip("\n")) <= 80, err
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
 
 
 @pytest.mark.parametrize("options, said", [
-    (["--timeout", "inf"], "--timeout inf: give seconds per puzzle file"),
+    (["--timeout", "inf"], "--timeout inf: give seconds per puzzle file, above 0, at most 3600"),
     (["--timeout", "nan"], "--timeout nan"),
     (["--timeout", "-1"], "--timeout -1"),
     (["--timeout", "1e9"], "at most 3600"),
-    (["--memory", str(10 ** 9)], f"--memory {10 ** 9}: give MB per submission"),
-    (["--memory", "100"], "at least 256"),
+    (["--memory", str(10 ** 9)], f"--memory {10 ** 9}: give 256 to"),
+    (["--memory", "100"], "256 to"),
     (["--puzzles", ""], "--puzzles '' names no puzzle"),
     (["--puzzles", ","], "names no puzzle"),
     (["--puzzles", "0-80"], "no shipped puzzle '0-80'"),
-    (["--puzzles", "consonnants"], "no shipped puzzle 'consonnants'"),
+    (["--puzzles", "consonant"], "no shipped puzzle 'consonant'"),
     (["--out", "g.csv", "--json", "g.csv"], "--out g.csv and --json g.csv are one file"),
     (["--out", "g.csv", "--json", "./sub/../g.csv"], "are one file"),
 ])
@@ -240,7 +241,7 @@ def test_ctrl_c_keeps_every_student_graded_and_the_rerun_resumes(stubs, capsys):
     stop[0] = "ben"
     assert main(ARGV) == 130
     err = capsys.readouterr().err
-    assert "1 of 3 students graded are kept in g.csv" in err and "Traceback" not in err
+    assert "kept 1 of 3 students in g.csv; the same command grades the rest" in err and "Traceback" not in err
     assert (root / "g.csv").read_text() == "student,puzzle,status,score,max_score,detail\n" \
                                            "amy,01_consonants,not attempted,0,1,\"fill in W_Q, W_K, W_V\"\n"
     assert json.loads((root / "g.json").read_text())["complete"] is False  # whole, and says it is not all
@@ -249,7 +250,7 @@ def test_ctrl_c_keeps_every_student_graded_and_the_rerun_resumes(stubs, capsys):
 
     stop[0], graded[:] = None, []
     assert main(ARGV) == 0  # the same command, without --force: it resumes over its own files
-    assert "resuming: 1 of 3 students were graded by the unfinished run" in capsys.readouterr().err
+    assert "resuming: 1 of 3 students kept from g.csv.progress" in capsys.readouterr().err
     assert graded == ["ben", "cat"]  # amy is not graded again
     rows = list(csv.DictReader(open(root / "g.csv")))
     assert [r["student"] for r in rows] == ["amy", "ben", "cat"]
@@ -279,7 +280,7 @@ def test_other_settings_do_not_resume_and_force_starts_again(stubs, capsys):
     before = (root / "g.csv").read_bytes()
     assert main([*ARGV, "--timeout", "5"]) == 2
     err = capsys.readouterr().err
-    assert "an unfinished run with other timeout; rerun it as it was to resume, or add --force" in err
+    assert "an unfinished run with other timeout: rerun as it was, or --force" in err
     assert err.count("\n") == 1 and (root / "g.csv").read_bytes() == before
     stop[0], graded[:] = None, []
     assert main([*ARGV, "--timeout", "5", "--force"]) == 0

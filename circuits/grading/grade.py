@@ -97,7 +97,7 @@ def select(spec: str | None) -> list[str]:
             raise CircuitError(f"--puzzles {spec}: no shipped puzzle {part!r} (they are {ids[0][:2]}–{ids[-1][:2]})")
         chosen += [p for p in picked if p not in chosen]
     if not chosen:
-        raise CircuitError(f"--puzzles {spec!r} names no puzzle: give ids, numbers or ranges, e.g. 0-8 or 1,4")
+        raise CircuitError(f"--puzzles {spec!r} names no puzzle: give e.g. 0-8 or 1,4,10-12")
     return sorted(chosen)
 
 

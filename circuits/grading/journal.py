@@ -58,15 +58,15 @@ class Journal:
             head = {}
         if not isinstance(head, dict) or head.get("mark") != MARK:
             if not force:
-                raise CircuitError(f"{self.path} exists and is not a circuits grade record; refusing to overwrite it "
-                                   "(move it, or add --force)")
+                raise CircuitError(f"{self.path} exists and is not circuits' record of a run; refusing to "
+                                   "overwrite it (add --force)")
             return
         if head.get("settings") != self.settings:
             if not force:
                 old = head["settings"] if isinstance(head.get("settings"), dict) else {}
                 differ = sorted(k for k in self.settings if old.get(k) != self.settings[k]) or ["settings"]
-                raise CircuitError(f"{self.path}: an unfinished run with other {', '.join(differ)}; rerun it as it "
-                                   "was to resume, or add --force to grade everyone again")
+                raise CircuitError(f"{self.path}: an unfinished run with other {', '.join(differ)}: rerun as it "
+                                   "was, or --force to grade all again")
             return
         self.owned = frozenset(head.get("outputs", []))
         for line in lines[1:]:

@@ -129,8 +129,7 @@ def check_target(path: str | Path, force: bool, what: str, owned: frozenset = fr
     if not os.access(parent, os.W_OK | os.X_OK):
         raise CircuitError(f"{what} {p}: the folder {parent} is not writable")
     if p.is_symlink() and not force:
-        raise CircuitError(f"{what} {p} is a symbolic link; refusing to write through it (choose another name, "
-                           "or add --force to replace the link)")
+        raise CircuitError(f"{what} {p} is a symbolic link (--force replaces the link)")
     if p.exists() and not force and _identity(p) not in owned and not _empty(p):
         raise CircuitError(f"{what} {p} exists; refusing to overwrite it (choose another name, or add --force)")
     return p
@@ -178,7 +177,7 @@ def one_file_each(named: list[tuple[str, Path]]) -> None:
             keys.append((st.st_dev, st.st_ino))
         for key in keys:
             if key in seen and seen[key] != what:
-                raise CircuitError(f"{seen[key]} and {what} are one file; give each output its own name")
+                raise CircuitError(f"{seen[key]} and {what} are one file: give each its own")
             seen[key] = what
 
 
@@ -274,13 +273,3 @@ def write_whole(path: Path, text: str, replace: bool) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
-
-
-def write_all(grades: list[SubmissionGrade], csv_path=None, json_path=None, gradescope_path=None, report_dir=None,
-              force: bool = False) -> list[Path]:
-    """Check, then write each output asked for (the whole class at once); returns the files written."""
-    outs = Outputs.checked(csv_path, json_path, gradescope_path, report_dir, [g.student for g in grades], force)
-    written = outs.write(grades, complete=True)
-    for g in grades:
-        written += outs.write_reports(g)
-    return written
