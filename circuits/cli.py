@@ -600,8 +600,8 @@ def _grade_limits(args):
                            f"{MAX_TIMEOUT:g}")
     most = (1 << 20) if args.scheduler else max(_memory_mb(), 2048)  # a cluster's workers may have more
     if not 256 <= args.memory <= most:
-        raise CircuitError(f"--memory {args.memory}: give 256 to {most} MB "
-                           f"({'the most for a worker' if args.scheduler else 'this machine has'} {most})")
+        raise CircuitError(f"--memory {args.memory}: give 256 to {most} MB"
+                           + ("" if args.scheduler else " (this machine's memory)"))
     return Limits(seconds=args.timeout, memory_mb=args.memory)
 
 
@@ -617,7 +617,7 @@ def cmd_grade(args) -> int:
         raise CircuitError("circuits grade runs submissions in POSIX processes: use Linux (or macOS, without the "
                            "Landlock fence)")
     from circuits import __version__
-    from circuits.grading import grade, journal, outputs, parallel
+    from circuits.grading import grade, journal, outputs, parallel, run
 
     # every option and every output checked before the first student is graded
     if args.workers is not None and args.workers < 1:
@@ -634,40 +634,18 @@ def cmd_grade(args) -> int:
     record = journal.Journal(journal.path_for(first), settings, args.force)
     outs = outputs.Outputs.checked(csv_path, args.json, args.gradescope, args.report_dir, [s.student for s in subs],
                                    args.force, record.owned, record.path)
-    kept = record.kept(subs)
-    if kept:
-        print(f"circuits: resuming: {len(kept)} of {len(subs)} students kept from {record.path} (delete it to "
-              "grade all again)", file=sys.stderr)
-    record.start(kept, subs, outs.paths())
-    order = {s.student: n for n, s in enumerate(subs)}
-    by_name = {s.student: s for s in subs}
-    graded = dict(kept)
-
-    def done(g) -> None:
-        record.add(by_name[g.student], g)
-        outs.write_reports(g)
-        graded[g.student] = g
-        outs.write(sorted(graded.values(), key=lambda x: order[x.student]), complete=len(graded) == len(subs))
-        shown = " ".join(outputs.printable(g.student).split())  # a name may hold a newline: still one line
-        print(f"graded {shown}: {g.score:g} of {g.max_score:g} ({g.seconds:.1f} s)"[:80], file=sys.stderr)
-
-    for g in kept.values():
-        outs.write_reports(g)
+    progress = lambda line: print(outputs.printable(line)[:80], file=sys.stderr)  # noqa: E731 - a student's name
     try:
-        parallel.grade_all([s for s in subs if s.student not in kept], stems, args.workers, args.scheduler, limits,
-                           done=done)
-    except KeyboardInterrupt:
-        print(f"circuits: kept {len(graded)} of {len(subs)} students in {first}; the same command grades the "
-              "rest", file=sys.stderr)
+        grades = run.grade_class(subs, stems, outs, record, limits, args.workers, args.scheduler, progress)
+    except run.Stopped as stop:
+        progress(f"circuits: kept {stop.kept} of {stop.total} students in {first}; the same command grades the rest")
         raise
-    grades = sorted(graded.values(), key=lambda x: order[x.student])
     unfenced = sorted({g.fence for g in grades if g.fence and not g.fence.startswith("Landlock")})
     if unfenced:  # said once, not hidden in the JSON: the instructor decides whether that is acceptable here
         print(f"circuits: warning: submissions ran without a file system fence ({unfenced[0]}): they could read "
               "what this user can; see docs/grading.md", file=sys.stderr)
-    for path in outs.write(grades, complete=True) + [p for pair in outs.reports.values() for p in pair]:
+    for path in outs.paths():
         print(f"wrote {outputs.printable(str(path))}")
-    record.finish()
     return 0
 
 
