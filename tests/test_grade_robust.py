@@ -59,6 +59,7 @@ def hostile(tmp_path_factory):
     put(subs / "nested" / "project" / "hw3" / "puzzles" / f"{PUZZLE}.py", answer())
     zipped(subs / "ziponly" / "upload.zip", {f"hw/puzzles/{PUZZLE}.py": answer()})
     (subs / "corrupt.zip").write_bytes(b"PK\x03\x04 this is not a zip")
+    zipped(subs / "backslash.zip", {f"hw\\puzzles\\{PUZZLE}.py": answer()})  # folders as old Windows tools write them
     # a zip whose names say UTF-8 and are not: zipfile once raised UnicodeDecodeError on it
     bad = zipped(root / "badname.zip", {f"Jos\u00e9/{PUZZLE}.py": answer()}).read_bytes()
     (subs / "badname.zip").write_bytes(bad.replace("Jos\u00e9".encode(), b"Jos\xe9\xe9"))
@@ -77,7 +78,7 @@ def hostile(tmp_path_factory):
     put(subs / "printer" / f"{PUZZLE}.py", "import sys\nsys.stdout.buffer.write(b'=cmd \\xff\\xfe\\n')\n" + answer())
     for name in FORMULAS:
         (subs / name).mkdir()
-    order = ["good", "nested", "ziponly", "corrupt.zip", "badname.zip", "linked", "borrower", "filelink",
+    order = ["good", "nested", "ziponly", "backslash.zip", "corrupt.zip", "badname.zip", "linked", "borrower", "filelink",
              "hardlink", windows, "surrogate", "printer", *FORMULAS]
     out = root / "out"
     out.mkdir()
@@ -95,7 +96,7 @@ def test_the_hostile_class_is_graded_whole_with_exit_0_and_no_traceback(hostile)
     err = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 0, err
     assert "Traceback" not in err
-    assert len(rows) == len(subs) == 12 + len(FORMULAS)  # every student's row, each once
+    assert len(rows) == len(subs) == 13 + len(FORMULAS)  # every student's row, each once
     assert data["complete"] is True
     assert not list(out.glob("*.progress")) and not list(out.glob(".*.tmp"))  # the run's record gone: it finished
     assert len(list((out / "reports").glob("*.txt"))) == len(rows)
@@ -103,7 +104,7 @@ def test_the_hostile_class_is_graded_whole_with_exit_0_and_no_traceback(hostile)
 
 def test_a_nested_folder_and_a_zip_only_upload_are_found(hostile):
     _, rows, subs, _, _ = hostile
-    assert rows["good"]["status"] == rows["nested"]["status"] == rows["ziponly"]["status"] == "solved"
+    assert {rows[s]["status"] for s in ("good", "nested", "ziponly", "backslash")} == {"solved"}
     assert any("read from upload.zip" in n for n in subs["ziponly"]["notes"])
 
 
@@ -195,9 +196,12 @@ def refused(argv, said: str, capsys, root: Path) -> None:
     (["--puzzles", "consonant"], "no shipped puzzle 'consonant'"),
     (["--out", "g.csv", "--json", "g.csv"], "--out g.csv and --json g.csv are one file"),
     (["--out", "g.csv", "--json", "./sub/../g.csv"], "are one file"),
+    (["--report-dir", "f/r"], "--report-dir f/r: f is not a folder that can be written"),
+    (["--out", "sub/none/g.csv"], "the folder sub/none does not exist"),
 ])
 def test_a_bad_option_is_one_line_before_anyone_is_graded(no_grading, capsys, options, said):
     (no_grading / "sub").mkdir()
+    (no_grading / "f").write_text("a file")
     refused(["grade", "ann", *options], said, capsys, no_grading)
 
 

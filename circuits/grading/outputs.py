@@ -149,8 +149,9 @@ def report_paths(folder: str | Path, grades_or_names, force: bool,
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise CircuitError(f"--report-dir {folder} is a file, not a folder")
-    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
-        raise CircuitError(f"--report-dir {folder} is not writable")
+    made = next((f for f in [folder, *folder.parents] if f.exists()), Path("."))  # the folder, or where it goes
+    if not made.is_dir() or not os.access(made, os.W_OK | os.X_OK):
+        raise CircuitError(f"--report-dir {folder}: {made} is not a folder that can be written")
     names = [g.student if isinstance(g, SubmissionGrade) else g for g in grades_or_names]
     pairs = [(folder / f"{safe_name(n)}.txt", folder / f"{safe_name(n)}.html") for n in names]
     seen: dict[str, str] = {}

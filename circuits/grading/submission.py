@@ -169,7 +169,7 @@ def _from_zip(path: Path, sub: Submission, shown: str) -> Submission:
             base = _base(infos)
             sub.where = f"{shown}{base}"
             for info in infos:
-                rel = PurePosixPath(info.filename)
+                rel = _path(info)
                 if str(rel.parent) + "/" != base and not (base == "" and str(rel.parent) == "."):
                     continue
                 if len(sub.files) >= MAX_FILES:
@@ -196,12 +196,17 @@ def _from_zip(path: Path, sub: Submission, shown: str) -> Submission:
     return sub
 
 
+def _path(info: zipfile.ZipInfo) -> PurePosixPath:
+    """A member's path; some Windows tools write its folders with backslashes."""
+    return PurePosixPath(info.filename.replace("\\", "/"))
+
+
 def _said(e: BaseException) -> str:
     return " ".join(str(e).split())[:120] or type(e).__name__
 
 
 def _base(infos) -> str:
     """The zip folder holding the puzzle files ("" for the top, else "a/b/"), chosen as in a folder."""
-    folders = {str(PurePosixPath(i.filename).parent) for i in infos if PUZZLE.match(PurePosixPath(i.filename).name)}
+    folders = {str(_path(i).parent) for i in infos if PUZZLE.match(_path(i).name)}
     chosen = sorted(("" if f == "." else f for f in folders), key=_rank)
     return chosen[0] + "/" if chosen and chosen[0] else ""
