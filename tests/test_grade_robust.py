@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import zipfile
@@ -78,8 +77,8 @@ def hostile(tmp_path_factory):
     put(subs / "printer" / f"{PUZZLE}.py", "import sys\nsys.stdout.buffer.write(b'=cmd \\xff\\xfe\\n')\n" + answer())
     for name in FORMULAS:
         (subs / name).mkdir()
-    order = ["good", "nested", "ziponly", "backslash.zip", "corrupt.zip", "badname.zip", "linked", "borrower", "filelink",
-             "hardlink", windows, "surrogate", "printer", *FORMULAS]
+    order = ["good", "nested", "ziponly", "backslash.zip", "corrupt.zip", "badname.zip", "linked", "borrower",
+             "filelink", "hardlink", windows, "surrogate", "printer", *FORMULAS]
     out = root / "out"
     out.mkdir()
     argv = ["grade", *[str(subs / n) for n in order], "--puzzles", "1", "--out", "g.csv", "--json", "g.json",

@@ -214,7 +214,8 @@ class Outputs:
 
     def paths(self) -> list[Path]:
         """Every file this run may write."""
-        return [p for p in (self.csv, self.json, self.gradescope) if p] + [p for pair in self.reports.values() for p in pair]
+        reports = [p for pair in self.reports.values() for p in pair]
+        return [p for p in (self.csv, self.json, self.gradescope) if p] + reports
 
     def write(self, grades: list[SubmissionGrade], complete: bool) -> list[Path]:
         """The gradebook, the JSON and (once its one submission is graded) Gradescope's file, each rewritten whole."""

@@ -92,7 +92,7 @@ def _from_folder(path: Path) -> Submission:
     folder = path / chosen if chosen else path
     sub.where = f"{path.name}/{chosen + '/' if chosen else ''}"
     for f in sorted(folder.iterdir()):
-        if not f.name.endswith(".py"):
+        if not f.name.endswith(".py") or f.is_symlink():  # a link: noted above
             continue
         if len(sub.files) >= MAX_FILES:
             sub.notes.append(f"only the first {MAX_FILES} .py files were read")
@@ -107,7 +107,7 @@ def _from_folder(path: Path) -> Submission:
 
 def _survey(root: Path) -> tuple[list[str], list[str], list[str]]:
     """The folders below root (as relative POSIX paths, "" for root) holding puzzle files, the .zip files at the
-    top and in those folders, and every symbolic link met, without following any."""
+    top or one folder down, and every symbolic link met, without following any."""
     holding, zips, links, seen = [], [], [], 0
     stack = [("", 0)]
     while stack and seen < MAX_ENTRIES:
