@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import zipfile
@@ -314,3 +315,29 @@ def test_the_sample_autograder_takes_puzzles_and_students_see_only_what_they_nee
     assert "shortest failing input" in output
     assert "not checked: margins" not in output and "as asked" not in output
     assert _parser().parse_args(argv).gradescope == "results/results.json"
+
+
+def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path):
+    """Ctrl-C sent to the grader alone, once a student is graded, while another's file blocks for ever: what is
+    graded is kept, the blocked submission's process is stopped, and the same command then grades the rest."""
+    put(tmp_path / "good" / f"{PUZZLE}.py", answer())
+    blocked = put(tmp_path / "blocked" / f"{PUZZLE}.py", "import threading\nthreading.Event().wait()\n")
+    argv = [sys.executable, "-m", "circuits.cli", "grade", "good", "blocked", "--puzzles", "1", "--workers", "2",
+            "--timeout", "3600"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()  # waits for the signal that one student is graded, not for a time
+        assert first.startswith("graded good: 1 of 1"), first
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=300) == 130
+    finally:
+        proc.kill()
+    assert rest.splitlines() == ["circuits: kept 1 of 2 students in grades.csv; the same command grades the rest",
+                                 "circuits: interrupted (Ctrl-C)"], rest
+    assert (tmp_path / "grades.csv").read_text() == "student,puzzle,status,score,max_score,detail\n" \
+                                                    "good,01_consonants,solved,1,1,\n"
+    blocked.write_text(stub(PUZZLE), encoding="utf-8")
+    again = subprocess.run(argv, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "resuming: 1 of 2 students kept" in again.stderr, again.stderr
+    assert [r["status"] for r in csv.DictReader(open(tmp_path / "grades.csv"))] == ["solved", "not attempted"]
