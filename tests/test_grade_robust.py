@@ -341,3 +341,16 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
     again = subprocess.run(argv, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "resuming: 1 of 2 students kept" in again.stderr, again.stderr
     assert [r["status"] for r in csv.DictReader(open(tmp_path / "grades.csv"))] == ["solved", "not attempted"]
+
+
+def test_a_record_cut_short_by_a_crash_loses_only_the_last_student(stubs, capsys):
+    root, graded, stop = stubs
+    stop[0] = "cat"
+    assert main(ARGV) == 130
+    record = root / "g.csv.progress"
+    text = record.read_text()
+    record.write_text(text[: len(text) - 40])  # ben's line half written, as a crash while appending leaves it
+    stop[0], graded[:] = None, []
+    assert main(ARGV) == 0
+    assert graded == ["ben", "cat"]
+    assert "resuming: 1 of 3 students kept" in capsys.readouterr().err

@@ -61,21 +61,24 @@ class Journal:
                 raise CircuitError(f"{self.path} exists and is not circuits' record of a run; refusing to "
                                    "overwrite it (add --force)")
             return
+        recorded = {}
+        for line in lines[1:]:
+            try:
+                entry = json.loads(line)
+                grade = _grade(entry["grade"])
+                recorded[grade.student] = (str(entry["files"]), grade)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue  # cut short by a crash: that student is graded again
         if head.get("settings") != self.settings:
-            if not force:
+            # a run that graded no one (say, its cluster was unreachable) holds nothing to lose: start again
+            if recorded and not force:
                 old = head["settings"] if isinstance(head.get("settings"), dict) else {}
                 differ = sorted(k for k in self.settings if old.get(k) != self.settings[k]) or ["settings"]
                 raise CircuitError(f"{self.path}: an unfinished run with other {', '.join(differ)}: rerun as it "
                                    "was, or --force to grade all again")
             return
         self.owned = frozenset(head.get("outputs", []))
-        for line in lines[1:]:
-            try:
-                entry = json.loads(line)
-                grade = _grade(entry["grade"])
-            except (ValueError, KeyError, TypeError):
-                continue  # cut short by a crash: that student is graded again
-            self.previous[grade.student] = (entry["files"], grade)
+        self.previous = recorded
 
     def kept(self, subs: list[Submission]) -> dict[str, SubmissionGrade]:
         """The recorded grades still good: the student's files are the ones graded."""
