@@ -33,11 +33,12 @@ def _worker_start() -> None:
 
 
 def _worker_interrupted(signum, frame) -> None:
-    """Ctrl-C in a pool's worker: while grading, a KeyboardInterrupt (the sandbox then kills the submission's
-    process); while idle, a quiet exit (nothing to clean up, and no traceback on the instructor's screen)."""
+    """Ctrl-C in a pool's worker: while grading, one KeyboardInterrupt (the sandbox then kills the submission's
+    process; a second Ctrl-C must not interrupt that); while idle, nothing: the pool's shutdown ends the worker,
+    with no traceback on the instructor's screen."""
     if _BUSY[0]:
+        _BUSY[0] = False
         raise KeyboardInterrupt
-    os._exit(130)
 
 
 def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_examples: int) -> grade.SubmissionGrade:
