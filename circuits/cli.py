@@ -586,7 +586,7 @@ def _grade_parser(sub) -> None:
     g.add_argument("--force", action="store_true", help="overwrite output files that exist")
 
 
-MAX_TIMEOUT = 3600.0  # seconds per puzzle file: more is a typo (a real answer takes well under a second)
+TIMEOUTS = (1.0, 3600.0)  # seconds per puzzle file: less stops files still importing, more is a typo
 
 
 def _grade_limits(args):
@@ -595,9 +595,9 @@ def _grade_limits(args):
 
     from circuits.grading.sandbox import Limits
 
-    if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT):
-        raise CircuitError(f"--timeout {args.timeout:g}: give seconds per puzzle file, above 0, at most "
-                           f"{MAX_TIMEOUT:g}")
+    if not (math.isfinite(args.timeout) and TIMEOUTS[0] <= args.timeout <= TIMEOUTS[1]):
+        raise CircuitError(f"--timeout {args.timeout:g}: give {TIMEOUTS[0]:g} to {TIMEOUTS[1]:g} seconds per "
+                           "puzzle file")
     most = (1 << 20) if args.scheduler else max(_memory_mb(), 2048)  # a cluster's workers may have more
     if not 256 <= args.memory <= most:
         raise CircuitError(f"--memory {args.memory}: give 256 to {most} MB"

@@ -184,7 +184,8 @@ def refused(argv, said: str, capsys, root: Path) -> None:
 
 
 @pytest.mark.parametrize("options, said", [
-    (["--timeout", "inf"], "--timeout inf: give seconds per puzzle file, above 0, at most 3600"),
+    (["--timeout", "inf"], "--timeout inf: give 1 to 3600 seconds per puzzle file"),
+    (["--timeout", "0.001"], "--timeout 0.001: give 1 to 3600"),
     (["--timeout", "nan"], "--timeout nan"),
     (["--timeout", "-1"], "--timeout -1"),
     (["--timeout", "1e9"], "at most 3600"),
