@@ -601,40 +601,66 @@ def _grade_parser(sub) -> None:
     g.add_argument("--force", action="store_true", help="overwrite output files that exist")
 
 
+TIMEOUTS = (1.0, 3600.0)  # seconds per puzzle file: less stops files still importing, more is a typo
+
+
+def _grade_limits(args):
+    """--timeout and --memory as the sandbox's limits, or one line saying why not: checked before any grading."""
+    import math
+
+    from circuits.checking.sealed.sandbox import Limits
+
+    if not (math.isfinite(args.timeout) and TIMEOUTS[0] <= args.timeout <= TIMEOUTS[1]):
+        raise CircuitError(f"--timeout {args.timeout:g}: give {TIMEOUTS[0]:g} to {TIMEOUTS[1]:g} seconds per "
+                           "puzzle file")
+    most = (1 << 20) if args.scheduler else max(_memory_mb(), 2048)  # a cluster's workers may have more
+    if not 256 <= args.memory <= most:
+        raise CircuitError(f"--memory {args.memory}: give 256 to {most} MB"
+                           + ("" if args.scheduler else " (this machine's memory)"))
+    return Limits(seconds=args.timeout, memory_mb=args.memory)
+
+
+def _memory_mb() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    except (ValueError, OSError, AttributeError):
+        return 1 << 20
+
+
 def cmd_grade(args) -> int:
     if os.name != "posix":
         raise CircuitError("circuits grade runs submissions in POSIX processes: use Linux (or macOS, without the "
                            "Landlock fence)")
-    from circuits.grading import outputs, parallel
-    from circuits.grading.grade import select
-    from circuits.checking.sealed.sandbox import Limits
+    from circuits import __version__
+    from circuits.grading import grade, journal, outputs, parallel, run
 
+    # every option and every output checked before the first student is graded
     if args.workers is not None and args.workers < 1:
         raise CircuitError(f"--workers {args.workers}: give at least 1")
-    if not (args.timeout > 0 and args.memory >= 256):
-        raise CircuitError("--timeout must be positive and --memory at least 256 (MB)")
+    limits = _grade_limits(args)
     if args.gradescope and len(args.submissions) != 1:
         raise CircuitError(f"--gradescope writes one submission's results.json; {len(args.submissions)} were given")
-    csv_path = args.out or ("grades.csv" if not args.gradescope else None)
-    for path, what in ((csv_path, "--out"), (args.json, "--json"), (args.gradescope, "--gradescope")):
-        if path:
-            outputs.check_target(path, args.force, what)
-    stems = select(args.puzzles)
+    stems = grade.select(args.puzzles)
     subs = parallel.submissions(args.submissions)
-    if args.report_dir:
-        outputs.report_paths(args.report_dir, [s.student for s in subs], args.force)
-
-    def done(g) -> None:
-        print(f"graded {g.student}: {g.score:g} of {g.max_score:g} ({g.seconds:.1f} s)"[:80], file=sys.stderr)
-
-    grades = parallel.grade_all(subs, stems, args.workers, args.scheduler,
-                                Limits(seconds=args.timeout, memory_mb=args.memory), done=done)
+    csv_path = args.out or ("grades.csv" if not args.gradescope else None)
+    first = next(p for p in (csv_path, args.json, args.gradescope) if p)
+    settings = {"puzzles": stems, "timeout": args.timeout, "memory": args.memory,
+                "examples": grade.PROPERTY_EXAMPLES, "circuits": __version__}
+    record = journal.Journal(journal.path_for(first), settings, args.force)
+    outs = outputs.Outputs.checked(csv_path, args.json, args.gradescope, args.report_dir, [s.student for s in subs],
+                                   args.force, record.owned, record.path)
+    progress = lambda line: print(outputs.printable(line)[:80], file=sys.stderr)  # noqa: E731 - a student's name
+    try:
+        grades = run.grade_class(subs, stems, outs, record, limits, args.workers, args.scheduler, progress)
+    except run.Stopped as stop:
+        progress(f"circuits: kept {stop.kept} of {stop.total} students in {first}; the same command grades the rest")
+        raise
     unfenced = sorted({g.fence for g in grades if g.fence and not g.fence.startswith("Landlock")})
     if unfenced:  # said once, not hidden in the JSON: the instructor decides whether that is acceptable here
         print(f"circuits: warning: submissions ran without a file system fence ({unfenced[0]}): they could read "
               "what this user can; see docs/grading.md", file=sys.stderr)
-    for path in outputs.write_all(grades, csv_path, args.json, args.gradescope, args.report_dir, args.force):
-        print(f"wrote {path}")
+    for path in outs.paths():
+        print(f"wrote {outputs.printable(str(path))}")
     return 0
 
 

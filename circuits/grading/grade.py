@@ -12,7 +12,7 @@ import shutil
 import tempfile
 import time
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from circuits.checking import checker, curriculum, pipeline
@@ -76,7 +76,7 @@ def shipped() -> list[str]:
 def select(spec: str | None) -> list[str]:
     """The puzzle ids a `--puzzles` spec names: "0-8", "1,4,10-12", ids or names; None: all."""
     ids = shipped()
-    if not spec:
+    if spec is None:
         return ids
     by_number = {int(i[:2]): i for i in ids}
     chosen: list[str] = []
@@ -87,6 +87,8 @@ def select(spec: str | None) -> list[str]:
             if lo > hi:
                 raise CircuitError(f"--puzzles {spec}: the range {part} runs backwards")
             picked = [by_number[n] for n in range(lo, hi + 1) if n in by_number]
+            if lo not in by_number or hi not in by_number:
+                picked = []  # a typo such as 0-80 for 0-8 is not silently the whole course
         elif part.isdigit() and int(part) in by_number:
             picked = [by_number[int(part)]]
         else:
@@ -94,6 +96,8 @@ def select(spec: str | None) -> list[str]:
         if not picked:
             raise CircuitError(f"--puzzles {spec}: no shipped puzzle {part!r} (they are {ids[0][:2]}–{ids[-1][:2]})")
         chosen += [p for p in picked if p not in chosen]
+    if not chosen:
+        raise CircuitError(f"--puzzles {spec!r} names no puzzle: give e.g. 0-8 or 1,4,10-12")
     return sorted(chosen)
 
 
@@ -275,7 +279,10 @@ def _row(student: str, stem: str, result: checker.PuzzleResult) -> PuzzleGrade:
     from circuits.display.report import puzzle_report
     from circuits.display.render import to_text
 
-    report = to_text(puzzle_report(result), width=80)
+    # grading never measures margins (no one asked for --no-margins): the report does not speak of them
+    kept = [s for s in result.coverage.skipped if s != "margins"]
+    shown = replace(result, coverage=replace(result.coverage, skipped=kept))
+    report = to_text(puzzle_report(shown), width=80)
     html = "".join(failure_fragment(t.label, t.failure.trace) for t in result.targets
                    if t.failure is not None and t.failure.trace is not None)
     solved = result.status == "solved"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -25,15 +26,34 @@ def submissions(sources: list[str]) -> list[Submission]:
     return subs
 
 
+_BUSY: list[bool] = [False]  # in a pool's worker: grading now (Ctrl-C must stop the submission's process)
+
+
+def _worker_start() -> None:
+    signal.signal(signal.SIGINT, _worker_interrupted)
+
+
+def _worker_interrupted(signum, frame) -> None:
+    """Ctrl-C in a pool's worker: while grading, one KeyboardInterrupt (the sandbox then kills the submission's
+    process; a second Ctrl-C must not interrupt that); while idle, nothing: the pool's shutdown ends the worker,
+    with no traceback on the instructor's screen."""
+    if _BUSY[0]:
+        _BUSY[0] = False
+        raise KeyboardInterrupt
+
+
 def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_examples: int) -> grade.SubmissionGrade:
     """grade.grade, and if grading itself fails (a bug here, not in the submission), an error row per puzzle:
     one submission never stops the run."""
+    _BUSY[0] = True
     try:
         return grade.grade(sub, stems, limits, n_examples)
     except Exception as e:  # noqa: BLE001 - reported in the gradebook, the run goes on
         why = f"grading failed: {type(e).__name__}: {e}"[:300]
         rows = [grade.PuzzleGrade(sub.student, s, "error", 0.0, 1.0, why, f"{s} · error\n{why}\n") for s in stems]
         return grade.SubmissionGrade(sub.student, sub.source, rows, [why])
+    finally:
+        _BUSY[0] = False
 
 
 def default_workers() -> int:
@@ -56,11 +76,22 @@ def grade_all(subs: list[Submission], stems: list[str], workers: int | None = No
         return out
     results: dict[int, grade.SubmissionGrade] = {}
     # spawn: each worker a fresh interpreter (no threads or state carried over from this one)
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_worker_start)
+    try:
         futures = {pool.submit(grade_safely, s, stems, limits, n_examples): n for n, s in enumerate(subs)}
         for f in as_completed(futures):
             results[futures[f]] = f.result()
             done(results[futures[f]])
+    except BaseException:  # Ctrl-C, or an output that cannot be written: no one else is started, and each
+        workers = list((getattr(pool, "_processes", None) or {}).values())  # worker still grading stops its
+        pool.shutdown(wait=False, cancel_futures=True)  # submission's process
+        for worker in workers:
+            try:
+                os.kill(worker.pid, signal.SIGINT)
+            except (ProcessLookupError, TypeError):
+                pass
+        raise
+    pool.shutdown()
     return [results[n] for n in range(len(subs))]
 
 
