@@ -163,3 +163,67 @@ def test_replacing_a_head_names_it(compiled):
         circuits.from_tracr(assembled, heads={(0, 5): {"W_Q": None}})
     with pytest.raises(CircuitError, match="'W_X'"):
         circuits.from_tracr(assembled, heads={(0, 0): {"W_X": 1}})
+
+
+# --- a compiled model held to a puzzle: the checker certifies it, and a mutant of its weights fails -------------
+PUZZLE = '''"""Puzzle 92 · tracr's histogram
+
+tracr compiles RASP's hist (how often each token occurs in the input) bidirectionally. Its first
+head attends from each token to every copy of it, and to BOS; the MLP turns the share of BOS
+into the count. Write that head's W_Q and W_K: the output directions hist:1 … hist:5 must hold
+the count, one-hot, at every position of every input of 1 to 5 tokens.
+"""
+
+from tracr.compiler import compiling, lib
+
+from circuits import Inputs, Output, Puzzle, Residual, from_tracr
+from circuits import FILL_ME_IN  # noqa: F401
+
+# ── givens ──
+assembled = compiling.compile_rasp_to_model(lib.make_hist(), {"a", "b", "c"}, max_seq_len=5)
+compiled = from_tracr(assembled, name="hist")
+OUT = list(compiled.tracr.directions)  # hist:0 … hist:5, in tracr's order (values 0 … 5)
+
+
+def hist(tokens):
+    return [[float(tokens.count(t) == v) for v in compiled.tracr.values] for t in tokens]
+
+
+def build(answer):
+    return from_tracr(assembled, name="hist", heads={(0, 0): {"W_Q": answer.W_Q, "W_K": answer.W_K}})
+
+
+puzzle = Puzzle(
+    number=92, name="tracr_hist", title="tracr's histogram",
+    answer=["W_Q", "W_K"], build=build,
+    targets=[Output(Residual(OUT), hist, tol=0.01, description="the count of each token, one-hot")],
+    inputs=Inputs(["a", "b", "c"], min_len=1, max_len=5),
+    examples=[["a", "b", "a", "c"], ["c", "c", "c"]],
+)
+
+# ── your answer ──
+W_Q = compiled.head(0, 0).W_Q
+W_K = compiled.head(0, 0).W_K
+'''
+
+
+def test_the_checker_certifies_a_compiled_model_and_fails_a_mutant(tmp_path, monkeypatch):
+    import dataclasses
+    import types
+
+    from circuits.checking import checker, pipeline
+
+    monkeypatch.setenv("CIRCUITS_IMPORT_SECONDS", "600")  # the file compiles tracr's hist (seconds on a busy box)
+    path = tmp_path / "92_tracr_hist.py"
+    path.write_text(PUZZLE)
+    attempt = pipeline.load(path)
+    result = checker.check(attempt)
+    assert result.status == "solved", result.error
+    assert (result.coverage.small, result.coverage.small_max_len) == (3 + 9 + 27 + 81 + 243, 5)  # every input there is
+    W_K = np.array(attempt.answer.W_K)
+    W_K[:, attempt.names["compiled"].residual.index("tokens:a")] *= -1  # the query a no longer finds its copies
+    mutant = dataclasses.replace(attempt, answer=types.SimpleNamespace(W_Q=attempt.answer.W_Q, W_K=W_K, params={}))
+    result = checker.check(mutant)
+    assert result.status == "failing"
+    failed = next(r for r in result.targets if r.status == "failed")
+    assert failed.failure is not None and failed.failure.tokens == ["a"]  # the shortest input already fails
