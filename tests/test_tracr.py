@@ -227,3 +227,22 @@ def test_the_checker_certifies_a_compiled_model_and_fails_a_mutant(tmp_path, mon
     assert result.status == "failing"
     failed = next(r for r in result.targets if r.status == "failed")
     assert failed.failure is not None and failed.failure.tokens == ["a"]  # the shortest input already fails
+
+
+def test_analysis_pages_and_saving_work_on_a_compiled_model(compiled, tmp_path):
+    from circuits.analysis import summary
+    from circuits.display import html
+    from circuits.io import export
+
+    assembled, model, missing = compiled("sort_unique", False)
+    if missing:
+        pytest.skip(missing)
+    inputs = [["3", "1", "2"]]
+    s = summary.analyze(model, inputs=inputs)
+    assert [h["mask"] for h in s["heads"]] == ["bidirectional"] * model.n_layers
+    assert "tokens:1" in s["heads"][0]["qk"]["matrix"]["rows"]  # the QK table, by tracr's names
+    assert "<svg" in html.trace_html(model.run(inputs)) or "<table" in html.trace_html(model.run(inputs))
+    export.save(model, tmp_path / "sort.npz")
+    again = export.load(tmp_path / "sort.npz")
+    assert [h.mask for h in again.heads()] == [h.mask for h in model.heads()]
+    assert np.array_equal(again.run(inputs).resid_final, model.run(inputs).resid_final)
