@@ -481,3 +481,13 @@ def test_a_mask_is_checked_when_made():
     with pytest.raises(CircuitError, match=r"^head 0.0 has mask='bidirectional' with window = 2"):
         Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2), window=2)]],
               mask="bidirectional")
+
+
+def test_a_bidirectional_model_is_not_written_as_gpt2():
+    from circuits.io import gpt
+
+    m = random_model(seed=5, d=6, d_head=3)
+    both = Model(m.vocab, m.W_E, W_pos=m.W_pos, layers=m.layers, W_U=m.W_U, ln_final=LayerNorm(),
+                 qk_multiplier=m.qk_multiplier, mask="bidirectional")
+    with pytest.raises(CircuitError, match=r"^head 0.0 has mask='bidirectional'; gpt2 is causal$"):
+        gpt.to_hf_state_dict(both, "gpt2")
