@@ -15,8 +15,8 @@ jax, haiku and tracr are imported inside the functions that need them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,7 +31,7 @@ ATTN = ("query", "key", "value", "linear")
 MLP_PARTS = ("linear_1", "linear_2")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class TracrOutput:
     """Where a compiled program writes its result: the output space's residual directions, in tracr's
     order, and for a categorical program the value each direction stands for (None: numerical)."""
@@ -90,14 +90,13 @@ def _arrays(assembled) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def _vocab(assembled) -> tuple[Vocab, tuple]:
-    """The input encoder's tokens in id order, as strings, tracr's BOS the model's; and the values as tracr has them."""
+def _vocab(assembled) -> Vocab:
+    """The input encoder's tokens in id order, as strings, tracr's BOS the model's."""
     enc = assembled.input_encoder
     values = tuple(sorted(enc.encoding_map, key=enc.encoding_map.get))
     if [enc.encoding_map[v] for v in values] != list(range(len(values))):
         raise CircuitError("from_tracr: the input encoder's ids are not 0..n-1")
-    vocab = Vocab([str(v) for v in values], bos=str(enc.bos_token))
-    return vocab, values
+    return Vocab([str(v) for v in values], bos=str(enc.bos_token))
 
 
 def _heads(p: Mapping[str, dict], prefix: str, n: int, k: int) -> list[Head]:
@@ -136,8 +135,6 @@ def _layers(p: Mapping[str, dict], cfg, heads: Mapping | None) -> list[Layer]:
 
 
 def _replaced(head: Head, weights: Mapping, name: str) -> Head:
-    import dataclasses
-
     roles = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V")
     for role in weights:
         if role not in roles:
@@ -182,7 +179,7 @@ def from_tracr(assembled, name: str = "tracr", heads: Mapping[tuple[int, int], M
     p = _arrays(assembled)
     labels = [str(x) for x in assembled.residual_labels]
     cfg = assembled.model_config
-    vocab, _ = _vocab(assembled)
+    vocab = _vocab(assembled)
     W_E = p["token_embed"]["embeddings"].T  # [d_model, n_vocab]
     W_pos = p["pos_embed"]["embeddings"].T  # [d_model, n_ctx]: BOS's position included
     if W_E.shape[0] != len(labels) or W_E.shape[1] != len(vocab):
