@@ -124,4 +124,21 @@ def _attach_lazily() -> None:
 
 
 _attach_lazily()
-__all__ += ["check", "hint", "show", "analyze", "patterns"]
+
+
+# --- tracr's compiled transformers (the [tracr] extra; tracr, jax and haiku are imported on first use) -------------
+def from_tracr(assembled, name: str = "tracr", heads=None):
+    """A Model with a tracr-compiled transformer's weights, named by tracr's residual labels (circuits.io.tracr)."""
+    from circuits.io import tracr
+
+    return tracr.from_tracr(assembled, name, heads)
+
+
+def tracr_output(model, trace):
+    """The compiled program's value at each token of each input of `trace` (circuits.io.tracr)."""
+    from circuits.io import tracr
+
+    return tracr.tracr_output(model, trace)
+
+
+__all__ += ["check", "hint", "show", "analyze", "patterns", "from_tracr", "tracr_output"]

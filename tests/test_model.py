@@ -456,3 +456,38 @@ def test_float32_forward_agrees_with_float64_within_its_tolerance():
     assert np.abs(t32.logits - t64.logits).max() > 0  # it really ran in float32
     with pytest.raises(CircuitError, match=r"^dtype = 'float16'; choose one of 'float64', 'float32'$"):
         Model(F64.vocab, F64.W_E, dtype="float16")
+
+
+def test_a_bidirectional_mask_shows_every_key_and_still_hides_padding():
+    vocab = Vocab.chars_of("ab", bos="^")
+    head = dict(W_Q=np.eye(3), W_K=np.eye(3), W_V=np.eye(3), W_O=np.eye(3))
+    both = Model(vocab, np.eye(3), layers=[[Head(**head)]], mask="bidirectional")
+    one = Model(vocab, np.eye(3), layers=[[Head(**head), Head(**head, mask="bidirectional")]])
+    assert [h.mask for h in one.heads()] == ["causal", "bidirectional"]
+    trace = both.run(["ab", "a"])  # the second input is padded: its pad key stays hidden
+    assert (trace.pattern(0, 0)[0] > 0).all()
+    assert trace.pattern(0, 0)[1, :2, 2].tolist() == [0.0, 0.0]
+    np.testing.assert_array_equal(one.run(["ab"]).pattern(0, 1), both.run(["ab"]).pattern(0, 0))
+    assert one.run(["ab"]).pattern(0, 0)[0, 0, 1] == 0.0  # the causal head beside it
+
+
+def test_a_mask_is_checked_when_made():
+    with pytest.raises(CircuitError, match=r"^a Head has mask='both'; choose one of 'causal', 'bidirectional'$"):
+        Head(mask="both")
+    with pytest.raises(CircuitError, match=r"^a Head has mask='bidirectional' with window = 2; a local window"):
+        Head(W_Q=[[1]], W_K=[[1]], W_V=[[1]], window=2, mask="bidirectional")
+    with pytest.raises(CircuitError, match=r"^the model has mask=None; choose one of"):
+        Model(Vocab.chars_of("ab"), np.eye(2), mask=None)
+    with pytest.raises(CircuitError, match=r"^head 0.0 has mask='bidirectional' with window = 2"):
+        Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2), window=2)]],
+              mask="bidirectional")
+
+
+def test_a_bidirectional_model_is_not_written_as_gpt2():
+    from circuits.io import gpt
+
+    m = random_model(seed=5, d=6, d_head=3)
+    both = Model(m.vocab, m.W_E, W_pos=m.W_pos, layers=m.layers, W_U=m.W_U, ln_final=LayerNorm(),
+                 qk_multiplier=m.qk_multiplier, mask="bidirectional")
+    with pytest.raises(CircuitError, match=r"^head 0.0 has mask='bidirectional'; gpt2 is causal$"):
+        gpt.to_hf_state_dict(both, "gpt2")

@@ -70,7 +70,7 @@ def _head_summary(model: Model, h: HeadWeights, trace, max_table: int) -> dict:
     small = model.d_model <= max_table
     qk, ov = qk_circuit(h), ov_circuit(h)
     out = {
-        "name": head_name(h), "layer": h.layer, "index": h.index, "scale": h.scale,
+        "name": head_name(h), "layer": h.layer, "index": h.index, "scale": h.scale, "mask": h.mask,
         "fixed_pattern": None if h.pattern is None else (h.pattern if isinstance(h.pattern, str) else "custom"),
         "patterns": [trace.pattern(h.layer, h.index)[n][: len(trace.tokens(n)), : len(trace.tokens(n))]
                      for n in range(trace.batch)],

@@ -274,6 +274,7 @@ def _head_html(head: dict) -> str:
                                      ("full_ov", "full OV circuit W_U W_OV W_E", ("output", "attended"), False)):
         if head[key] is not None:
             t = head[key]
+            causal = causal and head.get("mask", "causal") == "causal"  # a bidirectional head sees later keys too
             panels.append(matrix_html(t["values"], t["rows"], t["cols"], title, axes, causal=causal))
     return (f"<h3>head {esc(head['name'])} <span class=\"cv-sub\">{esc('; '.join(facts))}</span></h3>"
             f'<div class="cv-row">{"".join(panels)}</div>')

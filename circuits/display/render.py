@@ -363,5 +363,6 @@ def _head_report(head: dict, summary: dict) -> list:
                               ("full_ov", "full OV circuit W_U W_OV W_E (rows: output token, columns: attended token)", False)):
         if head[key] is not None:
             t = head[key]
+            causal = causal and head.get("mask", "causal") == "causal"  # a bidirectional head sees later keys too
             out.append(circuit_table(t["values"], t["rows"], t["cols"], title=what, causal=causal))
     return out

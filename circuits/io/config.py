@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from circuits.errors import CircuitError
-from circuits.model.specs import FIXED_PATTERNS, Head
+from circuits.model.specs import FIXED_PATTERNS, MASKS, Head
 from circuits.model.transformer import QK_DTYPES, Model
 
 FORMAT = "circuits-model"
@@ -65,6 +65,7 @@ def _layer_config(model: Model, l: int) -> dict:
             "scale": None if h.source.scale is None else float(h.scale),
             "window": None if h.window is None else int(h.window),
             "pattern": h.pattern,
+            "mask": h.mask,  # absent in older files: "causal"
         })
     return {
         "heads": heads,
@@ -181,6 +182,8 @@ class ConfigCheck:
             scale, window = self.entry(hc, "scale", at), self.entry(hc, "window", at)
             self.need(scale is None or number(scale), f"{at}.scale", scale, "null or a finite number")
             self.need(window is None or whole(window, 1), f"{at}.window", window, "null or a whole number ≥ 1")
+            mask = hc.get("mask", "causal")
+            self.need(mask in MASKS, f"{at}.mask", mask, " or ".join(map(repr, MASKS)))
         b_O = self.entry(lc, "b_O", where)
         self.need(isinstance(b_O, bool), f"{where}.b_O", b_O, "true or false")
         mlp = self.entry(lc, "mlp", where)

@@ -333,6 +333,8 @@ def _check_arch(model: Model, arch: str, dh: int) -> list[str]:
             raise CircuitError(f"layer {l} mixes windows {sorted(ws, key=str)}; HF gives all heads of a layer one window")
         w = ws.pop()
         for h in block.heads:
+            if h.mask != "causal":
+                raise CircuitError(f"{h.name} has mask={h.mask!r}; {arch} is causal")
             want = 1.0 / math.sqrt(dh) if arch == "gpt2" else 1.0
             if not math.isclose(h.scale, want, rel_tol=1e-15):
                 raise CircuitError(f"{h.name} has attention scale {h.scale} but {arch} uses {want}")

@@ -107,7 +107,8 @@ def _tl_layer(r: StateReader, l: int, lc: Mapping, d: int) -> Layer:
             q, v = hc["d_head"], hc["d_value"]
             heads.append(Head(W_Q=W_Q[i, :, :q].T, W_K=W_K[i, :, :q].T, W_V=W_V[i, :, :v].T, W_O=W_O[i, :v].T,
                               b_Q=b_Q[i, :q], b_K=b_K[i, :q], b_V=b_V[i, :v], pattern=hc["pattern"],
-                              scale=hc["scale"], window=hc["window"]))
+                              scale=hc["scale"], window=hc["window"],
+                              mask=hc.get("mask", "causal")))
     b_O = r.take(p + "attn.b_O", (d,)) if lc["b_O"] else None
     mlp = None
     if lc["mlp"] is not None:

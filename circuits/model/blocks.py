@@ -66,6 +66,7 @@ class HeadWeights:
     pattern: str | Callable | None
     source: Head
     params: Params = field(default_factory=dict)
+    mask: str = "causal"  # or "bidirectional": every query sees every key
 
     def __post_init__(self):
         for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V"):
@@ -147,7 +148,7 @@ class Block:
 
     def visible(self, T: int, valid: np.ndarray | None) -> np.ndarray:  # [b, T] or None -> [b | 1, h, T, T]
         """Which keys each query of each head sees; `valid` None: no padding, one mask for every input (read-only)."""
-        per_head = causal_masks(tuple(h.window for h in self.heads), T)  # [h, T, T]
+        per_head = visible_masks(tuple((h.window, h.mask == "causal") for h in self.heads), T)  # [h, T, T]
         return per_head[None] if valid is None else per_head[None] & valid[:, None, None, :]
 
     def fixed_patterns(self, T: int, visible: np.ndarray, padded: bool) -> np.ndarray | None:
@@ -171,7 +172,8 @@ class Block:
 
 
 @functools.lru_cache(maxsize=64)
-def causal_masks(windows: tuple[int | None, ...], T: int) -> np.ndarray:  # -> [h, T, T], read-only
-    masks = np.stack([F.causal_mask(T, w) for w in windows]) if windows else np.zeros((0, T, T), dtype=bool)
+def visible_masks(heads: tuple[tuple[int | None, bool], ...], T: int) -> np.ndarray:  # -> [h, T, T], read-only
+    """Each head's mask from its (window, causal)."""
+    masks = np.stack([F.causal_mask(T, w, c) for w, c in heads]) if heads else np.zeros((0, T, T), dtype=bool)
     masks.flags.writeable = False
     return masks

@@ -26,11 +26,11 @@ def _floats(x) -> np.ndarray:  # the in-place steps below need a floating-point 
     return x if x.dtype.kind == "f" else x.astype(np.float64)
 
 
-def causal_mask(T: int, window: int | None = None) -> np.ndarray:  # -> [T, T] bool
-    """True where query q may see key k: k ≤ q, and q − k < window if given."""
+def causal_mask(T: int, window: int | None = None, causal: bool = True) -> np.ndarray:  # -> [T, T] bool
+    """True where query q may see key k: k ≤ q, and q − k < window if given (every k when not `causal`)."""
     q = np.arange(T)[:, None]
     k = np.arange(T)[None, :]
-    visible = k <= q
+    visible = k <= q if causal else np.ones((T, T), dtype=bool)
     if window is not None:
         visible &= (q - k) < window
     return visible

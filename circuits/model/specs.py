@@ -11,6 +11,7 @@ from circuits.errors import CircuitError
 
 FIXED_PATTERNS = ("previous", "self", "first", "uniform")
 ACTIVATION_NAMES = ("relu", "gelu", "gelu_tanh", "gelu_new")  # functional.ACTIVATIONS' keys (a test keeps them equal)
+MASKS = ("causal", "bidirectional")  # which keys a query sees: 0..i, or every position (tracr's causal=False)
 
 
 def _whole(value, least: int) -> bool:
@@ -27,6 +28,15 @@ def check_window(window, pattern, name: str) -> None:
                            "so some queries would attend to nothing; drop the window")
 
 
+def check_mask(mask, window, name: str, none: bool = True) -> None:
+    """A mask is one of MASKS (or None on a Head: the model's); a local window counts back from the query only."""
+    if not (mask is None and none) and mask not in MASKS:
+        raise CircuitError(f"{name} has mask={mask!r}; choose one of {', '.join(map(repr, MASKS))}")
+    if mask == "bidirectional" and window is not None:
+        raise CircuitError(f"{name} has mask='bidirectional' with window = {window}; a local window is causal "
+                           "(key k visible iff 0 ≤ q−k < window): drop one")
+
+
 def check_pattern(pattern, name: str) -> None:
     if pattern is not None and not callable(pattern) and pattern not in FIXED_PATTERNS:
         raise CircuitError(f"{name} has pattern={pattern!r}; choose one of {', '.join(FIXED_PATTERNS)} "
@@ -41,7 +51,8 @@ class Head:
     "previous" (position i attends to i−1; position 0 to itself), "self",
     "first", "uniform", or a function T -> [T, T] array.
     `scale` overrides the model's attention scale; `window` makes the head local
-    (key k is visible from query q iff 0 ≤ q−k < window).
+    (key k is visible from query q iff 0 ≤ q−k < window); `mask` overrides the model's
+    mask: "causal" (query i sees keys 0..i) or "bidirectional" (every key, as tracr's causal=False).
     A head without W_O writes nothing into the residual stream (its z is still traced).
     """
 
@@ -55,11 +66,13 @@ class Head:
     pattern: str | Callable[[int], np.ndarray] | None = None
     scale: float | None = None
     window: int | None = None
+    mask: str | None = None
 
     def __post_init__(self):
         # Which head this is is known only inside a model, so the message says "a Head"; frozen, it stays as checked.
         check_pattern(self.pattern, "a Head")
         check_window(self.window, self.pattern, "a Head")
+        check_mask(self.mask, self.window, "a Head")
 
 
 def check_eps(eps, name: str) -> None:

@@ -28,10 +28,12 @@ from circuits.model.blocks import Block, HeadWeights, LayerNormWeights, MLPWeigh
 from circuits.model.forward import transformer_block
 from circuits.model.specs import (  # noqa: F401  (FIXED_PATTERNS, fixed_pattern: re-exported)
     FIXED_PATTERNS,
+    MASKS,
     MLP,
     Head,
     Layer,
     LayerNorm,
+    check_mask,
     fixed_pattern,
 )
 from circuits.model.trace import Trace, check_keep
@@ -107,6 +109,8 @@ class Model:
     `dtype="float32"` runs the whole forward pass in float32, for real models (twice the speed, half
     the memory; logits agree with float64 to about 1e-4 on GPT-2 small). Puzzles and every exactness
     claim use the default, float64. Built weights (`model.head(l, h).W_Q`, …) stay float64 either way.
+    `mask` is every head's attention mask unless the head gives its own: "causal" (the default, query i
+    sees keys 0..i) or "bidirectional" (every key, as tracr compiles with causal=False).
     """
 
     def __init__(
@@ -126,6 +130,7 @@ class Model:
         qk_dtype: str = "float64",
         attn_scale=None,
         dtype: str = "float64",
+        mask: str = "causal",
     ):
         if attn_scale is not None:
             raise CircuitError(f"attn_scale={attn_scale!r}: it is now qk_multiplier (it multiplies q·k; "
@@ -140,7 +145,8 @@ class Model:
             raise CircuitError(f"qk_dtype = {qk_dtype!r}; choose one of {', '.join(map(repr, QK_DTYPES))}")
         if str(np.dtype(dtype) if isinstance(dtype, type) else dtype) not in DTYPES:
             raise CircuitError(f"dtype = {dtype!r}; choose one of {', '.join(map(repr, DTYPES))}")
-        self.vocab, self.name, self.qk_dtype = vocab, name, qk_dtype
+        check_mask(mask, None, "the model", none=False)
+        self.vocab, self.name, self.qk_dtype, self.mask = vocab, name, qk_dtype, mask
         self.dtype = np.dtype(dtype)
         self.params = dict(params or {})
         tokens = ("the vocabulary", vocab.tokens)
@@ -235,7 +241,10 @@ class Model:
         b_Q = np.zeros(dk) if h.b_Q is None else vector(h.b_Q, f"b_Q of {name}", dk, "d_head", p)
         b_K = np.zeros(dk) if h.b_K is None else vector(h.b_K, f"b_K of {name}", dk, "d_head", p)
         b_V = np.zeros(dv) if h.b_V is None else vector(h.b_V, f"b_V of {name}", dv, "d_head", p)
-        return HeadWeights(l, i, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, self.head_multiplier(h, dk, name), h.window, h.pattern, h, p)
+        mask = h.mask or self.mask
+        check_mask(mask, h.window, name)
+        return HeadWeights(l, i, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, self.head_multiplier(h, dk, name), h.window,
+                           h.pattern, h, p, mask)
 
     def _build_block(self, l: int, layer: Layer) -> Block:
         heads = [self._build_head(l, i, h) for i, h in enumerate(layer.heads)]
