@@ -590,6 +590,8 @@ def _grade_parser(sub) -> None:
                        "code runs in a process of its own, under limits, and hands back numbers.")
     g.add_argument("submissions", nargs="+", metavar="SUBMISSION")
     g.add_argument("--puzzles", metavar="SPEC", help="which puzzles, e.g. 0-8 or 1,4,10-12 (default: all)")
+    g.add_argument("--course", metavar="DIR", help="a course folder: its solutions/ state its own puzzles, graded "
+                   "as the shipped ones are (default --puzzles: the course's)")
     g.add_argument("--out", metavar="FILE", help="the CSV gradebook (default grades.csv)")
     g.add_argument("--json", metavar="FILE", help="also write the full results as JSON")
     g.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json (one submission only)")
@@ -640,11 +642,13 @@ def cmd_grade(args) -> int:
     limits = _grade_limits(args)
     if args.gradescope and len(args.submissions) != 1:
         raise CircuitError(f"--gradescope writes one submission's results.json; {len(args.submissions)} were given")
-    stems = grade.select(args.puzzles)
+    course = grade.use_course(args.course) if args.course else None
+    stems = grade.select(args.puzzles) if args.puzzles or course is None else course
     subs = parallel.submissions(args.submissions)
     csv_path = args.out or ("grades.csv" if not args.gradescope else None)
     first = next(p for p in (csv_path, args.json, args.gradescope) if p)
-    settings = {"puzzles": stems, "timeout": args.timeout, "memory": args.memory,
+    settings = {"puzzles": stems, "course": str(Path(args.course).resolve()) if args.course else None,
+                "timeout": args.timeout, "memory": args.memory,
                 "examples": grade.PROPERTY_EXAMPLES, "circuits": __version__}
     record = journal.Journal(journal.path_for(first), settings, args.force)
     outs = outputs.Outputs.checked(csv_path, args.json, args.gradescope, args.report_dir, [s.student for s in subs],

@@ -59,7 +59,7 @@ class TargetResult:
     todo: NotAttempted | None = None  # status not attempted: what is left to fill in
 
 
-SKIPPABLE = ("exhaustive", "random", "property", "margins")  # the stages a check may skip
+SKIPPABLE = ("exhaustive", "random", "property", "margins", "writes")  # the stages a check may skip
 
 
 @dataclass
@@ -310,6 +310,8 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
             e = first.failure.explanation
             e.notes.append(LeakNote(str(leak).split(': ', 1)[1]))
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, error=error)
+    if model is not None and guarantees.writes_for(attempt) is None:  # never silently off: said in the report
+        coverage.skipped.append("writes")
     if behaviour and not margins:
         coverage.skipped.append("margins")
     if status == "solved" and margins and behaviour and model is not None:

@@ -50,7 +50,8 @@ class Attempt:
 def load(path: str | Path) -> Attempt:
     """Execute a puzzle file in a fresh module and collect its Puzzle and answer.
 
-    A file whose id names a shipped puzzle (curriculum.twin) contributes only its answer: the puzzle, its
+    A file whose id names a shipped puzzle (curriculum.twin), or a course's (course_twin), contributes only its
+    answer, from a fenced child (checking/sealed): the puzzle, its
     givens and targets come from the shipped reference, and every given the file changed is listed in
     `Attempt.edits`. A file with no shipped twin (an instructor's own puzzle) is its own source.
 
@@ -60,7 +61,7 @@ def load(path: str | Path) -> Attempt:
     """
     given = Path(path)
     shown = paths.shown(given)
-    ref = curriculum.twin(given)
+    ref = curriculum.twin(given) or course_twin(given)
     if ref is not None:
         return _sealed(given, shown, ref)
     if curriculum.is_shipped(given) and curriculum.reference_file(given) is not None:
@@ -104,7 +105,16 @@ def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
     puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))  # shared: each attempt gets its own copy
     return Attempt(path, puzzle, types.SimpleNamespace(**sealed.answer), sealed.missing,
                    list(shipped.get("ALLOWED_MUTANTS", ())), edits=sealed.edits, reference=ref, reads=sealed.reads,
-                   digest=sealed.digest, declared_in=Path(os.path.abspath(ref)), names=shipped, sealed=sealed)
+                   digest=f"{sealed.digest}:{_digest_of(ref)}", declared_in=Path(os.path.abspath(ref)), names=shipped,
+                   sealed=sealed)
+
+
+def _digest_of(ref: Path) -> str:
+    """The reference's bytes: a course's statement is no part of the library's version, so it keys the cache too."""
+    try:
+        return hashlib.sha256(ref.read_bytes()).hexdigest()[:32]
+    except OSError:
+        return ""
 
 
 def _attach_curriculum(puzzle: Puzzle, name: str) -> None:
@@ -368,6 +378,24 @@ def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
     raise CircuitError(f"no puzzle named {name!r}{hint}")
 
 
+COURSE_ENV = "CIRCUITS_COURSE"  # a course folder (holding solutions/) whose references state its puzzles
+
+
+def course_twin(path: str | Path) -> Path | None:
+    """The course reference a learner's file stands for: solutions/<name> beside its folder, or in the course
+    folder $CIRCUITS_COURSE names; never the file itself, nor a file in a solutions/ folder (a reference)."""
+    path = Path(path)
+    if not curriculum.is_id(path.stem) or path.suffix != ".py" or Path(os.path.abspath(path)).parent.name == "solutions":
+        return None
+    places = [Path(os.path.abspath(path)).parent.parent / "solutions" / path.name]
+    if os.environ.get(COURSE_ENV):
+        places.append(Path(os.environ[COURSE_ENV]) / "solutions" / path.name)
+    for ref in places:
+        if ref.is_file() and paths.real(ref) != paths.real(path):
+            return Path(os.path.abspath(ref))
+    return None
+
+
 def reference_for(path: str | Path) -> Path | None:
     """The reference file of a puzzle file: the shipped one of its id, else solutions/<name> beside its folder."""
     path = Path(path)
@@ -375,5 +403,7 @@ def reference_for(path: str | Path) -> Path | None:
     if shipped is not None:
         return shipped
     sibling = Path(os.path.abspath(path)).parent.parent / "solutions" / path.name
-    return sibling if sibling.exists() or sibling.is_symlink() else None
+    if sibling.exists() or sibling.is_symlink():
+        return sibling
+    return course_twin(path)
 

@@ -66,7 +66,9 @@ def skipped(cov) -> list[str]:
                           "(Inputs(exhaustive_budget=...))"),
            "random": "random inputs: skipped, n_random = 0",
            "property": "property test: skipped, 0 examples asked for",
-           "margins": "margins: skipped, as asked (--no-margins)"}
+           "margins": "margins: skipped, as asked (--no-margins)",
+           "writes": ("declared writes: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
+                      "$CIRCUITS_COURSE) and no writes= in the Puzzle")}
     return [why[stage] for stage in cov.skipped]
 
 

@@ -7,6 +7,7 @@ answers it hands back → put them in the reference's answer namespace → check
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -66,11 +67,41 @@ _CODE_PLANS: dict[tuple[str, int], list] = {}
 
 
 def shipped() -> list[str]:
-    """Every shipped puzzle's id, in order."""
+    """Every puzzle's id that can be graded, in order: the shipped ones, and a course's (`--course`, which the
+    grader and its workers read from $CIRCUITS_COURSE); a course puzzle with a shipped puzzle's id is the shipped one."""
     where = curriculum.folder()
     if where is None:
         raise CircuitError("no shipped puzzles found (the curriculum is not installed): cannot grade")
-    return sorted(p.stem for p in where.glob("[0-9][0-9]_*.py"))
+    ids = {p.stem for p in where.glob("[0-9][0-9]_*.py")}
+    numbers = {i[:2] for i in ids}
+    ids |= {p.stem for p in course_references().values() if p.stem[:2] not in numbers}
+    return sorted(ids)
+
+
+def course_references() -> dict[str, Path]:
+    """A course's reference files by id (its solutions/), from $CIRCUITS_COURSE; {} when grading shipped ones only."""
+    from circuits.checking.loader import COURSE_ENV
+
+    folder = os.environ.get(COURSE_ENV)
+    if not folder:
+        return {}
+    return {p.stem: p for p in sorted((Path(folder) / "solutions").glob("[0-9][0-9]_*.py")) if p.is_file()}
+
+
+def use_course(folder: str | Path) -> list[str]:
+    """Grade a course's puzzles too: `folder` holds solutions/ (the instructor's references, the statements the
+    students' answers are checked against). Its ids, or one line saying why it is no course."""
+    from circuits.checking.loader import COURSE_ENV
+
+    where = Path(folder)
+    refs = sorted((where / "solutions").glob("[0-9][0-9]_*.py")) if (where / "solutions").is_dir() else []
+    if not refs:
+        raise CircuitError(f"--course {folder}: no solutions/NN_name.py there (a course keeps its reference "
+                           "solutions in solutions/, beside its puzzles/)")
+    os.environ[COURSE_ENV] = str(where.resolve())  # the pool's workers inherit it
+    _REFERENCES.clear()
+    _CODE_PLANS.clear()
+    return [p.stem for p in refs]
 
 
 def select(spec: str | None) -> list[str]:
@@ -94,7 +125,7 @@ def select(spec: str | None) -> list[str]:
         else:
             picked = [i for i in ids if part in (i, i.partition("_")[2])]
         if not picked:
-            raise CircuitError(f"--puzzles {spec}: no shipped puzzle {part!r} (they are {ids[0][:2]}–{ids[-1][:2]})")
+            raise CircuitError(f"--puzzles {spec}: no puzzle {part!r} (they are {ids[0][:2]}–{ids[-1][:2]})")
         chosen += [p for p in picked if p not in chosen]
     if not chosen:
         raise CircuitError(f"--puzzles {spec!r} names no puzzle: give e.g. 0-8 or 1,4,10-12")
@@ -104,9 +135,9 @@ def select(spec: str | None) -> list[str]:
 def reference(stem: str) -> Attempt:
     """The shipped reference of a puzzle, loaded once per process (this process's own trusted code)."""
     if stem not in _REFERENCES:
-        path = curriculum.reference_file(stem)
+        path = curriculum.reference_file(stem) or course_references().get(stem)
         if path is None:
-            raise CircuitError(f"no shipped reference for {stem}")
+            raise CircuitError(f"no reference for {stem} (neither shipped nor in the course)")
         _REFERENCES[stem] = pipeline.load(path)
     return _REFERENCES[stem]
 
