@@ -210,9 +210,18 @@ def _holds_puzzles(path: Path) -> bool:
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: the hook is new in pytest 8
 def pytest_collect_directory(path: Path, parent):
+    if _answers_beside_puzzles(path, parent.session):
+        return AnswersDir.from_parent(parent, path=path)  # a course's solutions/ are answers, not puzzles to count
     if is_puzzle_folder(path, parent.session):
         return PuzzleDir.from_parent(parent, path=path)
     return None
+
+
+def _answers_beside_puzzles(path: Path, session) -> bool:
+    """solutions/ reached by walking a folder that also holds puzzles/: not a learner's puzzles (`--solutions`
+    checks them through puzzles/, once each; naming the folder on the command line checks it as it is)."""
+    return (path.name == "solutions" and (path.parent / "puzzles").is_dir() and not session.isinitpath(path)
+            and not _declared(path, session.config) and not _named_puzzle_inside(path, session))
 
 
 def pytest_collect_file(file_path: Path, parent):
@@ -276,6 +285,13 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
             node.source = twin
             return node
         return PuzzleFile.from_parent(parent, path=path)
+
+
+class AnswersDir(getattr(pytest, "Directory", pytest.Collector)):
+    """A course's solutions/ beside its puzzles/, reached by walking the folder: nothing collected from it."""
+
+    def collect(self):
+        return []
 
 
 class NotCollected(pytest.File):

@@ -128,3 +128,15 @@ def test_an_unknown_course_is_one_line_before_any_grading(tmp_path):
     assert proc.returncode == 2 and "--course" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "g.csv").exists()
+
+
+def test_pytest_in_a_course_folder_counts_only_its_puzzles(course, tmp_path):
+    import shutil
+
+    work = tmp_path / "work"
+    shutil.copytree(course, work)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    for args, counted in (([], "solved 0 of 3"), (["--solutions"], "solved 3 of 3")):
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--no-margins", *args],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert counted in proc.stdout, proc.stdout[-2000:]
