@@ -298,12 +298,23 @@ def test_a_skipped_exhaustive_stage_is_said_in_text_and_json(here, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "solved" and data["coverage"]["small_inputs"] == 0
     assert data["coverage"]["skipped"] == [("exhaustive: skipped, 26^4 = 456,976 inputs exceed the budget of 20,000 "
-                                            "(Inputs(exhaustive_budget=...))")]
+                                            "(Inputs(exhaustive_budget=...))"), NO_WRITES]
     assert data["margins"]
+
+
+NO_WRITES = ("declared writes: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
+             "$CIRCUITS_COURSE) and no writes= in the Puzzle")
 
 
 def test_a_full_check_says_nothing_was_skipped(here, capsys):
     assert main(["check", str(write(here)), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["coverage"]["skipped"] == [NO_WRITES] and data["coverage"]["small_inputs"] > 0  # no reference here
+    solutions = here / "solutions"
+    solutions.mkdir()
+    write(solutions)  # its reference beside it: the writes it may make are known, nothing is left unchecked
+    (here / "puzzles").mkdir()
+    assert main(["check", str(write(here / "puzzles")), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["coverage"]["skipped"] == [] and data["coverage"]["small_inputs"] > 0
 

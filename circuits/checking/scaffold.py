@@ -53,6 +53,7 @@ puzzle = Puzzle(
                     description="head 0.0's result is the fraction of a's so far (±0.01)")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=10, families=[Uniform()]),
     examples=["aab", "ab", "bbba"],
+    writes={"head 0.0": []},  # where each head and MLP may write: this one is judged by its result, so nowhere
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
