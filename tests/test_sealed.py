@@ -286,3 +286,18 @@ def test_the_cache_is_keyed_by_the_answer_not_by_what_the_file_read(tmp_path, mo
     data.write_text("20")
     third = cached_check(pipeline.load("puzzles/01_consonants.py"), margins=False)
     assert third.status == "solved" and getattr(third, "cached", False)
+
+
+def test_an_inf_in_one_puzzle_costs_only_that_puzzle_when_graded(tmp_path):
+    from circuits.grading.grade import grade
+
+    folder = tmp_path / "alice"
+    folder.mkdir()
+    (folder / "01_consonants.py").write_text(answered("01_consonants", "", ("W_K = [[0, 20]]", 'W_K = [[0, float("inf")]]')))
+    s4 = (SOLUTIONS / "04_previous_token.py").read_text(encoding="utf-8")
+    (folder / "04_previous_token.py").write_text(s4 + "\nparams = {'s': float('inf')}\n")
+    (folder / "03_uniform.py").write_text((SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8"))
+    rows = {p.puzzle: p for p in grade(folder, ["01_consonants", "03_uniform", "04_previous_token"]).puzzles}
+    assert rows["01_consonants"].status == "error" and "W_K of head 0.0 has inf at [0, 1]" in rows["01_consonants"].detail
+    assert rows["04_previous_token"].status == "error" and "'s' is bound to inf" in rows["04_previous_token"].detail
+    assert rows["03_uniform"].status == "solved"
