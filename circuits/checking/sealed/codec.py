@@ -54,32 +54,48 @@ def array(a: np.ndarray) -> dict:
     if a.size > MAX_ENTRIES:
         raise Refused(f"an array of shape {a.shape}: {a.size:,} entries, more than the {MAX_ENTRIES:,} any answer "
                       "may have")
-    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).reshape(a.shape)  # (keeps a 0-d array 0-d)
     return {"nd": a.dtype.str, "shape": list(a.shape), "b64": base64.b64encode(a.tobytes()).decode("ascii")}
+
+
+_PLAIN = (bool, int, float, np.bool_, np.integer, np.floating)  # entries numpy converts as they are
+
+
+def _numbers(raw: np.ndarray) -> np.ndarray:
+    """An object array of plain numbers as float64: at once when every entry is a plain number, else entry by
+    entry, so a complex number, a string or a function is named."""
+    if all(issubclass(k, _PLAIN) for k in {type(x) for x in raw.flat}):
+        try:
+            return raw.astype(np.float64)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise Unreadable(str(e)) from None
+    try:
+        return np.array([_number(x) for x in raw.flat], dtype=np.float64).reshape(raw.shape)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise Unreadable(str(e)) from None
 
 
 def _entries(raw: np.ndarray) -> dict:
     """An object array of numbers and sympy expressions: plain numbers, or coefficients per monomial."""
-    if not any(_is_sympy(x) and getattr(x, "free_symbols", None) for x in raw.flat):
-        try:
-            return array(np.array([_number(x) for x in raw.flat], dtype=np.float64).reshape(raw.shape))
-        except (TypeError, ValueError, OverflowError) as e:
-            raise Unreadable(str(e)) from None
+    symbolic = np.fromiter((_is_sympy(x) and bool(getattr(x, "free_symbols", None)) for x in raw.flat),
+                           dtype=bool, count=raw.size).reshape(raw.shape)
+    if not symbolic.any():
+        return array(_numbers(raw))
     import sympy
 
-    symbols = sorted({s for x in raw.flat if _is_sympy(x) for s in x.free_symbols}, key=str)
-    terms: dict[tuple, np.ndarray] = {}
-    for idx, x in np.ndenumerate(raw):
-        if not (_is_sympy(x) and x.free_symbols):
-            terms.setdefault((0,) * len(symbols), np.zeros(raw.shape))[idx] += _number(x)
+    symbols = sorted({s for x in raw[symbolic].flat for s in x.free_symbols}, key=str)
+    terms: dict[tuple, np.ndarray] = {(0,) * len(symbols): _numbers(np.where(symbolic, 0, raw))}
+    for idx in np.ndindex(raw.shape):
+        if not symbolic[idx]:
             continue
+        x = raw[idx]
         try:
             poly = sympy.Poly(x, *symbols)
         except sympy.PolynomialError:
-            raise Unreadable(f"entry {list(idx)} is {x}, not a polynomial in {', '.join(map(str, symbols))} "
-                             "(grading takes polynomial entries only)") from None
+            raise Unreadable(f"entry {[int(i) for i in idx]} is {x}, not a polynomial in "
+                             f"{', '.join(map(str, symbols))} (entries must be polynomials in the symbols)") from None
         if max(poly.degree_list(), default=0) > MAX_DEGREE:
-            raise Refused(f"entry {list(idx)} has degree {max(poly.degree_list())} (at most {MAX_DEGREE})")
+            raise Refused(f"entry {[int(i) for i in idx]} has degree {max(poly.degree_list())} (at most {MAX_DEGREE})")
         for powers, coeff in poly.terms():
             terms.setdefault(tuple(powers), np.zeros(raw.shape))[idx] += _number(coeff)
     return {"symbols": [str(s) for s in symbols],
