@@ -343,6 +343,8 @@ def _forked(job: dict, fds: list[int], close: list[int]) -> None:
         os.environ.update(job["env"])
         job.update(fd=out, requests=requests, parent=os.getppid())
         run_job(job)
+    except BrokenPipeError:  # the parent has what it needs, and closed the pipe: nothing to say
+        pass
     except BaseException:  # noqa: BLE001 - said in what it printed; the parent sees the pipe close
         traceback.print_exc()
     finally:

@@ -208,17 +208,17 @@ class _Child:
         return self._code
 
     def kill(self) -> None:
-        """The child and every process left in its group (forks): killed."""
+        """The child and every process left in its group (forks): killed, then its pipes closed."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         for fd in (self.pipe, self.requests):
             try:
                 if fd is not None:
                     fd.close()
             except OSError:
                 pass
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self.code()
 
     def message(self, deadline: float) -> dict | None:
