@@ -432,7 +432,7 @@ def test_usage_mistakes_are_one_line_and_write_nothing(tmp_path, monkeypatch, ca
              (["grade", "ann", "ann", "--gradescope", "r.json"], "one submission's results.json; 2 were given"),
              (["grade", "ann", "--workers", "0"], "--workers 0: give at least 1"),
              (["grade", "ann", "--out", "x.py"], "is a Python file"),
-             (["grade", "ann", "--puzzles", "40-50"], "no shipped puzzle '40-50'")]
+             (["grade", "ann", "--puzzles", "40-50"], "no puzzle '40-50'")]
     for argv, said in cases:
         assert main(argv) == 2, argv
         err = capsys.readouterr().err

@@ -196,8 +196,8 @@ MAX_MESSAGE = 64 << 20  # the most one file's answer may send back (the largest 
 class _Child:
     """A learner's process seen from here: its pid, the pipe it answers on, and how to end it."""
 
-    def __init__(self, pid: int, pipe, requests, ended):
-        self.pid, self.pipe, self.requests, self._ended = pid, pipe, requests, ended
+    def __init__(self, pid: int, pipe, requests, ended, gone=lambda pid: False):
+        self.pid, self.pipe, self.requests, self._ended, self._gone = pid, pipe, requests, ended, gone
         self.clock = checking_limits.Clock(checking_limits.process_cpu(pid))  # its own time: a busy machine
         self.buffer = b""  # slows it, never stops it
 
@@ -208,9 +208,11 @@ class _Child:
         return self._code
 
     def kill(self) -> None:
-        """The child and every process left in its group (forks): killed, then its pipes closed."""
+        """The child and every process left in its group (forks): killed, then its pipes closed. (Not once it is
+        known to have ended and been reaped: its pid may be another process's by then.)"""
         try:
-            os.killpg(self.pid, signal.SIGKILL)
+            if not hasattr(self, "_code") and not self._gone(self.pid):
+                os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         for fd in (self.pipe, self.requests):
@@ -320,6 +322,16 @@ class Zygote:
                 if "pid" in message:
                     return int(message["pid"])
 
+    def gone(self, pid: int) -> bool:
+        """Whether `pid` is known to have ended (its exit read, without waiting)."""
+        with self.lock:
+            try:
+                while pid not in self.exits and select.select([self.sock], [], [], 0)[0]:
+                    self._receive(0)
+            except (SandboxError, OSError, ValueError):
+                return False
+            return pid in self.exits
+
     def ended(self, pid: int) -> int | None:
         with self.lock:
             try:
@@ -390,7 +402,7 @@ def _forked(job: dict, cwd: str, scratch: str, printed: tuple[int, int], serve: 
         if req_r is not None:
             os.close(req_r)
     requests = os.fdopen(req_w, "w", encoding="utf-8") if req_w is not None else None
-    return _Child(pid, os.fdopen(read_fd, "rb", buffering=0), requests, zygote.ended)
+    return _Child(pid, os.fdopen(read_fd, "rb", buffering=0), requests, zygote.ended, zygote.gone)
 
 
 # --- the protocol: files start once, in order, each with a deadline of its own ---------------------------------
