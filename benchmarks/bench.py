@@ -11,6 +11,7 @@ measured figure in seconds and in I below it; wall and CPU time are separate row
     python benchmarks/bench.py --quick           # a smoke run: small samples, no subprocess timings or audits
     python benchmarks/bench.py --json out.json   # also write every figure and verdict as JSON (- : stdout)
     python benchmarks/bench.py --puzzle 8 --skip-pytest --skip-torch
+    python benchmarks/bench.py --skip-suite --skip-grade --skip-audit --skip-pytest   # I, watch and each check
 
 Sections: the import floor I; save → verdict as `circuits watch` gives it (a warm process: the learner's
 puzzle file loaded anew and checked, margins off, for the reference and for a failing mutant of it); the wall
@@ -21,8 +22,8 @@ apart, and the largest peak memory); checking a batch at once against one call p
 both ways, on one BLAS thread as a check runs); circuits' forward against a plain torch forward on the same
 weights at the checker's shapes (its batches by length, both on two threads; skipped without torch); and
 coverage: random inputs, exhaustive or certified lengths and property examples per puzzle; each puzzle's
-`circuits audit N` (in this process, once) and the README's `pytest` (a fresh process, once), wall and CPU
-time. Wall times drift on a shared machine, so each is the best of a few runs, contenders interleaved; CPU
+`circuits audit N` (in this process, once); `circuits grade` on a generated class (benchmarks/grade.py, one
+worker); and the README's `pytest` (a fresh process, once), wall and CPU time. Wall times drift on a shared machine, so each is the best of a few runs, contenders interleaved; CPU
 times drift less, and are judged against I's own CPU time. Everything goes through circuits' public API: the
 checker's batching and certification are its own.
 """
@@ -102,6 +103,8 @@ class Settings:
     audit: bool = True  # `circuits audit N` per puzzle
     suite: bool = True  # the test suite, in a fresh process
     verdict: bool = True  # save → verdict in a warm process, as `circuits watch` gives it
+    grade: bool = True  # `circuits grade` on a generated class
+    grade_n: int = 10  # submissions in that class
     floor: float | None = None  # the import floor I in seconds, once measured (import_floor)
     floor_cpu: float | None = None  # its CPU time (user + system): what a CPU time is judged against
 
@@ -109,7 +112,7 @@ class Settings:
     def make(cls, quick: bool = False, **kw) -> Settings:
         if quick:
             kw = {"repeats": 1, "n_batch": 200, "n_string": 20, "pytest": False, "cli": False, "audit": False,
-                  "suite": False, "verdict": False} | kw
+                  "suite": False, "verdict": False, "grade": False} | kw
         return cls(quick=quick, **kw)
 
     @property
@@ -468,6 +471,31 @@ def audits(attempts, cfg: Settings) -> list[Figure]:
     return out
 
 
+GRADE_GOAL = 10.0  # submissions of all the shipped puzzles per minute per core, by wall time (issue 39)
+
+
+def grading(cfg: Settings) -> list[Figure]:
+    """`circuits grade` on a class generated as benchmarks/grade.py makes one (solved, wrong, stubs and hostile
+    submissions of every shipped puzzle), on one worker: submissions per minute per core by wall time against the
+    goal; by CPU time in the note."""
+    import importlib.util
+    import shutil
+    import tempfile
+
+    spec = importlib.util.spec_from_file_location("circuits_bench_grade", ROOT / "benchmarks" / "grade.py")
+    grade = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grade)
+    root = Path(tempfile.mkdtemp(prefix="circuits-bench-grade-"))
+    try:
+        r = grade.timed(grade.generate(root, cfg.grade_n), 1, grade.Limits(seconds=10.0))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        Path(grade.ESCAPE).unlink(missing_ok=True)
+    return [Figure("grading", "circuits grade: submissions per minute per core", r["per_min_per_core_wall"], "",
+                   ">=", GRADE_GOAL, f"{r['per_min_per_core_cpu']:.1f} by CPU time; {r['submissions']} submissions of "
+                                     f"all the puzzles, 1 worker, {r['wall_s']:.0f} s wall")]
+
+
 FRESH_MACHINE = ROOT / "benchmarks" / "fresh_machine"  # on PYTHONPATH: the optional extras look not installed
 
 
@@ -510,11 +538,12 @@ def run(cfg: Settings, echo: Callable[[str], None] = print) -> list[Figure]:
     sections = [("import floor", import_floor, cfg.timed), ("save → verdict", verdicts, cfg.verdict),
                 ("full run", pytest_run, cfg.pytest and not cfg.puzzles), ("one puzzle", cli_runs, cfg.cli),
                 ("batching", batching, True), ("forward", forwards, cfg.torch), ("coverage", coverage, True),
-                ("audit", audits, cfg.audit), ("test suite", suite, cfg.suite and not cfg.puzzles)]
+                ("audit", audits, cfg.audit), ("grading", grading, cfg.grade and not cfg.puzzles),
+                ("test suite", suite, cfg.suite and not cfg.puzzles)]
     for name, section, wanted in sections:
         if not wanted:
             continue
-        got = section(cfg) if section in (import_floor, pytest_run, suite) else section(attempts, cfg)
+        got = section(cfg) if section in (import_floor, pytest_run, grading, suite) else section(attempts, cfg)
         echo(table(name, got))
         figures += got
     return figures
@@ -570,11 +599,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--skip-audit", action="store_true", help="skip the `circuits audit N` times")
     ap.add_argument("--skip-suite", action="store_true", help="skip the test suite's time (`pytest`, a few minutes)")
     ap.add_argument("--skip-verdict", action="store_true", help="skip save → verdict (a warm process, as watch)")
+    ap.add_argument("--skip-grade", action="store_true", help="skip `circuits grade` on a generated class")
+    ap.add_argument("--grade-n", type=int, help="submissions in that class (default 10)")
     args = ap.parse_args(argv)
     kw = {"puzzles": tuple(args.puzzle)} | ({"repeats": args.repeats} if args.repeats else {})
     kw |= {k: False for k, skip in (("pytest", args.skip_pytest), ("cli", args.skip_cli), ("torch", args.skip_torch),
                                     ("audit", args.skip_audit), ("suite", args.skip_suite),
-                                    ("verdict", args.skip_verdict)) if skip}
+                                    ("verdict", args.skip_verdict), ("grade", args.skip_grade)) if skip}
+    kw |= {"grade_n": args.grade_n} if args.grade_n else {}
     cfg = Settings.make(args.quick, **kw)
     to_stdout = args.json == "-"
     echo = (lambda s: print(s, file=sys.stderr)) if to_stdout else print
