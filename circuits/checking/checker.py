@@ -453,7 +453,7 @@ def code_inputs(target: Code, n_examples: int = 100) -> list:
     """The inputs a code target is checked on: its worked examples, then every input its property test draws
     while nothing fails (derandomized, so the same list each time). Any code that agrees on all of them gets
     check's verdict, passed; code that disagrees on one fails there too (unshrunk), so a grader that runs the
-    learner's code elsewhere can judge its outputs on exactly these. The target's first cases (tried_first) come
+    learner's code elsewhere can judge its outputs on exactly these. The target's first cases (searched_with) come
     between, as check tries them: a mistake is found on the same input both ways."""
     from hypothesis import find
     from hypothesis.errors import NoSuchExample, Unsatisfiable
