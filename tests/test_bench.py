@@ -110,11 +110,12 @@ def test_the_audit_and_suite_sections_judge_against_issue_26s_goals(monkeypatch)
     ran = []
     monkeypatch.setattr(bench, "wall", lambda cmd, repeats, cwd=bench.ROOT, first=(): ran.append((cmd, first))
                         or (130.0, 1))
-    [suite] = bench.suite(bench.Settings(**TINY))
+    [suite, cpu] = bench.suite(bench.Settings(**TINY))
     [(cmd, first)] = ran
     assert cmd[1:3] == ["-m", "pytest"] and "puzzles/" not in cmd  # the README's `pytest`: tests/
     assert list(first) == [bench.FRESH_MACHINE]  # as on a fresh machine: the extras' tests skip
     assert (suite.section, suite.goal, suite.met) == ("test suite", 120.0, False) and "exit code 1" in suite.note
+    assert (cpu.section, cpu.op, cpu.goal) == ("test suite", "<=", 200.0)  # issue 39: CPU apart from wall
 
 
 def test_the_suite_runs_as_on_a_fresh_machine():
@@ -131,3 +132,22 @@ def test_the_suite_runs_as_on_a_fresh_machine():
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(bench.FRESH_MACHINE), str(bench.ROOT)])}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_issue_39s_goals_are_judged_in_import_floors():
+    """A goal in I is the measured floor times its factor: printed as `≤ 1.5 I`, the figure in I below it."""
+    f = bench.Figure.within("one puzzle", "circuits check 8 --solution: wall", 2.5, 1.5, 1.3)
+    assert f.goal == pytest.approx(1.95) and f.met is False and f.goal_text == "≤ 1.5 I" and "1.92 × I" in f.note
+    cpu = bench.Figure.within("one puzzle", "circuits check 8 --solution: CPU", 0.9, 1.5, 1.0, cpu=True)
+    assert cpu.met is True and "I's CPU" in cpu.note
+    rows = bench.table("one puzzle", [f, cpu]).splitlines()
+    assert "≤ 1.5 I" in rows[1] and "MISSED" in rows[1] and all(len(r) <= 80 for r in rows)
+
+
+def test_save_to_verdict_is_timed_for_a_solved_and_a_failing_answer(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "LEARNERS", tmp_path)  # no learner's file: the reference is loaded anew instead
+    [attempt] = bench.references(["uniform"])
+    figures = bench.verdicts([attempt], bench.Settings(**TINY, floor=1.0, floor_cpu=1.0))
+    assert [f.target for f in figures] == [f"03_uniform: {s}: {t}" for s in ("solved", "failing") for t in ("wall", "CPU")]
+    assert all(f.in_floor == 0.3 and f.measured > 0 and f.met in (True, False) for f in figures)
+    assert [f.note.split("; ")[-1] for f in figures] == ["solved", "solved", "failing", "failing"]

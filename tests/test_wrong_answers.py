@@ -173,6 +173,37 @@ def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():
     assert sharpness(attempt) is None
 
 
+def test_00_a_mistake_no_first_case_shows_is_shrunk_to_a_short_input_in_a_bounded_number_of_runs():
+    """A mistake only three keys show: hypothesis finds it, the deterministic shrink makes it short, and the learner's
+    code runs a bounded number of times (a count, not a clock: the report never depends on how busy the machine is)."""
+    from circuits.checking.checker import SHRINK_CALLS
+
+    right = solution("00_attention").answer.attention
+    runs = []
+
+    def three_keys(Q, K, V, mask=None):
+        runs.append(K.shape)
+        A, _ = right(Q, K, V, mask)
+        A = A * 0.99 if K.shape[1] >= 3 else A
+        return A, A @ V
+
+    f = only_failure(check_with("00_attention", attention=three_keys))
+    said = findings.words(f.failure.finding)
+    assert f.failure.stage == "property test" and "for Q (1, 1, 1), K (1, 3, 1), V (1, 3, 1), mask None" in said
+    first = len(reference.attention_inputs.first())
+    assert len(runs) <= 2 + first + 100 + SHRINK_CALLS + 1  # worked examples, first cases, the search, the shrink
+
+
+def test_00_the_first_cases_pass_for_the_library_and_are_tried_in_grading_too():
+    from circuits.checking.checker import code_inputs
+
+    target = solution("00_attention").puzzle.targets[1]
+    cases = target.first_cases()
+    assert cases and all(reference.compare_attention(solution("00_attention").answer, c) is None for c in cases)
+    tried = code_inputs(target, 5)[len(target.examples): len(target.examples) + len(cases)]
+    assert len(tried) == len(cases) and all(repr(a) == repr(b) for a, b in zip(tried, cases))  # right after the examples
+
+
 def test_00_the_librarys_own_functions_are_not_an_answer():
     from circuits.model import functional
 

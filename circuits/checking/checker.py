@@ -7,7 +7,7 @@ import contextlib
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -468,10 +468,11 @@ def code_verdict(target: Code, answer, example) -> object | None:
         return code_mistake(e, answer)  # the learner's function, or the puzzle's own compare
 
 
-def _code_settings(n_examples: int):
-    from hypothesis import HealthCheck, settings
+def _code_settings(n_examples: int, shrink: bool = True):
+    from hypothesis import HealthCheck, Phase, settings
 
-    return settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
+    phases = [p for p in Phase if shrink or p not in (Phase.shrink, Phase.explain)]
+    return settings(max_examples=n_examples, derandomize=True, database=None, deadline=None, phases=phases,
                     suppress_health_check=list(HealthCheck))
 
 
@@ -479,7 +480,8 @@ def code_inputs(target: Code, n_examples: int = 100) -> list:
     """The inputs a code target is checked on: its worked examples, then every input its property test draws
     while nothing fails (derandomized, so the same list each time). Any code that agrees on all of them gets
     check's verdict, passed; code that disagrees on one fails there too (unshrunk), so a grader that runs the
-    learner's code elsewhere can judge its outputs on exactly these."""
+    learner's code elsewhere can judge its outputs on exactly these. The target's first cases (searched_with) come
+    between, as check tries them: a mistake is found on the same input both ways."""
     from hypothesis import find
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
@@ -494,7 +496,7 @@ def code_inputs(target: Code, n_examples: int = 100) -> list:
             find(target.strategy(), record, settings=_code_settings(n_examples))
     except (NoSuchExample, Unsatisfiable):
         pass
-    return [*target.examples, *drawn]
+    return [*target.examples, *target.first_cases(), *drawn]
 
 
 def check_code_on(target: Code, answer, inputs: Sequence) -> TargetResult:
@@ -506,6 +508,28 @@ def check_code_on(target: Code, answer, inputs: Sequence) -> TargetResult:
     return TargetResult(target.label, "code", "passed", checked=len(inputs))
 
 
+SHRINK_CALLS = 2_000  # the most times a shrink runs the learner's code (each run ~1 ms for puzzle 00's): a count,
+# not a clock, so the input reported never depends on how busy the machine is
+
+
+def shrunk(example, fails: Callable[[object], bool], smaller: Callable[[object], Iterator],
+           budget: int = SHRINK_CALLS):
+    """Greedy, deterministic shrinking of a code target's failing input: the first simpler input (`smaller`, simplest
+    first) that still fails, again and again, until none does or `budget` runs of the learner's code are spent."""
+    runs = 0
+    while runs < budget:
+        for candidate in smaller(example):
+            runs += 1
+            if fails(candidate):
+                example = candidate
+                break
+            if runs >= budget:
+                break
+        else:
+            return example
+    return example
+
+
 def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
@@ -513,14 +537,23 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
     def why(example):
         return code_verdict(target, attempt.answer, example)
 
+    def failed(stage: str, found) -> TargetResult:
+        return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, finding=found))
+
     for ex in target.examples:
         if (found := why(ex)) is not None:
-            return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[0], [], 0, finding=found))
+            return failed(STAGES[0], found)
     if n_examples <= 0:  # the property test was turned off: the worked examples are the whole check
         return TargetResult(target.label, "code", "passed", checked=len(target.examples))
-    try:
+    for ex in target.first_cases():  # where the search would shrink a classic mistake to, tried before it
+        if (found := why(ex)) is not None:
+            return failed(STAGES[3], found)
+    fails = lambda e: why(e) is not None  # noqa: E731
+    try:  # hypothesis finds a failing input; the target's own shrink (cheap, bounded) makes it short, where it has one
         with _hypothesis_stores_nothing_here():
-            ex = find(target.strategy(), lambda e: why(e) is not None, settings=_code_settings(n_examples))
+            ex = find(target.strategy(), fails, settings=_code_settings(n_examples, shrink=target.smaller is None))
     except NoSuchExample:
         return TargetResult(target.label, "code", "passed", checked=n_examples + len(target.examples))
-    return TargetResult(target.label, "code", "failed", failure=Failure(STAGES[3], [], 0, finding=why(ex)))
+    if target.smaller is not None:
+        ex = shrunk(ex, fails, target.smaller)
+    return failed(STAGES[3], why(ex))

@@ -11,7 +11,8 @@ from circuits.checking import limits
 from circuits.checking.targets import Target, Tokens
 
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
-PASS_BYTES = 2**30  # what one forward pass's intermediates may take (1 GiB): a wide model runs in smaller batches
+PASS_BYTES = 2**26  # what one forward pass's intermediates may take (64 MiB as rows_per_pass counts them; in fact up
+# to ~1.5× that): a check stays well under 300 MB at its peak (issue 39; 1 GiB let 08 reach 380 MB), at no cost in time
 
 
 def evaluate(model, targets: Sequence[Target], batch: list[Tokens],

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from circuits.checking.targets.code import searched_with
 from circuits.model import functional
 
 
@@ -28,6 +29,58 @@ def causal_mask(T):  # -> [T, T] bool
 LIBRARY = {attention, causal_mask, functional.causal_mask, functional.attention, functional.softmax}
 
 
+def attention_cases() -> list[tuple]:
+    """The small inputs attention is tried on before the search, in the order the search's shrinker prefers them
+    (fewer batches, queries, keys; scale 5 before 500; 0, then 1, then −1): each is the input the search shrinks a
+    classic mistake to, so that mistake is reported at once, on the very input the search would have reported."""
+    a = lambda *rows: np.array(rows, dtype=float)[None]  # noqa: E731  [1, n, 1] from n single-entry rows
+    mask = lambda *keys: np.array([[keys]], dtype=bool)  # noqa: E731  one query's [1, 1, k] mask
+    zero = np.zeros((1, 1, 1))
+    return [
+        (zero, zero, zero, None),
+        (zero, zero, zero, mask(False)),  # a fully masked row: all zeros, never NaN
+        (a([5]), a([0], [5]), a([0], [0]), mask(True, False)),  # the mask applied after the softmax
+        (a([500]), a([0], [500]), a([0], [0]), mask(True, False)),  # the max taken before masking: 0 / 0
+        (a([500]), a([0], [-500]), a([0], [0]), mask(False, True)),  # masked scores at −1e5, a visible one lower
+        (a([0], [500]), a([-500]), a([0]), None),  # one max for the whole batch: the other row underflows
+        (np.zeros((2, 1, 1)), np.zeros((2, 1, 1)), np.zeros((2, 1, 1)), None),  # two batches
+    ]
+
+
+ROUND = (1.0, 5.0, 500.0)  # the values a shrunk input is written in where 0 will not do
+
+
+def smaller_attention_inputs(example):
+    """Simpler inputs than `example` (Q, K, V, mask), simplest first: one batch, query, key or dimension fewer; no
+    mask; then one entry simpler (a mask entry False, a value 0, an odd value rounded to ±1, ±5 or ±500)."""
+    Q, K, V, mask = example
+    cut = lambda X, axis, i: np.delete(X, i, axis)  # noqa: E731
+    for i in range(Q.shape[0] if Q.shape[0] > 1 else 0):
+        yield cut(Q, 0, i), cut(K, 0, i), cut(V, 0, i), None if mask is None else cut(mask, 0, i)
+    for i in range(Q.shape[1] if Q.shape[1] > 1 else 0):
+        yield cut(Q, 1, i), K, V, None if mask is None else cut(mask, 1, i)
+    for j in range(K.shape[1] if K.shape[1] > 1 else 0):
+        yield Q, cut(K, 1, j), cut(V, 1, j), None if mask is None else cut(mask, 2, j)
+    for k in range(Q.shape[2] if Q.shape[2] > 1 else 0):
+        yield cut(Q, 2, k), cut(K, 2, k), V, mask
+    for k in range(V.shape[2] if V.shape[2] > 1 else 0):
+        yield Q, K, cut(V, 2, k), mask
+    if mask is not None:
+        yield Q, K, V, None
+        for where in zip(*np.nonzero(mask)):
+            fewer = mask.copy()
+            fewer[where] = False
+            yield Q, K, V, fewer
+    for n, X in enumerate((Q, K, V)):
+        for where in zip(*np.nonzero(X)):
+            odd = abs(X[where]) not in ROUND
+            for value in (0.0, *(np.copysign(r, X[where]) for r in ROUND if odd)):
+                Y = X.copy()
+                Y[where] = value
+                yield tuple(Y if m == n else Z for m, Z in enumerate((Q, K, V))) + (mask,)
+
+
+@searched_with(attention_cases, smaller_attention_inputs)
 def attention_inputs():
     """Random batches (Q, K, V, mask) over the whole stated range: shapes 1–3 × 1–5 × 1–4; entries of Q and K
     anywhere in [−5, 5] or in [−500, 500], ±500 themselves among them (scores then reach ±250 000 per
