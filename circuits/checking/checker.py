@@ -393,14 +393,31 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
         if row in failed:
             f = failed[row]
             fails = lambda cands, t=t: ~evaluate(model, [t], cands)[0][0]  # noqa: E731
+            found = list(f.tokens)
             f.tokens = shrink(f.tokens, fails, list(inputs.alphabet), inputs.min_len)
             f.trace = model.run([f.tokens])
             f.explanation = t.explain(f.trace, f.tokens)
             f.explanation.terms = puzzle_terms(attempt, model)
+            _size_sharpening(attempt, t, f, [found, *plan.examples, *small.inputs, *plan.random], inputs.max_len)
             res.status, res.failure, res.worst = "failed", f, None
         results[i] = res
     _earliest_first(targets, [results[i] for i in idx])
     return cov
+
+
+def _size_sharpening(attempt, target, f: Failure, batch: list[Tokens], max_len: int) -> None:
+    """Where raising the puzzle's sharpness alone fixes the failing target, say by how much for every input checked
+    (the failing one at its full length included): in the hint's own factor, else as a note after it."""
+    from circuits.checking import sharpening
+
+    e = f.explanation
+    said = sharpening.sizing(attempt, target, e.hint, e.terms, [f.tokens, *batch], evaluate, max_len)
+    if said is None:
+        return
+    if sharpening.holds_scale(e.hint) and said.of == "attention":
+        e.hint = sharpening.sized(e.hint, said)
+    else:
+        e.notes.append(said)
 
 
 def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> None:

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from circuits.checking import diagnosis
+from circuits.checking import diagnosis, sharpening
 from circuits.checking.targets import attention, mlp, next_token, output, scores
 from circuits.checking.targets.base import EarlierFailure, LeakNote
 from circuits.checking.targets.formats import fmt_named, fmt_num, fmt_pair, fmt_vec, token_at
@@ -96,7 +96,13 @@ def _leak_note(said: str, note) -> str:
     return f"{said.rstrip('.')}. Note: {note.detail}"
 
 
-NOTES = {EarlierFailure: _earlier_failure, LeakNote: _leak_note}
+def _sharpening_note(said: str, note) -> str:
+    names = " and ".join(note.names)
+    return (f"{said.rstrip('.')}. Raising {names} alone fixes this: ×{diagnosis.factor(note.factor)} makes it pass at "
+            f"every length up to {note.max_len} (raise {names} ×{diagnosis.factor(note.factor)})")
+
+
+NOTES = {EarlierFailure: _earlier_failure, LeakNote: _leak_note, sharpening.Sharpening: _sharpening_note}
 
 
 # --- attention -------------------------------------------------------------------------------------------------
@@ -174,6 +180,9 @@ def _uneven(f) -> str:
 def _scale_by(f) -> str:
     if f.factor is None:
         return "no scale up to ×10⁴ is enough, so sharpening alone will not fix it"
+    if f.max_len is not None:  # sized by the checker on the puzzle's sharpness, for every length it promises
+        return (f"to pass at every length up to {f.max_len} (this input at its full length included), raise your "
+                f"sharpness symbol of the attention ×{diagnosis.factor(f.factor)}")
     return (f"at this length ({f.keys} keys visible) the scores need ×{diagnosis.factor(f.factor)} (raise your "
             "sharpness symbol of the attention by that much)")
 
@@ -183,8 +192,18 @@ def _sharpen(f) -> str:
             f"the next best by only {f.gap:.3g}: sharpen the pattern; {_scale_by(f.scale)}")
 
 
-def _favour(pairs, who: str) -> str:
-    return " and ".join(f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.3g}"
+def _digits(*values: float) -> int:
+    """The fewest significant digits (at least 3) at which the distinct `values` print distinct: where a gap
+    decides, a report must not show a tie (−200 against −200)."""
+    distinct = sorted(set(float(v) for v in values))
+    for d in range(3, 13):
+        if len({f"{v:.{d}g}" for v in distinct}) == len(distinct):
+            return d
+    return 17
+
+
+def _favour(pairs, who: str, d: int = 3) -> str:
+    return " and ".join(f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.{d}g}"
                         for g, v in sorted(pairs, key=lambda kv: -kv[1]))
 
 
@@ -196,13 +215,15 @@ WRONG_KEY_ADVICE = {
 
 
 def _wrong_key(f) -> str:
-    head_line = (f"attention went to the wrong position: key {f.top} scores {f.top_score:.3g} against "
-                 f"{f.target_score:.3g} for the target key {f.target}")
+    d = _digits(f.top_score, f.target_score)
+    head_line = (f"attention went to the wrong position: key {f.top} scores {f.top_score:.{d}g} against "
+                 f"{f.target_score:.{d}g} for the target key {f.target}")
     if not f.against:
         return f"{head_line}. Look at W_Q and W_K"
-    favours = f"; of the directions W_K reads, {_favour(f.against, f'key {f.top}')}"
+    d = _digits(sum(v for _, v in f.against), sum(v for _, v in f.toward)) if f.toward else 3
+    favours = f"; of the directions W_K reads, {_favour(f.against, f'key {f.top}', d)}"
     if f.toward:
-        favours += f", {_favour(f.toward, 'the target')}"
+        favours += f", {_favour(f.toward, 'the target', d)}"
     if f.writer is not None:
         return f"{head_line}{favours}. {words(f.writer)}"
     if f.silent is not None:
@@ -287,7 +308,8 @@ def _scores_why(f) -> str:
     if f.tied:
         return (f"Indistinguishable keys: key {f.b} and key {f.a} both score {f.score_a:.6g}, so no scale can "
                 "separate them. ")
-    return f"Key {f.b} scores {f.score_b:.3g} against {f.score_a:.3g} for key {f.a}. "
+    d = _digits(f.score_b, f.score_a)
+    return f"Key {f.b} scores {f.score_b:.{d}g} against {f.score_a:.{d}g} for key {f.a}. "
 
 
 def _attention_culprit(f) -> str:
