@@ -93,3 +93,16 @@ def test_01_and_02_a_query_that_reads_only_consonants_is_blamed_on_the_zero_quer
         said = hint_of(only_failure(check_with(stem, W_Q=W_Q)).failure.explanation)
         assert "query at position 1 ('a') is exactly zero" in said and "indistinguishable" not in said, said
         assert "W_Q reads consonant; the residual there holds vowel" in said, said
+
+
+def test_26_counts_say_what_was_enumerated():
+    """Issue 37: 26 reported "10,129 inputs" over a domain of 25 pairs (the random inputs only repeat them)."""
+    from helpers import solution
+
+    from circuits.display.render import to_text
+    from circuits.display.report import puzzle_report
+
+    said = to_text(puzzle_report(check(solution("26_modular_addition"), n_random=2000, property_examples=100,
+                                       margins=False)), width=200)
+    assert "all 25 pairs)" in said and "checked on: all 25 pairs, every input there is" in said, said
+    assert "10,129" not in said and "random inputs" not in said

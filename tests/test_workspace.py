@@ -224,3 +224,33 @@ def test_watch_runs_the_loop_in_a_fresh_workspace(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "00_attention · Attention by hand · not attempted" in done.stdout
     assert "watching puzzles/00_attention.py" in done.stdout
+
+
+def test_init_where_puzzles_is_a_file_fails_in_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """Issue 37: `circuits init` with a file named puzzles reported "30 files kept"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "puzzles").write_text("mine\n")
+    assert main(["init", "."]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("circuits: puzzles is a file, not a folder") and "nothing was written" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["puzzles"]
+    assert (tmp_path / "puzzles").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("name, text", [("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'),
+                                        ("setup.cfg", "[tool:pytest]\ntestpaths = tests\n"),
+                                        ("tox.ini", "[pytest]\ntestpaths = tests\n")])
+def test_init_never_adds_a_pytest_ini_that_overrides_the_projects_own_settings(tmp_path, monkeypatch, capsys,
+                                                                               name, text):
+    """Issue 37: `init .` in a project whose pytest settings live in pyproject.toml added a pytest.ini, which pytest
+    reads first: the project's own tests stopped running."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text)
+    assert main(["init", "."]) == 0
+    out = capsys.readouterr().out
+    assert not (tmp_path / "pytest.ini").exists()
+    assert (tmp_path / name).read_text() == text
+    assert f"pytest.ini not written: it would override your pytest settings in {name}" in out
+    assert 'add "puzzles" to testpaths there' in out and "and pytest.ini" not in out
+    assert all(len(line) <= 80 for line in out.splitlines()), out

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from circuits.checking import guarantees, limits, once
+from circuits.checking import guarantees, limits, once, sharpening
 from circuits.checking.answer_names import puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
@@ -398,7 +398,8 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             f.trace = model.run([f.tokens])
             f.explanation = t.explain(f.trace, f.tokens)
             f.explanation.terms = puzzle_terms(attempt, model)
-            _size_sharpening(attempt, t, f, [found, *plan.examples, *small.inputs, *plan.random], inputs.max_len)
+            _size_sharpening(attempt, t, f, [found, *plan.examples, *plan.extremes,
+                                             *sharpening.sample([*small.inputs, *plan.sample])], inputs.max_len)
             res.status, res.failure, res.worst = "failed", f, None
         results[i] = res
     _earliest_first(targets, [results[i] for i in idx])
@@ -408,8 +409,6 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
 def _size_sharpening(attempt, target, f: Failure, batch: list[Tokens], max_len: int) -> None:
     """Where raising the puzzle's sharpness alone fixes the failing target, say by how much for every input checked
     (the failing one at its full length included): in the hint's own factor, else as a note after it."""
-    from circuits.checking import sharpening
-
     e = f.explanation
     said = sharpening.sizing(attempt, target, e.hint, e.terms, [f.tokens, *batch], evaluate, max_len)
     if said is None:

@@ -76,9 +76,28 @@ def summary(explanation) -> str:
     return words(explanation.summary)
 
 
+def _no_given_suspects(facts, terms):
+    """The hint's facts without a head named as the suspect (`who`) whose W_V and W_O are both givens: the learner
+    cannot edit them, so they are never the place to look."""
+    import dataclasses
+
+    if terms is None or not dataclasses.is_dataclass(facts) or isinstance(facts, type):
+        return facts
+    changed = {}
+    for f in dataclasses.fields(facts):
+        value = getattr(facts, f.name)
+        if f.name == "who" and isinstance(value, tuple) and len(value) == 2 and terms.answer and not any(
+                (*value, role) in terms.heads for role in ("W_V", "W_O")):
+            changed[f.name] = None
+        elif dataclasses.is_dataclass(value):
+            if (new := _no_given_suspects(value, terms)) is not value:
+                changed[f.name] = new
+    return dataclasses.replace(facts, **changed) if changed else facts
+
+
 def hint(explanation) -> str:
     """The likely cause and where to look, in the puzzle's own names, with the checker's notes after it."""
-    said = words(explanation.hint)
+    said = words(_no_given_suspects(explanation.hint, explanation.terms))
     if explanation.terms is not None:
         said = in_puzzle_terms(said, explanation)
     for note in explanation.notes:
@@ -483,6 +502,10 @@ def _not_reaching(f) -> str:
     named = (f"look at W_V and W_O of {_head(f.who)} (attending to its best key would raise {w!r} over {r!r} by "
              f"{fmt_num(f.reach)}, against a lead of {fmt_num(f.lead)} for {r!r}) and at W_U"
              if f.who is not None else "look at W_U")
+    if f.mlps:  # an MLP writes where W_U tells them apart: it comes first, before any head
+        mlp = " and ".join(f"the MLP of layer {l}" for l in f.mlps)
+        named = (f"look at W_in and W_out of {mlp} (which units fire for this input, and what they write into the "
+                 f"directions W_U reads to tell {w!r} from {r!r}), then " + named.removeprefix("look at "))
     if f.rival.how in ("tie", "near"):  # no sharpness separates equal logits
         return (f"{_rival(f.rival)}, so no sharpness can make {w!r} sure, and no attention pattern of your heads "
                 f"separates them: what the attended positions hold must raise {w!r} above {r!r} — {named}")
