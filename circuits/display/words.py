@@ -6,13 +6,19 @@ from __future__ import annotations
 from circuits.io import paths
 
 
+def printable(text: str) -> str:
+    """`text` with what no terminal can write (a lone surrogate from a learner's message or a file name's stray
+    byte) as its escape, \\udcff: it cannot stop a table from printing or shift its columns."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def said(result) -> str:
     """The one line a PuzzleResult or TargetResult says for itself: its error as raised, what is left to fill in,
     or nothing."""
     if result.error is not None:
-        return str(result.error)
+        return printable(str(result.error))
     if result.todo is not None:
-        return f"not attempted: fill in {', '.join(result.todo.missing)} in {paths.shown(result.todo.path)}"
+        return printable(f"not attempted: fill in {', '.join(result.todo.missing)} in {paths.shown(result.todo.path)}")
     return ""
 
 
