@@ -411,12 +411,8 @@ def _size_sharpening(attempt, target, f: Failure, batch: list[Tokens], max_len: 
     (the failing one at its full length included): in the hint's own factor, else as a note after it."""
     e = f.explanation
     said = sharpening.sizing(attempt, target, e.hint, e.terms, [f.tokens, *batch], evaluate, max_len)
-    if said is None:
-        return
-    if sharpening.holds_scale(e.hint) and said.of == "attention":
-        e.hint = sharpening.sized(e.hint, said)
-    else:
-        e.notes.append(said)
+    if said is not None:
+        e.notes.append(said)  # display says it in the hint's own factor where the hint names one
 
 
 def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> None:

@@ -97,10 +97,15 @@ def _no_given_suspects(facts, terms):
 
 def hint(explanation) -> str:
     """The likely cause and where to look, in the puzzle's own names, with the checker's notes after it."""
-    said = words(_no_given_suspects(explanation.hint, explanation.terms))
+    facts, notes = _no_given_suspects(explanation.hint, explanation.terms), list(explanation.notes)
+    for note in notes:  # a factor sized for every length replaces the hint's own, sized for this input alone
+        if isinstance(note, sharpening.Sharpening) and note.of == "attention" and sharpening.holds_scale(facts):
+            facts, notes = sharpening.sized(facts, note), [n for n in notes if n is not note]
+            break
+    said = words(facts)
     if explanation.terms is not None:
         said = in_puzzle_terms(said, explanation)
-    for note in explanation.notes:
+    for note in notes:
         said = NOTES[type(note)](said, note)
     return said
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from rich.text import Text
 
-from circuits.display.render import _label, _num, pattern_heatmap
+from circuits.display.render import number_text, pattern_heatmap, short_label
 from circuits.display.tables import readout_table, title
 
 
@@ -27,8 +27,8 @@ def mlp_writes(trace, layer: int, n: int = 0):
     heading = f"the MLP of layer {layer} writes, per position (rows) into each direction (columns)"
     if not cols:
         return Text(f"the MLP of layer {layer} writes nothing at any position (W_out is zero)")
-    return Fit([("pos token", [f"{q} {_label(tokens[q])}" for q in rows])],
-               [(labels[i], [Text(_num(round(float(out[q, i]), 4)), style="dim" if abs(out[q, i]) < 1e-12 else "")
+    return Fit([("pos token", [f"{q} {short_label(tokens[q])}" for q in rows])],
+               [(labels[i], [Text(number_text(round(float(out[q, i]), 4)), style="dim" if abs(out[q, i]) < 1e-12 else "")
                              for q in rows]) for i in cols], title=heading, padding=1)
 
 
