@@ -91,7 +91,7 @@ def test_not_sharp_enough_says_by_how_much_and_that_factor_is_enough():
     failed = failing("07_induction_k_composition", params={"s": 2})
     f = next(t for label, t in failed.items() if label.startswith("head 0.0"))
     said = hint_of(f.failure.explanation)
-    factor = float(re.search(r"raise your sharpness symbol s ×([\d.]+)", said).group(1))
+    factor = float(re.search(r"the scores need ×([\d.]+) \(raise your sharpness symbol s by that much\)", said).group(1))
     assert 1 < factor < 4, said
     assert "every length up to" in said
     for s, passes in ((2 * factor, True), (2 * factor * 0.95, False)):

@@ -205,8 +205,8 @@ def _scale_by(f) -> str:
     if f.factor is None:
         return "no scale up to ×10⁴ is enough, so sharpening alone will not fix it"
     if f.max_len is not None:  # sized by the checker on the puzzle's sharpness, for every length it promises
-        return (f"to pass at every length up to {f.max_len} (this input at its full length included), raise your "
-                f"sharpness symbol of the attention ×{diagnosis.factor(f.factor)}")
+        return (f"to pass at every length up to {f.max_len} (this input at its full length included), the scores "
+                f"need ×{diagnosis.factor(f.factor)} (raise your sharpness symbol of the attention by that much)")
     return (f"at this length ({f.keys} keys visible) the scores need ×{diagnosis.factor(f.factor)} (raise your "
             "sharpness symbol of the attention by that much)")
 

@@ -82,7 +82,10 @@ def result_repr(result) -> str:
     """`print(result)`, `repr(result)`: the compact report (the first hint at most), at the terminal's width."""
     from circuits.display.render import terminal_width
 
-    return result_text(result, terminal_width())
+    try:
+        return result_text(result, terminal_width())
+    except Exception:  # noqa: BLE001 - a repr must never raise: a half-built result still names itself
+        return f"<PuzzleResult {getattr(result, 'file', '') or '?'}: {getattr(result, 'status', '?')}>"
 
 
 # --- an audit, hints, an analysis ----------------------------------------------------------------------------
