@@ -169,7 +169,7 @@ def test_a_parameter_no_matrix_uses_is_a_warning_not_an_error(project, capsys):
     answer(project, block(params="{'gamma': 2.0}"))
     code, out, err = circuits(capsys, "show", "1", "abc")
     assert code == 0 and "Traceback" not in out + err
-    assert err.strip() == "circuits: warning: parameter 'gamma' is bound in params but no matrix uses it"
+    assert err.strip() == "circuits: warning: puzzles/01_consonants.py: parameter 'gamma' is bound in params but no matrix uses it"
 
 
 def test_a_labelled_unembedding_in_another_order_is_refused_not_used_by_position(project, capsys):

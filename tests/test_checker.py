@@ -152,8 +152,9 @@ def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
 
 
 def test_circuits_check_runs_a_files_every_stage_on_one_worker(tmp_path, monkeypatch, capsys):
-    """`circuits check`: the import, the validation and the check of one file share one worker thread (a
-    session), each stage under its own limit, where each used to start a worker of its own."""
+    """`circuits check`: the validation and the check of one file share one worker thread (a session), each stage
+    under its own limit, where each used to start a worker of its own. (The learner's file itself is imported in
+    its own process: checking/sealed.)"""
     import shutil
     import threading
 
@@ -168,7 +169,7 @@ def test_circuits_check_runs_a_files_every_stage_on_one_worker(tmp_path, monkeyp
                                                                   real(what, detail))[1])
     assert cli.main(["check", str(mine), "--no-cache", "--no-margins"]) == 0
     stages = {what for what, _ in seen}
-    assert {"importing", "validating the puzzle", "checking"} <= stages, stages
+    assert {"validating the puzzle", "checking"} <= stages, stages
     assert len({ident for _, ident in seen}) == 1 and seen[0][1] != threading.get_ident()
     assert "solved" in capsys.readouterr().out
 

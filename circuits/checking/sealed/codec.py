@@ -18,7 +18,8 @@ import numpy as np
 from circuits.checking.puzzle import Stub
 from circuits.model.basis import NamedMatrix
 
-KINDS = "biuf"  # numpy dtype kinds that may cross: bool, signed and unsigned ints, floats
+KINDS = "biufc"  # numpy dtype kinds that may cross: bool, signed and unsigned ints, floats, complex (refused here)
+CHECKER_MAX = 2**28  # the most entries the checker takes in one matrix (model.weights.MAX_ENTRIES)
 MAX_DEPTH = 8  # nesting of lists and tuples in a code puzzle's inputs and outputs
 MAX_ITEMS = 1 << 16  # items in one list, tuple or dict
 MAX_ENTRIES = 1 << 20  # entries of one array (8 MB of float64); the largest reference matrix has about 2,000
@@ -51,6 +52,8 @@ def array(a: np.ndarray) -> dict:
     """A numeric array as {"nd": dtype, "shape", "b64"}: its exact bytes."""
     if a.dtype.kind not in KINDS:
         raise Unreadable(f"an array of {a.dtype}")
+    if a.size > CHECKER_MAX:  # its shape alone: the checker refuses it, in its own words, before any entry is read
+        return {"huge": {"shape": [int(n) for n in a.shape], "dtype": a.dtype.str}}
     if a.size > MAX_ENTRIES:
         raise Refused(f"an array of shape {a.shape}: {a.size:,} entries, more than the {MAX_ENTRIES:,} any answer "
                       "may have")
@@ -105,7 +108,7 @@ def _entries(raw: np.ndarray) -> dict:
 def _number(x) -> float:
     if isinstance(x, (bool, np.bool_)):
         return float(x)
-    if isinstance(x, complex) or (_is_sympy(x) and getattr(x, "is_real", None) is False):
+    if isinstance(x, (complex, np.complexfloating)) or (_is_sympy(x) and getattr(x, "is_real", None) is False):
         raise Unreadable(f"a complex entry {x}")
     if isinstance(x, numbers.Number) or _is_sympy(x) or isinstance(x, np.generic):
         try:
@@ -119,8 +122,12 @@ def matrix(value) -> dict:
     """An answer matrix (lists, numpy, NamedMatrix, sympy Matrix) as data; Unreadable when it is none."""
     if isinstance(value, NamedMatrix):
         return {"named": {"rows": list(value.rows.labels), "cols": list(value.cols.labels), "values": matrix(value.values)}}
+    if isinstance(value, np.ma.MaskedArray):  # the checker refuses it, saying why: its mask crosses too
+        return {"masked": {"data": array(np.ma.getdata(value)), "mask": array(np.ma.getmaskarray(value))}}
     if isinstance(value, np.ndarray) and value.dtype.kind in KINDS:
         return {"numbers": array(value)}
+    if isinstance(value, (numbers.Number, np.generic)) and not _is_sympy(value):
+        raise Unreadable(_what(value))  # a lone number: handed over as it is, for the checker to name
     if _is_sympy(value) and hasattr(value, "tolist"):
         raw = np.array(value.tolist(), dtype=object)
     elif isinstance(value, (list, tuple, np.ndarray)) or isinstance(value, numbers.Number) or _is_sympy(value):
@@ -132,7 +139,18 @@ def matrix(value) -> dict:
             raise Unreadable("ragged nested lists (rows of different lengths)")
     else:
         raise Unreadable(_what(value))
-    return {"entries": _entries(raw)}
+    try:
+        return {"entries": _entries(raw)}
+    except Refused:
+        raise
+    except Unreadable as first:  # an entry that is no real number (a complex one, None, a string): each as it is
+        if raw.size > MAX_ITEMS:
+            raise
+        try:
+            items = [value(x) for x in raw.flat]
+        except Exception:  # noqa: BLE001 - an entry no data can carry (exp(s), a function): the first reason
+            raise first from None
+        return {"objects": {"shape": list(raw.shape), "items": items}}
 
 
 def params(value) -> dict:
@@ -180,6 +198,8 @@ def value(x, depth: int = 0):
         return x
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return {"int": str(x)} if isinstance(x, int) else {"float": float(x).hex()}
+    if isinstance(x, complex):
+        return {"complex": [x.real.hex(), x.imag.hex()]}
     if isinstance(x, np.generic):
         return {"scalar": array(np.asarray(x))}
     if isinstance(x, np.ndarray):
@@ -195,7 +215,15 @@ def value(x, depth: int = 0):
 
 # --- decoding (the grader's process) -------------------------------------------------------------------------
 def to_array(d: dict) -> np.ndarray:
-    """Bytes back into an array, refusing any dtype but bool, int, uint or float, and a shape the bytes do not fill."""
+    """Bytes back into an array, refusing any dtype but bool, int, uint, float or complex, and a shape the bytes do
+    not fill; an array past what the checker takes comes back as its shape alone (zeros that take no memory)."""
+    if "huge" in d:
+        shape = tuple(int(n) for n in d["huge"]["shape"])
+        dtype = np.dtype(str(d["huge"]["dtype"]))
+        if dtype.kind not in KINDS or len(shape) > 8 or any(n < 0 for n in shape) \
+                or int(np.prod(shape, dtype=np.float64)) <= CHECKER_MAX:
+            raise Unreadable(f"an array of shape {shape} that is not past the checker's limit")
+        return np.broadcast_to(np.zeros((), dtype=dtype), shape)
     dtype = np.dtype(str(d["nd"]))
     if dtype.kind not in KINDS or dtype.hasobject:
         raise Unreadable(f"an array of {dtype}")
@@ -216,6 +244,16 @@ def to_matrix(d: dict):
         return NamedMatrix([str(x) for x in n["rows"]], [str(x) for x in n["cols"]], np.asarray(values, dtype=object))
     if "numbers" in d:
         return to_array(d["numbers"])
+    if "masked" in d:
+        return np.ma.masked_array(to_array(d["masked"]["data"]), mask=to_array(d["masked"]["mask"]))
+    if "objects" in d:
+        shape = tuple(int(n) for n in d["objects"]["shape"])
+        items = [to_value(x) for x in d["objects"]["items"]]
+        if len(items) != int(np.prod(shape, dtype=np.int64)) or len(items) > MAX_ITEMS:
+            raise Unreadable("entries that do not fill their shape")
+        out = np.empty(len(items), dtype=object)
+        out[:] = items
+        return out.reshape(shape)
     e = d["entries"]
     if "nd" in e:
         return to_array(e)
@@ -269,8 +307,12 @@ def to_answer_value(d: dict):
 
 
 def placeholder(kind: str):
-    """A stand-in for an object that could not cross (a function, a learner's class): of a class named as its
-    type, so the checker's message names it as it would have at home."""
+    """A stand-in for an object that could not cross (a function, a learner's class): a function for a function,
+    else of a class named as its type, so the checker's message names it as it would have at home."""
+    if kind in ("function", "builtin_function_or_method", "method", "lambda"):
+        def function(*args, **kwargs):
+            raise TypeError("a function handed in where numbers go")
+        return function
     kind = kind if kind.isidentifier() else "object"
     return type(kind, (), {"__repr__": lambda self: f"<{kind}>"})()
 
@@ -287,6 +329,9 @@ def to_value(d):
         return int(str(d["int"])[:400])
     if "float" in d:
         return float.fromhex(str(d["float"]))
+    if "complex" in d:
+        re_, im = (float.fromhex(str(x)) for x in list(d["complex"])[:2])
+        return complex(re_, im)
     if "scalar" in d:
         return to_array(d["scalar"])[()]
     if "list" in d:
