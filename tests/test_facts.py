@@ -49,7 +49,9 @@ def test_coverage_is_numbers_said_in_display():
         "exhaustive: skipped, 26^12 = 95,428,956,661,682,176 inputs exceed the budget of 20,000 "
         "(Inputs(exhaustive_budget=...))",
         "random inputs: skipped, n_random = 0", "property test: skipped, 0 examples asked for",
-        "margins: skipped, as asked (--no-margins)"]
+        "margins: skipped, as asked (--no-margins)",
+        "declared writes: no reference solution found (solutions/NN_name.py beside puzzles/, or in $CIRCUITS_COURSE) "
+        "and no writes= in the Puzzle"]
 
 
 def test_an_error_is_held_as_raised_and_said_once(tmp_path):

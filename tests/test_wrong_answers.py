@@ -23,7 +23,8 @@ def test_every_reference_solution_passes(stem, reference_result):
 def test_01_the_seed_answer_fails_on_a_long_vowel_run_ending_in_a_consonant():
     f = only_failure(check_with("01_consonants", W_K=[[0, 5]])).failure
     assert "".join(f.tokens) == "a" * 17 + "b"
-    assert "not sharp enough" in hint_of(f.explanation) and "the scores need ×1.01 (raise the scale of W_Q by that much)" in hint_of(f.explanation)
+    hint = hint_of(f.explanation)  # the factor fixes every length the puzzle promises, this input's full one included
+    assert "not sharp enough" in hint and "the scores need ×1.18 (raise the scale of W_Q by that much)" in hint
 
 
 def test_01_swapped_values_point_at_W_V():
