@@ -114,6 +114,14 @@ def _repr_pretty(self, p, cycle):
     self._repr_pretty_(p, cycle)
 
 
+def _repr(self):
+    """`print(result)` and `repr(result)` in a terminal: the compact report, not the dataclass's fields."""
+    from circuits.display import notebook
+
+    notebook.attach()
+    return self.__repr__()
+
+
 def _attach_lazily() -> None:
     from circuits.checking.audit import AuthorAudit
     from circuits.checking.checker import PuzzleResult
@@ -121,6 +129,8 @@ def _attach_lazily() -> None:
     for cls in (PuzzleResult, AuthorAudit):
         cls._repr_html_, cls._repr_pretty_ = _repr_html, _repr_pretty
     Trace._repr_html_ = _repr_html
+    PuzzleResult.__repr__ = Trace.__repr__ = _repr
+    Trace._repr_pretty_ = _repr_pretty
 
 
 _attach_lazily()

@@ -337,7 +337,8 @@ def cmd_init(args) -> int:
     where = _shown(done.folder)
     puzzles = sum(p.parent.name == "puzzles" for p in done.written)
     if done.written and not done.kept:
-        print(f"created {where}/: {puzzles} puzzles in {where}/puzzles, README.md and pytest.ini")
+        ini = "" if done.settings_in else " and pytest.ini"
+        print(f"created {where}/: {puzzles} puzzles in {where}/puzzles{', README.md' if ini else ' and README.md'}{ini}")
     elif done.written:
         names = ", ".join(p.name for p in done.written)
         print(f"added to {where}/: {names}")
@@ -345,6 +346,9 @@ def cmd_init(args) -> int:
     else:
         print(f"{where}/ already has all {len(done.kept)} files (your puzzle files are kept as they are); "
               "nothing was written")
+    if done.settings_in:
+        print(f"pytest.ini not written: it would override your pytest settings in {done.settings_in}")
+        print("to check your puzzles with `pytest`, add \"puzzles\" to testpaths there")
     print(f"next: cd {shlex.quote(where)} && circuits watch")
     return 0
 
@@ -375,8 +379,7 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
 
 
 def cmd_show(args) -> int:
-    from circuits.display.render import pattern_heatmap
-    from circuits.display.tables import readout_table, title
+    from circuits.display.shown import show_parts
 
     attempt, model = _built(args, "show")
     tokens = model.vocab.split(args.input)
@@ -398,19 +401,8 @@ def cmd_show(args) -> int:
                           "readout": first["readout"], "output": first["output"], "expected": expected}))
         return 0
     c = _console()
-    marked = {tuple(t["head"]): t for t in targets if t["kind"] == "attention"}
-    for l in range(model.n_layers):
-        for h in range(model.n_heads(l)):
-            target = marked.get((l, h))
-            heading = f"head {l}.{h}" + (f" — {target['label']} (* = expected key)" if target else "")
-            c.print(title(heading))
-            c.print(pattern_heatmap(trace.pattern(l, h)[0], labels, targets=target["expected"] if target else None))
-            c.print()
-    for target in targets:
-        if target["kind"] != "attention":
-            c.print(title(f"{target['label']} — {target['readout']}, yours vs expected"))
-            c.print(readout_table(target, labels))
-            c.print()
+    for part in show_parts(trace, targets):
+        c.print(part)
     if args.html:
         c.print(f"wrote {args.html}", markup=False, highlight=False)
     return 0

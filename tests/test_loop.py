@@ -147,6 +147,7 @@ def test_watch_opens_a_solved_puzzle_it_is_asked_for_and_wraps_to_the_first_unso
     try:
         seen = w.until(r"03_uniform .* solved")
         seen = w.until(r"watching puzzles/03_uniform\.py", seen)
+        assert not any("stuck?" in line for line in w.lines[:seen]), "".join(w.lines)  # solved: no hint offered
         w.type("n")
         seen = w.until(r"watching puzzles/04_previous_token\.py", seen)
         w.type("n")

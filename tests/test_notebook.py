@@ -219,3 +219,32 @@ def test_a_notebook_renders_the_report(tmp_path):
     assert "shortest failing input: 'aaaaaaaaaaaaaaaaab'" in visible(html) and 'class="cv-pat"' in html
     assert plain.startswith("01_consonants · Consonant detection · failing")
     assert "hint 1 of 3" in nb.cells[2].outputs[0].data["text/plain"]
+
+
+def test_print_and_repr_of_a_result_are_the_compact_report():
+    """Issue 37: `print(result)` dumped the whole dataclass (16.7k characters for 01), the near-answer hint included."""
+    result = circuits.check("consonants", **WRONG_01)
+    for said in (repr(result), str(result)):
+        assert said.startswith("01_consonants · Consonant detection · failing"), said[:200]
+        assert "PuzzleResult(" not in said and "Attempt(" not in said and len(said) < 6000
+        assert "hint 2" not in said and all(len(line) <= 80 for line in said.splitlines())
+
+
+def test_show_as_text_is_labelled_heatmaps_not_an_array_dump():
+    trace = circuits.show("consonants", "abcab", **WRONG_01)
+    for said in (repr(trace), str(trace), pretty(trace)):
+        assert "head 0.0" in said and "query ↓ key →" in said, said
+        assert "array(" not in said and "Trace(" not in said
+
+
+def test_show_prints_what_each_mlp_writes_by_direction():
+    """Issue 37: 26's hint advises `circuits show` for what the MLP writes into sum:cos and sum:sin."""
+    from helpers import solution
+
+    answer = solution("26_modular_addition").answer
+    trace = circuits.show("modular_addition", "12", W_in=answer.W_in, W_out=answer.W_out, W_U=answer.W_U,
+                          params=answer.params)
+    said = str(trace)
+    assert "the MLP of layer 0 writes" in said and "sum:cos" in said and "sum:sin" in said, said
+    row = [line for line in said.splitlines() if line.strip().startswith("1 2")][-1]  # the MLP's row, after the heatmap's
+    assert "-0.8968" in row and "-0.5" in row, row  # cos(w·3) ≈ −0.809, approximated by the ReLUs

@@ -3,6 +3,7 @@ and a test suite that never reads the learner's files."""
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 from conftest import learner_file_recorder
@@ -224,3 +225,71 @@ def test_watch_runs_the_loop_in_a_fresh_workspace(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "00_attention · Attention by hand · not attempted" in done.stdout
     assert "watching puzzles/00_attention.py" in done.stdout
+
+
+def test_init_where_puzzles_is_a_file_fails_in_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """Issue 37: `circuits init` with a file named puzzles reported "30 files kept"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "puzzles").write_text("mine\n")
+    assert main(["init", "."]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("circuits: puzzles is a file, not a folder") and "nothing was written" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["puzzles"]
+    assert (tmp_path / "puzzles").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("name, text", [("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'),
+                                        ("setup.cfg", "[tool:pytest]\ntestpaths = tests\n"),
+                                        ("tox.ini", "[pytest]\ntestpaths = tests\n")])
+def test_init_never_adds_a_pytest_ini_that_overrides_the_projects_own_settings(tmp_path, monkeypatch, capsys,
+                                                                               name, text):
+    """Issue 37: `init .` in a project whose pytest settings live in pyproject.toml added a pytest.ini, which pytest
+    reads first: the project's own tests stopped running."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text)
+    assert main(["init", "."]) == 0
+    out = capsys.readouterr().out
+    assert not (tmp_path / "pytest.ini").exists()
+    assert (tmp_path / name).read_text() == text
+    assert f"pytest.ini not written: it would override your pytest settings in {name}" in out
+    assert 'add "puzzles" to testpaths there' in out and "and pytest.ini" not in out
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+
+
+def test_a_lone_surrogate_in_a_message_cannot_garble_the_summary_table():
+    """Issue 37: a learner's exception message with a lone surrogate broke the summary table (a UnicodeEncodeError
+    half-way through the table, in a terminal)."""
+    from circuits.checking.checker import PuzzleResult
+    from circuits.display.render import to_text
+    from circuits.display.report import summary_table
+    from circuits.errors import CircuitError
+
+    rows = [PuzzleResult.unloaded(Path("puzzles/01_consonants.py"), CircuitError("raised ValueError: bad \ud800 x")),
+            PuzzleResult.unloaded(Path("puzzles/02_\udcff.py"), CircuitError("cannot load"))]
+    text = to_text(summary_table(rows), width=80)
+    text.encode("utf-8")  # what a terminal does with it: no surrogate is left to fail on
+    assert "bad \\ud800 x" in text and "02_\\udcff" in text
+    widths = {len(line) for line in text.splitlines()[1:] if line.strip()}
+    assert len(widths) == 1, text  # every row of the table as wide as the others
+
+
+def test_an_unused_params_key_is_warned_at_the_learners_file(tmp_path):
+    """Issue 37: the warning pointed into the shipped solution (circuits/curriculum/solutions/…, the build() the
+    checker runs), not at the learner's file and its `params` line."""
+    import warnings
+
+    from circuits.errors import CircuitWarning
+
+    path = shipped("solutions", "07_induction_k_composition", tmp_path / "puzzles")
+    text = path.read_text(encoding="utf-8").replace('params = {"s": 30}', 'params = {"s": 30, "t": 2}')
+    path.write_text(text, encoding="utf-8")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        load(path).model()
+    ours = [w for w in said if issubclass(w.category, CircuitWarning)]
+    assert len(ours) == 1, [str(w.message) for w in said]
+    (w,) = ours
+    assert w.filename == str(path) and "curriculum" not in w.filename and "solutions" not in str(w.message)
+    assert text.splitlines()[w.lineno - 1].startswith("params = ")
+    assert "parameter 't' is bound in params but no matrix uses it" in str(w.message)

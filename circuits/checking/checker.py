@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from circuits.checking import guarantees, limits, once
+from circuits.checking import guarantees, limits, once, sharpening
 from circuits.checking.answer_names import puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
@@ -418,14 +418,26 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
         if row in failed:
             f = failed[row]
             fails = lambda cands, t=t: ~evaluate(model, [t], cands)[0][0]  # noqa: E731
+            found = list(f.tokens)
             f.tokens = shrink(f.tokens, fails, list(inputs.alphabet), inputs.min_len)
             f.trace = model.run([f.tokens])
             f.explanation = t.explain(f.trace, f.tokens)
             f.explanation.terms = puzzle_terms(attempt, model)
+            _size_sharpening(attempt, t, f, [found, *plan.examples, *plan.extremes,
+                                             *sharpening.sample([*small.inputs, *plan.sample])], inputs.max_len)
             res.status, res.failure, res.worst = "failed", f, None
         results[i] = res
     _earliest_first(targets, [results[i] for i in idx])
     return cov
+
+
+def _size_sharpening(attempt, target, f: Failure, batch: list[Tokens], max_len: int) -> None:
+    """Where raising the puzzle's sharpness alone fixes the failing target, say by how much for every input checked
+    (the failing one at its full length included): in the hint's own factor, else as a note after it."""
+    e = f.explanation
+    said = sharpening.sizing(attempt, target, e.hint, e.terms, [f.tokens, *batch], evaluate, max_len)
+    if said is not None:
+        e.notes.append(said)  # display says it in the hint's own factor where the hint names one
 
 
 def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> None:

@@ -43,11 +43,49 @@ testpaths = puzzles
 
 @dataclass
 class Created:
-    """What init did: the files it wrote and those it found already there (kept untouched)."""
+    """What init did: the files it wrote, those it found already there (kept untouched) and, where the folder's
+    pytest settings live elsewhere (`settings_in`), the pytest.ini it did not write, which would override them."""
 
     folder: Path
     written: list[Path] = field(default_factory=list)
     kept: list[Path] = field(default_factory=list)
+    settings_in: str | None = None  # the file holding the folder's own pytest settings (pytest.ini not written)
+
+
+def pytest_settings(folder: Path) -> str | None:
+    """The file of `folder` that holds pytest settings of its own (pyproject.toml's [tool.pytest.ini_options],
+    tox.ini's [pytest], setup.cfg's [tool:pytest], pytest.toml): a pytest.ini beside it would silently win."""
+    import configparser
+    import tomllib
+
+    for name in ("pytest.toml", ".pytest.toml"):
+        if (folder / name).is_file():
+            return name
+    try:
+        with open(folder / "pyproject.toml", "rb") as f:
+            tool = tomllib.load(f).get("tool", {})
+        if isinstance(tool, dict) and isinstance(tool.get("pytest"), dict):
+            return "pyproject.toml"
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        pass
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(folder / name, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_section(section):
+            return name
+    return None
+
+
+def _not_a_folder(folder: Path) -> None:
+    """One line, before anything is written, when a folder the workspace needs is a file."""
+    for rel in dict.fromkeys(Path(rel).parent for rel, _ in files()):
+        path = folder / rel
+        if rel != Path(".") and (path.is_file() or (path.exists() and not path.is_dir())):
+            raise CircuitError(f"{path} is a file, not a folder: the workspace keeps its puzzles in {path}/, so "
+                               "move or rename that file and run `circuits init` again (nothing was written)")
 
 
 def files() -> list[tuple[str, str]]:
@@ -60,9 +98,13 @@ def create(folder: Path) -> Created:
     """Write the workspace into `folder`, never over a file (or anything else) that is already there."""
     if folder.exists() and not folder.is_dir():
         raise CircuitError(f"{folder} is a file, not a folder: name a new or existing folder for the workspace")
+    _not_a_folder(folder)
     done = Created(folder)
     for rel, text in files():
         path = folder / rel
+        if rel == "pytest.ini" and not path.exists() and (settings := pytest_settings(folder)):
+            done.settings_in = settings  # a pytest.ini would override the folder's own settings: not written
+            continue
         if path.exists() or path.is_symlink():
             done.kept.append(path)
             continue

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from circuits.checking import diagnosis
+from circuits.checking import diagnosis, sharpening
 from circuits.checking.targets import attention, mlp, next_token, output, scores
 from circuits.checking.targets.base import EarlierFailure, LeakNote
 from circuits.checking.targets.formats import fmt_named, fmt_num, fmt_pair, fmt_vec, token_at
@@ -76,12 +76,36 @@ def summary(explanation) -> str:
     return words(explanation.summary)
 
 
+def _no_given_suspects(facts, terms):
+    """The hint's facts without a head named as the suspect (`who`) whose W_V and W_O are both givens: the learner
+    cannot edit them, so they are never the place to look."""
+    import dataclasses
+
+    if terms is None or not dataclasses.is_dataclass(facts) or isinstance(facts, type):
+        return facts
+    changed = {}
+    for f in dataclasses.fields(facts):
+        value = getattr(facts, f.name)
+        if f.name == "who" and isinstance(value, tuple) and len(value) == 2 and terms.answer and not any(
+                (*value, role) in terms.heads for role in ("W_V", "W_O")):
+            changed[f.name] = None
+        elif dataclasses.is_dataclass(value):
+            if (new := _no_given_suspects(value, terms)) is not value:
+                changed[f.name] = new
+    return dataclasses.replace(facts, **changed) if changed else facts
+
+
 def hint(explanation) -> str:
     """The likely cause and where to look, in the puzzle's own names, with the checker's notes after it."""
-    said = words(explanation.hint)
+    facts, notes = _no_given_suspects(explanation.hint, explanation.terms), list(explanation.notes)
+    for note in notes:  # a factor sized for every length replaces the hint's own, sized for this input alone
+        if isinstance(note, sharpening.Sharpening) and note.of == "attention" and sharpening.holds_scale(facts):
+            facts, notes = sharpening.sized(facts, note), [n for n in notes if n is not note]
+            break
+    said = words(facts)
     if explanation.terms is not None:
         said = in_puzzle_terms(said, explanation)
-    for note in explanation.notes:
+    for note in notes:
         said = NOTES[type(note)](said, note)
     return said
 
@@ -96,7 +120,13 @@ def _leak_note(said: str, note) -> str:
     return f"{said.rstrip('.')}. Note: {note.detail}"
 
 
-NOTES = {EarlierFailure: _earlier_failure, LeakNote: _leak_note}
+def _sharpening_note(said: str, note) -> str:
+    names = " and ".join(note.names)
+    return (f"{said.rstrip('.')}. Raising {names} alone fixes this: ×{diagnosis.factor(note.factor)} makes it pass at "
+            f"every length up to {note.max_len} (raise {names} ×{diagnosis.factor(note.factor)})")
+
+
+NOTES = {EarlierFailure: _earlier_failure, LeakNote: _leak_note, sharpening.Sharpening: _sharpening_note}
 
 
 # --- attention -------------------------------------------------------------------------------------------------
@@ -174,6 +204,9 @@ def _uneven(f) -> str:
 def _scale_by(f) -> str:
     if f.factor is None:
         return "no scale up to ×10⁴ is enough, so sharpening alone will not fix it"
+    if f.max_len is not None:  # sized by the checker on the puzzle's sharpness, for every length it promises
+        return (f"to pass at every length up to {f.max_len} (this input at its full length included), the scores "
+                f"need ×{diagnosis.factor(f.factor)} (raise your sharpness symbol of the attention by that much)")
     return (f"at this length ({f.keys} keys visible) the scores need ×{diagnosis.factor(f.factor)} (raise your "
             "sharpness symbol of the attention by that much)")
 
@@ -183,8 +216,18 @@ def _sharpen(f) -> str:
             f"the next best by only {f.gap:.3g}: sharpen the pattern; {_scale_by(f.scale)}")
 
 
-def _favour(pairs, who: str) -> str:
-    return " and ".join(f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.3g}"
+def _digits(*values: float) -> int:
+    """The fewest significant digits (at least 3) at which the distinct `values` print distinct: where a gap
+    decides, a report must not show a tie (−200 against −200)."""
+    distinct = sorted(set(float(v) for v in values))
+    for d in range(3, 13):
+        if len({f"{v:.{d}g}" for v in distinct}) == len(distinct):
+            return d
+    return 17
+
+
+def _favour(pairs, who: str, d: int = 3) -> str:
+    return " and ".join(f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.{d}g}"
                         for g, v in sorted(pairs, key=lambda kv: -kv[1]))
 
 
@@ -196,13 +239,15 @@ WRONG_KEY_ADVICE = {
 
 
 def _wrong_key(f) -> str:
-    head_line = (f"attention went to the wrong position: key {f.top} scores {f.top_score:.3g} against "
-                 f"{f.target_score:.3g} for the target key {f.target}")
+    d = _digits(f.top_score, f.target_score)
+    head_line = (f"attention went to the wrong position: key {f.top} scores {f.top_score:.{d}g} against "
+                 f"{f.target_score:.{d}g} for the target key {f.target}")
     if not f.against:
         return f"{head_line}. Look at W_Q and W_K"
-    favours = f"; of the directions W_K reads, {_favour(f.against, f'key {f.top}')}"
+    d = _digits(sum(v for _, v in f.against), sum(v for _, v in f.toward)) if f.toward else 3
+    favours = f"; of the directions W_K reads, {_favour(f.against, f'key {f.top}', d)}"
     if f.toward:
-        favours += f", {_favour(f.toward, 'the target')}"
+        favours += f", {_favour(f.toward, 'the target', d)}"
     if f.writer is not None:
         return f"{head_line}{favours}. {words(f.writer)}"
     if f.silent is not None:
@@ -287,7 +332,8 @@ def _scores_why(f) -> str:
     if f.tied:
         return (f"Indistinguishable keys: key {f.b} and key {f.a} both score {f.score_a:.6g}, so no scale can "
                 "separate them. ")
-    return f"Key {f.b} scores {f.score_b:.3g} against {f.score_a:.3g} for key {f.a}. "
+    d = _digits(f.score_b, f.score_a)
+    return f"Key {f.b} scores {f.score_b:.{d}g} against {f.score_a:.{d}g} for key {f.a}. "
 
 
 def _attention_culprit(f) -> str:
@@ -372,9 +418,10 @@ def _fixed_mix(f) -> str:
 
 
 def _attention_not_values(f) -> str:
+    leak = _leak(f.leak)  # empty where no key is off by more than 0.005: the shortfall is spread thin
     return (f"the values are right but the attention is not: the expected vector {fmt_vec(f.expected)} is a mix of "
-            f"the values at positions 0..{f.query}, so an attention pattern can give it, and {_leak(f.leak)}. "
-            f"{_scores_why(f.why)}Look at W_Q and W_K")
+            f"the values at positions 0..{f.query}, so an attention pattern can give it"
+            f"{f', and {leak}' if leak else ''}. {_scores_why(f.why)}Look at W_Q and W_K")
 
 
 def _no_mix(f) -> str:
@@ -461,6 +508,10 @@ def _not_reaching(f) -> str:
     named = (f"look at W_V and W_O of {_head(f.who)} (attending to its best key would raise {w!r} over {r!r} by "
              f"{fmt_num(f.reach)}, against a lead of {fmt_num(f.lead)} for {r!r}) and at W_U"
              if f.who is not None else "look at W_U")
+    if f.mlps:  # an MLP writes where W_U tells them apart: it comes first, before any head
+        mlp = " and ".join(f"the MLP of layer {l}" for l in f.mlps)
+        named = (f"look at W_in and W_out of {mlp} (which units fire for this input, and what they write into the "
+                 f"directions W_U reads to tell {w!r} from {r!r}), then " + named.removeprefix("look at "))
     if f.rival.how in ("tie", "near"):  # no sharpness separates equal logits
         return (f"{_rival(f.rival)}, so no sharpness can make {w!r} sure, and no attention pattern of your heads "
                 f"separates them: what the attended positions hold must raise {w!r} above {r!r} — {named}")

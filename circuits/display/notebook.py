@@ -20,7 +20,7 @@ def result_html(result) -> str:
              f'<span class="cv-status cv-{esc(result.status.replace(" ", "-"))}">{esc(result.status)}</span></div>',
              '<ul class="cv-targets">']
     for t in result.targets:
-        line = (f"{ICON[t.status]} {t.label}" + (f"  ({worst_case(t)}; {t.checked:,} inputs)" if worst_case(t) else "")
+        line = (f"{ICON[t.status]} {t.label}" + (f"  ({worst_case(t)}; {words.checked(t, result.coverage)})" if worst_case(t) else "")
                 if t.status == "passed" else failure_line(t))
         parts.append(f'<li class="cv-{esc(t.status.replace(" ", "-"))}">{esc(line)}</li>')
     parts.append("</ul>")
@@ -74,8 +74,18 @@ def _explanation_table(e) -> str:
     return f'<table class="cv-expl"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def result_text(result) -> str:
-    return to_text(puzzle_report(result), width=TEXT_WIDTH).rstrip()
+def result_text(result, width: int = TEXT_WIDTH) -> str:
+    return to_text(puzzle_report(result), width=width).rstrip()
+
+
+def result_repr(result) -> str:
+    """`print(result)`, `repr(result)`: the compact report (the first hint at most), at the terminal's width."""
+    from circuits.display.render import terminal_width
+
+    try:
+        return result_text(result, terminal_width())
+    except Exception:  # noqa: BLE001 - a repr must never raise: a half-built result still names itself
+        return f"<PuzzleResult {getattr(result, 'file', '') or '?'}: {getattr(result, 'status', '?')}>"
 
 
 # --- an audit, hints, an analysis ----------------------------------------------------------------------------
@@ -200,8 +210,14 @@ def attach() -> None:
     from circuits.checking.checker import PuzzleResult
     from circuits.model.trace import Trace
 
+    from circuits.display import render
+    from circuits.display.shown import trace_text
+
     PuzzleResult._repr_html_ = result_html
     PuzzleResult._repr_pretty_ = lambda self, p, cycle: p.text(result_text(self))
+    PuzzleResult.__repr__ = result_repr
+    Trace.__repr__ = lambda self: trace_text(self, render.terminal_width())
+    Trace._repr_pretty_ = lambda self, p, cycle: p.text(trace_text(self))
     AuthorAudit._repr_html_ = audit_html
     AuthorAudit._repr_pretty_ = lambda self, p, cycle: p.text(audit_text(self))
     Trace._repr_html_ = lambda self: Patterns(self)._repr_html_()

@@ -142,12 +142,18 @@ def expects(target, k: int) -> bool:
     return k in target
 
 
-def _label(tok: str) -> str:
+def short_label(tok: str) -> str:
+    """A token as a table's row or column label: a newline escaped, at most five characters."""
     tok = tok.replace("\n", "\\n")
     return tok if len(tok) <= 5 else tok[:4] + "…"
 
 
-def _num(x) -> str:
+_label = short_label
+
+
+def number_text(x) -> str:
+    """A matrix entry as a table prints it: whole numbers whole, others to 4 significant digits, symbols as
+    themselves."""
     if isinstance(x, (int, np.integer)):
         return str(x)
     try:
@@ -159,6 +165,9 @@ def _num(x) -> str:
     if f.is_integer() and abs(f) < 1e6:
         return str(int(f))
     return f"{f:.4g}"
+
+
+_num = number_text
 
 
 def matrix_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,

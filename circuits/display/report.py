@@ -12,7 +12,7 @@ from circuits.checking.puzzle import stars
 from circuits.checking.targets import higher_is_worse
 from circuits.display import explanations, findings
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
-from circuits.display.words import coverage, margins, said, skipped, small_short
+from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
 STYLE = {"passed": "green", "failed": "red", "error": "red", "not attempted": "yellow",
@@ -166,13 +166,13 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
             bad = next(t for t in r.targets if t.status in ("failed", "error"))
             note = said(bad) if bad.status == "error" else f"fails: {bad.label}"
         level = level_text(r.attempt.puzzle if r.attempt else None)
-        name = Text(r.name)
+        name = Text(printable(r.name))
         if level:
             name.append("\n" + level, style="dim")
         status = Text(r.status, style=STYLE.get(r.status, ""))
         if r.targets:
             status.append(f"\n{passed}/{len(r.targets)} target{'s' if len(r.targets) > 1 else ''}", style="dim")
-        table.add_row(name, status, note)
+        table.add_row(name, status, printable(note))
     return table
 
 
@@ -238,7 +238,7 @@ def puzzle_report(result: PuzzleResult) -> Group:
         if t.status in ("failed", "error") or result.status == "not attempted" and t is result.targets[0]:
             parts += [Text(""), target_report(t)]
         else:
-            extra = f"  ({worst_case(t)}; {t.checked:,} inputs)" if worst_case(t) else ""
+            extra = f"  ({worst_case(t)}; {checked(t, result.coverage)})" if worst_case(t) else ""
             parts.append(Text(f"{ICON[t.status]} {t.label}{extra}", style=STYLE[t.status]))
     if (seen := coverage(result.coverage)):
         parts.append(Text(f"checked on: {seen}", style="dim"))

@@ -155,7 +155,8 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         if warned:
             c.print(Text(f"note: the puzzle file's code warned: {warned}", style="yellow"))
         hints = list(result.attempt.puzzle.hints) if result is not None and result.attempt else []
-        _offer(c, hints, 0)
+        if result is None or result.status != "solved":  # a solved puzzle (opened by name) asks no "stuck?"
+            _offer(c, hints, 0)
         c.print(Text(f"watching {paths.shown(path)} · {KEYS}", style="dim"))
         step = _wait(c, keys, path, stamp, hints, poll)
         if step == "q":

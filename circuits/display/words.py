@@ -6,13 +6,19 @@ from __future__ import annotations
 from circuits.io import paths
 
 
+def printable(text: str) -> str:
+    """`text` with what no terminal can write (a lone surrogate from a learner's message or a file name's stray
+    byte) as its escape, \\udcff: it cannot stop a table from printing or shift its columns."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def said(result) -> str:
     """The one line a PuzzleResult or TargetResult says for itself: its error as raised, what is left to fill in,
     or nothing."""
     if result.error is not None:
-        return str(result.error)
+        return printable(str(result.error))
     if result.todo is not None:
-        return f"not attempted: fill in {', '.join(result.todo.missing)} in {paths.shown(result.todo.path)}"
+        return printable(f"not attempted: fill in {', '.join(result.todo.missing)} in {paths.shown(result.todo.path)}")
     return ""
 
 
@@ -45,8 +51,32 @@ def small_short(cov) -> str:
     return f"exhaustive to length {cov.small_max_len}"
 
 
+def whole_domain(cov) -> bool:
+    """Whether the small inputs were every input there is (each token, each length the puzzle takes): then the
+    random inputs and the property test only repeat them, and a count of them says nothing."""
+    return bool(cov.small) and not cov.certified and cov.small_max_len >= cov.lengths[1] > 0
+
+
+def _every(cov) -> str:
+    """"all 25 pairs", "all 3,905 inputs": what was enumerated, by name."""
+    what = {1: "tokens", 2: "pairs", 3: "triples"}.get(cov.lengths[0], "inputs") if cov.lengths[0] == cov.lengths[1] \
+        else "inputs"
+    return f"all {cov.small:,} {what}"
+
+
+def checked(t, cov) -> str:
+    """How many inputs a target was checked on, as a target's line says it: "all 25 pairs" where the check
+    enumerated every input there is, else "10,129 inputs"."""
+    return _every(cov) if whole_domain(cov) else f"{t.checked:,} inputs"
+
+
 def coverage(cov) -> str:
     """"2 worked examples, every input of length ≤ 5 (3,905 inputs), 10,000 random inputs (lengths 1..20), …"."""
+    if whole_domain(cov):
+        every = _every(cov)
+        span = "" if not every.endswith(" inputs") else (
+            f" of length {cov.lengths[0]}" if cov.lengths[0] == cov.lengths[1] else f" of lengths {_span(cov)}")
+        return f"{every}{span}, every input there is (the worked examples among them)"
     parts = []
     if cov.examples:
         parts.append(f"{cov.examples} worked example{'s' if cov.examples > 1 else ''}")

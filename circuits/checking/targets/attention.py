@@ -19,7 +19,7 @@ def _rotates(W: np.ndarray) -> bool:
     return bool(((np.asarray(W) != 0).sum(-1) >= 2).any())
 
 
-def _zero_query(trace, layer: int, head: int, q: int) -> ZeroQuery | None:
+def zero_query(trace, layer: int, head: int, q: int) -> ZeroQuery | None:
     """The cause when a head's query is exactly zero at q: every key scores the same, whatever W_K does."""
     w = trace.model.head(layer, head)
     if w.pattern is not None or q == 0:
@@ -349,7 +349,7 @@ class Attention(Target):
         if trace.model.head(self.layer, self.head).pattern is not None:
             return FixedPattern(name)
         scores = trace.layers[self.layer].scores[0, self.head, q, : q + 1]
-        if (said := self._unread(trace, q, t)) or (said := _zero_query(trace, self.layer, self.head, q)):
+        if (said := self._unread(trace, q, t)) or (said := zero_query(trace, self.layer, self.head, q)):
             return said
         if (~inside).any():  # a tie between a target key and another is a tie whichever way argmax breaks it
             best = int(np.flatnonzero(inside)[np.argmax(scores[inside])])

@@ -118,6 +118,7 @@ class NotReaching:
     who: tuple[int, int] | None
     reach: float
     lead: float
+    mlps: tuple[int, ...] = ()  # the layers whose MLP writes where W_U tells the two tokens apart (or nowhere)
 
 
 @dataclass(frozen=True)
@@ -326,4 +327,7 @@ class NextToken(Target):
                 if np.abs(w.W_O).any():
                     reach[(l, h)] = float(((layer.v[0, h, : q + 1, : w.W_V.shape[0]] @ w.W_O.T) @ d).max())
         who = max(reach, key=reach.get) if reach else None
-        return NotReaching(said, who, reach[who] if who is not None else 0.0, -lead), None, None
+        mlps = tuple(l for l, block in enumerate(model.blocks)  # an MLP that writes nothing at all counts too
+                     if block.mlp is not None and (np.abs(d @ block.mlp.W_out).any()
+                                                   or not np.abs(block.mlp.W_out).any()))
+        return NotReaching(said, who, reach[who] if who is not None else 0.0, -lead, mlps), None, None

@@ -10,6 +10,7 @@ import numpy as np
 from circuits.checking import diagnosis, fields
 from circuits.checking.readouts import HeadOutput, Readout, Residual
 from circuits.checking.targets import authored
+from circuits.checking.targets.attention import zero_query
 from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
 from circuits.checking.targets.scores import Differs, ScaleBy, differs, factor_needed
 from circuits.checking.targets.specs import batched_array, spec_array
@@ -319,10 +320,12 @@ class Output(Target):
         if not found:
             return None
         _, l, h, m, needed = max(found, key=lambda f: f[0])
-        hint = AttentionCulprit((l, h), tuple(self.readout.components(model)), q, needed,
-                                Leak((l, h), m, tuple(tokens), needed), self._why_scores(trace, q, m, (l, h)))
         marks: list = [-1] * len(tokens)
         marks[q] = [j for g, keys in enumerate(m.keys) if m.needed[g] > 0.005 for j in keys]
+        if zero := zero_query(trace, l, h, q):  # the attention spreads evenly because the query reads nothing here
+            return zero, (l, h), marks
+        hint = AttentionCulprit((l, h), tuple(self.readout.components(model)), q, needed,
+                                Leak((l, h), m, tuple(tokens), needed), self._why_scores(trace, q, m, (l, h)))
         return hint, (l, h), marks
 
     def _residual_hint(self, trace, q: int, error: np.ndarray) -> WrittenBy | WronglyWritten:
@@ -369,6 +372,8 @@ class Output(Target):
             keys = tuple(int(j) for j in good)
             if fixed:
                 return RightValuesFixed(name, tokens, keys)
+            if zero := zero_query(trace, l, h, q):  # every key scores the same: no scale or key can help
+                return zero
             scores = trace.layers[l].scores[0, h, q, : q + 1]
             gap = float(scores[good].min() - np.delete(scores, good).max()) if len(good) <= q else np.inf
             if np.isfinite(gap) and gap > 0:
@@ -388,6 +393,8 @@ class Output(Target):
             leak = Leak(name, m, tokens, expected)
             if fixed:
                 return FixedMix(leak)
+            if zero := zero_query(trace, l, h, q):
+                return zero
             return AttentionNotValues(q, expected, leak, self._why_scores(trace, q, m))
         return NoMix(q, values[:4], expected, isinstance(self.readout, HeadOutput))
 

@@ -34,10 +34,12 @@ def factor_needed(scores: np.ndarray, ok: Callable[[np.ndarray], bool], top: flo
 @dataclass(frozen=True)
 class ScaleBy:
     """What sharpening can do for a query that sees `keys` keys: its scores need ×`factor` (None: no factor up to
-    ×10⁴ is enough)."""
+    ×10⁴ is enough); with `max_len`, the factor the checker found on the puzzle's sharpness for every input it
+    checks, at every length up to max_len (see checking/sharpening.py)."""
 
     factor: float | None
     keys: int
+    max_len: int | None = None  # sized by the checker: the factor holds at every length up to max_len
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,120 @@
+"""What raising a puzzle's sharpness does for a failing target: the factor that makes it pass at every length the
+puzzle promises (the failing input at its full length, the worked examples, the small and the random inputs), not
+only on the shrunk input the report shows."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from circuits.checking.targets.scores import ScaleBy
+from circuits.errors import CircuitError
+
+TOP = 1e4  # beyond this a factor is no advice: something other than the scale is wrong
+
+
+@dataclass(frozen=True)
+class Sharpening:
+    """Raising the puzzle's sharpness `names` by ×`factor` (rounded up) makes the failing target pass on every input
+    checked, at every length up to `max_len`; a note on the hint when the hint itself carries no factor."""
+
+    factor: float
+    names: tuple[str, ...]
+    max_len: int
+    of: str = "attention"  # whose sharpness: "attention" | "prediction"
+
+
+def rounded_up(x: float, digits: int = 3) -> float:
+    """`x` rounded up to `digits` significant digits: a factor said must never fall short of the one found."""
+    if x <= 0:
+        return x
+    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return round(math.ceil(x / step - 1e-9) * step, 12)
+
+
+def sample(pool: list, longest: int = 1000, spread: int = 500) -> list:
+    """The inputs a factor is sized on, of those the check tried: the longest (where a softmax dilutes most) and a
+    spread over the rest, so that sizing costs a few evaluations of ~1,500 inputs, not of every one."""
+    if len(pool) <= longest + spread:
+        return list(pool)
+    by_len = sorted(range(len(pool)), key=lambda i: -len(pool[i]))
+    picked = set(by_len[:longest]) | set(range(0, len(pool), max(1, len(pool) // spread)))
+    return [pool[i] for i in sorted(picked)]
+
+
+def factor(attempt, target, names, batch: list, evaluate, steps: int = 7) -> float | None:
+    """The smallest factor (≥ 1, rounded up) on the sharpness `names` (of the puzzle's) at which `target` passes
+    every input in `batch`; None when the puzzle declares none, the answer does not use it, or not even ×10⁴ is
+    enough."""
+    from circuits.checking.margins import scaled
+    from circuits.checking.validate import undeclared_sharpness
+
+    if not names or undeclared_sharpness(attempt) or not batch:
+        return None
+    hard: list = []  # inputs that failed at a smaller factor: tried first, alone
+
+    def ok(f: float) -> bool:
+        try:
+            model = attempt.model(scaled(attempt.answer, names, f))
+        except CircuitError:
+            return False
+        for part in (hard, batch):
+            if not part:
+                continue
+            good = evaluate(model, [target], part)[0][0]
+            if not good.all():
+                hard.append(part[int((~good).argmax())])
+                return False
+        return True
+
+    if not ok(TOP):
+        return None
+    hi = 2.0
+    while not ok(hi):
+        hi *= 2
+    lo = hi / 2
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return rounded_up(hi)
+
+
+def sizing(attempt, target, hint, terms, batch: list, evaluate, max_len: int) -> Sharpening | None:
+    """What raising one sharpness alone does for the failing `target`: the attention's first where the hint is about
+    the attention (it names a factor, or a head), else the prediction's; None when neither alone fixes it."""
+    if not attempt.puzzle.sharpness or terms is None:
+        return None
+    said = terms.sharpness
+    order = ("attention", "prediction") if holds_scale(hint) or not target.reads_logits else ("prediction", "attention")
+    tried: list = []
+    for what in order:
+        names = tuple(said.get(what, ()))
+        if not names or names in tried:
+            continue
+        tried.append(names)
+        by = factor(attempt, target, names, batch, evaluate)
+        if by is not None:
+            return Sharpening(by, names, max_len, what)
+    return None
+
+
+def sized(hint, sharpening: Sharpening):
+    """The hint's facts with every ScaleBy in them sized by `sharpening` (the same hint when it holds none)."""
+    if isinstance(hint, ScaleBy):
+        return dataclasses.replace(hint, factor=sharpening.factor, max_len=sharpening.max_len)
+    if not dataclasses.is_dataclass(hint) or isinstance(hint, type):
+        return hint
+    changed = {f.name: sized(getattr(hint, f.name), sharpening) for f in dataclasses.fields(hint)}
+    if all(changed[k] is getattr(hint, k) for k in changed):
+        return hint
+    return dataclasses.replace(hint, **changed)
+
+
+def holds_scale(hint) -> bool:
+    """Whether the hint's facts carry a ScaleBy (a factor said in the hint itself)."""
+    if isinstance(hint, ScaleBy):
+        return True
+    if not dataclasses.is_dataclass(hint) or isinstance(hint, type):
+        return False
+    return any(holds_scale(getattr(hint, f.name)) for f in dataclasses.fields(hint))
