@@ -98,5 +98,5 @@ puzzle = Puzzle(
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_in: (d_mlp, 16), d_mlp of your choice (4 is enough).  W_out: (16, d_mlp).
 # blank(4, resid) and blank(resid, 4) give zero matrices you can fill by name: W_in[0, "one"] = -1.
-W_in = FILL_ME_IN("roughly 12 non-zero entries")
-W_out = FILL_ME_IN("roughly 4 non-zero entries")
+W_in = FILL_ME_IN("(d_mlp, 16)")
+W_out = FILL_ME_IN("(16, d_mlp)")

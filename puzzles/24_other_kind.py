@@ -89,5 +89,5 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_Q, W_K: (d_head, 3), d_head of your choice; write W_Q with the symbol s.
-W_Q = FILL_ME_IN("roughly 4 non-zero entries, with s")
-W_K = FILL_ME_IN("roughly 3 non-zero entries")
+W_Q = FILL_ME_IN("(d_head, 3)")
+W_K = FILL_ME_IN("(d_head, 3)")

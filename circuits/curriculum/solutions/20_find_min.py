@@ -97,5 +97,5 @@ params = {"s": 200}
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_Q and W_K: (d_head, 3), d_head of your choice (1 is enough); write W_Q with the symbol s.
-# W_Q = FILL_ME_IN("roughly 1 non-zero entry")
-# W_K = FILL_ME_IN("roughly 2 non-zero entries")
+# W_Q = FILL_ME_IN("(d_head, 3)")
+# W_K = FILL_ME_IN("(d_head, 3)")

@@ -102,5 +102,5 @@ params = {"s": 10}
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_Q, W_K: (d_head, 3), d_head of your choice; write W_Q with the symbol s.
-# W_Q = FILL_ME_IN("roughly 4 non-zero entries, with s")
-# W_K = FILL_ME_IN("roughly 3 non-zero entries")
+# W_Q = FILL_ME_IN("(d_head, 3)")
+# W_K = FILL_ME_IN("(d_head, 3)")
