@@ -47,12 +47,11 @@ Worked example, "Ann and Bob then Bob gave to", read as 0 BOS, 1 Ann, 2 and, 3 B
 
     head 0.0   query 5 'Bob' → key 3 'Bob'  (dup = 1 at 5);  every other query → 0 BOS
     head 1.0   query 7 'to'  → key 5 'Bob'  (the only key with dup = 1);  s:Bob = 1 at 7
-    head 2.0   query 7 'to'  → key 1 'Ann'.  Its scores in units of s, keys 0 … 7:
-                 0  1  0  −1  0  −1  0  0   (a name scores 1, the name in s: 2 less)
+    head 2.0   query 7 'to'  → key 1 'Ann'  (a name, and not the one in s:)
     prediction 'Ann'
 
-Head 0.0's own key matches its query as well as the earlier copy does: its scores must
-tell "itself" from "an earlier copy", which the positions can.
+Head 0.0 must attend to the earlier copy and never to itself, though both hold the same
+name.
 """
 
 import itertools
