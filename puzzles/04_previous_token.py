@@ -75,8 +75,8 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Four 4 × 8 matrices (build them with blank(4, resid) and write entries by name), and params.
-W_Q_self = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
-W_K_self = FILL_ME_IN("roughly 4 non-zero entries")
-W_Q_prev = FILL_ME_IN("roughly 8 non-zero entries: two 2-D rotations, times s")
-W_K_prev = FILL_ME_IN("roughly 4 non-zero entries")
+W_Q_self = FILL_ME_IN("(4, 8)")
+W_K_self = FILL_ME_IN("(4, 8)")
+W_Q_prev = FILL_ME_IN("(4, 8)")
+W_K_prev = FILL_ME_IN("(4, 8)")
 params = {"s": 1}  # raise s until the attention is sharp enough

@@ -99,7 +99,7 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_V: 4 × 16 (rows: value dimensions; columns: residual dimensions 0–15); W_O: 16 × 4.
-W_V1 = FILL_ME_IN("roughly 4 non-zero entries")
-W_O1 = FILL_ME_IN("roughly 4 non-zero entries")
-W_V2 = FILL_ME_IN("roughly 4 non-zero entries")
-W_O2 = FILL_ME_IN("roughly 4 non-zero entries")
+W_V1 = FILL_ME_IN("(4, 16)")
+W_O1 = FILL_ME_IN("(16, 4)")
+W_V2 = FILL_ME_IN("(4, 16)")
+W_O2 = FILL_ME_IN("(16, 4)")

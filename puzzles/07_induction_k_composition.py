@@ -115,10 +115,10 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Six 4 × 13 matrices (W_O1 is 13 × 4), each built with blank(…) and written by name, and params.
-W_Q1 = FILL_ME_IN("roughly 8 non-zero entries: a 2-D rotation per position pair, times s")
-W_K1 = FILL_ME_IN("roughly 4 non-zero entries")
-W_V1 = FILL_ME_IN("roughly 4 non-zero entries")
-W_O1 = FILL_ME_IN("roughly 4 non-zero entries")
-W_Q2 = FILL_ME_IN("roughly 4 non-zero entries, each a multiple of s")
-W_K2 = FILL_ME_IN("roughly 4 non-zero entries")
+W_Q1 = FILL_ME_IN("(4, 13)")
+W_K1 = FILL_ME_IN("(4, 13)")
+W_V1 = FILL_ME_IN("(4, 13)")
+W_O1 = FILL_ME_IN("(13, 4)")
+W_Q2 = FILL_ME_IN("(4, 13)")
+W_K2 = FILL_ME_IN("(4, 13)")
 params = {"s": 1}  # raise s until both heads are sharp

@@ -173,9 +173,9 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Five matrices, each built with blank(…) and written by name (e.g. W_Q[0, "tok:a"] = s), and params.
-W_Q = FILL_ME_IN("d_head × 79: roughly 26–52 non-zero entries, in terms of s (one way gives BOS its half score)")
-W_K = FILL_ME_IN("d_head × 79: roughly 27–52 non-zero entries")
-W_V = FILL_ME_IN("26 × 79: roughly 26 non-zero entries")
-W_O = FILL_ME_IN("79 × 26: roughly 26 non-zero entries")
-W_U = FILL_ME_IN("27 × 79: roughly 26 non-zero entries, in terms of γ")
+W_Q = FILL_ME_IN("(d_head, 79)")
+W_K = FILL_ME_IN("(d_head, 79)")
+W_V = FILL_ME_IN("(26, 79)")
+W_O = FILL_ME_IN("(79, 26)")
+W_U = FILL_ME_IN("(27, 79)")
 params = {"s": 1, "γ": 1}  # raise them until the attention and the predictions are sharp

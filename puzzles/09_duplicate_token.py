@@ -92,5 +92,5 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_Q and W_K: (d_head, 17), d_head of your choice. Multiply W_Q by s, and bind s in params.
-W_Q = FILL_ME_IN("roughly 19 non-zero entries")
-W_K = FILL_ME_IN("roughly 16 non-zero entries")
+W_Q = FILL_ME_IN("(d_head, 17)")
+W_K = FILL_ME_IN("(d_head, 17)")

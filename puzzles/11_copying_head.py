@@ -89,5 +89,5 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_V: (2, 7), the value of each token. W_O: (7, 2), where the two value dimensions go, times γ.
-W_V = FILL_ME_IN("roughly 9 non-zero entries")
-W_O = FILL_ME_IN("roughly 2 non-zero entries")
+W_V = FILL_ME_IN("(2, 7)")
+W_O = FILL_ME_IN("(7, 2)")

@@ -90,5 +90,5 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_V: (2, 4), what the head reads. W_O: (4, 2), where it writes, times γ.
-W_V = FILL_ME_IN("roughly 2 non-zero entries")
-W_O = FILL_ME_IN("roughly 4 non-zero entries")
+W_V = FILL_ME_IN("(2, 4)")
+W_O = FILL_ME_IN("(4, 2)")

@@ -102,11 +102,11 @@ puzzle = Puzzle(
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Head 0.0 (keep … in → mind) and head 0.1 (keep … at → bay). W_Q, W_K: (d_head, 10), d_head of your
 # choice, W_Q times s. W_V: (1, 10). W_O: (10, 1), times γ. Bind s and γ in params.
-W_Q1 = FILL_ME_IN("roughly 8 non-zero entries")
-W_K1 = FILL_ME_IN("roughly 2 non-zero entries")
-W_V1 = FILL_ME_IN("roughly 1 non-zero entry")
-W_O1 = FILL_ME_IN("roughly 1 non-zero entry")
-W_Q2 = FILL_ME_IN("roughly 8 non-zero entries")
-W_K2 = FILL_ME_IN("roughly 2 non-zero entries")
-W_V2 = FILL_ME_IN("roughly 1 non-zero entry")
-W_O2 = FILL_ME_IN("roughly 1 non-zero entry")
+W_Q1 = FILL_ME_IN("(d_head, 10)")
+W_K1 = FILL_ME_IN("(d_head, 10)")
+W_V1 = FILL_ME_IN("(1, 10)")
+W_O1 = FILL_ME_IN("(10, 1)")
+W_Q2 = FILL_ME_IN("(d_head, 10)")
+W_K2 = FILL_ME_IN("(d_head, 10)")
+W_V2 = FILL_ME_IN("(1, 10)")
+W_O2 = FILL_ME_IN("(10, 1)")

@@ -107,7 +107,7 @@ puzzle = Puzzle(
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Head 0.0: W_V0 (4, 9), W_O0 (9, 4). Head 1.0: W_Q1, W_K1 (d_head, 9), d_head of your choice;
 # multiply W_Q1 by s and bind s in params.
-W_V0 = FILL_ME_IN("roughly 4 non-zero entries")
-W_O0 = FILL_ME_IN("roughly 4 non-zero entries")
-W_Q1 = FILL_ME_IN("roughly 8 non-zero entries")
-W_K1 = FILL_ME_IN("roughly 5 non-zero entries")
+W_V0 = FILL_ME_IN("(4, 9)")
+W_O0 = FILL_ME_IN("(9, 4)")
+W_Q1 = FILL_ME_IN("(d_head, 9)")
+W_K1 = FILL_ME_IN("(d_head, 9)")

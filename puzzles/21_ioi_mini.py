@@ -47,12 +47,11 @@ Worked example, "Ann and Bob then Bob gave to", read as 0 BOS, 1 Ann, 2 and, 3 B
 
     head 0.0   query 5 'Bob' → key 3 'Bob'  (dup = 1 at 5);  every other query → 0 BOS
     head 1.0   query 7 'to'  → key 5 'Bob'  (the only key with dup = 1);  s:Bob = 1 at 7
-    head 2.0   query 7 'to'  → key 1 'Ann'.  Its scores in units of s, keys 0 … 7:
-                 0  1  0  −1  0  −1  0  0   (a name scores 1, the name in s: 2 less)
+    head 2.0   query 7 'to'  → key 1 'Ann'  (a name, and not the one in s:)
     prediction 'Ann'
 
-Head 0.0's own key matches its query as well as the earlier copy does: its scores must
-tell "itself" from "an earlier copy", which the positions can.
+Head 0.0 must attend to the earlier copy and never to itself, though both hold the same
+name.
 """
 
 import itertools
@@ -202,9 +201,9 @@ puzzle = Puzzle(
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Each W_Q and W_K: (d_head, 30), d_head of your choice; blank(rows, resid) gives a zero matrix
 # you fill by name (W_Q1[0, "tok:to"] = s). Write every W_Q with the symbol s.
-W_Q0 = FILL_ME_IN("roughly 24 non-zero entries")
-W_K0 = FILL_ME_IN("roughly 17 non-zero entries")
-W_Q1 = FILL_ME_IN("roughly 1 non-zero entry")
-W_K1 = FILL_ME_IN("roughly 1 non-zero entry")
-W_Q2 = FILL_ME_IN("roughly 5 non-zero entries")
-W_K2 = FILL_ME_IN("roughly 8 non-zero entries")
+W_Q0 = FILL_ME_IN("(d_head, 30)")
+W_K0 = FILL_ME_IN("(d_head, 30)")
+W_Q1 = FILL_ME_IN("(d_head, 30)")
+W_K1 = FILL_ME_IN("(d_head, 30)")
+W_Q2 = FILL_ME_IN("(d_head, 30)")
+W_K2 = FILL_ME_IN("(d_head, 30)")

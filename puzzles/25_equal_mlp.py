@@ -66,5 +66,5 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_in: (d_mlp, 4), d_mlp of your choice.  W_out: (4, d_mlp).
-W_in = FILL_ME_IN("roughly 9 non-zero entries")
-W_out = FILL_ME_IN("roughly 5 non-zero entries")
+W_in = FILL_ME_IN("(d_mlp, 4)")
+W_out = FILL_ME_IN("(4, d_mlp)")

@@ -110,5 +110,5 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_V: (2, 6), the value of each token. W_O: (6, 2), where the two value dimensions go, times γ.
-W_V = FILL_ME_IN("roughly 3 non-zero entries")
-W_O = FILL_ME_IN("roughly 2 non-zero entries")
+W_V = FILL_ME_IN("(2, 6)")
+W_O = FILL_ME_IN("(6, 2)")

@@ -93,7 +93,7 @@ puzzle = Puzzle(
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Head 0.0: W_V0 (4, 20), W_O0 (20, 4). Head 1.0: W_Q1, W_K1 (d_head, 20), d_head of your choice;
 # multiply W_Q1 by s and bind s in params. blank(2, resid) gives a zero matrix to fill by name.
-W_V0 = FILL_ME_IN("roughly 4 non-zero entries")
-W_O0 = FILL_ME_IN("roughly 4 non-zero entries")
-W_Q1 = FILL_ME_IN("roughly 26 non-zero entries, with s")
-W_K1 = FILL_ME_IN("roughly 16 non-zero entries")
+W_V0 = FILL_ME_IN("(4, 20)")
+W_O0 = FILL_ME_IN("(20, 4)")
+W_Q1 = FILL_ME_IN("(d_head, 20)")
+W_K1 = FILL_ME_IN("(d_head, 20)")

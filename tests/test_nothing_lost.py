@@ -97,7 +97,7 @@ def test_reset_loses_nothing(runs, tmp_path):
     shutil.copytree(root / "puzzles", project / "puzzles")
     shutil.copytree(root / "solutions", project / "solutions")
     target = project / "puzzles" / "04_previous_token.py"
-    mine = target.read_bytes().replace(b'W_K_self = FILL_ME_IN("roughly 4 non-zero entries")',
+    mine = target.read_bytes().replace(b'W_K_self = FILL_ME_IN("(4, 8)")',
                                        b"W_K_self = blank(4, resid)  # mine, half done") + "\n# é, ✓\n".encode()
     target.write_bytes(mine)
     before = snapshot(project)

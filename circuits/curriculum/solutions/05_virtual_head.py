@@ -114,7 +114,7 @@ for k, source in enumerate([4, 5, 6, 8]):  # three untouched dimensions, and one
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_V: 4 × 16 (rows: value dimensions; columns: residual dimensions 0–15); W_O: 16 × 4.
-# W_V1 = FILL_ME_IN("roughly 4 non-zero entries")
-# W_O1 = FILL_ME_IN("roughly 4 non-zero entries")
-# W_V2 = FILL_ME_IN("roughly 4 non-zero entries")
-# W_O2 = FILL_ME_IN("roughly 4 non-zero entries")
+# W_V1 = FILL_ME_IN("(4, 16)")
+# W_O1 = FILL_ME_IN("(16, 4)")
+# W_V2 = FILL_ME_IN("(4, 16)")
+# W_O2 = FILL_ME_IN("(16, 4)")

@@ -112,7 +112,7 @@ params = {"s": 20}
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_Q, W_K: (d_head, 10), d_head of your choice; multiply W_Q by s and bind s in params.
 # # W_V: (1, 10). W_O: (10, 1).
-# W_Q = FILL_ME_IN("roughly 8 non-zero entries")
-# W_K = FILL_ME_IN("roughly 5 non-zero entries")
-# W_V = FILL_ME_IN("roughly 4 non-zero entries")
-# W_O = FILL_ME_IN("roughly 1 non-zero entry")
+# W_Q = FILL_ME_IN("(d_head, 10)")
+# W_K = FILL_ME_IN("(d_head, 10)")
+# W_V = FILL_ME_IN("(1, 10)")
+# W_O = FILL_ME_IN("(10, 1)")

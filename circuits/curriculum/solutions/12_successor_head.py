@@ -103,5 +103,5 @@ params = {"γ": 30}
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_V: (2, 4), what the head reads. W_O: (4, 2), where it writes, times γ.
-# W_V = FILL_ME_IN("roughly 2 non-zero entries")
-# W_O = FILL_ME_IN("roughly 4 non-zero entries")
+# W_V = FILL_ME_IN("(2, 4)")
+# W_O = FILL_ME_IN("(4, 2)")

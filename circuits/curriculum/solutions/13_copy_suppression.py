@@ -121,7 +121,7 @@ params = {"s": 20}
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_Q, W_K: (d_head, 11), d_head of your choice; multiply W_Q by s and bind s in params.
 # # W_V: (5, 11). W_O: (11, 5).
-# W_Q = FILL_ME_IN("roughly 10 non-zero entries")
-# W_K = FILL_ME_IN("roughly 6 non-zero entries")
-# W_V = FILL_ME_IN("roughly 5 non-zero entries")
-# W_O = FILL_ME_IN("roughly 5 non-zero entries")
+# W_Q = FILL_ME_IN("(d_head, 11)")
+# W_K = FILL_ME_IN("(d_head, 11)")
+# W_V = FILL_ME_IN("(5, 11)")
+# W_O = FILL_ME_IN("(11, 5)")

@@ -1,8 +1,7 @@
 """Puzzle 17 · An MLP as a key-value memory          (from Geva et al. 2021, "Transformer Feed-Forward Layers Are Key-Value Memories")
 
-Chapter: MLPs. Geva et al. read each hidden unit of an MLP as a memory: its row of W_in
-is a *key*, a pattern in the input that makes the unit fire; its column of W_out is the
-*value* it then adds to the residual stream. Here you store four facts that way: a
+Chapter: MLPs. Geva et al. read an MLP as a memory: a pattern in its input (a *key*)
+makes it add a stored *value* to the residual stream. Here you store four facts: a
 two-token name recalls a city.
 
     Ada Lovelace → London    Alan Turing → London    Marie Curie → Warsaw    Albert Einstein → Ulm
@@ -107,7 +106,7 @@ for k, ((first, last), city) in enumerate(FACTS.items()):
 
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
-# # W_in: (d_mlp, 16), d_mlp of your choice (4 is enough).  W_out: (16, d_mlp).
-# # blank(4, resid) and blank(resid, 4) give zero matrices you can fill by name: W_in[0, "one"] = -1.
-# W_in = FILL_ME_IN("roughly 12 non-zero entries")
-# W_out = FILL_ME_IN("roughly 4 non-zero entries")
+# # W_in: (d_mlp, 16), d_mlp of your choice.  W_out: (16, d_mlp).
+# # blank(d_mlp, resid) and blank(resid, d_mlp) give zero matrices you can fill by name: W_in[0, "one"] = -1.
+# W_in = FILL_ME_IN("(d_mlp, 16)")
+# W_out = FILL_ME_IN("(16, d_mlp)")

@@ -107,7 +107,7 @@ params = {"s": 20}
 
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
-# # W_Q, W_K: (d_head, 5), d_head of your choice (5 is enough); write W_Q with the symbol s.  W_V: (1, 5).
-# W_Q = FILL_ME_IN("roughly 8 non-zero entries")
-# W_K = FILL_ME_IN("roughly 5 non-zero entries")
-# W_V = FILL_ME_IN("roughly 1 non-zero entry")
+# # W_Q, W_K: (d_head, 5), d_head of your choice; write W_Q with the symbol s.  W_V: (1, 5).
+# W_Q = FILL_ME_IN("(d_head, 5)")
+# W_K = FILL_ME_IN("(d_head, 5)")
+# W_V = FILL_ME_IN("(1, 5)")

@@ -123,11 +123,11 @@ W_out1 = [[0], [0], [0], [0], [0], [0], [1]]        # into balanced
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # Shapes: W_V0, W_V1 (1, 7); W_O0, W_O1 (7, 1); W_in0, W_in1 (d_mlp, 7); W_out0, W_out1 (7, d_mlp).
 # # Columns (and W_O/W_out rows) in the order open, close, one, bal, neg, ever, balanced.
-# W_V0 = FILL_ME_IN("roughly 2 non-zero entries")
-# W_O0 = FILL_ME_IN("roughly 1 non-zero entry")
-# W_in0 = FILL_ME_IN("roughly 3 non-zero entries")
-# W_out0 = FILL_ME_IN("roughly 2 non-zero entries")
-# W_V1 = FILL_ME_IN("roughly 1 non-zero entry")
-# W_O1 = FILL_ME_IN("roughly 1 non-zero entry")
-# W_in1 = FILL_ME_IN("roughly 3 non-zero entries")
-# W_out1 = FILL_ME_IN("roughly 1 non-zero entry")
+# W_V0 = FILL_ME_IN("(1, 7)")
+# W_O0 = FILL_ME_IN("(7, 1)")
+# W_in0 = FILL_ME_IN("(d_mlp, 7)")
+# W_out0 = FILL_ME_IN("(7, d_mlp)")
+# W_V1 = FILL_ME_IN("(1, 7)")
+# W_O1 = FILL_ME_IN("(7, 1)")
+# W_in1 = FILL_ME_IN("(d_mlp, 7)")
+# W_out1 = FILL_ME_IN("(7, d_mlp)")

@@ -1,16 +1,14 @@
 """Puzzle 20 · Find the minimum: a head that attends to the smallest token   (adapted from tracr's make_sort)
 
 Chapter: Algorithms from RASP / tracr. Sorting starts with a head that can find the
-smallest element. Here the tokens are digits whose embedding holds their *value*, so a
-key's score can rank it: a head whose scores fall as the value rises attends to the
-smallest digit. Two copies of the smallest digit would tie and split the attention; tracr's
-`make_sort` breaks such ties by adding `min_key · i / max_seq_len` to each key, so that
-equal keys differ a little by position. Do the same, in favour of the earliest copy.
+smallest element. Here the tokens are digits whose embedding holds their *value*. Two
+copies of the smallest digit must not split the attention: as in tracr's `make_sort`, a
+tie goes to one of them, here the earliest copy.
 
 What is adapted: tracr compiles sort non-causally, and without a head like this one: a
 SelectorWidth counts, for each key, how many keys are smaller (its place in the sorted
 order), and an Aggregate then moves each token to its place. Here a causal head finds the
-smallest digit so far directly, keeping make_sort's tie-break.
+smallest digit so far directly, with make_sort's rule for ties.
 
 Tokens 0 1 2 3 4; no BOS; n_ctx = 16. The residual stream (d_model = 3):
 
@@ -35,8 +33,8 @@ Worked example, "2130":
     3 '0'        0                 3
 
 and on "1010" the query at 3 must attend to key 1, not to key 3: the tie goes to the earlier
-copy. Position breaks ties only: on "1222222222220" the last query must attend to the '0'
-at 12, however far back the '1' at 0 is.
+copy. Being early wins nothing else: on "1222222222220" the last query must attend to the
+'0' at 12, however far back the '1' at 0 is.
 """
 
 import sympy
@@ -96,6 +94,6 @@ params = {"s": 200}
 
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
-# # W_Q and W_K: (d_head, 3), d_head of your choice (1 is enough); write W_Q with the symbol s.
-# W_Q = FILL_ME_IN("roughly 1 non-zero entry")
-# W_K = FILL_ME_IN("roughly 2 non-zero entries")
+# # W_Q and W_K: (d_head, 3), d_head of your choice; write W_Q with the symbol s.
+# W_Q = FILL_ME_IN("(d_head, 3)")
+# W_K = FILL_ME_IN("(d_head, 3)")

@@ -22,7 +22,7 @@ The behaviour, for "bacedu" (0 b, 1 a, 2 c, 3 e, 4 d, 5 u):
     query   0 b   1 a   2 c   3 e   4 d   5 u
     key      —     1     1     3     3     5
 
-A vowel must beat every consonant, wherever it stands; among vowels, the latest must win.
+The latest vowel holds the attention however many consonants follow it, up to n_ctx.
 """
 
 import sympy
@@ -89,6 +89,6 @@ params = {"s": 5}
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_Q, W_K: (d_head, 18), d_head of your choice; write W_Q with the symbol s.
-# # blank(1, resid) gives a zero matrix you can fill by name: W_K[0, "pos:3"] = 1.
-# W_Q = FILL_ME_IN("roughly 2 non-zero entries, with s")
-# W_K = FILL_ME_IN("roughly 17 non-zero entries")
+# # blank(d_head, resid) gives a zero matrix you can fill by name: W_K[0, "pos:3"] = 1.
+# W_Q = FILL_ME_IN("(d_head, 18)")
+# W_K = FILL_ME_IN("(d_head, 18)")

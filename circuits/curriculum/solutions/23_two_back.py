@@ -84,6 +84,6 @@ params = {"s": 5}
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_Q, W_K: (d_head, 16), d_head of your choice; write W_Q with the symbol s.
-# # blank(1, resid) gives a zero matrix you can fill by name: W_K[0, "pos:3"] = 1.
-# W_Q = FILL_ME_IN("roughly 4 non-zero entries, with s")
-# W_K = FILL_ME_IN("roughly 11 non-zero entries")
+# # blank(d_head, resid) gives a zero matrix you can fill by name: W_K[0, "pos:3"] = 1.
+# W_Q = FILL_ME_IN("(d_head, 16)")
+# W_K = FILL_ME_IN("(d_head, 16)")

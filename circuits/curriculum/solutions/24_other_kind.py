@@ -27,7 +27,8 @@ The behaviour, for "bacde" read as 0 BOS, 1 b, 2 a, 3 c, 4 d, 5 e:
     4 d      2 a
     5 e      1 b, 3 c, 4 d
 
-BOS must lose to any letter of the other kind, and win over every letter of the same kind.
+With a letter of the other kind before it, a query leaves (almost) nothing on BOS or on the
+letters of its own kind; with none, its attention rests on BOS.
 """
 
 import numpy as np
@@ -102,5 +103,5 @@ params = {"s": 10}
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_Q, W_K: (d_head, 3), d_head of your choice; write W_Q with the symbol s.
-# W_Q = FILL_ME_IN("roughly 4 non-zero entries, with s")
-# W_K = FILL_ME_IN("roughly 3 non-zero entries")
+# W_Q = FILL_ME_IN("(d_head, 3)")
+# W_K = FILL_ME_IN("(d_head, 3)")

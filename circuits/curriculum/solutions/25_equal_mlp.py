@@ -80,5 +80,5 @@ W_out = [[0,  0,  0,  0,  0],    # x
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_in: (d_mlp, 4), d_mlp of your choice.  W_out: (4, d_mlp).
-# W_in = FILL_ME_IN("roughly 9 non-zero entries")
-# W_out = FILL_ME_IN("roughly 5 non-zero entries")
+# W_in = FILL_ME_IN("(d_mlp, 4)")
+# W_out = FILL_ME_IN("(4, d_mlp)")

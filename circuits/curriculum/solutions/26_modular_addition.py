@@ -122,8 +122,8 @@ params = {"s": 10}
 
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
-# # W_in: (d_mlp, 7), d_mlp of your choice (16 is enough).  W_out: (7, d_mlp).  W_U: (5, 7), written with s.
-# # blank(16, resid) and blank(resid, 16) give zero matrices you can fill by name: W_in[0, "tok:cos"] = 1.
-# W_in = FILL_ME_IN("roughly 32 non-zero entries")
-# W_out = FILL_ME_IN("roughly 16 non-zero entries")
-# W_U = FILL_ME_IN("roughly 10 non-zero entries, with s")
+# # W_in: (d_mlp, 7), d_mlp of your choice.  W_out: (7, d_mlp).  W_U: (5, 7), written with s.
+# # blank(d_mlp, resid) and blank(resid, d_mlp) give zero matrices you can fill by name: W_in[0, "tok:cos"] = 1.
+# W_in = FILL_ME_IN("(d_mlp, 7)")
+# W_out = FILL_ME_IN("(7, d_mlp)")
+# W_U = FILL_ME_IN("(5, 7)")

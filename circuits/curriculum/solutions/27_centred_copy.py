@@ -123,5 +123,5 @@ params = {"γ": 20}
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_V: (2, 6), the value of each token. W_O: (6, 2), where the two value dimensions go, times γ.
-# W_V = FILL_ME_IN("roughly 3 non-zero entries")
-# W_O = FILL_ME_IN("roughly 2 non-zero entries")
+# W_V = FILL_ME_IN("(2, 6)")
+# W_O = FILL_ME_IN("(6, 2)")

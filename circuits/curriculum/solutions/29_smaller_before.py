@@ -118,5 +118,5 @@ params = {"s": 20}
 
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_Q, W_K: (d_head, 6), d_head of your choice; write W_Q with the symbol s.
-# W_Q = FILL_ME_IN("roughly 15 non-zero entries, with s")
-# W_K = FILL_ME_IN("roughly 5 non-zero entries")
+# W_Q = FILL_ME_IN("(d_head, 6)")
+# W_K = FILL_ME_IN("(d_head, 6)")
