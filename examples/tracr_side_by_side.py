@@ -160,9 +160,16 @@ def _reads_lines(name: str, r: Reads) -> list[str]:
             f"  writes       {join(r.writes) if r.writes is not None else '(no W_O: its result z is read)'}"]
 
 
+def _printer(out):
+    """print for lines and for circuits' rich tables alike, rendered to 80 columns without colour."""
+    def say(x="") -> None:
+        print(x if isinstance(x, str) else to_text(x, WIDTH).rstrip(), file=out)
+    return say
+
+
 def head_pair(out, title: str, left, right, inputs, left_head=(0, 0), right_head=(0, 0), qk: bool = True) -> None:
     """Print two heads side by side: reads/writes, score scales, QK tables, patterns on the same inputs."""
-    say = lambda x="": print(x if isinstance(x, str) else to_text(x, WIDTH).rstrip(), file=out)  # noqa: E731
+    say = _printer(out)
     say("=" * WIDTH)
     say(title)
     say("=" * WIDTH)
@@ -192,11 +199,11 @@ def head_pair(out, title: str, left, right, inputs, left_head=(0, 0), right_head
 
 
 def composition(out, model) -> None:
-    say = lambda x="": print(x if isinstance(x, str) else to_text(x, WIDTH).rstrip(), file=out)  # noqa: E731
-    say(f"{model.name}: {len(model.blocks)} layers")
+    say = _printer(out)
+    say(f"{model.name}: {model.n_layers} layers")
     say(composition_table(A.composition_scores(model), title=f"{model.name}: head-to-head composition"))
-    for layer in range(len(model.blocks)):
-        for index in range(len(model.blocks[layer].heads)):
+    for layer in range(model.n_layers):
+        for index in range(model.n_heads(layer)):
             for l, ds in mlp_feeds(model, layer, index).items():
                 say(f"  head {layer}.{index}'s value reads {', '.join(ds)}, which MLP {l} writes")
     say()
@@ -221,7 +228,7 @@ def report(out, m: dict) -> None:
     composition(out, m["p19"])
 
 
-def main(argv=None, out=None) -> int:
+def main(argv=None, out=None) -> int:  # argv: none taken, as the seed examples' main(argv)
     try:
         import tracr  # noqa: F401
     except ImportError:
