@@ -405,7 +405,7 @@ def test_audit_names_each_survivor_with_its_closest_call_and_honours_the_allow_l
     assert main(["audit", str(solution)]) == 1
     out = capsys.readouterr().out
     assert out.startswith("07_lax · solutions/07_lax.py\nmutants killed: 3/7 (43%); allowed as equivalent: 0; 7 in all")
-    assert ("  W_V[0, a]: → 0\n    closest call: on 'a', largest error 1 (tolerance 1)\n"
+    assert ("  W_V[[]0, a]: → 0\n    closest call: on 'a', largest error 1 (tolerance 1)\n"
             "    in \"head 0.0's result is the fraction of a's so far (±0.01)\"\n") in out
     assert "  whole answer: × 0.1\n    closest call: on 'a', largest error 0.9 (tolerance 1)\n" in out
     assert all(len(line) <= 80 for line in out.splitlines())
@@ -419,7 +419,7 @@ def test_audit_names_each_survivor_with_its_closest_call_and_honours_the_allow_l
     assert main(["audit", str(solution)]) == 0
     out = capsys.readouterr().out
     assert f"allowed as equivalent: {len(reviewed) - 1};" in out and "mutants killed: 3/3 (100%)" in out
-    assert "allow-list entries no mutant needs (remove them): W_Q*" in out
+    assert "matched no mutant: W_Q*" in out  # the skeleton has no W_Q
 
 
 def test_audit_names_a_surviving_tolerance_probe_with_its_closest_call(tmp_path, capsys, monkeypatch):
@@ -435,8 +435,8 @@ def test_audit_names_a_surviving_tolerance_probe_with_its_closest_call(tmp_path,
     monkeypatch.chdir(tmp_path)
     assert main(["audit", str(mine)]) == 1
     out = capsys.readouterr().out
-    assert "  W_O[out:x, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
-    assert "  W_O[out:y, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
+    assert "  W_O[[]out:x, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
+    assert "  W_O[[]out:y, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
 
 
 def test_audit_of_a_failing_reference_is_one_line(here, capsys):
@@ -476,6 +476,56 @@ def test_an_allow_list_entry_pasted_from_the_audits_survivor_line_matches():
         assert matches(name, f"{entry}: {change}") and matches(name, f"  {entry}: {change}")
     assert not matches("W_Q[0, consonant] × −1", "W_Q[0, vowel]: × −1")
     assert not matches("W_Q[0, consonant] × −1", "W_Q[0, consonant]: × 10")
+
+
+def test_a_survivor_is_printed_as_the_allow_list_entry_for_it_alone():
+    """The printed form escapes fnmatch's metacharacters, and a pattern written in the printed (colon) form matches."""
+    from circuits.checking.mutants import allow_entry, matches
+
+    assert allow_entry("W_Q[0, consonant] × −1") == "W_Q[[]0, consonant]: × −1"
+    assert allow_entry("W_Q1[1, cos:1] 0 → s*sqrt(2)") == "W_Q1[[]1, cos:1]: 0 → s[*]sqrt(2)"
+    assert allow_entry("W_K0 columns bos ↔ pos:0") == "W_K0: columns bos ↔ pos:0"
+    assert allow_entry("causal_mask: mask off by one (j < i)") == "causal_mask: mask off by one (j < i)"
+    assert matches("W_Q1[1, cos:1] 0 → s*sqrt(2)", "W_Q1[[]1, cos:1]: 0 → s[*]sqrt(2)")
+    assert not matches("W_Q1[1, cos:1] 0 → s+sqrt(2)", "W_Q1[[]1, cos:1]: 0 → s[*]sqrt(2)")
+    assert not matches("W_Q11 0 → s*sqrt(2)", "W_Q1[[]1, cos:1]: 0 → s[*]sqrt(2)")
+    # patterns in the colon form match as they read (the issue's instructor wrote 79 that never did)
+    assert matches("W_K0 columns bos ↔ pos:0", "W_K0: columns *") and matches("W_Q[3, bos] → 0", "W_Q[[]*, bos]: *")
+    assert not matches("W_K0 rows bos ↔ pos:0", "W_K0: columns *")
+
+
+def test_each_printed_survivor_pasted_into_the_allow_list_explains_it_and_an_unused_entry_is_named(here, capsys):
+    """Audit a weak puzzle, paste every survivor line as printed (and the JSON's "allow") into ALLOWED_MUTANTS, and
+    audit again: every survivor is allowed; an entry that matches no mutant says so, in text and JSON."""
+    assert main(["new", "07_weak", "."]) == 0
+    solution = here / "solutions" / "07_weak.py"
+    text = solution.read_text()
+    solution.write_text(text.replace("tol=0.01", "tol=1.0"))
+    capsys.readouterr()
+    assert main(["audit", str(solution)]) == 1
+    out = capsys.readouterr().out
+    printed = [line[2:] for line in out.splitlines() if line.startswith("  ") and not line.startswith("    ")]
+    assert printed == ["W_V[[]0, a]: → 0", "W_V[[]0, b]: 0 → 1", "W_V: columns a ↔ b", "whole answer: × 0.1"]
+    assert main(["audit", str(solution), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [s["allow"] for s in data["survived"]] == printed and data["matched_no_mutant"] == []
+    survivors = [s["mutant"] for s in data["survived"]]
+    assert "whole answer × 10" not in survivors  # killed: allowing it is needless, not unmatched
+    typo = "W_K0: columns bos ↔ pos:0"
+    for pasted in (printed, [s["allow"] for s in data["survived"]]):
+        entries = [(p, "pasted from the audit's report") for p in pasted] + [(typo, "no W_K0 here"),
+                                                                            ("whole answer × 10", "killed anyway")]
+        solution.write_text(text.replace("tol=0.01", "tol=1.0").replace(
+            "ALLOWED_MUTANTS: list[tuple[str, str]] = []", f"ALLOWED_MUTANTS = {entries!r}"))
+        assert main(["audit", str(solution)]) == 0
+        out = capsys.readouterr().out
+        assert "mutants killed: 3/3 (100%); allowed as equivalent: 4;" in out and "survived" not in out
+        assert f"\nmatched no mutant: {typo}\n" in out
+        assert "allow-list entries no mutant needs (remove them): whole answer × 10" in out
+        assert main(["audit", str(solution), "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["survived"] == [] and sorted(a["mutant"] for a in data["allowed"]) == sorted(survivors)
+        assert data["matched_no_mutant"] == [typo] and data["stale_allowed"] == ["whole answer × 10"]
 
 
 def test_an_after_bos_that_names_no_token(here):

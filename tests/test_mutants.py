@@ -12,7 +12,8 @@ from conftest import MUTATION_AUDITS
 from helpers import solution
 
 from circuits.checking.allowed_mutants import ALLOWED, POINTER, allowed_for
-from circuits.checking.mutants import FAST_RANDOM, Numbers, audit, matches, mutants, passes_in_full, rejects
+from circuits.checking.mutants import (FAST_RANDOM, Numbers, allow_entry, audit, matches, mutants, passes_in_full,
+                                       rejects, shown_name, tolerance_probes)
 from circuits.display.words import audit_summary
 
 PUZZLES = ["00_attention", "01_consonants", "02_first_consonant", "03_uniform", "04_previous_token",
@@ -130,3 +131,17 @@ def test_06_allowed_pointer_edits_hold_at_every_copy_and_query(audits):
         trial.answer = m.answer
         ok, worst = evaluate(trial.model(), [f], batch)
         assert ok.all(), f"{m.name}: head 1.0 misses the key after the copy, worst {worst.min():.3f}"
+
+
+@pytest.mark.parametrize("stem", PUZZLES)
+def test_each_mutants_printed_entry_matches_it_alone_and_every_allow_list_entry_matches_a_mutant(stem):
+    """`circuits audit` prints a survivor as allow_entry(name); pasted into ALLOWED_MUTANTS (or its name, or its shown
+    form unescaped) it matches that mutant and no other of the puzzle's. And no shipped entry matches nothing (the
+    audit would say "matched no mutant"). Names only: nothing is checked."""
+    attempt = solution(stem)
+    names = [m.name for m in mutants(attempt)] + [name for name, *_ in tolerance_probes(attempt, Numbers())]
+    assert len(set(names)) == len(names)
+    for name in names:
+        for form in (allow_entry(name), shown_name(name), name):
+            assert [n for n in names if matches(n, form)] == [name], form
+    assert [p for p, _ in allowed_for(attempt) if not any(matches(n, p) for n in names)] == []

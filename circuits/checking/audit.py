@@ -32,6 +32,7 @@ class Survivor:
     name: str
     entry: str  # "W_Q[0, consonant]", or what the edit touched ("whole answer", "s")
     change: str  # "× −1", "0 → 10", "transposed"
+    allow: str = ""  # its allow-list entry, as printed: "W_Q[[]0, consonant]: × −1" matches this mutant only
     closest: Closest | None = None
     error: CircuitError | None = None  # why the closest call could not be found
 
@@ -42,7 +43,8 @@ class AuthorAudit:
     path: str
     result: object  # mutants.Audit
     survivors: list[Survivor] = field(default_factory=list)
-    stale: list[str] = field(default_factory=list)  # allow-list entries that no mutant needs
+    stale: list[str] = field(default_factory=list)  # allow-list entries that match only mutants the check kills
+    unmatched: list[str] = field(default_factory=list)  # allow-list entries that match no mutant of the answer at all
 
 
 def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> Closest | None:
@@ -87,7 +89,7 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     from circuits.checking import limits
     from circuits.checking.allowed_mutants import allowed_for
     from circuits.checking.checker import check, context
-    from circuits.checking.mutants import FAST_RANDOM, audit, matches
+    from circuits.checking.mutants import FAST_RANDOM, allow_entry, audit, matches
 
     shown = paths.shown(attempt.path)
     result = check(attempt, margins=False)
@@ -101,8 +103,11 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     start = time.perf_counter()
     r = audit(attempt, allowed, n_random or FAST_RANDOM, seconds=budget)
     by_name = _answers(attempt)
-    stale = [p for p, _ in allowed if not any(matches(n, p) for n, _ in r.allowed)] if r.complete and not r.sampled else []
-    out = AuthorAudit(shown, r, stale=stale)
+    # every mutant and probe the answer has, run or not (sampled, or out of time): an entry matching none is a typo
+    unmatched = [p for p, _ in allowed if not any(matches(n, p) for n in by_name)]
+    stale = [p for p, _ in allowed if p not in unmatched and not any(matches(n, p) for n, _ in r.allowed)] \
+        if r.complete and not r.sampled else []
+    out = AuthorAudit(shown, r, stale=stale, unmatched=unmatched)
     plan = Plan.of(attempt.puzzle, CLOSEST_RANDOM)
     with context():
         for name in r.survived:
@@ -113,7 +118,7 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
                     closest = closest_call(attempt, by_name[name], plan)
                 except CircuitError as e:
                     error = e
-            out.survivors.append(Survivor(name, entry, change, closest, error))
+            out.survivors.append(Survivor(name, entry, change, allow_entry(name), closest, error))
     return out
 
 

@@ -387,11 +387,24 @@ def split_name(name: str) -> tuple[str, str]:
     return name, ""
 
 
-def matches(name: str, pattern: str) -> bool:
-    """An allow-list entry names a mutant exactly, as the audit's survivor line shows it ("W_Q: columns 0 ↔ 1",
-    pasted), or is an fnmatch pattern (write a literal [ as [[])."""
+def shown_name(name: str) -> str:
+    """A mutant's name as the audit's survivor line words it, entry and change apart: "W_Q[0, a]: × −1"."""
     entry, change = split_name(name)
-    return name == pattern or pattern.strip() == f"{entry}: {change}" or fnmatch.fnmatchcase(name, pattern)
+    return f"{entry}: {change}" if change else entry
+
+
+def allow_entry(name: str) -> str:
+    """The allow-list entry for exactly this mutant, as the audit prints a survivor: its shown name with fnmatch's
+    metacharacters written literally ("W_Q[[]0, a]: × −1"), so that pasted into ALLOWED_MUTANTS it matches this
+    mutant and no other."""
+    return re.sub(r"[\[*?]", lambda m: f"[{m.group(0)}]", shown_name(name))
+
+
+def matches(name: str, pattern: str) -> bool:
+    """An allow-list entry names a mutant exactly, as its name or as the audit's survivor line shows it ("W_Q: columns
+    0 ↔ 1", pasted), or is an fnmatch pattern over either form (write a literal [ as [[], as the audit does)."""
+    p, shown = pattern.strip(), shown_name(name)
+    return p in (name, shown) or fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(shown, p)
 
 
 def sampled(made: list[Mutant], n: int = MAX_MUTANTS, seed: int = 0) -> list[Mutant]:

@@ -34,12 +34,13 @@ def result_json(result) -> dict:
 
 def audit_json(audit) -> dict:
     """An audit.AuthorAudit as plain JSON (`circuits audit --json`): the kill rate, each survivor with its closest
-    call in one line, the allow-list's reasons and stale entries."""
+    call in one line and its allow-list entry ("allow": pasted into ALLOWED_MUTANTS, it matches that mutant only),
+    the allow-list's reasons, its entries that matched no mutant and those no mutant needs."""
     r = audit.result
     return {"puzzle": r.puzzle, "file": audit.path, "mutants": r.total, "killed": len(r.killed),
             "kill_rate": r.kill_rate, "allowed": [{"mutant": n, "why": w} for n, w in r.allowed],
-            "survived": [{"mutant": s.name, "entry": s.entry, "change": s.change,
+            "survived": [{"mutant": s.name, "allow": s.allow, "entry": s.entry, "change": s.change,
                           "closest_call": " ".join(words.survivor_closest(s))}
                          for s in audit.survivors],
-            "stale_allowed": audit.stale, "seconds": round(r.seconds, 2),
+            "stale_allowed": audit.stale, "matched_no_mutant": audit.unmatched, "seconds": round(r.seconds, 2),
             "mutants_made": r.made, "sampled": r.sampled, "not_run": r.not_run, "complete": r.complete}

@@ -159,7 +159,7 @@ def survivor_closest(s) -> list[str]:
 
 def audit_lines(audit, verbose: bool = False) -> list[str]:
     """`circuits audit`'s report: the kill rate, what was not run, each survivor with its closest call, the
-    allow-list's reasons (verbose) and its stale entries."""
+    allow-list's reasons (verbose), its entries that matched no mutant and those no mutant needs."""
     r = audit.result
     judged = len(r.killed) + len(r.survived)
     out = [f"{r.puzzle} · {audit.path}",
@@ -169,11 +169,12 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
         out += [f"survived, not in the allow-list ({len(audit.survivors)}): a target is too loose, or the edit is",
                 "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]
         for s in audit.survivors:
-            out.append(f"  {s.entry}: {s.change}")
+            out.append(f"  {s.allow}")  # pasted into ALLOWED_MUTANTS, it allows this mutant and no other
             out += [f"    {line}" for line in survivor_closest(s)]
     if verbose:
         for name, why in r.allowed:
             out += [f"  allowed: {name}", f"    {why}"]
+    out += [f"matched no mutant: {p}" for p in audit.unmatched]
     if audit.stale:
         out.append(f"allow-list entries no mutant needs (remove them): {', '.join(audit.stale)}")
     return out
