@@ -47,6 +47,7 @@ def load(path: Path, shown: str, source: str, puzzle: Puzzle, shipped: dict, nam
             "code": is_code, "names": [*puzzle.answer, *puzzle.optional], "optional": list(puzzle.optional),
             "givens": names, "serve": is_code}
     seconds = limits.seconds("import")
+    _meanwhile()
     try:
         session = sandbox.load(item, str(path.parent), [str(path.parent)], sandbox.Limits(seconds=seconds),
                                serve=is_code)
@@ -66,6 +67,14 @@ def load(path: Path, shown: str, source: str, puzzle: Puzzle, shipped: dict, nam
         return Sealed(answer, missing, edits, digest, reads, session.fence, session)
     digest = hashlib.sha256(json.dumps(message.get("answer"), sort_keys=True).encode()).hexdigest()
     return Sealed(answer, missing, edits, "sealed:" + digest, [], session.fence)
+
+
+def _meanwhile() -> None:
+    """What the check will need anyway, imported while the warm process is still starting (a first check)."""
+    import hypothesis  # noqa: F401 - the property test's
+    import hypothesis.extra.numpy  # noqa: F401
+
+    from circuits.checking import evaluation, plan  # noqa: F401
 
 
 _SAID: list[str] = []
