@@ -51,9 +51,9 @@ def load(path: str | Path) -> Attempt:
     """Execute a puzzle file in a fresh module and collect its Puzzle and answer.
 
     A file whose id names a shipped puzzle (curriculum.twin), or a course's (course_twin), contributes only its
-    answer, from a fenced child (checking/sealed): the puzzle, its
-    givens and targets come from the shipped reference, and every given the file changed is listed in
-    `Attempt.edits`. A file with no shipped twin (an instructor's own puzzle) is its own source.
+    answer, from a fenced child (checking/sealed): the puzzle, its givens and targets come from the reference,
+    and every given the file changed is listed in `Attempt.edits`. A file with no reference at all (an author's
+    puzzle in the making) is its own source, run here.
 
     The import runs under limits.run: at most limits.IMPORT_SECONDS, and nothing it does (os._exit,
     closing sys.stdout, leaving threads running) outlives it. Every mistake is one CircuitError line.
@@ -91,7 +91,7 @@ def load(path: str | Path) -> Attempt:
 
 
 def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
-    """A learner's file for a shipped puzzle: the puzzle from the reference (run here), the answer from the file
+    """A learner's file for a shipped or course puzzle: the puzzle from the reference (run here), the answer from the file
     (run in a fenced child: checking/sealed), and the givens the file changed, named."""
     from circuits.checking.sealed import answer
 
