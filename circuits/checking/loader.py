@@ -91,13 +91,14 @@ def load(path: str | Path) -> Attempt:
 
 
 def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
-    """A learner's file for a shipped or course puzzle: the puzzle from the reference (run here), the answer from the file
-    (run in a fenced child: checking/sealed), and the givens the file changed, named."""
+    """A learner's file for a shipped or course puzzle: the puzzle from the reference (run here), the answer from
+    the file (run in a fenced child: checking/sealed), and the givens the file changed, named."""
     from circuits.checking.sealed import answer
 
     shipped, shipped_source = _shipped(ref)
     puzzle = _declared(shipped, paths.shown(ref))
-    names = [n for n in givens.given_names(_above_answer(shipped_source)) if n not in (*puzzle.answer, *puzzle.optional)]
+    names = [n for n in givens.given_names(_above_answer(shipped_source))
+             if n not in (*puzzle.answer, *puzzle.optional)]
     source, data = _source(given, shown)
     path = Path(os.path.abspath(given))
     sealed = answer.load(path, shown, source, puzzle, shipped, names, data)
