@@ -160,9 +160,20 @@ def _tasks_of_this_user() -> int:
     return n
 
 
+_TASKS: list[tuple[float, int]] = []
+
+
+def _tasks_now() -> int:
+    """The user's tasks, counted again at most every 10 s (a scan of /proc per file would be on every check's
+    path; a count much older could leave a child no room for the threads it may start)."""
+    if not _TASKS or time.monotonic() - _TASKS[0][0] > 10:
+        _TASKS[:] = [(time.monotonic(), _tasks_of_this_user())]
+    return _TASKS[0][1]
+
+
 def _limits(limits: Limits, n_files: int, serve: bool = False) -> dict:
     """The rlimits the child sets on itself before any learner's code runs (no preexec_fn: the parent has threads)."""
-    nproc = _tasks_of_this_user() + limits.processes if os.getuid() != 0 and os.path.isdir("/proc") else None
+    nproc = _tasks_now() + limits.processes if os.getuid() != 0 and os.path.isdir("/proc") else None
     calls = checking_limits.seconds("check") if serve else 0.0
     return {"cpu": int(limits.seconds * n_files + calls + START_SECONDS), "as": limits.memory_mb << 20,
             "fsize": limits.file_mb << 20, "core": 0, "nproc": nproc}
