@@ -22,9 +22,11 @@ from circuits.checking import (  # noqa: E402
     Inputs,
     MLPOut,
     MLPOutput,
+    MLPWidth,
     NextToken,
     Output,
     OVCircuit,
+    PatchedMLP,
     Puzzle,
     Repeated,
     Residual,
@@ -55,8 +57,8 @@ __all__ = [
     "LayerTrace", "Trace", "Vocab", "functional",
     # the puzzle API (circuits.checking)
     "FILL_ME_IN", "Puzzle", "Inputs", "Copies", "Repeated", "Runs", "Uniform", "reference",
-    "Attention", "Code", "HeadOutput", "HeadZ", "MLPOut", "MLPOutput", "NextToken", "Output", "OVCircuit",
-    "Residual", "Structure", "Target",
+    "Attention", "Code", "HeadOutput", "HeadZ", "MLPOut", "MLPOutput", "MLPWidth", "NextToken", "Output",
+    "OVCircuit", "PatchedMLP", "Residual", "Structure", "Target",
 ]
 __version__ = "0.1.0"
 

@@ -22,7 +22,6 @@ from circuits.checking.validate import declares_sharpness
 from circuits.io import paths
 from circuits.checking.plan import EXACT, STAGES, Plan
 from circuits.checking.targets import Code, EarlierFailure, Explanation, LeakNote, Structure, Target, Tokens
-from circuits.checking.targets.structure import MatrixDiffers
 from circuits.errors import CircuitError
 from circuits.model.threads import one_blas_thread
 
@@ -465,7 +464,7 @@ def check_structure(target: Structure, attempt, model) -> TargetResult:
     res = TargetResult(target.label, "structure", "passed" if ok else "failed", structure=rows, checked=len(rows))
     if not ok:
         bad = [r for r in rows if not r[3]]
-        res.failure = Failure(EXACT, [], 0, finding=MatrixDiffers(bad[0][0]))
+        res.failure = Failure(EXACT, [], 0, finding=target.finding(bad[0]))
     return res
 
 

@@ -12,7 +12,9 @@ import numpy as np
 from circuits.checking import reference as ref
 from circuits.checking.targets.code import YourCodeRaised
 from circuits.checking.targets.ov import CopyingScore, RaisedMost, ScoreBound
-from circuits.checking.targets.structure import MatrixDiffers
+from circuits.checking.targets.patched import PatchedMiss
+from circuits.checking.targets.structure import AtMost, MatrixDiffers
+from circuits.checking.targets.width import Width
 
 FINDINGS: dict = {}  # type of a finding's (or a row's) facts → its words
 
@@ -54,8 +56,27 @@ def _matrix_differs(f: MatrixDiffers) -> str:
     return f"{words(f.what)} differs from the expected matrix"
 
 
+def _at_most(f: AtMost) -> str:
+    return f"≤ {f.most:g}"
+
+
+def _values(names, values) -> str:
+    return ", ".join(f"{n} {round(v, 3) + 0.0:g}".replace("-", "−") for n, v in zip(names, values))
+
+
+def _patched_miss(f: PatchedMiss) -> str:
+    return (f"of {f.n:,} residual vectors fed to the MLP of layer {f.layer}, the worst is {f.case}: it writes "
+            f"{_values(f.names, f.yours)}, expected {_values(f.names, f.expected)}: off by {f.error:.3g} "
+            f"(tolerance {f.tol:g})")
+
+
+def _width(f: Width) -> str:
+    return (f"W_in of the MLP in layer {f.layer} has shape {f.shape}: d_mlp = {f.shape[0]:,} hidden units, "
+            f"at most {f.most:,} allowed")
+
+
 FINDINGS.update({ScoreBound: _score_bound, CopyingScore: _copying_score, RaisedMost: _raised_most,
-                 MatrixDiffers: _matrix_differs})
+                 MatrixDiffers: _matrix_differs, AtMost: _at_most, PatchedMiss: _patched_miss, Width: _width})
 
 
 # --- code: what a compare found --------------------------------------------------------------------------------

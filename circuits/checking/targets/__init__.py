@@ -1,5 +1,5 @@
 """What a puzzle checks, one module per kind of target: behaviour (output, attention, next token, MLP output)
-and exact (structure, OV circuit, code), on the base in `base`.
+and exact (structure, OV circuit, an MLP patched or its width, code), on the base in `base`.
 
 Each kind carries its own behaviour (evaluate, explain, validate, what `circuits show` prints), so adding a
 kind means adding a module here. `formats`, `scores` and `specs` hold the helpers several kinds share.
@@ -14,12 +14,15 @@ from circuits.checking.targets.mlp import MLPOut, MLPOutput
 from circuits.checking.targets.next_token import NEAR_TIE, NextToken
 from circuits.checking.targets.output import Output
 from circuits.checking.targets.ov import OVCircuit, copying_score, full_ov, raised
+from circuits.checking.targets.patched import PatchedMLP
 from circuits.checking.targets.scores import factor_needed
 from circuits.checking.targets.structure import Structure
+from circuits.checking.targets.width import MLPWidth
 
 __all__ = [
     "Target", "Evaluation", "Explanation", "Tokens", "higher_is_worse", "EarlierFailure", "LeakNote",
-    "Output", "Attention", "NextToken", "MLPOut", "MLPOutput", "Structure", "OVCircuit", "Code",
+    "Output", "Attention", "NextToken", "MLPOut", "MLPOutput", "Structure", "OVCircuit", "PatchedMLP", "MLPWidth",
+    "Code",
     "HeadOutput", "HeadZ", "Readout", "Residual",
     "NEAR_TIE", "factor_needed", "copying_score", "full_ov", "raised",
 ]

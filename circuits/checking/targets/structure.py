@@ -16,6 +16,13 @@ class MatrixDiffers:
     what: object
 
 
+@dataclass(frozen=True)
+class AtMost:
+    """The expected side of a measured row: its value must be at most `most` (a tolerance, a width)."""
+
+    most: float
+
+
 @dataclass
 class Structure(Target):
     """Exact checks on the weights: `check(answer, model)` returns (what, yours, expected) triples of sympy matrices,
@@ -31,6 +38,10 @@ class Structure(Target):
 
     def check_alone(self, checker, attempt, model, n_examples):
         return checker.check_structure(self, attempt, model)
+
+    def finding(self, row: tuple) -> object:
+        """The facts of the first row that fails, as the report gives them: by default, that its matrix differs."""
+        return MatrixDiffers(row[0])
 
     def run(self, answer, model) -> list[tuple[object, object, object, bool]]:
         """The rows of the report: (what, yours, expected, whether they agree)."""
