@@ -32,6 +32,14 @@ the unembedding W_U (5 × 7), so that after every pair a, b the answer (a + b) m
 log-probability ≥ −0.1. Multiply W_U by a sharpness symbol `s`, bound in `params`: the
 logits' gaps are s times what your features give. Checked on all 25 pairs.
 
+Your MLP may not be a table either, and two more targets hold it to that. It has at most
+24 hidden units (d_mlp ≤ 24), fewer than the 25 pairs. And it is checked alone, by
+intervention, on inputs no token makes: with cos θ, sin θ in prev:, cos φ, sin φ in tok:
+and 1 in one, for θ and φ every 3° around the circle (14,400 pairs, the tokens' own 25
+among them), it must write cos(θ + φ) into sum:cos and sin(θ + φ) into sum:sin, within
+0.5 in each. The identities hold at every angle; a table of the 25 pairs knows nothing
+between them.
+
 What fails, worked for a = 1, b = 2 (answer 3): the MLP writes nothing and W_U reads the
 features it is given, W_U[c] = (cos wc, sin wc) on tok: and on prev: alike. At s = 1 the logit
 of c is cos w(c − a) + cos w(c − b):
@@ -48,7 +56,7 @@ import numpy as np
 import sympy
 
 from circuits import (
-    Basis, blank, Head, Inputs, Layer, MLP, Model, NextToken, Puzzle, Uniform, Vocab,
+    Basis, blank, Head, Inputs, Layer, MLP, MLPWidth, Model, NextToken, PatchedMLP, Puzzle, Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
@@ -77,6 +85,17 @@ def spec(tokens: list[str]) -> list[str | None]:
     return [None, str((int(tokens[0]) + int(tokens[1])) % P)]
 
 
+def between() -> list[tuple[str, dict, dict]]:
+    """The intervention's cases: a's features at angle θ (prev:), b's at φ (tok:), every 3°; wanted: the angle θ + φ."""
+    out = []
+    for θ in range(0, 360, 3):  # 72°, the tokens' step, is a multiple of 3°: their own angles are among these
+        for φ in range(0, 360, 3):
+            a, b = np.radians(θ), np.radians(φ)
+            fed = {"prev:cos": np.cos(a), "prev:sin": np.sin(a), "tok:cos": np.cos(b), "tok:sin": np.sin(b), "one": 1}
+            out.append((f"θ = {θ}°, φ = {φ}°", fed, {"sum:cos": np.cos(a + b), "sum:sin": np.sin(a + b)}))
+    return out
+
+
 def build(answer) -> Model:
     head = Head(W_V=W_V0, W_O=W_O0, pattern="previous")
     return Model(vocab, W_E, layers=[Layer(heads=[head], mlp=MLP(W_in=answer.W_in, W_out=answer.W_out))],
@@ -93,7 +112,12 @@ puzzle = Puzzle(
                        description="after every pair a, b the answer (a + b) mod 5 has log-prob ≥ −0.1",
                        advice="To see where the sum goes wrong, compare what your MLP writes into sum:cos and "
                               "sum:sin for this pair (circuits show) with cos(w(a + b)) and sin(w(a + b)), then "
-                              "W_U's rows for the expected answer and for your top guess")],
+                              "W_U's rows for the expected answer and for your top guess"),
+             MLPWidth("no table of the pairs: your MLP has at most 24 hidden units, fewer than the 25 pairs",
+                      most=24),
+             PatchedMLP("your MLP adds any two angles, not only the tokens': fed cos θ, sin θ in prev: and cos φ, "
+                        "sin φ in tok:, it writes cos(θ + φ), sin(θ + φ) into sum:cos, sum:sin (±0.5)",
+                        cases=between, tol=0.5)],
     inputs=Inputs(vocab.tokens, min_len=2, max_len=2, families=[Uniform()]),
     examples=["12", "34", "00", "44"],
     sharpness=["s"],
@@ -102,7 +126,7 @@ puzzle = Puzzle(
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
-# W_in: (d_mlp, 7), d_mlp of your choice.  W_out: (7, d_mlp).  W_U: (5, 7), written with s.
+# W_in: (d_mlp, 7), d_mlp ≤ 24.  W_out: (7, d_mlp).  W_U: (5, 7), written with s.
 # blank(d_mlp, resid) and blank(resid, d_mlp) give zero matrices you can fill by name: W_in[0, "tok:cos"] = 1.
 W_in = FILL_ME_IN("(d_mlp, 7)")
 W_out = FILL_ME_IN("(7, d_mlp)")

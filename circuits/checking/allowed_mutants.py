@@ -250,9 +250,9 @@ ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
                                                  "5 on every pair, all 25 checked; a bias of a quarter on one answer's "
                                                  "row keeps it, and the worksheet asks no more")),
         ("W_in[[]*, sum:*] 0 → 1", "the MLP reads sum:, which only the MLP itself writes: zero at its input"),
-        *((name, EVERY_PAIR) for name in (
-            "W_in[[]*, tok:cos] → 0", "W_in[[]*, prev:cos] → 0", "W_in[[]*, prev:sin] 0 → 1", "W_in rows * ↔ *",
-            "W_U[[]*, 5] → 0", "whole answer × 10", "s × 10")),
+        ("W_in rows * ↔ *", "the two units swapped (relu(±(x + y)) or relu(±(x − y)) of one product) have equal "
+                            "columns of W_out: exactly the same MLP"),
+        *((name, EVERY_PAIR) for name in ("W_U[[]*, 5] → 0", "s × 10")),
     ],
     "29_smaller_before": [
         ("W_Q[[]*, 5] 0 → s", "only the BOS query reads bos, and BOS sees one key and has no target"),
