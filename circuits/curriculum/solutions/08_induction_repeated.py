@@ -35,11 +35,10 @@ too. Sharpness comes from two symbols bound
 in `params`: `s` in W_Q (how peaked the attention is) and `γ` in W_U (how confident the
 prediction is).
 
-The check runs on BOS + 2–12 random letters written twice (half of the inputs with no
-letter twice in the first copy), on the worked examples (two of seed 000's size: 20 distinct
-letters, and seed 000's own 20 tokens renamed to letters, each written twice), and on
-anything the shrinker makes of them; the margin search then goes on to 20 + 20.
-Per input:
+The check runs on BOS + 2–20 random letters written twice, up to the model's n_ctx = 41
+(half of them drawn with no letter twice in the first copy), on the worked examples (two of
+seed 000's size: 20 distinct letters, and seed 000's own 20 tokens renamed to letters, each
+written twice), and on anything the shrinker makes of them. Per input:
 
   head 1.0     ≥ 0.9 of its attention right after the earlier copies of the current letter,
                or on BOS when the letter is new;
