@@ -16,9 +16,11 @@ two residual directions with a constant direction `one`; the direction `eq` star
 Write one MLP (no attention): W_in (d_mlp × 4) and W_out (4 × d_mlp), a ReLU between, that
 at every position writes
 
-    1 into eq if x = y, else 0,   and nothing into x, y or one      (within 0.1 in each direction),
+    1 into eq if x = y, else 0      (within 0.1),
 
-for every string of 1 to 8 tokens. The behaviour, for "00 12 22 31 33":
+and nothing at all into x, y or one: their rows of W_out must be 0 (any entry above 10⁻⁹
+there is refused). Checked on every string of 1 to 3 tokens and on random strings of up
+to 8. The behaviour, for "00 12 22 31 33":
 
     token    00   12   22   31   33
     eq        1    0    1    0    1
@@ -58,7 +60,7 @@ puzzle = Puzzle(
     answer=["W_in", "W_out"],
     build=build,
     targets=[MLPOutput(MLPOut(0), spec, tol=0.1,
-                       description="the MLP writes 1 into eq where x = y, else 0, and nothing into x, y, one (±0.1)")],
+                       description="the MLP writes 1 into eq where x = y, else 0 (±0.1), and nothing into x, y, one")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=8, families=[Uniform()]),
     examples=["00 12 22 31 33", "11 10 01"],
     source="issue 28: a challenge whose mechanism the MLP chapter did not walk through",

@@ -20,10 +20,11 @@ completes no fact. The MLP after it reads both.
 
 Write the MLP: W_in (d_mlp × 16) and W_out (16 × d_mlp), a ReLU between, so that at every
 position it writes 1 into the city of the fact that the previous and the current token
-complete, and nothing else anywhere (within 0.1 in each direction): nothing at all where
-the pair is not one of the four facts, even where only half of it matches
-("Alan Lovelace", "Marie Turing"). Checked on every string of 1 to 4 names and on random
-strings of up to 8.
+complete and 0 into the other cities (within 0.1 in each): 0 into every city where the
+pair is not one of the four facts, even where only half of it matches ("Alan Lovelace",
+"Marie Turing"). It writes nothing at all into tok:, prev: or one: their rows of W_out
+must be 0 (any entry above 10⁻⁹ there is refused). Checked on every string of 1 to 4
+names and on random strings of up to 8.
 
 Worked examples (the target, from `spec`):
 
@@ -35,8 +36,8 @@ Worked examples (the target, from `spec`):
     position   0 Marie   1 Curie       2 Albert  3 Einstein  4 Alan    5 Turing
     writes     nothing   city:Warsaw   nothing   city:Ulm    nothing   city:London
 
-A half match ("Alan Lovelace", at 1) writes nothing, and a whole match writes exactly 1,
-not more.
+A half match ("Alan Lovelace", at 1) writes 0 into every city, and a whole match 1, not
+more (each within 0.1).
 """
 
 from circuits import (
@@ -87,8 +88,8 @@ puzzle = Puzzle(
     answer=["W_in", "W_out"],
     build=build,
     targets=[MLPOutput(MLPOut(0), spec, tol=0.1,
-                       description="the MLP writes the city of a stored (previous, current) name pair, "
-                                   "and nothing else (±0.1)")],
+                       description="the MLP writes 1 into the city of a stored (previous, current) name pair, "
+                                   "0 into the other cities (±0.1), and nothing into tok:, prev:, one")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=8, families=[Uniform()]),
     examples=["Alan Lovelace Ada Lovelace", "Marie Curie Albert Einstein Alan Turing", "Turing Alan Turing"],
     source="Geva, Schuster, Berant & Levy (2021), Transformer Feed-Forward Layers Are Key-Value Memories",

@@ -21,7 +21,8 @@ Tokens ( and ); no BOS. The residual stream (d_model = 7):
 
 The model is two layers, each a head with a fixed uniform pattern (position i attends with
 weight 1/(i + 1) to each of 0..i) followed by a ReLU MLP. Write four stages; at every position
-i each writes its own direction and nothing else, within 0.01 in every direction:
+i each writes its own direction, within 0.01, and nothing at all into any other: the rows of
+its W_O or W_out for them must be 0 (any entry above 10⁻⁹ there is refused):
 
   head 0.0 (W_V0 1 × 7, W_O0 7 × 1)   writes  bal  = (opens − closes in 0..i) / (i + 1);
   MLP 0 (W_in0 d × 7, W_out0 7 × d)   writes  neg  = 1 if bal < 0 else 0;
@@ -92,13 +93,13 @@ puzzle = Puzzle(
     build=build,
     targets=[
         Output(HeadOutput(0, 0), writes("bal"), tol=0.01,
-               description="head 0.0 writes bal = (opens − closes) / (i + 1) and nothing else (±0.01)"),
+               description="head 0.0 writes bal = (opens − closes) / (i + 1) (±0.01) and nothing else"),
         MLPOutput(MLPOut(0), writes("neg"), tol=0.01,
-                  description="MLP 0 writes neg = 1 where bal < 0, else 0, and nothing else (±0.01)"),
+                  description="MLP 0 writes neg = 1 where bal < 0, else 0 (±0.01), and nothing else"),
         Output(HeadOutput(1, 0), writes("ever"), tol=0.01,
-               description="head 1.0 writes ever = the fraction of prefixes so far with neg = 1, nothing else (±0.01)"),
+               description="head 1.0 writes ever = the fraction of prefixes so far with neg = 1 (±0.01), nothing else"),
         MLPOutput(MLPOut(1), writes("balanced"), tol=0.01,
-                  description="MLP 1 writes balanced = 1 where the prefix is balanced, else 0, nothing else (±0.01)"),
+                  description="MLP 1 writes balanced = 1 where the prefix is balanced, else 0 (±0.01), nothing else"),
     ],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=12, n_random=2000,
                   families=[Uniform(), Runs({"open": "(", "close": ")"}, max_runs=4)]),
