@@ -182,3 +182,14 @@ def test_a_patched_mlp_reads_only_what_it_feeds(reference):
     target = PatchedMLP("x", cases=lambda: [("a = b = 0", {"prev:cos": 1, "tok:cos": 1}, {"sum:cos": 0.0})], tol=0.1)
     (facts, _, _, ok), = target.run(reference.answer, model)
     assert not ok and facts.yours == (pytest.approx(1.0),) and facts.names == ("sum:cos",)
+
+
+@pytest.mark.parametrize("cases, said", [
+    (lambda: 1 / 0, "cases() raised ZeroDivisionError"),
+    (lambda: [], "cases() yielded nothing to feed the MLP"),
+    (lambda: [("x", {"one": 1})], "cases() yielded ('x', {'one': 1}) at 0; it needs (name, fed, wanted)"),
+])
+def test_a_puzzles_cases_that_cannot_be_fed_are_one_line_when_it_loads(cases, said):
+    with pytest.raises(CircuitError) as e:
+        PatchedMLP("adds", cases=cases).validate([], [], CircuitError)
+    assert str(e.value).startswith(said) and "\n" not in str(e.value)

@@ -68,8 +68,7 @@ class PatchedMLP(Structure):
                            "of direction → value")
 
     def _arrays(self, model) -> tuple:
-        """The cases as arrays, made once per basis: names, wanted, fed `[n, d_model]`, expected `[n, k]` (NaN: not
-        asked)."""
+        """The cases as arrays, once per basis: names, wanted, fed `[n, d_model]`, expected `[n, k]` (NaN: not asked)."""
         labels = tuple(model.residual.labels)
         if labels not in self._made:
             made = list(self.cases())
