@@ -34,6 +34,9 @@ Write six heads. Scores are raw dot products q·k, with a causal mask.
                 reads only the scratch (v:0 … v:3, the copied pairs 0 and 1), its key only
                 pairs 0 and 1.  W_Q_f, W_K_f: 4 × 20.
 
+Each matrix may read only what its part names (a query or key through the scores, a value
+through W_O_e): a read of anything else, such as the smaller pairs 2 and 3, is refused.
+
 Each part is checked on strings of 1 to 16 tokens (every pair of positions for a token
 seen once before), by where its head looks:
 
@@ -161,6 +164,13 @@ puzzle = Puzzle(
                   exhaustive_budget=1_500),
     examples=["abcab", "abcdabcd", "aabbccdd", "dcbaabcd"],
     sharpness=["s"],
+    reads={  # what the worksheet says each part reads (pairs 0 and 1: the first four position directions)
+        "head 0.0 W_Q": CONTENT, "head 0.0 W_K": CONTENT,
+        "head 0.1 W_Q": POSITION[:4], "head 0.1 W_K": POSITION[:4],
+        "head 0.2 W_Q": POSITION[:4], "head 0.2 W_K": POSITION[:4],
+        "head 0.3 W_Q": CONTENT + POSITION[:4], "head 0.3 W_K": CONTENT + POSITION[:4], "head 0.3 W_V": POSITION,
+        "head 1.0 W_Q": SCRATCH[:4], "head 1.0 W_K": POSITION[:4],
+    },
     source="seed 003: Transformer Circuit Exercises, exercise 2(a)–(f)",
 )
 

@@ -72,6 +72,7 @@ puzzle = Puzzle(
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"}, max_runs=4)]),
     examples=["bacedu", "aaaa", "abbbbbbbbbbbbbbb", "bbbbbbbbbbbbbbba"],
     sharpness=["s"],
+    reads={},  # the mechanism is yours: each matrix may read any direction
     source="issue 28: a challenge whose mechanism chapter 1 did not walk through",
 )
 

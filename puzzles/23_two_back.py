@@ -67,6 +67,7 @@ puzzle = Puzzle(
     inputs=Inputs(vocab.tokens, min_len=1, max_len=N_CTX, families=[Uniform()]),
     examples=["abcdab", "aaaaaaaaaaaa", "dcbadcbadcba"],
     sharpness=["s"],
+    reads={},  # the mechanism is yours: each matrix may read any direction
     source="issue 28: a challenge whose mechanism the positions chapter did not walk through",
 )
 

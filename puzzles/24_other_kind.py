@@ -85,6 +85,7 @@ puzzle = Puzzle(
                   families=[Uniform(), Runs({"vowels": VOWELS, "consonants": "bcdfghjklmnpqrstvwxyz"}, max_runs=4)]),
     examples=["bacde", "aaaa", "bbbbbbbbbbbbbbba"],
     sharpness=["s"],
+    reads={},  # the mechanism is yours: each matrix may read any direction
     source="issue 28: a challenge whose mechanism the attention-basics chapter did not walk through",
 )
 

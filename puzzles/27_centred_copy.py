@@ -104,6 +104,7 @@ puzzle = Puzzle(
     inputs=Inputs(list(TOKENS), min_len=1, max_len=10),
     examples=["cab", "abcde", "eeee"],
     sharpness=["γ"],
+    reads={},  # the mechanism is yours: each matrix may read any direction
     source="issue 28: a challenge whose mechanism the OV chapter did not walk through (a copying head that "
            "must ignore BOS)",
 )

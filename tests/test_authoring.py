@@ -302,8 +302,8 @@ def test_a_skipped_exhaustive_stage_is_said_in_text_and_json(here, capsys):
     assert data["margins"]
 
 
-NO_WRITES = ("declared writes: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
-             "$CIRCUITS_COURSE) and no writes= in the Puzzle")
+NO_WRITES = ("declared writes and reads: no reference solution found (solutions/NN_name.py beside puzzles/, or "
+             "in $CIRCUITS_COURSE) and no writes= or reads= in the Puzzle")
 
 
 def test_a_full_check_says_nothing_was_skipped(here, capsys):

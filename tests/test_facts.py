@@ -50,8 +50,8 @@ def test_coverage_is_numbers_said_in_display():
         "(Inputs(exhaustive_budget=...))",
         "random inputs: skipped, n_random = 0", "property test: skipped, 0 examples asked for",
         "margins: skipped, as asked (--no-margins)",
-        "declared writes: no reference solution found (solutions/NN_name.py beside puzzles/, or in $CIRCUITS_COURSE) "
-        "and no writes= in the Puzzle"]
+        "declared writes and reads: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
+        "$CIRCUITS_COURSE) and no writes= or reads= in the Puzzle"]
 
 
 def test_an_error_is_held_as_raised_and_said_once(tmp_path):

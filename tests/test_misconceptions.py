@@ -259,6 +259,29 @@ def _template_duplicate_token(a, g):  # 21: a name at 4+ matching a name at 1 or
     a.W_Q0, a.W_K0 = Q, K
 
 
+# ── reads the mechanism does not use (declared reads, checking/guarantees.py) ─────────────
+def _latest_name(a, g):  # 21: S-inhibition by recency: names, and a ramp over positions; never dup
+    a.W_K1[0, "dup"] = 0
+    for n in g["NAMES"]:
+        a.W_K1[0, f"tok:{n}"] = 1
+    for i in range(g["N_CTX"]):
+        a.W_K1[0, f"pos:{i}"] = i / 10
+    a.params = {**a.params, "s": 40}
+
+
+def _also_current_token(a, g):  # 13: the query reads the token beside the prediction
+    for t in g["TOKENS"]:
+        a.W_Q[0, f"tok:{t}"] = s / 4
+
+
+def _mover_by_position(a, g):  # 21: the name mover also prefers the first name's position
+    a.W_K2[0, "pos:1"] = 0.5
+
+
+def _copy_reads_bos(a, g):  # 15: head 0.0's value also reads start
+    a.W_V0[0, "start"] = 0.01
+
+
 @dataclass
 class Case:
     stem: str
@@ -398,6 +421,25 @@ CASES = [
          "at query 7 'to' the target is key 4 'Ann', but head 1.0 puts only 0.000 there", examples=[]),
     Case("21_ioi_mini", "a duplicate-token head fitted to the template's positions", _template_duplicate_token,
          "at query 2 'Ann' the target is key 1 'Ann', but head 0.0 puts only 0.000 there", examples=[]),
+    # reads outside what the mechanism uses: each passes every target, and is refused for what it reads
+    Case("21_ioi_mini", "S-inhibition by the latest name, never reading dup", _latest_name,
+         "W_K1 reads tok:Ann (W_K1[0, tok:Ann] = 1) (and tok:Bob, tok:Cat …), but this puzzle lets it read only dup"),
+    Case("21_ioi_mini", "a name mover that also likes position 1", _mover_by_position,
+         "W_K2 reads pos:1 (W_K2[0, pos:1] = 0.5), but this puzzle lets it read only tok:*"),
+    Case("13_copy_suppression", "a query that also reads the current token", _also_current_token,
+         "W_Q reads tok:a"),
+    Case("07_induction_k_composition", "keys that also read bos", cells("W_K2", ((0, "bos"), 0.1)),
+         "W_K2 reads bos (W_K2[0, bos] = 0.1), but this puzzle lets it read only prev:*"),
+    Case("07_induction_k_composition", "keys that also read a position", cells("W_K2", ((1, "cos:0"), 0.05)),
+         "W_K2 reads cos:0 (W_K2[1, cos:0] = 0.05)"),
+    Case("15_q_composition", "a query that also reads start", cells("W_Q1", ((4, "start"), s / 4)),
+         "W_Q1 reads start"),
+    Case("15_q_composition", "head 0.0's value also reads start", _copy_reads_bos,
+         "W_V0 reads start (W_V0[0, start] = 0.01), but this puzzle lets it read only tok:*"),
+    Case("08_induction_repeated", "a bigram bias in W_U", cells("W_U", (("b", "prev:a"), 0.5)),
+         "W_U reads prev:a (W_U[b, prev:a] = 0.5), but this puzzle lets it read only out:*"),
+    Case("06_induction_pointer", "(b) also reading a smaller pair", cells("W_Q_b", ((0, "cos:2"), s / 100)),
+         "W_Q_b reads cos:2"),
 ]
 
 

@@ -58,7 +58,7 @@ class TargetResult:
     todo: NotAttempted | None = None  # status not attempted: what is left to fill in
 
 
-SKIPPABLE = ("exhaustive", "random", "property", "margins", "writes")  # the stages a check may skip
+SKIPPABLE = ("exhaustive", "random", "property", "margins", "writes", "reads")  # the stages a check may skip
 
 
 @dataclass
@@ -311,6 +311,8 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, error=error)
     if model is not None and guarantees.writes_for(attempt) is None:  # never silently off: said in the report
         coverage.skipped.append("writes")
+    if model is not None and guarantees.reads_for(attempt) is None:
+        coverage.skipped.append("reads")
     if behaviour and not margins:
         coverage.skipped.append("margins")
     if status == "solved" and margins and behaviour and model is not None:
@@ -348,19 +350,26 @@ def measure_margins(result: PuzzleResult) -> PuzzleResult:
 
 
 def _leak(attempt, model) -> CircuitError | None:
-    """The one line saying where the answer writes outside the directions its puzzle gives each head and MLP."""
+    """The one line saying where the answer writes outside the directions its puzzle gives each head and MLP, or
+    reads outside those it lets each matrix read (writes first: a stray write is often what a stray read reads)."""
     if model is None:
         return None
-    writes = guarantees.writes_for(attempt)
-    if not writes:
+    writes, reads = guarantees.writes_for(attempt), guarantees.reads_for(attempt)
+    if not writes and not reads:
         return None
     from circuits.checking.answer_names import head_matrices, mlp_matrices
 
     heads, mlps = head_matrices(attempt, model), mlp_matrices(attempt, model)
     names = {f"head {l}.{h}": n for (l, h, role), n in heads.items() if role == "W_O"}
     names |= {f"mlp {l}": n for (l, role), n in mlps.items() if role == "W_out"}
+    read_names = {f"head {l}.{h} {role}": n for (l, h, role), n in heads.items()}
+    read_names |= {f"mlp {l} {role}": n for (l, role), n in mlps.items() if role == "W_in"}
+    shown = paths.shown(attempt.path)
     try:
-        guarantees.check_writes(model, writes, paths.shown(attempt.path), names)
+        if writes:
+            guarantees.check_writes(model, writes, shown, names)
+        if reads:
+            guarantees.check_reads(model, reads, shown, read_names)
     except CircuitError as e:
         return e
     return None

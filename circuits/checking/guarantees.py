@@ -4,6 +4,9 @@ inherits it without a line of its own:
 - declared writes: each head and MLP writes only into the residual directions the puzzle gives it (`writes=` on
   the Puzzle, or else the direction families its reference answer writes), so a write the targets do not read
   cannot slip through;
+- declared reads: each head's W_Q, W_K and W_V, each MLP's W_in and W_U read only the residual directions the
+  puzzle lets them (`reads=`, or else the direction families the reference reads), so a shortcut through a
+  direction the mechanism does not use (a position, BOS, the current token for the prediction) is refused;
 - a live sharpness: a declared sharpness symbol (or matrix) must control the attention the targets depend on —
   an answer that still passes with it at zero has the scale baked into its numbers;
 - no vacuous target: a target that checks nothing on any input is the puzzle's mistake, never a pass.
@@ -70,14 +73,12 @@ def declared_writes(model) -> dict[str, list[str]]:
     return {w.name: families(written(w, labels)) for w in writers(model)}
 
 
-_REFERENCE_WRITES: dict[tuple, dict[str, list[str]]] = {}
+_REFERENCE_DECLARED: dict[tuple, tuple[dict, dict] | None] = {}
 
 
-def writes_for(attempt) -> dict[str, list[str]] | None:
-    """Where each head and MLP of this puzzle may write: its `writes=`, else what its reference answer writes
-    (the shipped reference, or solutions/ beside a course's puzzle file); None when there is neither."""
-    if attempt.puzzle.writes is not None:
-        return {k: list(v) for k, v in attempt.puzzle.writes.items()}
+def _reference_declared(attempt) -> tuple[dict[str, list[str]], dict[str, list[str]]] | None:
+    """(writes, reads) of this puzzle's reference answer (the shipped reference, or solutions/ beside a course's
+    puzzle file), loaded once per file version; None when there is no reference."""
     from circuits.checking.loader import load, reference_for
     from circuits.checking.validate import validated
 
@@ -86,12 +87,23 @@ def writes_for(attempt) -> dict[str, list[str]] | None:
         return None
     stat = ref.stat()
     key = (str(ref.resolve()), stat.st_mtime_ns, stat.st_size, attempt.puzzle.id)
-    if key not in _REFERENCE_WRITES:
+    if key not in _REFERENCE_DECLARED:
         reference = validated(load(ref))
         if reference.missing or reference.puzzle.id != attempt.puzzle.id or reference.puzzle.build is None:
-            return None
-        _REFERENCE_WRITES[key] = declared_writes(reference.model())
-    return _REFERENCE_WRITES[key]
+            _REFERENCE_DECLARED[key] = None
+        else:
+            model = reference.model()
+            _REFERENCE_DECLARED[key] = (declared_writes(model), declared_reads(model))
+    return _REFERENCE_DECLARED[key]
+
+
+def writes_for(attempt) -> dict[str, list[str]] | None:
+    """Where each head and MLP of this puzzle may write: its `writes=`, else what its reference answer writes
+    (the shipped reference, or solutions/ beside a course's puzzle file); None when there is neither."""
+    if attempt.puzzle.writes is not None:
+        return {k: list(v) for k, v in attempt.puzzle.writes.items()}
+    declared = _reference_declared(attempt)
+    return None if declared is None else declared[0]
 
 
 def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str,
@@ -111,6 +123,98 @@ def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str,
             matrix = (answer_names or {}).get(w.name) or f"{w.name}'s {w.matrix}"
             raise CircuitError(f"{shown}: {w.name} writes into {first}{more}, but this puzzle lets it write only into "
                                f"{where}: the rows of {matrix} for them must be 0")
+
+
+# --- declared reads -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Reader:
+    """One matrix that reads the residual stream, as it reaches what it feeds: a head's W_Q (through W_K), W_K
+    (through W_Q and b_Q), W_V (through W_O); an MLP's W_in (its units that write); W_U."""
+
+    name: str  # "head 1.0 W_K", "mlp 0 W_in", "W_U": the key of `reads=`
+    part: str  # "head 1.0", "mlp 0", "W_U"
+    matrix: str  # the role: W_Q, W_K, W_V, W_in, W_U
+    into: np.ndarray  # [n, d_model]: column r is how the reader takes in direction r (0: not read)
+    raw: np.ndarray  # [rows, d_model]: the matrix itself, to name the entry that reads
+    weight: np.ndarray  # [rows]: how much each row of `raw` reaches what it feeds (picks the entry to name)
+
+
+def _head_readers(head) -> list[Reader]:
+    W_Q, W_K, W_V, W_O = (np.asarray(getattr(head, k), float) for k in ("W_Q", "W_K", "W_V", "W_O"))
+    b_Q = np.asarray(head.b_Q, float)
+    qk = W_Q.T @ W_K  # [d_model, d_model]: query direction × key direction
+    rows = lambda W: np.linalg.norm(W, axis=1)  # noqa: E731
+    return [Reader(f"{head.name} W_Q", head.name, "W_Q", qk.T, W_Q, rows(W_K)),
+            Reader(f"{head.name} W_K", head.name, "W_K", np.vstack([qk, b_Q @ W_K]), W_K, rows(W_Q) + np.abs(b_Q)),
+            Reader(f"{head.name} W_V", head.name, "W_V", W_O @ W_V, W_V, np.linalg.norm(W_O, axis=0))]
+
+
+def readers(model) -> list[Reader]:
+    """Every matrix of `model` that reads the residual stream (a query's reads that only shift every key's score
+    alike are not reads: softmax ignores them)."""
+    found = []
+    for l, block in enumerate(model.blocks):
+        for head in block.heads:
+            found += _head_readers(head)
+        if block.mlp is not None:
+            W_in, W_out = np.asarray(block.mlp.W_in, float), np.asarray(block.mlp.W_out, float)
+            live = np.linalg.norm(W_out, axis=0)  # [d_mlp]: a unit that writes nothing reads nothing
+            found.append(Reader(f"mlp {l} W_in", f"mlp {l}", "W_in", W_in[live > 0], W_in, live))
+    if model.W_U is not None:
+        W_U = np.asarray(model.W_U, float)
+        found.append(Reader("W_U", "W_U", "W_U", W_U, W_U, np.ones(W_U.shape[0])))
+    return found
+
+
+def read(reader: Reader, labels: Sequence[str]) -> dict[str, float]:
+    """The directions `reader` reads, with the largest amount it takes in of each."""
+    size = np.abs(reader.into).max(axis=0) if reader.into.size else np.zeros(len(labels))
+    return {labels[r]: float(size[r]) for r in np.flatnonzero(size > WRITE_TOL)}
+
+
+def declared_reads(model) -> dict[str, list[str]]:
+    """What a (reference) model reads, per reader, as direction families: the default declaration."""
+    labels = model.residual.labels
+    return {r.name: families(read(r, labels)) for r in readers(model)}
+
+
+def reads_for(attempt) -> dict[str, list[str]] | None:
+    """What each reader of this puzzle may read: its `reads=`, else what its reference answer reads; None when
+    there is neither."""
+    if attempt.puzzle.reads is not None:
+        return {k: list(v) for k, v in attempt.puzzle.reads.items()}
+    declared = _reference_declared(attempt)
+    return None if declared is None else declared[1]
+
+
+def _entry(reader: Reader, r: int, row_labels: Sequence[str] | None) -> tuple[str, float]:
+    """The entry of the reader's matrix that reads column r most: its row (labelled where the matrix is) and value."""
+    i = int(np.argmax(np.abs(reader.raw[:, r]) * (reader.weight + 1e-300)))
+    row = row_labels[i] if row_labels is not None and i < len(row_labels) else str(i)
+    return row, float(reader.raw[i, r])
+
+
+def check_reads(model, reads: Mapping[str, Sequence[str]], shown: str,
+                answer_names: Mapping[str, str] | None = None) -> None:
+    """One CircuitError line for the first matrix that reads a direction outside those it is given;
+    `answer_names` maps a reader ("head 1.0 W_K") to the answer's name for it ("W_K1")."""
+    labels = model.residual.labels
+    for reader in readers(model):
+        if reader.name not in reads:
+            continue
+        given = list(reads[reader.name])
+        outside = [d for d in read(reader, labels) if not allowed(given, d)]
+        if not outside:
+            continue
+        matrix = (answer_names or {}).get(reader.name) or (
+            "W_U" if reader.part == "W_U" else f"{reader.part}'s {reader.matrix}")
+        rows = model.vocab.tokens if reader.matrix == "W_U" else None
+        row, value = _entry(reader, labels.index(outside[0]), rows)
+        entry = f"{matrix}[{row}, {outside[0]}]" if matrix[:1] == "W" else f"row {row}"
+        more = f" (and {', '.join(outside[1:3])}{' …' if len(outside) > 3 else ''})" if len(outside) > 1 else ""
+        where = ", ".join(given) if given else "nothing"
+        raise CircuitError(f"{shown}: {matrix} reads {outside[0]} ({entry} = {value:.3g}){more}, but this puzzle "
+                           f"lets it read only {where}: that column of {matrix} must be 0")
 
 
 # --- inputs that span the model ---------------------------------------------------------------------------------

@@ -350,6 +350,9 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
             writes = guarantees.writes_for(attempt)  # the guarantees the full check holds every answer to
             if writes:
                 guarantees.check_writes(model, writes, "")
+            reads = guarantees.reads_for(attempt)
+            if reads:
+                guarantees.check_reads(model, reads, "")
         except CircuitError:
             return True
     for t in puzzle.targets:

@@ -57,7 +57,9 @@ class Puzzle:
     near-answer that still leaves the writing to the learner (`circuits hint`).
     `writes` declares where each head and MLP may write ({"head 1.0": ["seen"], "mlp 0": ["pred:*"]});
     without it, each may write only into the direction families its reference answer writes
-    (checking/guarantees.py). `difficulty` (1–3 stars) and `minutes` (a learner's expected time) are shown
+    (checking/guarantees.py). `reads` declares what each matrix that reads the residual stream may read
+    ({"head 1.0 W_K": ["dup"], "mlp 0 W_in": ["x", "y"], "W_U": ["out:*"]}); without it, each may read only the
+    direction families its reference answer reads. `difficulty` (1–3 stars) and `minutes` (a learner's expected time) are shown
     by `circuits list`; a shipped puzzle that declares neither gets them from circuits/curriculum/levels.toml.
     """
 
@@ -76,6 +78,7 @@ class Puzzle:
     margin_max_len: int | None = None
     hints: Sequence[str] = ()
     writes: Mapping[str, Sequence[str]] | None = None
+    reads: Mapping[str, Sequence[str]] | None = None
     difficulty: int | None = None
     minutes: int | None = None
 

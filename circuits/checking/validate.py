@@ -61,6 +61,7 @@ def validate(puzzle, names: dict, shown: str) -> None:
         raise fail("optional", f"{', '.join(both)} is also in answer=; a name is either required or optional")
     _check_sharpness(puzzle, names, answer, fail)
     validate_writes(puzzle.writes, shown)
+    validate_reads(puzzle.reads, shown)
     _check_allowed_mutants(names.get("ALLOWED_MUTANTS", ()), fail)
     if puzzle.build is not None and not callable(puzzle.build):
         raise fail("build", f"found {type(puzzle.build).__name__}, needs a function build(answer) -> Model")
@@ -107,6 +108,26 @@ def validate_writes(writes, shown: str) -> None:
             raise CircuitError(f'{shown}: writes: {key!r} is not "head L.H" or "mlp L"')
         if isinstance(value, str) or not all(isinstance(d, str) for d in value):
             raise CircuitError(f"{shown}: writes[{key!r}]: needs a list of direction names or patterns, got {value!r}")
+
+
+READ_ROLES = {"head": ("W_Q", "W_K", "W_V"), "mlp": ("W_in",)}
+
+
+def validate_reads(reads, shown: str) -> None:
+    """`reads=` on a Puzzle: {"head L.H W_Q|W_K|W_V", "mlp L W_in" or "W_U": [direction or pattern, …]}."""
+    if reads is None:
+        return
+    example = '{"head 1.0 W_K": ["dup"], "mlp 0 W_in": ["x", "y"], "W_U": ["out:*"]}'
+    if not isinstance(reads, Mapping):
+        raise CircuitError(f"{shown}: reads: found {type(reads).__name__}, needs a dict such as {example}")
+    for key, value in reads.items():
+        parts = str(key).split()
+        ok = parts == ["W_U"] or (len(parts) == 3 and parts[2] in READ_ROLES.get(parts[0], ())
+                                  and (_is_head(parts[1]) if parts[0] == "head" else parts[1].isdigit()))
+        if not ok:
+            raise CircuitError(f'{shown}: reads: {key!r} is not "head L.H W_Q" (or W_K, W_V), "mlp L W_in" or "W_U"')
+        if isinstance(value, str) or not all(isinstance(d, str) for d in value):
+            raise CircuitError(f"{shown}: reads[{key!r}]: needs a list of direction names or patterns, got {value!r}")
 
 
 def _is_head(text: str) -> bool:

@@ -98,7 +98,13 @@ def skipped(cov) -> list[str]:
            "property": "property test: skipped, 0 examples asked for",
            "margins": "margins: skipped, as asked (--no-margins)",
            "writes": ("declared writes: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
-                      "$CIRCUITS_COURSE) and no writes= in the Puzzle")}
+                      "$CIRCUITS_COURSE) and no writes= in the Puzzle"),
+           "reads": ("declared reads: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
+                     "$CIRCUITS_COURSE) and no reads= in the Puzzle")}
+    if "writes" in cov.skipped and "reads" in cov.skipped:  # one reason: one line
+        why["writes"] = why["writes"].replace("declared writes", "declared writes and reads").replace(
+            "no writes= in", "no writes= or reads= in")
+        return [why[stage] for stage in cov.skipped if stage != "reads"]
     return [why[stage] for stage in cov.skipped]
 
 

@@ -63,6 +63,7 @@ puzzle = Puzzle(
                        description="the MLP writes 1 into eq where x = y, else 0 (±0.1), and nothing into x, y, one")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=8, families=[Uniform()]),
     examples=["00 12 22 31 33", "11 10 01"],
+    reads={},  # the mechanism is yours: each matrix may read any direction
     source="issue 28: a challenge whose mechanism the MLP chapter did not walk through",
 )
 

@@ -121,6 +121,7 @@ puzzle = Puzzle(
     inputs=Inputs(vocab.tokens, min_len=2, max_len=2, families=[Uniform()]),
     examples=["12", "34", "00", "44"],
     sharpness=["s"],
+    reads={"head 0.0 W_V": ["tok:*"], "mlp 0 W_in": ["tok:*", "prev:*", "one"], "W_U": ["sum:*", "one"]},
     source="Nanda, Chan, Lieberum, Smith & Steinhardt (2023), Progress measures for grokking via mechanistic "
            "interpretability",
 )

@@ -87,6 +87,7 @@ puzzle = Puzzle(
     examples=["aabab", "abcabca", "aaaaaaaaaa", "dcbadcbadc"],
     sharpness=["s"],
     writes={"head 0.0": ["prev:*"], "head 1.0": []},
+    reads={},  # the mechanism is yours: each matrix may read any direction
     source="issue 28: a challenge whose mechanism the composition chapter did not walk through",
 )
 

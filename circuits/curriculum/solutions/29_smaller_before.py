@@ -96,6 +96,7 @@ puzzle = Puzzle(
                   families=[Uniform(), Runs({"0": "0", "1": "1", "2": "2", "3": "3", "4": "4"})]),
     examples=["20313", "0000", "43210", "01234", "4444444444444440"],
     sharpness=["s"],
+    reads={},  # the mechanism is yours: each matrix may read any direction
     source="RASP (Weiss et al. 2021), SelectorWidth of a < selector; tracr (Lindner et al. 2023), make_sort",
 )
 
