@@ -158,18 +158,26 @@ def _hypothesis_stores_nothing_here():
             configuration.set_hypothesis_home_dir(old)
 
 
-def _property_test(model, targets, open_idx, strategy, n_examples, inputs=None) -> dict[int, Tokens]:
-    """hypothesis.find over the inputs' strategy; returns {target index: minimal failing input}."""
+def _property_test(model, targets, open_idx, strategy, n_examples, inputs=None,
+                   kept: str | None = None) -> dict[int, Tokens]:
+    """hypothesis.find over the inputs' strategy (None: `inputs.strategy()`, made only if needed); returns
+    {target index: minimal failing input}. `kept` names the list of inputs tried kept on disk (drawn.py)."""
+    found: dict[int, Tokens] = {}
+    remaining = list(open_idx)
+    if inputs is not None:
+        tried = examples_tried(inputs, n_examples, kept)
+        if tried is not None and evaluate(model, [targets[i] for i in remaining], tried)[0].all():
+            return found  # the verdict find would give, without hypothesis or a forward pass per example
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-    found: dict[int, Tokens] = {}
-    remaining = list(open_idx)
+    strategy = inputs.strategy() if strategy is None else strategy
     cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
                    phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
-    tried = examples_tried(inputs, n_examples) if inputs is not None else _examples_tried(strategy, cfg)
-    if tried is not None and evaluate(model, [targets[i] for i in remaining], tried)[0].all():
-        return found  # the verdict find would give, without a forward pass per example
+    if inputs is None:
+        tried = _examples_tried(strategy, cfg)
+        if tried is not None and evaluate(model, [targets[i] for i in remaining], tried)[0].all():
+            return found
     while remaining:
         targets_now = [targets[i] for i in remaining]
 
@@ -193,20 +201,41 @@ _TRIED: dict[tuple[int, int], tuple[object, list[Tokens] | None]] = {}
 _TRIED_KEPT = 64  # puzzles' lists kept; `watch` reloads a file (new Inputs) at each save
 
 
-def examples_tried(inputs, n_examples: int) -> list[Tokens] | None:
+def examples_tried(inputs, n_examples: int, on_disk: str | None = None) -> list[Tokens] | None:
     """What the property test tries on `inputs` while nothing fails (as _examples_tried): the same list for every
-    answer, since find is derandomized, so it is drawn once per Inputs and size, not once per check."""
+    answer, since find is derandomized, so it is drawn once per Inputs and size, not once per check; and, where
+    `on_disk` names it (drawn.key), once per machine."""
+    from circuits.checking import drawn
+
     key = (id(inputs), n_examples)
     kept = _TRIED.get(key)
     if kept is None or kept[0] is not inputs:
-        from hypothesis import HealthCheck, Phase, settings
+        tried = drawn.load(on_disk)
+        if tried is None:
+            from hypothesis import HealthCheck, Phase, settings
 
-        cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
-                       phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+            cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
+                           phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+            tried = _examples_tried(inputs.strategy(), cfg)
+            if tried is not None:
+                drawn.store(on_disk, tried)
         if len(_TRIED) >= _TRIED_KEPT:
             _TRIED.pop(next(iter(_TRIED)))
-        kept = _TRIED[key] = (inputs, _examples_tried(inputs.strategy(), cfg))  # holds inputs: its id stays its own
+        kept = _TRIED[key] = (inputs, tried)  # holds inputs: its id stays its own
     return kept[1]
+
+
+def _drawn_key(attempt, inputs, n_examples: int) -> str | None:
+    """The name of this puzzle's property-test inputs on disk: its statement's file (the reference for a shipped
+    or course puzzle, else the file itself) is part of it, since the strategy is code in that file."""
+    from circuits.checking import drawn
+    from circuits.checking.loader import reference_for
+
+    try:
+        source = (reference_for(attempt.path) or attempt.path).read_bytes()
+    except (OSError, TypeError):
+        return None
+    return drawn.key(attempt.puzzle.id, inputs, n_examples, source)
 
 
 def _examples_tried(strategy, cfg) -> list[Tokens] | None:
@@ -416,7 +445,8 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
                            "a target must check something (a mistake in the puzzle, not in the answer)")
     open_t = [t for t in range(len(targets)) if t not in failed]
     if open_t and property_examples:
-        found = _property_test(model, targets, open_t, inputs.strategy(), property_examples, inputs)
+        found = _property_test(model, targets, open_t, None, property_examples, inputs,
+                               _drawn_key(attempt, inputs, property_examples))
         cov.property_examples = property_examples
         for t, ex in found.items():
             failed[t] = Failure(STAGES[3], ex, len(ex))

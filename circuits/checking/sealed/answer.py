@@ -47,7 +47,7 @@ def load(path: Path, shown: str, source: str, puzzle: Puzzle, shipped: dict, nam
             "code": is_code, "names": [*puzzle.answer, *puzzle.optional], "optional": list(puzzle.optional),
             "givens": names, "serve": is_code}
     seconds = limits.seconds("import")
-    _meanwhile()
+    _meanwhile(is_code)
     try:
         session = sandbox.load(item, str(path.parent), [str(path.parent)], sandbox.Limits(seconds=seconds),
                                serve=is_code)
@@ -69,10 +69,13 @@ def load(path: Path, shown: str, source: str, puzzle: Puzzle, shipped: dict, nam
     return Sealed(answer, missing, edits, "sealed:" + digest, [], session.fence)
 
 
-def _meanwhile() -> None:
-    """What the check will need anyway, imported while the warm process is still starting (a first check)."""
-    import hypothesis  # noqa: F401 - the property test's
-    import hypothesis.extra.numpy  # noqa: F401
+def _meanwhile(is_code: bool) -> None:
+    """What the check will need anyway, imported while the warm process is still starting (a first check). A
+    behaviour check's property test needs hypothesis only when its inputs are not kept yet (checking/drawn.py)
+    or one fails; a code puzzle's always draws."""
+    if is_code:
+        import hypothesis  # noqa: F401 - the property test's
+        import hypothesis.extra.numpy  # noqa: F401
 
     from circuits.checking import evaluation, plan  # noqa: F401
 

@@ -1,0 +1,92 @@
+"""The property test's inputs kept on disk (checking/drawn.py): the same list hypothesis draws, used without
+hypothesis when nothing fails, ignored when damaged, and never standing in for the search when one fails."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import solution
+
+from circuits.checking import checker, drawn
+from circuits.checking.checker import check
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    checker._TRIED.clear()  # the in-memory copy would hide the disk
+    yield tmp_path / "circuits" / "drawn"
+    checker._TRIED.clear()
+
+
+def _kept(folder):
+    return sorted(folder.glob("*.json"))
+
+
+def test_a_check_keeps_what_hypothesis_draws_and_the_next_check_reads_it_instead(own_cache, monkeypatch):
+    attempt = solution("09_duplicate_token")
+    assert check(attempt, n_random=200, margins=False).status == "solved"
+    (kept,) = _kept(own_cache)
+    first = json.loads(kept.read_text())
+    assert len(first) >= 50 and all(isinstance(t, str) for s in first for t in s)
+
+    checker._TRIED.clear()
+    monkeypatch.setattr(checker, "_examples_tried", lambda *a: pytest.fail("drew again: the kept list was not read"))
+    assert check(attempt, n_random=200, margins=False).status == "solved"
+
+
+def test_the_kept_list_is_the_one_hypothesis_draws(own_cache):
+    from hypothesis import HealthCheck, Phase, settings
+
+    attempt = solution("09_duplicate_token")
+    check(attempt, n_random=200, margins=False)
+    (kept,) = _kept(own_cache)
+    inputs = checker.guarantees.spanning(attempt.puzzle.inputs, attempt.model())
+    cfg = settings(max_examples=100, derandomize=True, database=None, deadline=None,
+                   phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+    assert json.loads(kept.read_text()) == checker._examples_tried(inputs.strategy(), cfg)
+
+
+def test_a_damaged_kept_list_is_ignored_and_drawn_again(own_cache):
+    attempt = solution("09_duplicate_token")
+    check(attempt, n_random=200, margins=False)
+    (kept,) = _kept(own_cache)
+    good = kept.read_text()
+    for damage in ("[[1, 2]]", "{not json", '{"a": 1}'):
+        kept.write_text(damage)
+        checker._TRIED.clear()
+        assert check(attempt, n_random=200, margins=False).status == "solved"
+        assert kept.read_text() == good  # drawn again, and kept whole
+
+
+def test_a_failure_among_the_kept_inputs_is_still_searched_and_shrunk(own_cache):
+    """The kept list only answers "nothing fails": when one input fails, hypothesis finds the shortest."""
+    attempt = solution("09_duplicate_token")
+    inputs = checker.guarantees.spanning(attempt.puzzle.inputs, attempt.model())
+    name = checker._drawn_key(attempt, inputs, 100)
+    long = list("abcdabcdabc")
+    drawn.store(name, [long])
+    answer = dict(vars(attempt.answer), params={**attempt.answer.params, "s": 0.5})  # too flat: fails on repeats
+    model = attempt.model(type(attempt.answer)(**answer))
+    found = checker._property_test(model, list(attempt.puzzle.targets), [0], None, 100, inputs, name)
+    assert found and len(found[0]) < len(long)  # shrunk: the search ran, not the kept list alone
+
+
+def test_the_name_changes_with_the_puzzle_file_and_the_inputs():
+    attempt = solution("09_duplicate_token")
+    inputs = attempt.puzzle.inputs
+    a = drawn.key("09", inputs, 100, b"one")
+    assert a == drawn.key("09", inputs, 100, b"one")
+    assert len({a, drawn.key("09", inputs, 100, b"two"), drawn.key("09", inputs, 50, b"one"),
+                drawn.key("10", inputs, 100, b"one")}) == 4
+    assert drawn.key("09", object(), 100, b"one") is None  # no stable text: never kept
+    assert drawn.key("09", inputs, 100, None) is None
+
+
+def test_a_folder_that_cannot_be_written_is_no_error(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # a file where the folder would be
+    drawn.store("x", [["a"]])
+    assert drawn.load("x") is None
