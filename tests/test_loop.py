@@ -327,12 +327,12 @@ def test_the_cache_key_covers_the_whole_library(monkeypatch):
     """An edit anywhere in circuits (the model, the display), not only in checking/, is a new library version."""
     from pathlib import Path
 
-    from circuits.checking import cache
+    from circuits.checking import library
 
     read, original = [], Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.as_posix()) or original(self))
-    monkeypatch.setattr(cache, "_LIBRARY", [])
-    cache.library_version()
+    monkeypatch.setattr(library, "_LIBRARY", [])
+    library.library_version()
     assert any(p.endswith("circuits/model/forward.py") for p in read)
     assert any(p.endswith("circuits/display/render.py") for p in read)
     assert any(p.endswith("circuits/checking/checker.py") for p in read)

@@ -10,6 +10,7 @@ from dataclasses import MISSING, asdict, fields
 from pathlib import Path
 
 from circuits.checking.checker import Coverage, PuzzleResult, TargetResult, check
+from circuits.checking.library import cache_root, library_version
 from circuits.checking.margins import Margins
 
 FORMAT = 2  # bump when the stored entry changes shape (2: coverage and margins as facts, not words)
@@ -17,25 +18,7 @@ FORMAT = 2  # bump when the stored entry changes shape (2: coverage and margins 
 
 def cache_dir() -> Path:
     """$XDG_CACHE_HOME/circuits/verdicts, or ~/.cache/circuits/verdicts (a relative XDG path is ignored, as the spec says)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
-    return root / "circuits" / "verdicts"
-
-
-_LIBRARY: list[str] = []
-
-
-def library_version() -> str:
-    """The version and a hash of the library's own source: an edited library (an editable install) is a new version."""
-    if not _LIBRARY:
-        from circuits import __version__
-
-        h = hashlib.sha256(__version__.encode())
-        package = Path(__file__).resolve().parents[1]  # the whole circuits package, not just checking/
-        for f in sorted(package.rglob("*.py")):
-            h.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes())
-        _LIBRARY.append(f"{__version__}+{h.hexdigest()[:16]}")
-    return _LIBRARY[0]
+    return cache_root() / "verdicts"
 
 
 def _key(attempt) -> str:

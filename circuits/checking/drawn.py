@@ -28,7 +28,7 @@ def _hypothesis_version() -> str:
 def key(puzzle_id: str, inputs, n_examples: int, source: bytes | None) -> str | None:
     """What the list depends on, hashed: the library, hypothesis, the puzzle file's bytes (its strategy's code)
     and the inputs' settings. None where the settings have no stable text (an object shown by its address)."""
-    from circuits.checking.cache import library_version
+    from circuits.checking.library import library_version
 
     settings = repr(inputs)
     if source is None or " at 0x" in settings:
@@ -41,9 +41,9 @@ def key(puzzle_id: str, inputs, n_examples: int, source: bytes | None) -> str | 
 
 
 def folder() -> Path:
-    from circuits.checking.cache import cache_dir
+    from circuits.checking.library import cache_root
 
-    return cache_dir().parent / "drawn"
+    return cache_root() / "drawn"
 
 
 def load(name: str | None) -> list[Tokens] | None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from circuits.checking import limits as checking_limits
+from circuits.checking.library import cache_root
 
 START_SECONDS = 60.0  # the process's own start (Python, numpy, sympy, circuits), before any file of the submission
 POLL = 0.1  # seconds between two looks at the process's clock while it is quiet
@@ -66,7 +67,7 @@ def runtime() -> str:
         h = hashlib.sha256()
         for f in sources:
             h.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes())
-        where = _cache_root() / "runtime" / h.hexdigest()[:20]
+        where = cache_root() / "runtime" / h.hexdigest()[:20]
         if not (where / "circuits" / "__init__.py").is_file():
             where.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".making-", dir=where.parent))
@@ -95,12 +96,6 @@ def _prune(folder: Path, keep: Path, days: float = 2.0) -> None:
                 shutil.rmtree(old, ignore_errors=True)
         except OSError:
             continue
-
-
-def _cache_root() -> Path:
-    """$XDG_CACHE_HOME/circuits, or ~/.cache/circuits (a relative XDG path is ignored, as the spec says)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    return (Path(base) if base and os.path.isabs(base) else Path.home() / ".cache") / "circuits"
 
 
 def _readable() -> list[str]:
