@@ -6,6 +6,8 @@ inherits it without a line of its own:
   cannot slip through;
 - a live sharpness: a declared sharpness symbol (or matrix) must control the attention the targets depend on —
   an answer that still passes with it at zero has the scale baked into its numbers;
+- a true scale (checking/scale.py): the sharpness is one factor on every score the learner writes, and the answer
+  holds from its margin up to 100× it;
 - no vacuous target: a target that checks nothing on any input is the puzzle's mistake, never a pass.
 """
 
@@ -70,14 +72,21 @@ def declared_writes(model) -> dict[str, list[str]]:
     return {w.name: families(written(w, labels)) for w in writers(model)}
 
 
-_REFERENCE_WRITES: dict[tuple, dict[str, list[str]]] = {}
+@dataclass(frozen=True)
+class ReferenceFacts:
+    """What a puzzle's reference answer decides for every answer to it: where each head and MLP may write, and
+    the sharpness names it writes its scores with (each must then scale every score a learner writes)."""
+
+    writes: dict[str, list[str]]
+    attention: tuple[str, ...]
 
 
-def writes_for(attempt) -> dict[str, list[str]] | None:
-    """Where each head and MLP of this puzzle may write: its `writes=`, else what its reference answer writes
-    (the shipped reference, or solutions/ beside a course's puzzle file); None when there is neither."""
-    if attempt.puzzle.writes is not None:
-        return {k: list(v) for k, v in attempt.puzzle.writes.items()}
+_REFERENCES: dict[tuple, ReferenceFacts | None] = {}
+
+
+def reference_facts(attempt) -> ReferenceFacts | None:
+    """The facts of this puzzle's reference answer (the shipped reference, or solutions/ beside a course's puzzle
+    file), read once per version of it; None when there is none."""
     from circuits.checking.loader import load, reference_for
     from circuits.checking.validate import validated
 
@@ -86,12 +95,28 @@ def writes_for(attempt) -> dict[str, list[str]] | None:
         return None
     stat = ref.stat()
     key = (str(ref.resolve()), stat.st_mtime_ns, stat.st_size, attempt.puzzle.id)
-    if key not in _REFERENCE_WRITES:
+    if key not in _REFERENCES:
         reference = validated(load(ref))
-        if reference.missing or reference.puzzle.id != attempt.puzzle.id or reference.puzzle.build is None:
-            return None
-        _REFERENCE_WRITES[key] = declared_writes(reference.model())
-    return _REFERENCE_WRITES[key]
+        ok = not reference.missing and reference.puzzle.id == attempt.puzzle.id and reference.puzzle.build is not None
+        _REFERENCES[key] = _facts(reference) if ok else None
+    return _REFERENCES[key]
+
+
+def _facts(reference) -> ReferenceFacts:
+    from circuits.checking.answer_names import head_matrices
+    from circuits.checking.scale import attention_names
+
+    model = reference.model()
+    return ReferenceFacts(declared_writes(model), tuple(attention_names(reference, head_matrices(reference, model))))
+
+
+def writes_for(attempt) -> dict[str, list[str]] | None:
+    """Where each head and MLP of this puzzle may write: its `writes=`, else what its reference answer writes
+    (the shipped reference, or solutions/ beside a course's puzzle file); None when there is neither."""
+    if attempt.puzzle.writes is not None:
+        return {k: list(v) for k, v in attempt.puzzle.writes.items()}
+    facts = reference_facts(attempt)
+    return None if facts is None else facts.writes
 
 
 def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str,
