@@ -364,9 +364,26 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
     try:
         if fails(plan.examples) or fails(plan.sample[:FIRST]):
             return True
-        return fails(plan.small(model, behaviour).inputs) or fails(plan.sample[FIRST:] + plan.extremes)
+        if fails(plan.small(model, behaviour).inputs) or fails(plan.sample[FIRST:] + plan.extremes):
+            return True
     except CircuitError:
         return True
+    return not_a_true_scale(trial, model, plan)
+
+
+def not_a_true_scale(trial, model, plan: Plan) -> bool:
+    """Whether a passing answer's sharpness fails what the full check holds it to: live (guarantees.dead_sharpness)
+    and a true scale (checking/scale.py), on the checker's probe batch."""
+    from circuits.checking import guarantees, scale
+    from circuits.checking.evaluation import evaluate
+
+    if model is None:
+        return False
+    probe = plan.probe
+    if guarantees.dead_sharpness(trial, trial.model, probe, evaluate) is not None:
+        return True
+    facts = guarantees.reference_facts(trial)
+    return scale.not_a_scale(trial, model, probe, evaluate, facts.attention if facts else ()) is not None
 
 
 def passes_in_full(attempt, answer) -> bool:
