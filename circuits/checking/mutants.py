@@ -372,18 +372,13 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
 
 
 def not_a_true_scale(trial, model, plan: Plan) -> bool:
-    """Whether a passing answer's sharpness fails what the full check holds it to: live (guarantees.dead_sharpness)
-    and a true scale (checking/scale.py), on the checker's probe batch."""
+    """Whether a passing answer's sharpness is not a true scale (checking/scale.py) on the checker's probe batch: an
+    allowed mutant is held to it too, as the full check holds the others (a dead sharpness is left to that check)."""
     from circuits.checking import guarantees, scale
     from circuits.checking.evaluation import evaluate
 
-    if model is None:
-        return False
-    probe = plan.probe
-    if guarantees.dead_sharpness(trial, trial.model, probe, evaluate) is not None:
-        return True
     facts = guarantees.reference_facts(trial)
-    return scale.not_a_scale(trial, model, probe, evaluate, facts.attention if facts else ()) is not None
+    return scale.not_a_scale(trial, model, plan.probe, evaluate, facts.attention if facts else ()) is not None
 
 
 def passes_in_full(attempt, answer) -> bool:

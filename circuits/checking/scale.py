@@ -112,7 +112,7 @@ def _change(k: float, head: str, names: str, every: bool) -> str:
     elif k < 0:
         verb = "shrinks" if every else "shrink"
     else:
-        verb = f"grows as {_power(names, k)}" if every else f"grow as {_power(names, k)}"
+        return f"{'every score' if every else 'those scores'} of {head} grow{'s' if every else ''} as {_power(names, k)}"
     return f"{'every score' if every else 'those scores'} of {head} {verb} as {names} grows"
 
 
@@ -206,8 +206,8 @@ def proportional(model, scaled_models: dict, heads: dict, names: list[str]) -> s
                 continue
             i, j = np.unravel_index(int(np.argmax(np.abs(at - c * base))), base.shape)
             labels = model.residual.labels
-            where = f"[{labels[i] if i < len(labels) else 'b_Q'}, {labels[j]}]"
-            return (f"head {l}.{h}'s scores do not grow in proportion to {word}: W_Qᵀ W_K at {where} is "
+            where = f"W_Qᵀ W_K at [{labels[i]}, {labels[j]}]" if i < len(labels) else f"b_Qᵀ W_K at {labels[j]}"
+            return (f"head {l}.{h}'s scores do not grow in proportion to {word}: {where} is "
                     f"{base[i, j]:.4g} with yours and {at[i, j]:.4g} at {c:g}× (not {c * base[i, j]:.4g}), "
                     f"{_advice(word)}")
     return None
@@ -235,16 +235,11 @@ def at_factors(attempt) -> dict:
     return models
 
 
-def holds_range(attempt, models: dict, batch: list, evaluate, attention: Sequence[str] = ()) -> str | None:
+def holds_range(attempt, models: dict, batch: list, evaluate) -> str | None:
     """One line for the smallest factor at which a behaviour target fails on `batch` (the target first in the
-    puzzle, on the shortest input); None when every factor passes. `attention`: the names that set the scores."""
+    puzzle, on the shortest input); None when every factor passes."""
     targets = [t for t in attempt.puzzle.targets if t.kind == "behaviour"]
-    declared = list(map(str, attempt.puzzle.sharpness))
-    names = " and ".join(declared)
-    if set(declared) <= set(attention):
-        advice = f"write every score with {names} as one factor, so that more of it only sharpens your attention"
-    else:  # a prediction's sharpness (W_U, W_O) too
-        advice = f"write {names} as one factor of everything it sets, so that more of it only sharpens what you have"
+    names = " and ".join(map(str, attempt.puzzle.sharpness))
     for c, model in models.items():
         ok, _ = evaluate(model, targets, batch)
         if ok.all():
@@ -253,7 +248,7 @@ def holds_range(attempt, models: dict, batch: list, evaluate, attention: Sequenc
         j = min(np.flatnonzero(~ok[t]), key=lambda j: (len(batch[j]), j))
         return (f"at {_at(attempt, c)} ({c:g}× yours) target {limits.quoted(targets[t].label)} fails on "
                 f"{limits.shown_input(batch[j])} (the shortest input it fails on), so {names} is not a scale that "
-                f"only sharpens: {advice}")
+                f"only sharpens: what your answer gets right must not depend on {names} staying small")
     return None
 
 
@@ -275,4 +270,4 @@ def not_a_scale(attempt, model, batch: list, evaluate, meant: Sequence[str] = ()
     if names and ((said := homogeneity(attempt, model, heads, names)) or
                   (said := proportional(model, models, heads, names))):
         return said
-    return holds_range(attempt, models, batch, evaluate, names)
+    return holds_range(attempt, models, batch, evaluate)
