@@ -339,7 +339,7 @@ def powers(value, names, params: Params | None = None) -> Powers:
     raw = raw_array(value)
     if raw.dtype != object or not any(is_symbolic(x) for x in raw.flat):
         return Powers({0.0: np.asarray(raw.astype(np.float64))})
-    binds = {k: v for k, v in _subs(params).items() if str(k) not in set(names)}
+    binds = _numbers(params, skip=set(names))
     terms: dict = {}  # each distinct entry once: a matrix holds few (0, s, s/2)
     for x in raw.flat:
         if x not in terms:
@@ -352,6 +352,23 @@ def powers(value, names, params: Params | None = None) -> Powers:
         for k, c in terms[x].items():
             parts.setdefault(k, np.zeros(raw.shape))[idx] += c
     return Powers(parts)
+
+
+def _numbers(params: Params | None, skip: set) -> dict:
+    """params bound to numbers (plain or sympy: Rational(1, 3), pi), as sympy symbols → numbers, bar `skip`."""
+    import sympy
+
+    out = {}
+    for k, v in (params or {}).items():
+        if str(k) in skip or isinstance(v, (bool, str)):
+            continue
+        try:
+            number = sympy.sympify(v, strict=False)
+        except (sympy.SympifyError, TypeError, ValueError):
+            continue  # not a number: the model's own build says so
+        if getattr(number, "is_number", False):
+            out[sympy.Symbol(k) if isinstance(k, str) else k] = number
+    return out
 
 
 def _terms(x, names, binds: dict) -> dict[float, float] | None:
