@@ -243,3 +243,17 @@ def test_the_audits_fast_check_holds_a_mutant_to_a_true_scale(reference):
     cancelled = wrong(attempt, SHORTCUTS["09 s·A against 20·B/s"][1])
     assert rejects(attempt, cancelled.answer)
     assert not rejects(attempt, copy.copy(attempt.answer))
+
+
+def test_a_course_reference_that_does_not_build_leaves_the_answers_own_names_to_decide(tmp_path, monkeypatch):
+    """A puzzle that declares its writes never needed its reference's model; one that does not build (an author's
+    answer in the making) must not turn a learner's passing answer into an error now that its sharpness names are
+    read."""
+    from test_guarantees import writer
+
+    monkeypatch.chdir(tmp_path)
+    declared = 'writes={"head 0.0": ["out"]},'
+    writer(tmp_path / "solutions", declared, "W_O = blank(resid, 2)")  # W_O needs (6, 1)
+    mine = writer(tmp_path / "puzzles", declared)
+    assert guarantees.reference_attention(load_file(mine)) == ()
+    assert check(load_file(mine), n_random=200, margins=False).status == "solved"

@@ -439,8 +439,7 @@ def _true_scale(attempt, model, probe: list[Tokens]) -> None:
     """One CircuitError line where the puzzle's sharpness is not one factor on every score the answer writes, or
     a larger one breaks it."""
     limits.doing("checking that the sharpness is a scale")
-    facts = guarantees.reference_facts(attempt)
-    said = scale.not_a_scale(attempt, model, probe, evaluate, facts.attention if facts else ())
+    said = scale.not_a_scale(attempt, model, probe, evaluate, guarantees.reference_attention(attempt))
     if said is not None:
         raise CircuitError(said)
 

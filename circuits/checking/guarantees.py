@@ -110,6 +110,16 @@ def _facts(reference) -> ReferenceFacts:
     return ReferenceFacts(declared_writes(model), tuple(attention_names(reference, head_matrices(reference, model))))
 
 
+def reference_attention(attempt) -> tuple[str, ...]:
+    """The sharpness names this puzzle's reference writes its scores with; none without a reference that loads
+    (an author's reference in the making: the answer's own names decide, checking/scale.py)."""
+    try:
+        facts = reference_facts(attempt)
+    except CircuitError:
+        return ()
+    return facts.attention if facts else ()
+
+
 def writes_for(attempt) -> dict[str, list[str]] | None:
     """Where each head and MLP of this puzzle may write: its `writes=`, else what its reference answer writes
     (the shipped reference, or solutions/ beside a course's puzzle file); None when there is neither."""

@@ -377,8 +377,7 @@ def not_a_true_scale(trial, model, plan: Plan) -> bool:
     from circuits.checking import guarantees, scale
     from circuits.checking.evaluation import evaluate
 
-    facts = guarantees.reference_facts(trial)
-    return scale.not_a_scale(trial, model, plan.probe, evaluate, facts.attention if facts else ()) is not None
+    return scale.not_a_scale(trial, model, plan.probe, evaluate, guarantees.reference_attention(trial)) is not None
 
 
 def passes_in_full(attempt, answer) -> bool:
