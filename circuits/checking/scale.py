@@ -60,9 +60,11 @@ class Side:
     learner: bool = True
 
     def at(self, r: int, c: int) -> str:
+        """"[0, first:a]": an entry by its row and column labels."""
         return f"[{self.rows[r]}, {self.cols[c]}]"
 
     def entry(self, r: int, c: int) -> str:
+        """The entry as written: "s/2", "20/s", "20"."""
         x = self.raw[r, c]
         text = str(x) if getattr(x, "free_symbols", None) else f"{float(x):g}"
         return text if len(text) <= 30 else text[:29] + "…"
@@ -97,10 +99,12 @@ def _side(attempt, model, l: int, h: int, role: str, name: str | None, names: li
 
 # --- homogeneity: every score proportional to the sharpness --------------------------------------------------------
 def _advice(names: str) -> str:
+    """The end of every homogeneity line: what it means, and what to write instead."""
     return f"so {names} is not a scale — write {names} into the scores once, as a factor"
 
 
 def _power(word: str, k: float) -> str:
+    """s², s³, s^0.5: a power as a message says it."""
     sup = {2: "²", 3: "³"}
     return f"{word}{sup[int(k)]}" if k in sup else f"{word}^{k:g}"
 
