@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from circuits.checking import guarantees, limits, once, sharpening
+from circuits.checking import guarantees, limits, once, scale, sharpening
 from circuits.checking.answer_names import puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
@@ -419,7 +419,7 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     from circuits.checking.certified import skipped_stages
 
     cov.skipped = skipped_stages(puzzle, n_random, property_examples, small.inputs, True)  # margins: said by _check
-    probe = plan.examples + plan.sample[:300] + plan.extremes
+    probe = plan.probe
     if (dead := guarantees.dead_sharpness(attempt, attempt.model, probe, evaluate)) is not None:
         raise CircuitError(guarantees.dead_sharpness_message(dead, len(probe)))
     positions = np.full(len(targets), np.nan)  # per target, the positions that had an expectation
@@ -452,6 +452,8 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             failed[t] = Failure(STAGES[3], ex, len(ex))
         for t in open_t:
             checked[t] += property_examples
+    if not failed:  # every target holds: the sharpness must be a true scale of it (checking/scale.py)
+        _true_scale(attempt, model, probe)
     for row, i in enumerate(idx):
         t = targets[row]
         res = TargetResult(t.label, t.kind, "passed", worst=float(worst[row]), metric=t.metric, checked=int(checked[row]))
@@ -469,6 +471,15 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
         results[i] = res
     _earliest_first(targets, [results[i] for i in idx])
     return cov
+
+
+def _true_scale(attempt, model, probe: list[Tokens]) -> None:
+    """One CircuitError line where the puzzle's sharpness is not one factor on every score the answer writes, or
+    a larger one breaks it."""
+    limits.doing("checking that the sharpness is a scale")
+    said = scale.not_a_scale(attempt, model, probe, evaluate, guarantees.reference_attention(attempt))
+    if said is not None:
+        raise CircuitError(said)
 
 
 def _size_sharpening(attempt, target, f: Failure, batch: list[Tokens], max_len: int) -> None:

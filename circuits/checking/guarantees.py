@@ -9,6 +9,8 @@ inherits it without a line of its own:
   direction the mechanism does not use (a position, BOS, the current token for the prediction) is refused;
 - a live sharpness: a declared sharpness symbol (or matrix) must control the attention the targets depend on —
   an answer that still passes with it at zero has the scale baked into its numbers;
+- a true scale (checking/scale.py): the sharpness is one factor on every score the learner writes, and the answer
+  holds from its margin up to 100× it;
 - no vacuous target: a target that checks nothing on any input is the puzzle's mistake, never a pass.
 """
 
@@ -73,12 +75,22 @@ def declared_writes(model) -> dict[str, list[str]]:
     return {w.name: families(written(w, labels)) for w in writers(model)}
 
 
-_REFERENCE_DECLARED: dict[tuple, tuple[dict, dict] | None] = {}
+@dataclass(frozen=True)
+class ReferenceFacts:
+    """What a puzzle's reference answer decides for every answer to it: where each head and MLP may write, what
+    each matrix may read, and the sharpness names it writes its scores with (each must then scale every score a learner writes)."""
+
+    writes: dict[str, list[str]]
+    reads: dict[str, list[str]]
+    attention: tuple[str, ...]
 
 
-def _reference_declared(attempt) -> tuple[dict[str, list[str]], dict[str, list[str]]] | None:
-    """(writes, reads) of this puzzle's reference answer (the shipped reference, or solutions/ beside a course's
-    puzzle file), loaded once per file version; None when there is no reference."""
+_REFERENCES: dict[tuple, ReferenceFacts | None] = {}
+
+
+def reference_facts(attempt) -> ReferenceFacts | None:
+    """The facts of this puzzle's reference answer (the shipped reference, or solutions/ beside a course's puzzle
+    file), read once per version of it; None when there is none."""
     from circuits.checking.loader import load, reference_for
     from circuits.checking.validate import validated
 
@@ -87,14 +99,30 @@ def _reference_declared(attempt) -> tuple[dict[str, list[str]], dict[str, list[s
         return None
     stat = ref.stat()
     key = (str(ref.resolve()), stat.st_mtime_ns, stat.st_size, attempt.puzzle.id)
-    if key not in _REFERENCE_DECLARED:
+    if key not in _REFERENCES:
         reference = validated(load(ref))
-        if reference.missing or reference.puzzle.id != attempt.puzzle.id or reference.puzzle.build is None:
-            _REFERENCE_DECLARED[key] = None
-        else:
-            model = reference.model()
-            _REFERENCE_DECLARED[key] = (declared_writes(model), declared_reads(model))
-    return _REFERENCE_DECLARED[key]
+        ok = not reference.missing and reference.puzzle.id == attempt.puzzle.id and reference.puzzle.build is not None
+        _REFERENCES[key] = _facts(reference) if ok else None
+    return _REFERENCES[key]
+
+
+def _facts(reference) -> ReferenceFacts:
+    from circuits.checking.answer_names import head_matrices
+    from circuits.checking.scale import attention_names
+
+    model = reference.model()
+    return ReferenceFacts(declared_writes(model), declared_reads(model),
+                          tuple(attention_names(reference, head_matrices(reference, model))))
+
+
+def reference_attention(attempt) -> tuple[str, ...]:
+    """The sharpness names this puzzle's reference writes its scores with; none without a reference that loads
+    (an author's reference in the making: the answer's own names decide, checking/scale.py)."""
+    try:
+        facts = reference_facts(attempt)
+    except CircuitError:
+        return ()
+    return facts.attention if facts else ()
 
 
 def writes_for(attempt) -> dict[str, list[str]] | None:
@@ -102,8 +130,8 @@ def writes_for(attempt) -> dict[str, list[str]] | None:
     (the shipped reference, or solutions/ beside a course's puzzle file); None when there is neither."""
     if attempt.puzzle.writes is not None:
         return {k: list(v) for k, v in attempt.puzzle.writes.items()}
-    declared = _reference_declared(attempt)
-    return None if declared is None else declared[0]
+    facts = reference_facts(attempt)
+    return None if facts is None else facts.writes
 
 
 def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str,
@@ -183,8 +211,8 @@ def reads_for(attempt) -> dict[str, list[str]] | None:
     there is neither."""
     if attempt.puzzle.reads is not None:
         return {k: list(v) for k, v in attempt.puzzle.reads.items()}
-    declared = _reference_declared(attempt)
-    return None if declared is None else declared[1]
+    facts = reference_facts(attempt)
+    return None if facts is None else facts.reads
 
 
 def _entry(reader: Reader, r: int, row_labels: Sequence[str] | None) -> tuple[str, float]:

@@ -83,6 +83,7 @@ def longest_length(model, puzzle, cap: int | None = None) -> tuple[int, int, lis
 
 
 def scaled(answer, names, factor: float):
+    """`answer` with each sharpness name (an answer matrix, or a symbol bound in params) times `factor`."""
     scaled = copy.copy(answer)
     for name in names:
         if name in vars(answer):
@@ -90,7 +91,7 @@ def scaled(answer, names, factor: float):
             setattr(scaled, name, value * factor if hasattr(value, "__mul__") and not isinstance(value, list)
                     else np.asarray(value, dtype=float) * factor)
         elif isinstance(getattr(answer, "params", None), dict):
-            params = dict(answer.params)
+            params = dict(scaled.params)  # the names scaled so far kept: s and γ are scaled together
             for key in list(params):
                 if str(key) == name:
                     params[key] = params[key] * factor

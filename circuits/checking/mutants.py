@@ -367,9 +367,20 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
     try:
         if fails(plan.examples) or fails(plan.sample[:FIRST]):
             return True
-        return fails(plan.small(model, behaviour).inputs) or fails(plan.sample[FIRST:] + plan.extremes)
+        if fails(plan.small(model, behaviour).inputs) or fails(plan.sample[FIRST:] + plan.extremes):
+            return True
     except CircuitError:
         return True
+    return not_a_true_scale(trial, model, plan)
+
+
+def not_a_true_scale(trial, model, plan: Plan) -> bool:
+    """Whether a passing answer's sharpness is not a true scale (checking/scale.py) on the checker's probe batch: an
+    allowed mutant is held to it too, as the full check holds the others (a dead sharpness is left to that check)."""
+    from circuits.checking import guarantees, scale
+    from circuits.checking.evaluation import evaluate
+
+    return scale.not_a_scale(trial, model, plan.probe, evaluate, guarantees.reference_attention(trial)) is not None
 
 
 def passes_in_full(attempt, answer) -> bool:

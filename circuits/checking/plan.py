@@ -14,6 +14,7 @@ from circuits.checking.targets import Target, Tokens
 STAGES = ("worked example", "every small input", "random inputs", "property test")
 EXACT = "exact check"  # the stage of a structure target: its rows, checked once, in sympy
 CLASS_SAMPLE = 300  # random inputs (besides the examples) on which token classes must not change a target's spec
+PROBE = 300  # random inputs (besides the examples and extremes) the sharpness is probed on at each factor
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,12 @@ class Plan:
     def random(self) -> list[Tokens]:
         """The random stage's batch: the sample, then the extremes."""
         return self.sample + self.extremes
+
+    @property
+    def probe(self) -> list[Tokens]:
+        """What the sharpness guarantees run on, at each factor of the sharpness: the worked examples, the first
+        PROBE random inputs and the extremes."""
+        return self.examples + self.sample[:PROBE] + self.extremes
 
     def small(self, model, targets: Sequence[Target]) -> Small:
         """Every small input for `model` (its token classes decide whether patterns are certified) and `targets`."""

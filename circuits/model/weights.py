@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -322,6 +323,73 @@ def exact(value, params: Params | None = None):
         return sympy.sympify(x)
 
     return sympy.Matrix([[conv(x) for x in row] for row in raw.tolist()])
+
+
+class Powers(NamedTuple):
+    """A matrix as Σ_k x^k · parts[k], x the named symbols scaled together; `stray` is the index of an entry
+    that is no such sum (exp(s), 2**s), None when every entry is one."""
+
+    parts: dict[float, np.ndarray]
+    stray: tuple[int, ...] | None = None
+
+
+def powers(value, names, params: Params | None = None) -> Powers:
+    """`value` split by the power of the symbols `names` in each term of each entry (exactly, in sympy): an entry
+    s/2 + 3 is ½ in the part of power 1 and 3 in the part of power 0; params other than `names` are bound."""
+    raw = raw_array(value)
+    if raw.dtype != object or not any(is_symbolic(x) for x in raw.flat):
+        return Powers({0.0: np.asarray(raw.astype(np.float64))})
+    binds = _numbers(params, skip=set(names))
+    terms: dict = {}  # each distinct entry once: a matrix holds few (0, s, s/2)
+    for x in raw.flat:
+        if x not in terms:
+            terms[x] = _terms(x, names, binds)
+    stray = next((idx for idx, x in np.ndenumerate(raw) if terms[x] is None), None)
+    if stray is not None:
+        return Powers({}, tuple(int(i) for i in stray))
+    parts: dict[float, np.ndarray] = {}
+    for idx, x in np.ndenumerate(raw):
+        for k, c in terms[x].items():
+            parts.setdefault(k, np.zeros(raw.shape))[idx] += c
+    return Powers(parts)
+
+
+def _numbers(params: Params | None, skip: set) -> dict:
+    """params bound to numbers (plain or sympy: Rational(1, 3), pi), as sympy symbols → numbers, bar `skip`."""
+    import sympy
+
+    out = {}
+    for k, v in (params or {}).items():
+        if str(k) in skip or isinstance(v, (bool, str)):
+            continue
+        try:
+            number = sympy.sympify(v, strict=False)
+        except (sympy.SympifyError, TypeError, ValueError):
+            continue  # not a number: the model's own build says so
+        if getattr(number, "is_number", False):
+            out[sympy.Symbol(k) if isinstance(k, str) else k] = number
+    return out
+
+
+def _terms(x, names, binds: dict) -> dict[float, float] | None:
+    """{power: coefficient} of one entry in the symbols `names`; None when a term is no number times a power."""
+    if not is_symbolic(x):
+        return {0.0: float(x)} if x else {}
+    import sympy
+
+    out: dict[float, float] = {}
+    for term in sympy.Add.make_args(sympy.expand(sympy.sympify(x).xreplace(binds))):
+        symbols = [s for s in term.free_symbols if str(s) in set(names)]
+        coeff, rest = term.as_independent(*symbols, as_Add=False) if symbols else (term, sympy.Integer(1))
+        power = rest.as_powers_dict() if rest != 1 else {}
+        if not all(b in symbols and getattr(p, "is_number", False) for b, p in power.items()):
+            return None
+        try:
+            k, c = float(sum(power.values(), sympy.Integer(0))), float(coeff)
+        except (TypeError, ValueError):
+            return None
+        out[k] = out.get(k, 0.0) + c
+    return out
 
 
 def vector(value, name: str, n: int, dim: str | None = None, params: Params | None = None) -> np.ndarray:
