@@ -83,7 +83,7 @@ def test_13_a_query_reading_the_current_token_instead_of_the_prediction_is_refus
     def current_token(a):
         for c in list(a.W_Q.cols.labels):
             if c.startswith("pred:"):
-                a.W_Q[0, "tok:" + c[5:]] = 0.25  # the current token, beside the prediction
+                a.W_Q[0, "tok:" + c[5:]] = s / 4  # the current token, beside the prediction
     assert "W_Q reads tok:" in refused("13_copy_suppression", current_token)
 
 
