@@ -17,6 +17,7 @@ from circuits.checking import (  # noqa: E402
     Attention,
     Code,
     Copies,
+    Depends,
     HeadOutput,
     HeadZ,
     Inputs,
@@ -55,7 +56,7 @@ __all__ = [
     "LayerTrace", "Trace", "Vocab", "functional",
     # the puzzle API (circuits.checking)
     "FILL_ME_IN", "Puzzle", "Inputs", "Copies", "Repeated", "Runs", "Uniform", "reference",
-    "Attention", "Code", "HeadOutput", "HeadZ", "MLPOut", "MLPOutput", "NextToken", "Output", "OVCircuit",
+    "Attention", "Code", "Depends", "HeadOutput", "HeadZ", "MLPOut", "MLPOutput", "NextToken", "Output", "OVCircuit",
     "Residual", "Structure", "Target",
 ]
 __version__ = "0.1.0"

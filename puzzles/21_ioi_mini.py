@@ -60,7 +60,8 @@ from dataclasses import dataclass
 import sympy
 
 from circuits import (
-    Attention, Basis, blank, CircuitError, Copies, Head, Inputs, Model, NextToken, Puzzle, Uniform, Vocab,
+    Attention, Basis, blank, CircuitError, Copies, Depends, Head, Inputs, Model, NextToken, Puzzle,
+    Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
@@ -121,6 +122,20 @@ def at_end(which: int):
         return [None] * (len(tokens) - 1) + [found[which] if found else None]
     keys.__name__ = ["io", "second_subject", "io_position"][which]
     return keys
+
+
+def dup_from(base: list[str], source: list[str]) -> list[object]:
+    """Head 1.0 with head 0.0's dup taken from `source`: from 'to', the key where that dup is set (its S2)."""
+    found = parse(base) and parse(source)
+    return [None] * (len(base) - 1) + [parse(source)[1] if found else None]
+
+
+def s_from(base: list[str], source: list[str]) -> list[object]:
+    """Head 2.0 with head 1.0's s:* taken from `source`: from 'to', the names of `base` other than source's S."""
+    if not (parse(base) and parse(source)):
+        return [None] * len(base)
+    subject = source[parse(source)[1]]
+    return [None] * (len(base) - 1) + [[j for j, t in enumerate(base) if t in NAMES and t != subject]]
 
 
 def next_is_io(tokens: list[str]) -> list[object]:
@@ -188,6 +203,10 @@ puzzle = Puzzle(
         Attention(2, 0, at_end(2), per_input=True, min_mass=0.9,
                   description="head 2.0 (name mover): from 'to', the indirect object (≥ 0.9)"),
         NextToken(next_is_io, lo=-0.1, description="after 'to' the indirect object has log-prob ≥ −0.1"),
+        Depends((1, 0), "head 0.0", ["dup"], dup_from,
+                description="head 1.0 finds S2 by what head 0.0 wrote into dup (patched and zeroed)"),
+        Depends((2, 0), "head 1.0", ["s:*"], s_from,
+                description="head 2.0 avoids the name head 1.0 wrote into s:* (patched and zeroed)"),
     ],
     inputs=Inputs(NAMES + FILLERS, min_len=1, max_len=N_CTX - 1, families=[Sentences(), Uniform(), Copies(NAMES + FILLERS)],
                   n_random=2000),

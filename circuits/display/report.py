@@ -84,7 +84,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
             if not same:
                 parts += [Text(""), _structure_diff(findings.words(what), yours, findings.expected_matrix(expected))]
         return Group(*parts)
-    if result.kind == "code":
+    if f.explanation is None:  # a code or mechanism target: its finding
         parts.append(Text(f"found by: {f.stage}"))
         parts.append(Text(findings.words(f.finding)))
         return Group(*parts)
