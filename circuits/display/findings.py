@@ -156,19 +156,23 @@ def _keys(labels, keys) -> str:
     return _key(labels, keys[0]) if len(keys) == 1 else f"keys {', '.join(map(str, keys))}"
 
 
+def _writer(writer: str) -> str:
+    return "the embedding" if writer == "embed" else writer
+
+
 def _depends(f) -> str:
     return f"on {_quoted(f.base)}, {_head(f.reader)}'s attention does not depend on {_into(f)}"
 
 
 def _unfollowed(f: Unfollowed) -> str:
     where = f"{_key(f.labels, f.top)} ({f.top_weight:.2f}) at query {f.query} {f.labels[f.query]!r}"
-    return (f"{_depends(f)}: with {f.writer}'s write into {_into(f)} taken from {_quoted(f.source)}, it "
+    return (f"{_depends(f)}: with {_writer(f.writer)}'s write into {_into(f)} taken from {_quoted(f.source)}, it "
             f"{'still ' if f.still else ''}attends to {where}, but the patch points to {_keys(f.labels, f.points)} "
             f"({f.mass:.2f} there, needs ≥ {f.min_mass:g})")
 
 
 def _unbroken(f: Unbroken) -> str:
-    return (f"{_depends(f)}: with {f.writer}'s write into {_into(f)} zeroed, it still puts {f.mass:.2f} on its "
+    return (f"{_depends(f)}: with {_writer(f.writer)}'s write into {_into(f)} zeroed, it still puts {f.mass:.2f} on its "
             f"target {_keys(f.labels, f.keys)} at query {f.query} {f.labels[f.query]!r} (zeroing must leave it "
             f"below {f.min_mass:g})")
 
@@ -177,7 +181,7 @@ def _interventions(f: Interventions) -> str:
     lo, hi = f.lengths
     span = f"{lo}" if lo == hi else f"{lo}..{hi}"
     pair = f", e.g. {_quoted(f.example[0])} ← {_quoted(f.example[1])}" if f.example else ""
-    return (f"{_head(f.reader)} ← {f.writer} into {_into(f)}: {f.patched:,} patches (base ← source, lengths "
+    return (f"{_head(f.reader)} ← {_writer(f.writer)} into {_into(f)}: {f.patched:,} patches (base ← source, lengths "
             f"{span}{pair}) and {f.zeroed:,} inputs with the write zeroed, {f.queries:,} queries")
 
 
