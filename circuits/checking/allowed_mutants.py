@@ -202,8 +202,6 @@ ALLOWED_B: dict[str, list[tuple[str, str]]] = {
         ("W_K2[[][1-4], *] 0 → 1", "rows 1–4 meet the query −2s·s:x, non-zero at 'to' only in the subject's row: the "
                                   "1 lowers by 2s keys that are never the IO (a filler, BOS, positions other than 1 "
                                   "and 3, the second S via dup; out: is 0 at layer 2)"),
-        ("W_K2[[]0, pos:1] 0 → 1", "raises key 1 by s: as the IO it only gains; as the first S it scores s − 2s + s = "
-                                  "0, still s below the IO"),
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
     ],

@@ -352,21 +352,28 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
                 guarantees.check_writes(model, writes, "")
         except CircuitError:
             return True
-    for t in puzzle.targets:
-        alone = t.check_alone(checker, trial, model, 100)  # None: a behaviour target, run on the plan below
-        if alone is not None and alone.status != "passed":
-            return True
+    def alone_fails(last: bool) -> bool:
+        for t in puzzle.targets:
+            alone = t.check_alone(checker, trial, model, 100) if t.checked_last == last else None
+            if alone is not None and alone.status != "passed":  # None: a behaviour target, run on the plan below
+                return True
+        return False
+
+    if alone_fails(False):
+        return True
     behaviour = [t for t in puzzle.targets if t.kind == "behaviour"]
     if not behaviour:
-        return False
+        return alone_fails(True)
     plan = plan or Plan.of(puzzle, n_random, guarantees.spanning(puzzle.inputs, model))
     fails = lambda batch: bool(batch) and not evaluate(model, behaviour, batch)[0].all()  # noqa: E731
     try:
         if fails(plan.examples) or fails(plan.sample[:FIRST]):
             return True
-        return fails(plan.small(model, behaviour).inputs) or fails(plan.sample[FIRST:] + plan.extremes)
+        if fails(plan.small(model, behaviour).inputs) or fails(plan.sample[FIRST:] + plan.extremes):
+            return True
     except CircuitError:
         return True
+    return alone_fails(True)
 
 
 def passes_in_full(attempt, answer) -> bool:

@@ -150,8 +150,9 @@ def plan_pairs(follows: Callable, puzzle) -> dict[int, tuple[list[Tokens], list,
 
 
 def group_of(group: list[Tokens], pairs: list, plain: list, min_mass: float, bos: bool) -> Group:
-    """The arrays of one length's pairs: patched rows first, then each base zeroed at its dependent queries (where
-    a patch points elsewhere and an even spread would not meet its own target)."""
+    """The arrays of one length's pairs: patched rows first, then each base zeroed at its dependent queries: where
+    a patch points elsewhere, an even spread would not meet its own target, and that target is not BOS (a default
+    on BOS, the head's answer when it finds nothing, is not a dependence)."""
     rows, qs, ks = [], [], []
     for row, (_, _, patched) in enumerate(pairs):
         for q, keys in enumerate(patched):
@@ -161,7 +162,7 @@ def group_of(group: list[Tokens], pairs: list, plain: list, min_mass: float, bos
     for b, _, patched in pairs:
         depends.setdefault(b, set()).update(q for q, (p, u) in enumerate(zip(patched, plain[b]))
                                             if p is not None and u is not None and p != u
-                                            and not _even_meets(u, q, bos, min_mass))
+                                            and not (bos and -1 in u) and not _even_meets(u, q, bos, min_mass))
     zeroed = [b for b, qs_ in depends.items() if qs_]
     used = sorted({b for b, _, _ in pairs} | {s for _, s, _ in pairs})  # the inputs run: no others
     at = {old: new for new, old in enumerate(used)}
@@ -221,6 +222,7 @@ class Depends(Target):
     min_mass: float | None = None
     description: str = ""
     kind: str = field(default="mechanism", init=False)
+    checked_last = True  # two forward passes per length: after the behaviour targets, which kill most mutants
 
     def __post_init__(self):
         reader_ok = isinstance(self.reader, str) or (
