@@ -221,7 +221,7 @@ def test_21_latest_name_by_position_passes_every_behaviour_target_and_fails_the_
     assert [t.status for t in result.targets if t.kind == "behaviour"] == ["passed"] * 4
     assert key_line(result) == (
         "✗ head 1.0 finds S2 by what head 0.0 wrote into dup (patched and zeroed): on 'Ann and Bob then Bob gave to', "
-        "head 1.0's attention does not depend on dup: with head 0.0's write into dup taken from 'Bob and Dan Dan "
+        "head 1.0's attention does not depend on dup: with head 0.0's write into dup taken from 'Cat and Bob Bob "
         "then gave to', it still attends to key 5 'Bob' (1.00) at query 7 'to', but the patch points to key 4 "
         "'then' (0.00 there, needs ≥ 0.9)")
 
@@ -235,7 +235,7 @@ def test_21_the_intervention_target_alone_rejects_the_positional_head(reference)
 
 
 @pytest.mark.parametrize("edit, n, expect", [
-    (late_name, 0, "with head 0.0's write into dup taken from 'Bob and Dan Dan then gave to', it still attends to "
+    (late_name, 0, "with head 0.0's write into dup taken from 'Cat and Bob Bob then gave to', it still attends to "
                    "key 5 'Bob'"),
     (dup_with_a_backup, 0, "with head 0.0's write into dup zeroed, it still puts 1.00 on its target key 5 'Bob' at "
                            "query 7 'to' (zeroing must leave it below 0.9)"),

@@ -23,7 +23,8 @@ from circuits.checking.targets.base import Target, Tokens
 from circuits.errors import CircuitError
 
 PATCHING, ZEROING = "patching (an interchange intervention)", "ablation (the write zeroed)"
-SAMPLE = 200  # random inputs added to the worked examples and extremes as bases
+SAMPLE = 200  # random inputs drawn, besides the worked examples and extremes
+BASES = 48  # bases per length, the worked examples first
 PER_BASE = 2  # informative sources kept per base
 TRIES = 6  # sources tried per base before giving up on it
 KEPT = 32  # pair plans kept per process (a plan is the puzzle's, not the answer's)
@@ -118,38 +119,45 @@ def _even_meets(keys: frozenset, q: int, bos: bool, min_mass: float) -> bool:
     return len(keys) / (q + 1 + bos) >= min_mass
 
 
-def _pool(puzzle) -> list[Tokens]:
+def _pool(puzzle) -> tuple[list[Tokens], int]:
+    """The inputs pairs are drawn from, the worked examples first, and how many of them are worked examples."""
     inputs = puzzle.inputs
-    drawn = [*worked_examples(puzzle), *extremes(inputs), *inputs.sample(SAMPLE, seed=inputs.seed)]
-    return [list(t) for t in dict.fromkeys(tuple(t) for t in drawn if t)]
+    examples = [tuple(t) for t in worked_examples(puzzle) if t]
+    drawn = [*examples, *map(tuple, extremes(inputs)), *map(tuple, inputs.sample(SAMPLE, seed=inputs.seed))]
+    return [list(t) for t in dict.fromkeys(drawn)], len(set(examples))
 
 
-def plan_pairs(follows: Callable, puzzle) -> dict[int, tuple[list[Tokens], list, list]]:
-    """Per length: the inputs, the (base, source, patched keys) pairs and each base's keys per query (follows(b, b)):
-    each base's first PER_BASE informative sources among TRIES others of its length, in a seeded order."""
-    by_len: dict[int, list[Tokens]] = {}
-    for toks in _pool(puzzle):
-        by_len.setdefault(len(toks), []).append(toks)
+def plan_pairs(follows: Callable, puzzle) -> dict[int, tuple[list[Tokens], list, dict]]:
+    """Per length: the inputs, the (base, source, patched keys) pairs and each base's keys per query (follows(b, b)).
+    Bases: the worked examples, then others in a seeded order, at most BASES; each keeps its first PER_BASE
+    informative sources (a patch points elsewhere) among the next TRIES inputs of its length."""
+    pool, n_examples = _pool(puzzle)
+    by_len: dict[int, list[int]] = {}
+    for n, toks in enumerate(pool):
+        by_len.setdefault(len(toks), []).append(n)
     out = {}
-    for L, group in sorted(by_len.items()):
-        order = np.random.default_rng(L).permutation(len(group))
-        plain = [_keys(follows(list(t), list(t))) for t in group]
-        pairs = []
-        for at, b in enumerate(order):
+    for L, members in sorted(by_len.items()):
+        rng = np.random.default_rng(L)
+        first = [n for n in members if n < n_examples]
+        rest = [members[i] for i in rng.permutation(len(members)) if members[i] >= n_examples]
+        order = [*first, *rest]
+        pairs, plain = [], {}
+        for at, b in enumerate(order[:BASES]):
+            plain[b] = _keys(follows(list(pool[b]), list(pool[b])))
             found = 0
-            for s in [*order[at + 1:], *order[:at]][:TRIES]:
-                patched = _keys(follows(list(group[b]), list(group[s])))
+            for src in [*order[at + 1:], *order[:at]][:TRIES]:
+                patched = _keys(follows(list(pool[b]), list(pool[src])))
                 if _informative(patched, plain[b]):
-                    pairs.append((int(b), int(s), patched))
+                    pairs.append((b, src, patched))
                     found += 1
                     if found == PER_BASE:
                         break
         if pairs:
-            out[L] = (group, pairs, plain)
+            out[L] = (pool, pairs, plain)
     return out
 
 
-def group_of(group: list[Tokens], pairs: list, plain: list, min_mass: float, bos: bool) -> Group:
+def group_of(group: list[Tokens], pairs: list, plain: dict, min_mass: float, bos: bool) -> Group:
     """The arrays of one length's pairs: patched rows first, then each base zeroed at its dependent queries: where
     a patch points elsewhere, an even spread would not meet its own target, and that target is not BOS (a default
     on BOS, the head's answer when it finds nothing, is not a dependence)."""
@@ -172,7 +180,7 @@ def group_of(group: list[Tokens], pairs: list, plain: list, min_mass: float, bos
                 rows.append(len(pairs) + n), qs.append(q), ks.append(k)
     ints = lambda x: np.asarray(x, dtype=int)  # noqa: E731
     return Group([group[i] for i in used], ints([at[p[0]] for p in pairs]), ints([at[p[1]] for p in pairs]),
-                 ints([at[b] for b in zeroed]), (ints(rows), ints(qs), ints(ks)), [plain[i] for i in used])
+                 ints([at[b] for b in zeroed]), (ints(rows), ints(qs), ints(ks)), [plain.get(i) for i in used])
 
 
 _PLANS: dict[tuple[int, int], tuple[object, object, dict]] = {}
@@ -314,7 +322,7 @@ class Depends(Target):
             failures += found
         lengths = (min(plans), max(plans))
         first = next(iter(plans.values()))
-        example = (tuple(first[0][first[1][0][0]]), tuple(first[0][first[1][0][1]]))
+        example = (tuple(first[0][first[1][0][0]]), tuple(first[0][first[1][0][1]]))  # the first pair
         tried = Interventions(head, self.writer, tuple(self.into), int(counts[0]), int(counts[1]), int(counts[2]),
                               lengths, example)
         if not failures:
