@@ -3,6 +3,8 @@ text report, the summary table, `watch`, notebooks and JSON alike (checking/ kee
 
 from __future__ import annotations
 
+import textwrap
+
 from circuits.display import findings
 from circuits.io import paths
 
@@ -167,7 +169,8 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
            (f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
             f"{r.total} in all ({r.seconds:.1f} s)"), *audit_notes(r)]
     for label, tried in audit.mechanisms:  # what each mechanism target tried; the reference passed it all
-        out += [f"mechanism: {label}", f"  the reference passes every intervention: {findings.words(tried)}"]
+        said = f"the reference passes every intervention: {findings.words(tried)}"
+        out += [f"mechanism: {label}", *textwrap.wrap(said, 78, initial_indent="  ", subsequent_indent="  ")]
     if audit.survivors:
         out += [f"survived, not in the allow-list ({len(audit.survivors)}): a target is too loose, or the edit is",
                 "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]
