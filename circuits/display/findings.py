@@ -160,15 +160,20 @@ def _writer(writer: str) -> str:
     return "the embedding" if writer == "embed" else writer
 
 
-def _depends(f) -> str:
-    return f"on {_quoted(f.base)}, {_head(f.reader)}'s attention does not depend on {_into(f)}"
+def _depends(f, verb: str = "depend on") -> str:
+    return f"on {_quoted(f.base)}, {_head(f.reader)}'s attention does not {verb} {_into(f)}"
 
 
 def _unfollowed(f: Unfollowed) -> str:
-    where = f"{_key(f.labels, f.top)} ({f.top_weight:.2f}) at query {f.query} {f.labels[f.query]!r}"
-    return (f"{_depends(f)}: with {_writer(f.writer)}'s write into {_into(f)} taken from {_quoted(f.source)}, it "
-            f"{'still ' if f.still else ''}attends to {where}, but the patch points to {_keys(f.labels, f.points)} "
-            f"({f.mass:.2f} there, needs ≥ {f.min_mass:g})")
+    at = f"at query {f.query} {f.labels[f.query]!r}"
+    patch = f"with {_writer(f.writer)}'s write into {_into(f)} taken from {_quoted(f.source)}"
+    if f.top in f.points:  # on the right keys, but not enough
+        return (f"{_depends(f, 'follow')} enough: {patch}, it puts only {f.mass:.2f} on {_keys(f.labels, f.points)} "
+                f"{at}, where the patch points (needs ≥ {f.min_mass:g})")
+    where = f"{_key(f.labels, f.top)} ({f.top_weight:.2f}) {at}"
+    verb = "depend on" if f.still else "follow"  # it stayed on its own target, or went elsewhere
+    return (f"{_depends(f, verb)}: {patch}, it {'still ' if f.still else ''}attends to {where}, but the patch "
+            f"points to {_keys(f.labels, f.points)} ({f.mass:.2f} there, needs ≥ {f.min_mass:g})")
 
 
 def _unbroken(f: Unbroken) -> str:
