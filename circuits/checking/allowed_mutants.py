@@ -42,7 +42,6 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
                                                 "rest by ≥ 0.2·s = 12, so ≤ 15e^−12 of the attention leaves it")),
         *((f"W_Q_f[[]{r}, {d}] → 0", POINTER) for r, d in ((0, "v:1"), (1, "v:0"), (2, "v:2"), (2, "v:3"),
                                                             (3, "v:2"), (3, "v:3"))),
-        ("W_Q_f[[]*, [cs][oi][sn]:*] 0 → *", POINTER),
         ("W_Q_f[[]*, v:[4567]] 0 → *", POINTER),
         ("W_K_f[[]*, [cs][oi][sn]:*", POINTER),
         ("W_K_f[[]*, v:[4567]] 0 → 1", ("moves each key's score by ≤ 0.8·s × 0.4 = 0.32·s, below half the 0.8·s by "
