@@ -385,7 +385,9 @@ def test_a_depends_target_refuses_a_wrong_declaration_in_one_line(reference):
     (Depends((0, 0), "head 1.0", ["s:*"], lambda b, s_: [None] * len(b)),
      "Depends: head 0.0 reads before head 1.0 writes"),
     (Depends((1, 0), "head 0.0", ["dup"], lambda b, s_: [None] * len(b)), "checks nothing"),
-], ids=["unknown reader", "unknown direction", "reader before writer", "vacuous"])
+    (Depends((1, 0), "head 0.0", ["dup"], lambda b, s_: [None] * (len(b) - 1) + [len(b) if b != s_ else None]),
+     "Depends: follows('Cat', 'Bob')[0] is 1, needs a key position 0..0"),
+], ids=["unknown reader", "unknown direction", "reader before writer", "vacuous", "a key after the query"])
 def test_a_puzzles_mistake_in_a_depends_target_is_one_error_line(reference, target, said_):
     attempt = reference("21_ioi_mini")
     with context():
@@ -413,3 +415,11 @@ def test_the_reader_may_be_named_by_its_attention_target(reference):
         assert check_mechanism(named, attempt, attempt.model()).status == "passed"
         assert check_mechanism(named, wrong(attempt, latest_name()), wrong(attempt, latest_name()).model()
                                ).status == "failed"
+
+
+def test_bos_in_follows_needs_a_model_with_bos(reference):
+    attempt = reference("15_q_composition")  # no BOS token
+    target = Depends((1, 0), "head 0.0", ["first:*"], lambda b, s_: [None if b == s_ else -1 for _ in b])
+    with context():
+        result = check_mechanism(target, attempt, attempt.model())
+    assert result.status == "error" and "follows gives −1 (BOS), but the model has no BOS token" in str(result.error)

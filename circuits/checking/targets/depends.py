@@ -127,6 +127,19 @@ def _pool(puzzle) -> tuple[list[Tokens], int]:
     return [list(t) for t in dict.fromkeys(drawn)], len(set(examples))
 
 
+def _called(follows: Callable, base: Tokens, source: Tokens) -> list[frozenset | None]:
+    """follows(base, source) as key sets per query, or one line naming the call when it gives no such thing."""
+    said = f"follows({authored.shown(base)}, {authored.shown(source)})"
+
+    def fail(what: str) -> CircuitError:
+        return CircuitError(f"Depends: {what} (a mistake in the puzzle, not in the answer)")
+
+    got = follows(list(base), list(source))
+    authored.check_keys(got, base, lambda what: fail(what.replace(f"follows({authored.shown(base)})", said)),
+                        name="follows")
+    return _keys(got)
+
+
 def plan_pairs(follows: Callable, puzzle) -> dict[int, tuple[list[Tokens], list, dict]]:
     """Per length: the inputs, the (base, source, patched keys) pairs and each base's keys per query (follows(b, b)).
     Bases: the worked examples, then others in a seeded order, at most BASES; each keeps its first PER_BASE
@@ -143,10 +156,10 @@ def plan_pairs(follows: Callable, puzzle) -> dict[int, tuple[list[Tokens], list,
         order = [*first, *rest]
         pairs, plain = [], {}
         for at, b in enumerate(order[:BASES]):
-            plain[b] = _keys(follows(list(pool[b]), list(pool[b])))
+            plain[b] = _called(follows, pool[b], pool[b])
             found = 0
             for src in [*order[at + 1:], *order[:at]][:TRIES]:
-                patched = _keys(follows(list(pool[b]), list(pool[src])))
+                patched = _called(follows, pool[b], pool[src])
                 if _informative(patched, plain[b]):
                     pairs.append((b, src, patched))
                     found += 1
@@ -161,6 +174,9 @@ def group_of(group: list[Tokens], pairs: list, plain: dict, min_mass: float, bos
     """The arrays of one length's pairs: patched rows first, then each base zeroed at its dependent queries: where
     a patch points elsewhere, an even spread would not meet its own target, and that target is not BOS (a default
     on BOS, the head's answer when it finds nothing, is not a dependence)."""
+    if not bos and any(-1 in (k or ()) for _, _, p in pairs for k in p):
+        raise CircuitError("Depends: follows gives −1 (BOS), but the model has no BOS token (a mistake in the puzzle, "
+                           "not in the answer)")
     rows, qs, ks = [], [], []
     for row, (_, _, patched) in enumerate(pairs):
         for q, keys in enumerate(patched):
