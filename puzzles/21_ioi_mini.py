@@ -42,14 +42,14 @@ is not about sentences: it is also checked on every string of 1 to 4 tokens, on 
 strings of up to 11 ("Ann Ann Ann and Bob Bob") and on a name written twice at every pair of
 positions of an 11-token string, where the other heads have no target.
 
-The mechanism is checked too, by intervention, as Wang et al. checked theirs with
-activation patching. Head 1.0 must find S2 by the dup that head 0.0 wrote: on two
-sentences of one length, dup is taken from the other sentence's run, and head 1.0 must
-then put ≥ 0.9 where that dup points (the other sentence's S2 position); with dup zeroed
-it must lose S2. Head 2.0 must avoid the name head 1.0 wrote into s:: with s: taken from
-the other sentence, it must attend to this sentence's names other than that sentence's
-S; with s: zeroed it must lose the IO. A head 1.0 that attends to the last name by
-position passes every sentence, but not these.
+The mechanism is checked too, by intervention, as Wang et al. checked theirs (activation
+patching). Head 1.0 must find S2 by the dup head 0.0 wrote: on a pair of sentences of one
+length, dup is taken from the other sentence's run, and head 1.0 must then put ≥ 0.9
+where that dup points (the other sentence's S2 position); with dup zeroed, it must lose
+S2. Head 2.0 must avoid the name head 1.0 wrote into s:*: with s:* taken from the other
+sentence, it must attend to this sentence's names other than that sentence's S; with s:*
+zeroed, it must lose the IO. A head 1.0 that attends to the last name by position passes
+every sentence, but not these.
 
 Worked example, "Ann and Bob then Bob gave to", read as 0 BOS, 1 Ann, 2 and, 3 Bob, 4 then,
 5 Bob, 6 gave, 7 to:

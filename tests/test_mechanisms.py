@@ -350,6 +350,17 @@ def test_a_patch_of_nothing_is_the_plain_forward_pass(reference, stem, layer, pa
         assert np.abs(plain.logits - edited.logits).max() <= TOL
 
 
+def test_an_edit_of_the_wrong_shape_or_place_is_one_line(reference):
+    model = reference("21_ioi_mini").model()
+    trace = model.run(["Ann and Bob then Bob gave to".split()])
+    for delta, layer, part, said_ in [(np.zeros((1, 8, 3)), 0, "attn", "delta has shape (1, 8, 3); it needs"),
+                                      (np.zeros((1, 8, 30)), 3, "attn", "no residual stream at layer 3"),
+                                      (np.zeros((1, 8, 30)), 0, "mid", "part 'mid'")]:
+        with pytest.raises(CircuitError) as e:
+            model.run_edited(trace, delta, layer, part)
+        assert said_ in str(e.value) and "\n" not in str(e.value)
+
+
 def test_the_patch_moves_the_reader_where_the_source_points(reference):
     """21: dup taken from a sentence whose S2 is at 4 moves head 1.0 from its own S2 (5) to key 4."""
     attempt = reference("21_ioi_mini")

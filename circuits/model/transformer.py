@@ -440,12 +440,15 @@ class Model:
         """An intervention: the inputs `rows` of `trace` (default all) run again with `delta` [n, T, d_model]
         added to the residual stream where it was written: after layer `layer`'s heads (`part` "attn") or
         after the whole layer ("mlp"); layer −1 is the embedding. The layers before the edit are `trace`'s own.
-        `trace` must hold resid_pre ("attn") or resid_post ("mlp") of that layer."""
+        `trace` must hold that layer's resid_pre and resid_post (run it with keep "all", or both named)."""
         if part not in ("attn", "mlp") or not -1 <= layer < self.n_layers:
             raise CircuitError(f"run_edited: no residual stream at layer {layer}, part {part!r}; choose a layer "
                                f"-1..{self.n_layers - 1} and part 'attn' or 'mlp'")
         rows = np.arange(trace.batch) if rows is None else np.asarray(rows, dtype=int)
         ids, valid, keep = trace.ids[rows], trace.valid[rows], check_keep(keep)
+        if np.shape(delta) != (*ids.shape, self.d_model):
+            raise CircuitError(f"run_edited: delta has shape {np.shape(delta)}; it needs [inputs, seq, d_model] = "
+                               f"{(*ids.shape, self.d_model)}")
         embed, pos = self._embed(ids)  # [n, T, d_model], [T | 1, d_model]
         if layer == -1:
             x, start, edit = embed + pos + delta, 0, None
