@@ -434,3 +434,115 @@ def test_bos_in_follows_needs_a_model_with_bos(reference):
     with context():
         result = check_mechanism(target, attempt, attempt.model())
     assert result.status == "error" and "follows gives −1 (BOS), but the model has no BOS token" in str(result.error)
+
+
+# ── 06 (f), 10 and 28: the other mechanisms ──────────────────────────────────────────────────────────────
+def query_on_own_position(a, g):
+    """06 (f): the query also reads its own position (cos:2): with v:* zeroed it still finds a copy just before."""
+    a.W_Q_f[0, "cos:2"] = g["s"] * sympy.sqrt(sympy.sqrt(2) / 4 + sympy.Rational(1, 2))
+
+
+def query_from_the_far_pairs(a, g):
+    """06 (f): the query reads the copied pairs 2 and 3 (v:4 … v:7), turned by pairs 0 and 1's angles."""
+    a.W_Q_f = g["rotate"](g["SCRATCH"][4:], +1, g["s"])
+
+
+def query_unturned(a, g):
+    """06 (f): the copied position not turned forward: head 1.0 attends to the copy itself."""
+    a.W_Q_f = g["rotate"](g["SCRATCH"][:4], 0, g["s"])
+
+
+def keys_on_the_scratch(a, g):
+    """06 (f): the keys read the scratch too, not their own position."""
+    a.W_K_f = g["project"](g["SCRATCH"][:4])
+
+
+def scratch_shifted(a, g):
+    """06 (e): head 0.3 writes cos:i into v:2i+1 and sin:i into v:2i (swapped)."""
+    a.W_O_e = g["project"]([g["SCRATCH"][k ^ 1] for k in range(8)]).T
+
+
+def prev_keys_on_token(a, g):
+    """10: keys on the token itself, not prev:*: every token finds itself."""
+    K = blank(5, g["resid"])
+    for k, t in enumerate("abcd"):
+        K[k, f"tok:{t}"] = 1
+    K[4, "bos"] = 1
+    a.W_K = K
+
+
+def prev_keys_shifted(a, g):
+    """10: keys read prev:* one letter off."""
+    for k, t in enumerate("abcd"):
+        a.W_K[k, f"prev:{t}"], a.W_K[k, f"prev:{'abcd'[(k + 1) % 4]}"] = 0, 1
+
+
+def query_on_prev_10(a, g):
+    """10: the query reads prev:* (same predecessor), not the token."""
+    for k, t in enumerate("abcd"):
+        a.W_Q[k, f"tok:{t}"], a.W_Q[k, f"prev:{t}"] = 0, s
+
+
+def bos_like_a_match_10(a, g):
+    """10: the BOS row at s, not s/2: a copy ties with BOS."""
+    for t in "abcd":
+        a.W_Q[4, f"tok:{t}"] = s
+
+
+def no_bos_row_10(a, g):
+    """10: no BOS row: a new token spreads its attention over every key."""
+    a.W_K[4, "bos"] = 0
+
+
+def query_on_token_28(a, g):
+    """28: the query reads the token, not its predecessor: an induction head (puzzle 07)."""
+    for k, t in enumerate("abcd"):
+        a.W_Q1[k, f"prev:{t}"], a.W_Q1[k, f"tok:{t}"] = 0, s
+
+
+def keys_on_token_28(a, g):
+    """28: the keys read the token, not its predecessor."""
+    for k, t in enumerate("abcd"):
+        a.W_K1[k, f"prev:{t}"], a.W_K1[k, f"tok:{t}"] = 0, 1
+
+
+def keys_shifted_28(a, g):
+    """28: keys read prev:* one letter off, the query does not."""
+    for k, t in enumerate("abcd"):
+        a.W_K1[k, f"prev:{t}"], a.W_K1[k, f"prev:{'abcd'[(k + 1) % 4]}"] = 0, 1
+
+
+def head_0_copies_bos_28(a, g):
+    """28: head 0.0 copies nothing but BOS-ness into prev:a."""
+    a.W_V0 = blank(4, g["resid"])
+    a.W_V0[0, "bos"] = 1
+
+
+def bos_like_a_match_28(a, g):
+    """28: the BOS row at s: a letter that followed the predecessor before ties with BOS."""
+    for i in range(g["N_CTX"]):
+        a.W_Q1[4, f"pos:{i}"] = s
+
+
+@pytest.mark.parametrize("stem, edit", [
+    ("06_induction_pointer", query_on_own_position), ("06_induction_pointer", query_from_the_far_pairs),
+    ("06_induction_pointer", query_unturned), ("06_induction_pointer", keys_on_the_scratch),
+    ("06_induction_pointer", scratch_shifted),
+    ("10_seen_before", prev_keys_on_token), ("10_seen_before", prev_keys_shifted), ("10_seen_before", query_on_prev_10),
+    ("10_seen_before", bos_like_a_match_10), ("10_seen_before", no_bos_row_10),
+    ("28_same_predecessor", query_on_token_28), ("28_same_predecessor", keys_on_token_28),
+    ("28_same_predecessor", keys_shifted_28), ("28_same_predecessor", head_0_copies_bos_28),
+    ("28_same_predecessor", bos_like_a_match_28),
+], ids=lambda x: x if isinstance(x, str) else x.__name__)
+def test_wrong_answers_to_the_other_mechanism_puzzles_fail(reference, stem, edit):
+    assert checked(wrong(reference(stem), edit)).status == "failing"
+
+
+def test_06_a_query_that_also_reads_its_own_position_fails_only_the_mechanism(reference):
+    """An edit the audit once allowed (every (copy, query) pair passes (f)): zeroing v:* shows the query's own
+    position alone finds a copy right before it."""
+    trial = wrong(reference("06_induction_pointer"), query_on_own_position)
+    result = alone(trial)
+    assert result.status == "failed" and isinstance(result.failure.finding, Unbroken)
+    assert "with head 0.3's write into v:* zeroed, it still puts 1.00 on its target key 3 'b' at query 3 'b'" \
+        in said(result)
