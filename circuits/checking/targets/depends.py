@@ -129,14 +129,13 @@ def _pool(puzzle) -> tuple[list[Tokens], int]:
 
 def _called(follows: Callable, base: Tokens, source: Tokens) -> list[frozenset | None]:
     """follows(base, source) as key sets per query, or one line naming the call when it gives no such thing."""
-    said = f"follows({authored.shown(base)}, {authored.shown(source)})"
-
-    def fail(what: str) -> CircuitError:
-        return CircuitError(f"Depends: {what} (a mistake in the puzzle, not in the answer)")
-
     got = follows(list(base), list(source))
-    authored.check_keys(got, base, lambda what: fail(what.replace(f"follows({authored.shown(base)})", said)),
-                        name="follows")
+    try:
+        authored.check_keys(got, base, CircuitError, name="follows")
+    except CircuitError as e:
+        call = f"follows({authored.shown(base)}, {authored.shown(source)})"
+        raise CircuitError(f"Depends: {str(e).replace(f'follows({authored.shown(base)})', call)} (a mistake in the "
+                           "puzzle, not in the answer)") from None
     return _keys(got)
 
 
