@@ -17,6 +17,7 @@ from circuits.checking import (  # noqa: E402
     Attention,
     Code,
     Copies,
+    Depends,
     HeadOutput,
     HeadZ,
     Inputs,
@@ -57,8 +58,8 @@ __all__ = [
     "LayerTrace", "Trace", "Vocab", "functional",
     # the puzzle API (circuits.checking)
     "FILL_ME_IN", "Puzzle", "Inputs", "Copies", "Repeated", "Runs", "Uniform", "reference",
-    "Attention", "Code", "HeadOutput", "HeadZ", "MLPOut", "MLPOutput", "MLPWidth", "NextToken", "Output",
-    "OVCircuit", "PatchedMLP", "Residual", "Structure", "Target",
+    "Attention", "Code", "Depends", "HeadOutput", "HeadZ", "MLPOut", "MLPOutput", "MLPWidth", "NextToken",
+    "Output", "OVCircuit", "PatchedMLP", "Residual", "Structure", "Target",
 ]
 __version__ = "0.1.0"
 

@@ -21,7 +21,12 @@ raw dot products, causal mask): W_Q, W_K (d_head × 11), W_V (5 × 11), W_O (11 
   (a) after the head, at every position of every string of 1 to 10 tokens, pred:* is
       the one-hot NEXT[t] when NEXT[t] has not appeared earlier in the string, and all
       zeros when it has (each within 0.1): the prediction is suppressed;
-  (b) the head's full OV circuit W_U W_OV W_E is negative: copying score ≤ −0.9.
+  (b) the head's full OV circuit W_U W_OV W_E is negative: copying score ≤ −0.9;
+  (c) the head's query reads the prediction, pred:*, not the current token, checked by
+      intervention (activation patching): with the embedding's pred:* taken from
+      another string of the same length, the head must put ≥ 0.9 on the copies (up to
+      the query) of the token the patched pred:* names, or on BOS if there is none; with
+      pred:* zeroed, it must lose its target.
 
 Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 
@@ -41,8 +46,8 @@ The logits (a … e) at position 3 go from (0, 0, 5, 0, 0), c at 0.967, to flat:
 import sympy
 
 from circuits import (
-    Basis, blank, Copies, Head, Inputs, Model, Output, OVCircuit, Puzzle, Residual, Uniform,
-    Vocab,
+    Basis, blank, Copies, Depends, Head, Inputs, Model, Output, OVCircuit, Puzzle, Residual,
+    Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
@@ -75,6 +80,12 @@ def suppressed(tokens: list[str]) -> list[list[int]]:
     return out
 
 
+def pred_from(base: list[str], source: list[str]) -> list[object]:
+    """The head with the embedding's pred:* taken from `source`: at query i, the keys of `base` holding the token
+    the patched prediction names, NEXT[source[i]], else BOS (−1)."""
+    return [[j for j in range(i + 1) if base[j] == NEXT[source[i]]] or -1 for i in range(len(base))]
+
+
 def build(answer) -> Model:
     return Model(vocab, W_E, W_U=W_U, residual=resid, params=answer.params, name="copy_suppression",
                  layers=[[Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V, W_O=answer.W_O)]])
@@ -90,6 +101,8 @@ puzzle = Puzzle(
         Output(Residual(tuple(PRED)), suppressed, tol=0.1,
                description="(a) pred:* after the head: the bigram prediction, or all 0 where it already appeared (±0.1)"),
         OVCircuit("(b) head 0.0's full OV circuit W_U W_OV W_E suppresses: copying score ≤ −0.9", max_score=-0.9),
+        Depends((0, 0), "embed", ["pred:*"], pred_from, min_mass=0.9,
+                description="(c) head 0.0's query reads the prediction pred:* (patched and zeroed)"),
     ],
     inputs=Inputs(list(TOKENS), min_len=1, max_len=10, families=[Uniform(), Copies(tokens=list(TOKENS))]),
     examples=["cab", "abcde", "edcba", "aaaa"],

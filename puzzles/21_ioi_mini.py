@@ -42,6 +42,15 @@ is not about sentences: it is also checked on every string of 1 to 4 tokens, on 
 strings of up to 11 ("Ann Ann Ann and Bob Bob") and on a name written twice at every pair of
 positions of an 11-token string, where the other heads have no target.
 
+The mechanism is checked too, by intervention, as Wang et al. checked theirs (activation
+patching). Head 1.0 must find S2 by the dup head 0.0 wrote: on a pair of sentences of one
+length, dup is taken from the other sentence's run, and head 1.0 must then put ≥ 0.9
+where that dup points (the other sentence's S2 position); with dup zeroed, it must lose
+S2. Head 2.0 must avoid the name head 1.0 wrote into s:*: with s:* taken from the other
+sentence, it must attend to this sentence's names other than that sentence's S; with s:*
+zeroed, it must lose the IO. A head 1.0 that attends to the last name by position passes
+every sentence, but not these.
+
 Worked example, "Ann and Bob then Bob gave to", read as 0 BOS, 1 Ann, 2 and, 3 Bob, 4 then,
 5 Bob, 6 gave, 7 to:
 
@@ -60,7 +69,8 @@ from dataclasses import dataclass
 import sympy
 
 from circuits import (
-    Attention, Basis, blank, CircuitError, Copies, Head, Inputs, Model, NextToken, Puzzle, Uniform, Vocab,
+    Attention, Basis, blank, CircuitError, Copies, Depends, Head, Inputs, Model, NextToken, Puzzle,
+    Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
@@ -121,6 +131,20 @@ def at_end(which: int):
         return [None] * (len(tokens) - 1) + [found[which] if found else None]
     keys.__name__ = ["io", "second_subject", "io_position"][which]
     return keys
+
+
+def dup_from(base: list[str], source: list[str]) -> list[object]:
+    """Head 1.0 with head 0.0's dup taken from `source`: from 'to', the key where that dup is set (its S2)."""
+    found = parse(base) and parse(source)
+    return [None] * (len(base) - 1) + [parse(source)[1] if found else None]
+
+
+def s_from(base: list[str], source: list[str]) -> list[object]:
+    """Head 2.0 with head 1.0's s:* taken from `source`: from 'to', the names of `base` other than source's S."""
+    if not (parse(base) and parse(source)):
+        return [None] * len(base)
+    subject = source[parse(source)[1]]
+    return [None] * (len(base) - 1) + [[j for j, t in enumerate(base) if t in NAMES and t != subject]]
 
 
 def next_is_io(tokens: list[str]) -> list[object]:
@@ -188,6 +212,10 @@ puzzle = Puzzle(
         Attention(2, 0, at_end(2), per_input=True, min_mass=0.9,
                   description="head 2.0 (name mover): from 'to', the indirect object (≥ 0.9)"),
         NextToken(next_is_io, lo=-0.1, description="after 'to' the indirect object has log-prob ≥ −0.1"),
+        Depends((1, 0), "head 0.0", ["dup"], dup_from,
+                description="head 1.0 finds S2 by what head 0.0 wrote into dup (patched and zeroed)"),
+        Depends((2, 0), "head 1.0", ["s:*"], s_from,
+                description="head 2.0 avoids the name head 1.0 wrote into s:* (patched and zeroed)"),
     ],
     inputs=Inputs(NAMES + FILLERS, min_len=1, max_len=N_CTX - 1, families=[Sentences(), Uniform(), Copies(NAMES + FILLERS)],
                   n_random=2000),

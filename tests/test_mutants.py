@@ -125,7 +125,7 @@ def test_06_allowed_pointer_edits_hold_at_every_copy_and_query(audits):
     pointer = [p for p, why in ALLOWED["06_induction_pointer"] if why == POINTER]
     passed = {n for n, _ in audits("06_induction_pointer").allowed}  # the fast check let these through
     edits = [m for m in mutants(attempt) if any(matches(m.name, p) for p in pointer) and m.name in passed]
-    assert len(edits) >= 6  # the ones the checker lets through (declared reads refuse the rest)
+    assert len(edits) >= 6  # the ones the checker lets through (declared reads and (f)'s mechanism refuse the rest)
     for m in edits:
         trial = copy.copy(attempt)
         trial.answer = m.answer

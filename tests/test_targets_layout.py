@@ -187,7 +187,9 @@ def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
 FOUND_BY_DISPLAY = {"targets.ov": ("OVCircuit", ("run",)), "targets.structure": ("Structure", ("run", "finding")),
                     "targets.patched": ("PatchedMLP", ("run", "finding")),
                     "targets.width": ("MLPWidth", ("run", "finding")),
-                    "checker": (None, ("check_structure", "code_verdict", "check_code_on", "check_code")),
+                    "targets.depends": ("Depends", ("run",)),
+                    "checker": (None, ("check_structure", "check_mechanism", "code_verdict", "check_code_on",
+                                       "check_code")),
                     "validate": (None, ("code_mistake",)), "reference": (None, ("compare_attention", "compare_mask"))}
 
 
@@ -207,7 +209,8 @@ def test_every_fact_a_finding_makes_has_its_words_in_display():
         module = importlib.import_module(f"circuits.checking.{name}")
         made |= facts_made((CHECKING / f"{name.replace('.', '/')}.py").read_text(), cls, module, starts)
     assert {"MatrixDiffers", "CopyingScore", "ScoreBound", "RaisedMost", "YourCodeRaised", "Raised", "NanAt",
-            "ValuesDiffer", "MaskEntry", "AttentionCase", "PatchedMiss", "Width", "AtMost"} <= {c.__name__ for c in made}
+            "ValuesDiffer", "MaskEntry", "AttentionCase", "PatchedMiss", "Width", "AtMost", "Unfollowed", "Unbroken",
+            "Interventions"} <= {c.__name__ for c in made}
     assert sorted(c.__name__ for c in made if c not in findings.FINDINGS) == []
 
 
@@ -295,7 +298,8 @@ def test_the_kind_rule_catches_a_planted_ladder():
         "circuits.cli:4: isinstance(…, Output | NextToken)",
         "circuits.cli:6: isinstance(…, Structure)",
     ]
-    assert {"Target", "Output", "Attention", "NextToken", "MLPOutput", "Structure", "OVCircuit", "Code"} <= TARGET_CLASSES
+    assert {"Target", "Output", "Attention", "NextToken", "MLPOutput", "Structure", "OVCircuit", "Code",
+            "Depends"} <= TARGET_CLASSES
 
 
 def test_every_old_import_path_still_works():

@@ -155,7 +155,7 @@ def test_12_the_worksheets_copying_score_of_a_successor_head():
 # --- 13 copy suppression ----------------------------------------------------------------------------------------
 def test_13_a_positive_head_copies_instead_of_suppressing():
     W_O = -np.array(solution("13_copy_suppression").answer.W_O.values, dtype=object)
-    behaviour, structure = check_with("13_copy_suppression", W_O=W_O).targets
+    behaviour, structure, _ = check_with("13_copy_suppression", W_O=W_O).targets
     assert behaviour.failure.tokens == ["c", "b"]
     assert "at position 2 'b' the expected residual pred:a, pred:b, pred:c, pred:d, pred:e is [0, 0, 0, 0, 0], " \
            "yours is [0, 0, 2, 0, 0]" in report_text(behaviour)
@@ -166,7 +166,7 @@ def test_13_a_query_on_content_suppresses_the_current_token():
     """Query "I am t" instead of "I predict t": a duplicate-token head, which finds the query itself."""
     W_Q = np.array(solution("13_copy_suppression").answer.W_Q.values, dtype=object)
     W_Q[:, 0:5], W_Q[:, 6:11] = W_Q[:, 6:11], 0
-    behaviour, structure = check_with("13_copy_suppression", W_Q=W_Q).targets
+    behaviour, structure, _ = check_with("13_copy_suppression", W_Q=W_Q).targets
     assert structure.status == "passed"  # the OV circuit is right; where it looks is not
     assert behaviour.failure.tokens == ["a"]
     assert "yours is [-1, 1, 0, 0, 0]" in report_text(behaviour)
@@ -206,7 +206,7 @@ def test_15_a_query_on_the_current_token_is_a_duplicate_token_head():
     """Reading tok:* instead of first:* in the query: no composition, and the head finds the current token."""
     W_Q1 = np.array(solution("15_q_composition").answer.W_Q1.values, dtype=object)
     W_Q1[:, 0:4], W_Q1[:, 5:9] = W_Q1[:, 5:9], 0
-    a, b = check_with("15_q_composition", W_Q1=W_Q1).targets
+    a, b, _ = check_with("15_q_composition", W_Q1=W_Q1).targets
     assert a.status == "passed" and b.status == "failed"
     assert b.failure.tokens == ["a", "b"]
     assert "at query 1 'b' the target is key 0 'a', but head 1.0 puts only" in report_text(b)
@@ -215,7 +215,7 @@ def test_15_a_query_on_the_current_token_is_a_duplicate_token_head():
 def test_15_without_the_start_term_position_0_ties_with_a_repeat():
     W_K1 = np.array(solution("15_q_composition").answer.W_K1.values, dtype=object)
     W_K1[4, 4] = 0
-    a, b = check_with("15_q_composition", W_K1=W_K1).targets
+    a, b, _ = check_with("15_q_composition", W_K1=W_K1).targets
     assert a.status == "passed"
     assert b.failure.tokens == ["a", "a"]
     text = report_text(b)
@@ -226,7 +226,7 @@ def test_15_without_the_start_term_position_0_ties_with_a_repeat():
 def test_15_head_0_writing_the_wrong_directions_is_reported_at_head_0():
     W_O0 = np.zeros((9, 4))
     W_O0[:4, :4] = np.eye(4)  # into tok:*, not first:*
-    a, b = check_with("15_q_composition", W_O0=W_O0).targets
+    a, b, _ = check_with("15_q_composition", W_O0=W_O0).targets
     assert a.status == b.status == "failed"
     assert a.failure.tokens == ["a"]
     assert "This may follow from the failure of part (a)" in hint_of(b.failure.explanation)

@@ -179,7 +179,7 @@ def test_21_a_duplicate_token_head_that_finds_itself_fails_and_later_heads_say_s
     first = result.targets[0].failure
     assert first.tokens[0] == "Ann" and "the target is key 0 '<bos>'" in summary_of(first.explanation)
     assert "tok:* favour key 1 by 20, bos favours the target by 10" in hint_of(first.explanation)
-    later = [t for t in result.targets[1:] if t.status == "failed"]
+    later = [t for t in result.targets[1:] if t.status == "failed" and t.kind == "behaviour"]
     assert later and all("fix that first" in hint_of(t.failure.explanation) for t in later)
 
 
@@ -190,7 +190,8 @@ def test_21_a_name_mover_without_s_inhibition_splits_over_the_names():
     for k, n in enumerate(NAMES):
         W_Q2[1 + k, f"s:{n}"] = 0
     result = check_with("21_ioi_mini", W_Q2=W_Q2)
-    assert [t.status for t in result.targets] == ["passed", "passed", "failed", "failed"]
+    # the mechanism target of head 2.0 fails too: a patch of s:* cannot move a head that never reads it
+    assert [t.status for t in result.targets] == ["passed", "passed", "failed", "failed", "passed", "failed"]
     mover = result.targets[2].failure
     assert mover.tokens == ["Ann", "and", "Bob", "Ann", "gave", "to"]
     assert "puts only 0.333 there" in summary_of(mover.explanation) and "indistinguishable keys" in hint_of(mover.explanation)

@@ -58,7 +58,7 @@ def test_06_previous_position_rotated_the_wrong_way_looks_two_back():
 
 def test_06_induction_query_rotated_backwards_misses_the_next_position():
     failed = failing("06_induction_pointer", W_Q_f=turned_the_other_way)
-    assert [label[:3] for label in failed] == ["(f)"]
+    assert [(label[:3], t.kind) for label, t in failed.items()] == [("(f)", "behaviour"), ("(f)", "mechanism")]
     f = the(failed, "(f)")
     assert len(f.tokens) <= 3
     assert "W_Q" in hint_of(f.explanation) and "rotation's direction and its sign" in hint_of(f.explanation)

@@ -9,6 +9,7 @@ from circuits.checking.puzzle import FILL_ME_IN, Puzzle, Stub
 from circuits.checking.targets import (
     Attention,
     Code,
+    Depends,
     HeadOutput,
     HeadZ,
     MLPOut,
@@ -28,5 +29,5 @@ __all__ = [
     "Copies", "Inputs", "Repeated", "Runs", "Uniform",
     "FILL_ME_IN", "Puzzle", "Stub",
     "MLPOut", "MLPOutput", "MLPWidth", "OVCircuit", "PatchedMLP",
-    "Attention", "Code", "HeadOutput", "HeadZ", "NextToken", "Output", "Residual", "Structure", "Target",
+    "Attention", "Code", "Depends", "HeadOutput", "HeadZ", "NextToken", "Output", "Residual", "Structure", "Target",
 ]

@@ -45,6 +45,7 @@ class AuthorAudit:
     survivors: list[Survivor] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # allow-list entries that match only mutants the check kills
     unmatched: list[str] = field(default_factory=list)  # allow-list entries that match no mutant of the answer at all
+    mechanisms: list[tuple[str, object]] = field(default_factory=list)  # (label, Interventions) the reference passes
 
 
 def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> Closest | None:
@@ -107,7 +108,8 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     unmatched = [p for p, _ in allowed if not any(matches(n, p) for n in by_name)]
     stale = [p for p, _ in allowed if p not in unmatched and not any(matches(n, p) for n, _ in r.allowed)] \
         if r.complete and not r.sampled else []
-    out = AuthorAudit(shown, r, stale=stale, unmatched=unmatched)
+    tried = [(t.label, t.interventions) for t in result.targets if t.interventions is not None]
+    out = AuthorAudit(shown, r, stale=stale, unmatched=unmatched, mechanisms=tried)
     plan = Plan.of(attempt.puzzle, CLOSEST_RANDOM)
     with context():
         for name in r.survived:

@@ -56,6 +56,7 @@ class TargetResult:
     structure: list = field(default_factory=list)
     checked: int = 0
     todo: NotAttempted | None = None  # status not attempted: what is left to fill in
+    interventions: object = None  # a mechanism target: what it tried (targets.depends.Interventions)
 
 
 SKIPPABLE = ("exhaustive", "random", "property", "margins", "writes", "reads")  # the stages a check may skip
@@ -515,6 +516,21 @@ def check_structure(target: Structure, attempt, model) -> TargetResult:
     if not ok:
         bad = [r for r in rows if not r[3]]
         res.failure = Failure(EXACT, [], 0, finding=target.finding(bad[0]))
+    return res
+
+
+def check_mechanism(target, attempt, model) -> TargetResult:
+    """A mechanism target's result: its interventions run on the model; failed at its first failure."""
+    try:
+        verdict = target.run(attempt.puzzle, model)
+    except CircuitError as e:
+        return TargetResult(target.label, target.kind, "error", error=e.within(paths.shown(attempt.path)))
+    tried = verdict.tried
+    res = TargetResult(target.label, target.kind, "passed", checked=tried.patched + tried.zeroed,
+                       interventions=tried)
+    if verdict.finding is not None:
+        base = list(verdict.finding.base)
+        res.status, res.failure = "failed", Failure(verdict.stage, base, len(base), finding=verdict.finding)
     return res
 
 

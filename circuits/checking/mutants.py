@@ -355,13 +355,18 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
                 guarantees.check_reads(model, reads, "")
         except CircuitError:
             return True
-    for t in puzzle.targets:
-        alone = t.check_alone(checker, trial, model, 100)  # None: a behaviour target, run on the plan below
-        if alone is not None and alone.status != "passed":
-            return True
+    def alone_fails(last: bool) -> bool:
+        for t in puzzle.targets:
+            alone = t.check_alone(checker, trial, model, 100) if t.checked_last == last else None
+            if alone is not None and alone.status != "passed":  # None: a behaviour target, run on the plan below
+                return True
+        return False
+
+    if alone_fails(False):
+        return True
     behaviour = [t for t in puzzle.targets if t.kind == "behaviour"]
     if not behaviour:
-        return False
+        return alone_fails(True)
     plan = plan or Plan.of(puzzle, n_random, guarantees.spanning(puzzle.inputs, model))
     fails = lambda batch: bool(batch) and not evaluate(model, behaviour, batch)[0].all()  # noqa: E731
     try:
@@ -371,7 +376,7 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
             return True
     except CircuitError:
         return True
-    return not_a_true_scale(trial, model, plan)
+    return alone_fails(True) or not_a_true_scale(trial, model, plan)
 
 
 def not_a_true_scale(trial, model, plan: Plan) -> bool:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking import limits
+from circuits.checking.inputs import extremes, worked_examples  # noqa: F401  (part of plan's API)
 from circuits.checking.targets import Target, Tokens
 
 STAGES = ("worked example", "every small input", "random inputs", "property test")
@@ -78,19 +79,6 @@ class Plan:
     def stages(self, small: Small) -> list[tuple[str, list[Tokens]]]:
         """The batch stages in the order the checker runs them (the property test follows them)."""
         return [(STAGES[0], self.examples), (STAGES[1], small.inputs), (STAGES[2], self.random)]
-
-
-def worked_examples(puzzle) -> list[Tokens]:
-    """The puzzle's worked examples as token lists: a string is split into characters when every token is one
-    character, else at spaces."""
-    chars = puzzle.inputs is not None and all(len(a) == 1 for a in puzzle.inputs.alphabet)
-    return [list(e) if isinstance(e, str) and chars else (e.split() if isinstance(e, str) else list(e))
-            for e in puzzle.examples]
-
-
-def extremes(inputs) -> list[Tokens]:
-    """The extreme inputs of the families that have them (the longest runs, the deepest nesting)."""
-    return [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
 
 
 # --- certification by token classes ----------------------------------------------------------------------------

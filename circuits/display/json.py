@@ -43,4 +43,6 @@ def audit_json(audit) -> dict:
                           "closest_call": " ".join(words.survivor_closest(s))}
                          for s in audit.survivors],
             "stale_allowed": audit.stale, "matched_no_mutant": audit.unmatched, "seconds": round(r.seconds, 2),
-            "mutants_made": r.made, "sampled": r.sampled, "not_run": r.not_run, "complete": r.complete}
+            "mutants_made": r.made, "sampled": r.sampled, "not_run": r.not_run, "complete": r.complete,
+            "mechanisms": [{"target": label, "interventions": findings.words(tried), "reference": "passed"}
+                           for label, tried in audit.mechanisms]}

@@ -12,7 +12,7 @@ from circuits.checking.puzzle import stars
 from circuits.checking.targets import higher_is_worse
 from circuits.display import explanations, findings
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
-from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short
+from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short, tried
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
 STYLE = {"passed": "green", "failed": "red", "error": "red", "not attempted": "yellow",
@@ -84,7 +84,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
             if not same:
                 parts += [Text(""), _structure_diff(findings.words(what), yours, findings.expected_matrix(expected))]
         return Group(*parts)
-    if result.kind == "code":
+    if f.explanation is None:  # a code or mechanism target: its finding
         parts.append(Text(f"found by: {f.stage}"))
         parts.append(Text(findings.words(f.finding)))
         return Group(*parts)
@@ -238,7 +238,8 @@ def puzzle_report(result: PuzzleResult) -> Group:
         if t.status in ("failed", "error") or result.status == "not attempted" and t is result.targets[0]:
             parts += [Text(""), target_report(t)]
         else:
-            extra = f"  ({worst_case(t)}; {checked(t, result.coverage)})" if worst_case(t) else ""
+            extra = f"  ({worst_case(t)}; {checked(t, result.coverage)})" if worst_case(t) else (
+                f"  ({tried(t)})" if tried(t) else "")
             parts.append(Text(f"{ICON[t.status]} {t.label}{extra}", style=STYLE[t.status]))
     if (seen := coverage(result.coverage)):
         parts.append(Text(f"checked on: {seen}", style="dim"))

@@ -3,6 +3,9 @@ text report, the summary table, `watch`, notebooks and JSON alike (checking/ kee
 
 from __future__ import annotations
 
+import textwrap
+
+from circuits.display import findings
 from circuits.io import paths
 
 
@@ -68,6 +71,12 @@ def checked(t, cov) -> str:
     """How many inputs a target was checked on, as a target's line says it: "all 25 pairs" where the check
     enumerated every input there is, else "10,129 inputs"."""
     return _every(cov) if whole_domain(cov) else f"{t.checked:,} inputs"
+
+
+def tried(t) -> str:
+    """What a passing mechanism target tried, as its line says it: "390 patches, 198 zeroed"; "" for others."""
+    i = getattr(t, "interventions", None)
+    return "" if i is None else f"{i.patched:,} patches, {i.zeroed:,} zeroed"
 
 
 def coverage(cov) -> str:
@@ -171,6 +180,9 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
     out = [f"{r.puzzle} · {audit.path}",
            (f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
             f"{r.total} in all ({r.seconds:.1f} s)"), *audit_notes(r)]
+    for label, tried in audit.mechanisms:  # what each mechanism target tried; the reference passed it all
+        said = f"the reference passes every intervention: {findings.words(tried)}"
+        out += [f"mechanism: {label}", *textwrap.wrap(said, 78, initial_indent="  ", subsequent_indent="  ")]
     if audit.survivors:
         out += [f"survived, not in the allow-list ({len(audit.survivors)}): a target is too loose, or the edit is",
                 "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]

@@ -41,15 +41,17 @@ def multi_head_attention(x: np.ndarray, block: Block, valid: np.ndarray | None):
     return q, k, v, scores, pattern, z, out
 
 
-def transformer_block(x: np.ndarray, block: Block, valid: np.ndarray | None, index: int, keep) -> tuple[np.ndarray, LayerTrace]:
-    """x + attention(ln(x)), then + mlp(ln(·)): [b, T, d_model] -> [b, T, d_model] and the layer's trace."""
+def transformer_block(x: np.ndarray, block: Block, valid: np.ndarray | None, index: int, keep,
+                      edit: np.ndarray | None = None) -> tuple[np.ndarray, LayerTrace]:
+    """x + attention(ln(x)), then + mlp(ln(·)): [b, T, d_model] -> [b, T, d_model] and the layer's trace.
+    `edit` [b, T, d_model], if given, is added to the residual stream after the heads (an intervention)."""
     attn_in = F.layer_norm(x, *block.ln_attn) if block.ln_attn else x  # [b, T, d_model]
     q = k = v = scores = pattern = z = None
     if block.heads:
         q, k, v, scores, pattern, z, attn_out = multi_head_attention(attn_in, block, valid)  # ..., [b, T, d_model]
     else:
         attn_out = np.zeros_like(x) + (block.b_O if block.b_O is not None else 0)  # [b, T, d_model]
-    resid_mid = x + attn_out  # [b, T, d_model]
+    resid_mid = x + attn_out if edit is None else x + attn_out + edit  # [b, T, d_model]
     mlp_in = mlp_pre = mlp_post = mlp_out = None
     resid_post = resid_mid
     if block.mlp is not None:

@@ -63,6 +63,11 @@ class LayerTrace:
         """The one place a layer's trace is recorded: the arrays named in `keep`, None for the rest."""
         return cls(heads=heads, **{name: a if name in keep else None for name, a in arrays.items()})
 
+    def rows(self, idx) -> LayerTrace:
+        """The same layer's intermediates for the inputs `idx` of the batch only."""
+        arrays = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "heads"}
+        return LayerTrace(heads=self.heads, **{k: None if a is None else a[idx] for k, a in arrays.items()})
+
     def held(self, name: str, what: str | None = None) -> np.ndarray:
         a = getattr(self, name)
         if a is None:

@@ -404,14 +404,28 @@ class Model:
             return self._forward(ids, valid, check_keep(keep))
 
     def _forward(self, ids: np.ndarray, valid: np.ndarray, keep: frozenset[str]) -> Trace:
+        embed, pos = self._embed(ids)  # [b, T, d_model], [T | 1, d_model]
+        padding = None if valid.all() else valid  # None: every input is full length, one mask for all
+        layers, x = self._blocks_from(embed + pos, 0, padding, keep)
+        return self._finish(ids, valid, embed, pos, layers, x, keep)
+
+    def _embed(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # [b, T] -> [b, T, d_model], [T | 1, d_model]
         T = ids.shape[1]
-        embed = self._W_E_rows[ids]  # [b, T, d_model]
-        pos = (self._W_pos_rows[:T] if self._W_pos_rows is not None else np.zeros(self.d_model, self.dtype))  # [T | 1, d_model]
-        x = embed + pos  # [b, T, d_model]
-        layers, padding = [], None if valid.all() else valid  # None: every input is full length, one mask for all
-        for i, block in enumerate(self._run_blocks):
-            x, layer = transformer_block(x, block, padding, i, keep)  # [b, T, d_model]
+        pos = (self._W_pos_rows[:T] if self._W_pos_rows is not None else np.zeros(self.d_model, self.dtype))
+        return self._W_E_rows[ids], pos
+
+    def _blocks_from(self, x: np.ndarray, start: int, padding, keep, edit=None) -> tuple[list, np.ndarray]:
+        """The blocks from `start` on, from the residual stream `x` [b, T, d_model]: their traces and the stream
+        after the last; `edit` is added after the heads of block `start`."""
+        layers = []
+        for i in range(start, self.n_layers):
+            x, layer = transformer_block(x, self._run_blocks[i], padding, i, keep,
+                                         edit if i == start else None)  # [b, T, d_model]
             layers.append(layer)
+        return layers, x
+
+    def _finish(self, ids, valid, embed, pos, layers, x, keep) -> Trace:
+        """The trace of a run whose blocks left `x` [b, T, d_model]: ln_final and the logits."""
         final = F.layer_norm(x, *self._ln_final) if self._ln_final else x  # [b, T, d_model]
         logits = None if self._W_U_cols is None else F.linear(final, self._W_U_cols, self._b_U)  # [b, T, n_vocab]
         for what, out in (("ln_final", final), ("the logits", logits)):
@@ -420,6 +434,35 @@ class Model:
         kept = "embed" in keep
         return Trace(self, ids, valid, embed if kept else None, np.broadcast_to(pos, embed.shape) if kept else None,
                      layers, x, final, logits)
+
+    def run_edited(self, trace: Trace, delta: np.ndarray, layer: int, part: str = "attn", rows=None,
+                   keep="all") -> Trace:
+        """An intervention: the inputs `rows` of `trace` (default all) run again with `delta` [n, T, d_model]
+        added to the residual stream where it was written: after layer `layer`'s heads (`part` "attn") or
+        after the whole layer ("mlp"); layer −1 is the embedding. The layers before the edit are `trace`'s own.
+        `trace` must hold that layer's resid_pre and resid_post (run it with keep "all", or both named)."""
+        if part not in ("attn", "mlp") or not -1 <= layer < self.n_layers:
+            raise CircuitError(f"run_edited: no residual stream at layer {layer}, part {part!r}; choose a layer "
+                               f"-1..{self.n_layers - 1} and part 'attn' or 'mlp'")
+        rows = np.arange(trace.batch) if rows is None else np.asarray(rows, dtype=int)
+        ids, valid, keep = trace.ids[rows], trace.valid[rows], check_keep(keep)
+        if np.shape(delta) != (*ids.shape, self.d_model):
+            raise CircuitError(f"run_edited: delta has shape {np.shape(delta)}; it needs [inputs, seq, d_model] = "
+                               f"{(*ids.shape, self.d_model)}")
+        embed, pos = self._embed(ids)  # [n, T, d_model], [T | 1, d_model]
+        if layer == -1:
+            x, start, edit = embed + pos + delta, 0, None
+        elif part == "attn" and self.blocks[layer].mlp is None:  # nothing after the heads: the layer's output
+            x, start, edit = trace.layers[layer].held("resid_post")[rows] + delta, layer + 1, None
+        elif part == "attn":
+            x, start, edit = trace.layers[layer].held("resid_pre")[rows], layer, delta
+        else:
+            x, start, edit = trace.layers[layer].held("resid_post")[rows] + delta, layer + 1, None
+        before = [l.rows(rows) for l in trace.layers[:start]]
+        padding = None if valid.all() else valid
+        with np.errstate(over="ignore", invalid="ignore"):
+            layers, x = self._blocks_from(x, start, padding, keep, edit)
+            return self._finish(ids, valid, embed, pos, before + layers, x, keep)
 
     def __call__(self, inputs, add_bos: bool | None = None) -> Trace:
         return self.run(inputs, add_bos)

@@ -1,5 +1,6 @@
 """What a puzzle checks, one module per kind of target: behaviour (output, attention, next token, MLP output)
-and exact (structure, OV circuit, an MLP patched or its width, code), on the base in `base`.
+exact (structure, OV circuit, an MLP patched or its width, code) and mechanisms checked by intervention
+(depends), on the base in `base`.
 
 Each kind carries its own behaviour (evaluate, explain, validate, what `circuits show` prints), so adding a
 kind means adding a module here. `formats`, `scores` and `specs` hold the helpers several kinds share.
@@ -10,6 +11,7 @@ from circuits.checking.targets.attention import Attention
 from circuits.checking.targets.base import (EarlierFailure, Evaluation, Explanation, LeakNote, Target, Tokens,
                                             higher_is_worse)
 from circuits.checking.targets.code import Code
+from circuits.checking.targets.depends import Depends
 from circuits.checking.targets.mlp import MLPOut, MLPOutput
 from circuits.checking.targets.next_token import NEAR_TIE, NextToken
 from circuits.checking.targets.output import Output
@@ -21,8 +23,8 @@ from circuits.checking.targets.width import MLPWidth
 
 __all__ = [
     "Target", "Evaluation", "Explanation", "Tokens", "higher_is_worse", "EarlierFailure", "LeakNote",
-    "Output", "Attention", "NextToken", "MLPOut", "MLPOutput", "Structure", "OVCircuit", "PatchedMLP", "MLPWidth",
-    "Code",
+    "Output", "Attention", "Depends", "NextToken", "MLPOut", "MLPOutput", "Structure", "OVCircuit", "PatchedMLP",
+    "MLPWidth", "Code",
     "HeadOutput", "HeadZ", "Readout", "Residual",
     "NEAR_TIE", "factor_needed", "copying_score", "full_ov", "raised",
 ]

@@ -89,15 +89,16 @@ def is_number(x) -> bool:
     return True
 
 
-def check_keys(got, toks, fail: Fail) -> None:
-    """What a per-input `where(toks)` returned: per query, a key position 0..query (−1: BOS), a set of them, or None."""
+def check_keys(got, toks, fail: Fail, name: str = "where") -> None:
+    """What a per-input `where(toks)` (or the function `name`) returned: per query, a key position 0..query
+    (−1: BOS), a set of them, or None."""
     said = shown(toks)
     try:
         keys = list(got)
     except TypeError:
-        raise fail(f"where({said}) returned {type(got).__name__}, needs a list with a key (or None) per token") from None
+        raise fail(f"{name}({said}) returned {type(got).__name__}, needs a list with a key (or None) per token") from None
     if len(keys) != len(toks):
-        raise fail(f"where({said}) returned {len(keys)} entries for {len(toks)} tokens; it needs one per query "
+        raise fail(f"{name}({said}) returned {len(keys)} entries for {len(toks)} tokens; it needs one per query "
                    "(None where the query has no target)")
     for q, k in enumerate(keys):
         if k is None:
@@ -105,7 +106,7 @@ def check_keys(got, toks, fail: Fail) -> None:
         many = [k] if isinstance(k, numbers.Integral) else (list(k) if not isinstance(k, str) else [k])
         for key in many:
             if not isinstance(key, numbers.Integral) or not -1 <= key <= q:  # −1: the BOS token, in a model with one
-                raise fail(f"where({said})[{q}] is {k!r}, needs a key position 0..{q} (−1: BOS), a set of them, "
+                raise fail(f"{name}({said})[{q}] is {k!r}, needs a key position 0..{q} (−1: BOS), a set of them, "
                            "or None")
 
 

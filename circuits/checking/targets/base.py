@@ -64,6 +64,7 @@ class Target:
     metric = "metric"
     higher_is_worse = True
     reads_logits = False
+    checked_last = False  # a fast check (the mutation audit's) runs it after the behaviour targets: it costs more
 
     @property
     def stage(self) -> float:

@@ -46,7 +46,11 @@ seen once before), by where its head looks:
   (e) where the current token appeared exactly once before, head 0.3 writes that copy's
       8 position numbers into v:0 … v:7 (±0.05); everywhere, it writes nothing (±0.05) into
       the other 12 directions, which later heads read as content and position;
-  (f) there, ≥ 0.9 of head 1.0's attention is on the position right after the copy.
+  (f) there, ≥ 0.9 of head 1.0's attention is on the position right after the copy; and
+      its query reads the copy's position from the scratch, checked by intervention
+      (activation patching): with head 0.3's write into v:* taken from the run on another
+      string of the same length, head 1.0 must attend right after that string's copy;
+      with v:* zeroed, it must lose its target.
 
 (e) and (f) skip a token seen twice or more before: head 0.3 then blends two positions
 into the scratch, and the blend points nowhere. That is a limit of this algorithm, not of
@@ -71,7 +75,7 @@ import numpy as np
 import sympy
 
 from circuits import (
-    Attention, Basis, blank, Copies, Head, HeadOutput, Inputs, Model, names, Output, Puzzle,
+    Attention, Basis, blank, Copies, Depends, Head, HeadOutput, Inputs, Model, names, Output, Puzzle,
     Repeated, sinusoidal, sinusoidal_names, Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
@@ -108,6 +112,11 @@ def earlier_copies(ids):  # (d) [b, T] -> [b, query, key]: the key holds the que
 def after_the_copy(ids):  # (f) [b, T] -> [b, T]: the key right after the one earlier copy (−1: none, or several)
     copies = earlier_copies(ids)
     return np.where(copies.sum(-1) == 1, copies.argmax(-1) + 1, -1)
+
+
+def scratch_from(base: list[str], source: list[str]) -> list:  # (f), patched: after source's one earlier copy
+    copies = [[j for j in range(q) if source[j] == t] for q, t in enumerate(source)]
+    return [c[0] + 1 if len(c) == 1 else None for c in copies]
 
 
 def copied_position(tokens: list[str]) -> list:  # (e): the one earlier copy's 8 position numbers (None: no copy, several)
@@ -158,6 +167,9 @@ puzzle = Puzzle(
                description="(e) head 0.3 writes nothing outside v:0 … v:7 (±0.05)"),
         Attention(1, 0, after_the_copy, min_mass=0.9,
                   description="(f) head 1.0 puts ≥ 0.9 of its attention on the position right after the earlier copy"),
+        Depends((1, 0), "head 0.3", ["v:*"], scratch_from,
+                description="(f) head 1.0's query reads the copy's position from head 0.3's scratch v:* (patched and "
+                            "zeroed)"),
     ],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=N_CTX,
                   families=[Uniform(), Repeated(), Repeated(distinct=True), Copies(vocab.tokens)],

@@ -18,7 +18,10 @@ Write two heads (scores are raw dot products q·k, with a causal mask):
       to the one before it, from the position pairs; W_V1 (4 × 13) and W_O1 (13 × 4) copy
       the attended token's content into prev:a … prev:d.
   head 2 = head 1.0, the induction head.  W_Q2, W_K2 (4 × 13); its keys read only what
-      head 1 wrote (prev:a … prev:d).
+      head 1 wrote (prev:a … prev:d). This is checked by intervention (activation
+      patching): with prev:* taken from the run on another string of the same length,
+      head 1.0 must put ≥ 0.9 on the keys whose patched prev holds its query's token;
+      with prev:* zeroed, it must lose its target.
 
 For strings of 1 to 15 tokens after BOS (checked on every string of 1 to 6 tokens and on
 random strings of up to 15):
@@ -56,7 +59,7 @@ import numpy as np
 import sympy
 
 from circuits import (
-    Attention, Basis, blank, Head, Inputs, Model, Puzzle, Repeated, sinusoidal,
+    Attention, Basis, blank, Depends, Head, Inputs, Model, Puzzle, Repeated, sinusoidal,
     sinusoidal_names, Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
@@ -86,6 +89,12 @@ def after_copies(ids):  # token ids [b, T] -> [b, query, key]: the key right aft
     return (ids[:, :, None] == before[:, None, :]) & np.tri(ids.shape[1], dtype=bool)
 
 
+def prev_from(base: list[str], source: list[str]) -> list[object]:
+    """Head 1.0 with head 0.0's prev:* taken from `source`: the keys j whose prev holds the query's token,
+    source[j − 1] = base[q] (None where no key does)."""
+    return [[j for j in range(1, q + 1) if source[j - 1] == t] or None for q, t in enumerate(base)]
+
+
 def build(answer) -> Model:
     read_content = np.eye(len(resid))[:4]  # head 2 writes nothing; its values show the attended token
     return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="induction_k_composition", layers=[
@@ -105,6 +114,8 @@ puzzle = Puzzle(
                   description="head 0.0 puts ≥ 0.9 of its attention on the previous position"),
         Attention(1, 0, after_copies, min_mass=0.9,
                   description="head 1.0 puts ≥ 0.9 of its attention on the token after the previous copy (induction)"),
+        Depends((1, 0), "head 0.0", ["prev:*"], prev_from,
+                description="head 1.0's keys read what head 0.0 wrote into prev:* (patched and zeroed)"),
     ],
     inputs=Inputs(list("abcd"), min_len=1, max_len=N_CTX - 1,
                   families=[Uniform(), Repeated(), Repeated(distinct=True)]),

@@ -23,6 +23,11 @@ Write layer 1's head, head 1.0 (scores are raw dot products, causal mask):
 There are no positions to tell a token's own key from an earlier copy's: the head must do
 without them. Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 
+Where it looks is checked too, by intervention (activation patching): head 1.0 must find
+the earlier copy through what layer 0 wrote into prev:*. With prev:* taken from the run on
+another string of the same length, it must put ≥ 0.9 on the keys whose patched prev holds
+its own token (BOS where none does); with prev:* zeroed, it must lose those keys.
+
 Worked examples (the target; nothing is asked at BOS):
 
     "abca"      position   1 a   2 b   3 c   4 a
@@ -36,7 +41,7 @@ Worked examples (the target; nothing is asked at BOS):
 import sympy
 
 from circuits import (
-    Basis, blank, Copies, Head, Inputs, Model, Output, Puzzle, Residual, Uniform, Vocab,
+    Basis, blank, Copies, Depends, Head, Inputs, Model, Output, Puzzle, Residual, Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
@@ -66,6 +71,12 @@ def seen_before(tokens: list[str]) -> list[int]:
     return [1 if t in tokens[:i] else 0 for i, t in enumerate(tokens)]
 
 
+def prev_from(base: list[str], source: list[str]) -> list[object]:
+    """Head 1.0 with layer 0's prev:* taken from `source`: the keys k whose prev, source[k − 1], is the query's
+    token, else BOS (−1)."""
+    return [[k for k in range(1, q + 1) if source[k - 1] == t] or -1 for q, t in enumerate(base)]
+
+
 def build(answer) -> Model:
     return Model(vocab, W_E, residual=resid, params=answer.params, name="seen_before", layers=[
         [Head(W_V=W_V0, W_O=W_O0, pattern="previous")],
@@ -82,6 +93,8 @@ puzzle = Puzzle(
     targets=[
         Output(Residual(("seen",)), seen_before, tol=0.1,
                description="the final residual's seen is 1 where the token appeared earlier, 0 where it is new (±0.1)"),
+        Depends((1, 0), "head 0.0", ["prev:*"], prev_from, min_mass=0.9,
+                description="head 1.0 looks where layer 0's prev:* points (patched and zeroed)"),
     ],
     inputs=Inputs(list("abcd"), min_len=1, max_len=12, families=[Uniform(), Copies(tokens=list("abcd"))]),
     examples=["abca", "aaaa", "abcdabcd", "dcbaabcd"],

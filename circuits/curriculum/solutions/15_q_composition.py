@@ -23,7 +23,11 @@ strings of up to 16; scores are raw dot products, causal mask):
 
   (a) head 0.0's output on first:* is the one-hot first token, at every position (±0.1);
   (b) head 1.0 puts ≥ 0.9 of its attention on the later repeats of the first token,
-      together, or on position 0 while there are none.
+      together, or on position 0 while there are none;
+  (c) head 1.0's query reads what head 0.0 wrote, checked by intervention (activation
+      patching): with first:* taken from the run on another string of the same length,
+      head 1.0 must put ≥ 0.9 on the repeats of that string's first token; with first:*
+      zeroed, it must lose its target.
 
 Position 0 holds the first token too, but it is not a repeat: it is the target only while
 no repeat has come. Multiply W_Q1 by a sharpness symbol `s`, bound in `params`.
@@ -49,8 +53,8 @@ blunt, and reading which directions each head reads and writes says more.
 import sympy
 
 from circuits import (
-    Attention, Basis, blank, Copies, Head, HeadOutput, Inputs, Model, Output, Puzzle, Uniform,
-    Vocab,
+    Attention, Basis, blank, Copies, Depends, Head, HeadOutput, Inputs, Model, Output, Puzzle,
+    Uniform, Vocab,
 )
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
@@ -79,6 +83,13 @@ def repeats_of_the_first(tokens: list[str]) -> list[list[int]]:
     return [[j for j in range(1, i + 1) if tokens[j] == tokens[0]] or [0] for i in range(len(tokens))]
 
 
+def first_from(base: list[str], source: list[str]) -> list[object]:
+    """Head 1.0 with head 0.0's first:* taken from `source`: the later repeats in `base` of source's first token
+    (position 0 too while none has come, when that token is base's own first; else None)."""
+    fallback = [0] if base[0] == source[0] else None
+    return [[j for j in range(1, i + 1) if base[j] == source[0]] or fallback for i in range(len(base))]
+
+
 def build(answer) -> Model:
     return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="q_composition", layers=[
         [Head(W_V=answer.W_V0, W_O=answer.W_O0, pattern="first")],
@@ -97,6 +108,8 @@ puzzle = Puzzle(
                description="(a) head 0.0 writes the first token into first:* at every position (±0.1)"),
         Attention(1, 0, repeats_of_the_first, per_input=True, min_mass=0.9,
                   description="(b) head 1.0 puts ≥ 0.9 on the later repeats of the first token (position 0 if none)"),
+        Depends((1, 0), "head 0.0", ["first:*"], first_from,
+                description="(c) head 1.0's query reads what head 0.0 wrote into first:* (patched and zeroed)"),
     ],
     inputs=Inputs(list("abcd"), min_len=1, max_len=N_CTX, families=[Uniform(), Copies(tokens=list("abcd"))]),
     examples=["abcab", "aaaa", "abcdbcd", "dcbadcba"],

@@ -21,6 +21,11 @@ predecessor is also x: the letters that followed an earlier copy of x. Where the
 for every string of 1 to 10 letters after BOS, the whole context. Multiply W_Q1 by a
 sharpness symbol `s`, bound in `params`.
 
+The predecessors must come from head 0.0, and this is checked by intervention (activation
+patching): with prev:* taken from the run on another string of the same length, head 1.0
+must attend as that string's predecessors say (≥ 0.9); with prev:* zeroed, it must lose
+every target but BOS.
+
 The behaviour, for "aabab" (0 BOS, 1 a, 2 a, 3 b, 4 a, 5 b):
 
     query    predecessor    head 1.0 attends to
@@ -37,7 +42,7 @@ query's predecessor instead.
 
 import sympy
 
-from circuits import Attention, Basis, blank, Copies, Head, Inputs, Model, Puzzle, Uniform, Vocab
+from circuits import Attention, Basis, blank, Copies, Depends, Head, Inputs, Model, Puzzle, Uniform, Vocab
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
@@ -66,6 +71,11 @@ def same_predecessor(letters: list[str]) -> list[list[int]]:
             for q in range(len(letters))]
 
 
+def prev_from(base: list[str], source: list[str]) -> list[list[int]]:
+    """Head 1.0 with head 0.0's prev:* taken from `source`: the predecessors it reads are source's."""
+    return same_predecessor(source)
+
+
 def build(answer) -> Model:
     return Model(vocab, W_E, W_pos=W_pos, params=answer.params, name="same_predecessor", layers=[
         [Head(W_V=answer.W_V0, W_O=answer.W_O0, pattern="previous")],
@@ -81,7 +91,9 @@ puzzle = Puzzle(
     build=build,
     targets=[Attention(1, 0, same_predecessor, per_input=True, min_mass=0.9,
                        description="head 1.0 puts ≥ 0.9 on the earlier letters with the query's predecessor "
-                                   "(BOS if none)")],
+                                   "(BOS if none)"),
+             Depends((1, 0), "head 0.0", ["prev:*"], prev_from,
+                     description="head 1.0 reads the predecessors head 0.0 wrote into prev:* (patched and zeroed)")],
     inputs=Inputs(list(TOKENS), min_len=1, max_len=N_CTX - 1,
                   families=[Uniform(), Copies(tokens=list(TOKENS))]),
     examples=["aabab", "abcabca", "aaaaaaaaaa", "dcbadcbadc"],
