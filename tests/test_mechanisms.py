@@ -265,7 +265,7 @@ def test_13_a_query_on_the_current_token_passes_the_behaviour_and_fails_the_mech
     result = checked(wrong(reference("13_copy_suppression"), query_on_token))
     assert [t.status for t in result.targets] == ["passed", "passed", "failed"]
     assert key_line(result) == (
-        "✗ (c) head 0.0's query reads the prediction pred:* (patched and zeroed): on 'a', head 0.0's attention "
+        "✗ (c) what head 0.0 looks for follows the prediction pred:* (patched and zeroed): on 'a', head 0.0's attention "
         "does not depend on pred:*: with the embedding's write into pred:* taken from 'e', it still attends to key 0 "
         "'<bos>' (1.00) at query 1 'a', but the patch points to key 1 'a' (0.00 there, needs ≥ 0.9)")
 
@@ -285,8 +285,11 @@ def test_13_wrong_queries_fail(reference, edit, expect):
 
 
 def test_13_a_bos_default_that_reads_the_token_is_not_a_shortcut(reference):
-    """A default on BOS is what a head does when it finds nothing; zeroing never asks it to lose BOS."""
-    assert checked(wrong(reference("13_copy_suppression"), bos_sink_on_token)).status == "solved"
+    """A default on BOS is what a head does when it finds nothing; zeroing never asks it to lose BOS. (Every target
+    passes; the declared reads still refuse the token read, which the reference's query does not make.)"""
+    result = checked(wrong(reference("13_copy_suppression"), bos_sink_on_token))
+    assert result.status == "error" and "W_Q reads tok:" in words.said(result)
+    assert all(t.error is result.error for t in result.targets)  # every target passed: only the reads refuse it
 
 
 # ── 07 and 15: the composition ──────────────────────────────────────────────────────────────────────────

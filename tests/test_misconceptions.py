@@ -422,10 +422,11 @@ CASES = [
     Case("21_ioi_mini", "a duplicate-token head fitted to the template's positions", _template_duplicate_token,
          "at query 2 'Ann' the target is key 1 'Ann', but head 0.0 puts only 0.000 there", examples=[]),
     # reads outside what the mechanism uses: each passes every target, and is refused for what it reads
+    # (21's two: the mechanism targets fail them first, by intervention; tests/test_reads.py shows the reads too)
     Case("21_ioi_mini", "S-inhibition by the latest name, never reading dup", _latest_name,
-         "W_K1 reads tok:Ann (W_K1[0, tok:Ann] = 1) (and tok:Bob, tok:Cat …), but this puzzle lets it read only dup"),
+         "head 1.0's attention does not depend on dup: with head 0.0's write into dup taken from"),
     Case("21_ioi_mini", "a name mover that also likes position 1", _mover_by_position,
-         "W_K2 reads pos:1 (W_K2[0, pos:1] = 0.5), but this puzzle lets it read only tok:*"),
+         "head 2.0's attention does not depend on s:*: with head 1.0's write into s:* zeroed, it still puts 1.00"),
     Case("13_copy_suppression", "a query that also reads the current token", _also_current_token,
          "W_Q reads tok:a"),
     Case("07_induction_k_composition", "keys that also read bos", cells("W_K2", ((0, "bos"), 0.1)),

@@ -25,9 +25,16 @@ s = sympy.Symbol("s")
 NAMES = ["Ann", "Bob", "Cat", "Dan"]
 
 
-def edited(stem: str, edit):
-    """The reference attempt of `stem` with `edit(answer)` applied to a deep copy of its answer."""
+def edited(stem: str, edit, mechanisms: bool = False):
+    """The reference attempt of `stem` with `edit(answer)` applied to a deep copy of its answer; without the
+    puzzle's mechanism targets (Depends), unless asked, so that what refuses it is the reads alone."""
+    import dataclasses
+
     attempt = solution(stem)
+    if not mechanisms:
+        kept = [t for t in attempt.puzzle.targets if t.kind != "mechanism"]
+        attempt = copy.copy(attempt)
+        attempt.puzzle = dataclasses.replace(attempt.puzzle, targets=kept)
     answer = types.SimpleNamespace(**{k: copy.deepcopy(v) for k, v in vars(attempt.answer).items()})
     edit(answer)
     trial = copy.copy(attempt)
@@ -69,6 +76,9 @@ def test_21_the_latest_name_by_position_passes_every_target_but_is_refused_for_w
         "that column of W_K1 must be 0")
     without = dataclass_replace(trial, reads={"head 1.0 W_K": ["*"]})  # the reads opened: behaviour alone passes it
     assert check(without, n_random=300, margins=False).status == "solved"
+    mechanism = check(edited("21_ioi_mini", _latest_name, mechanisms=True), n_random=300, margins=False)
+    assert mechanism.status == "failing"  # and its mechanism target, by intervention, fails it too
+    assert [t.kind for t in mechanism.targets if t.status == "failed"] == ["mechanism"]
 
 
 def dataclass_replace(attempt, **changes):

@@ -334,10 +334,9 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         status, error = "error", leak
         results = [TargetResult(r.label, r.kind, "error", error=leak) for r in results]
     elif leak and status == "failing":  # the failure is reported in full; the leak is likely its cause
-        first = next(r for r in results if r.status == "failed")
-        if first.failure is not None and first.failure.explanation is not None:
-            e = first.failure.explanation
-            e.notes.append(LeakNote(str(leak).split(': ', 1)[1]))
+        explained = [r for r in results if r.status == "failed" and r.failure and r.failure.explanation]
+        if explained:  # the first failure that has a hint (a mechanism's or a structure's finding has none)
+            explained[0].failure.explanation.notes.append(LeakNote(str(leak).split(': ', 1)[1]))
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, error=error)
     if model is not None and guarantees.writes_for(attempt) is None:  # never silently off: said in the report
         coverage.skipped.append("writes")
@@ -489,7 +488,31 @@ def _size_sharpening(attempt, target, f: Failure, batch: list[Tokens], max_len: 
     e = f.explanation
     said = sharpening.sizing(attempt, target, e.hint, e.terms, [f.tokens, *batch], evaluate, max_len)
     if said is not None:
+        said = _mechanisms_hold_too(attempt, said)
         e.notes.append(said)  # display says it in the hint's own factor where the hint names one
+
+
+def _mechanisms_hold_too(attempt, said):
+    """The factor raised (×1.25 a step) until the puzzle's mechanism targets pass too: a patched input can need
+    more sharpness than the behaviour's own, and a factor said must fix what it names without a new failure."""
+    import copy
+    import dataclasses
+
+    from circuits.checking.margins import scaled
+
+    mechanisms = [t for t in attempt.puzzle.targets if t.kind == "mechanism"]
+    factor = said.factor
+    while mechanisms and factor < sharpening.TOP:
+        trial = copy.copy(attempt)
+        trial.answer = scaled(attempt.answer, said.names, factor)
+        try:
+            model = trial.model()
+        except CircuitError:
+            return said
+        if all(t.check_alone(sys.modules[__name__], trial, model, 0).status == "passed" for t in mechanisms):
+            break
+        factor = sharpening.rounded_up(factor * 1.25)
+    return dataclasses.replace(said, factor=factor) if factor != said.factor else said
 
 
 def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> None:

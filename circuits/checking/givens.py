@@ -158,6 +158,9 @@ def fingerprint(value, _depth: int = 0, _seen: frozenset = frozenset()):
         return ("sympy", type(value).__name__, _srepr(value))
     if isinstance(value, type):
         return ("class", value.__qualname__)
+    if dataclasses.is_dataclass(value):  # its compared fields: a cache it keeps (compare=False) is not what it is
+        state = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value) if f.compare}
+        return (type(value).__qualname__, tuple((k, deeper(v)) for k, v in sorted(state.items())))
     state = getattr(value, "__dict__", None)
     if state is None and hasattr(type(value), "__slots__"):
         state = {s: getattr(value, s, None) for s in type(value).__slots__}

@@ -22,11 +22,11 @@ raw dot products, causal mask): W_Q, W_K (d_head × 11), W_V (5 × 11), W_O (11 
       the one-hot NEXT[t] when NEXT[t] has not appeared earlier in the string, and all
       zeros when it has (each within 0.1): the prediction is suppressed;
   (b) the head's full OV circuit W_U W_OV W_E is negative: copying score ≤ −0.9;
-  (c) the head's query reads the prediction, pred:*, not the current token, checked by
-      intervention (activation patching): with the embedding's pred:* taken from
-      another string of the same length, the head must put ≥ 0.9 on the copies (up to
-      the query) of the token the patched pred:* names, or on BOS if there is none; with
-      pred:* zeroed, it must lose its target.
+  (c) what the head looks for is set by the prediction, pred:*, not the current token,
+      checked by intervention (activation patching): with the embedding's pred:* taken
+      from another string of the same length, the head must put ≥ 0.9 on the copies (up
+      to the query) of the token the patched pred:* names, or on BOS if there is none;
+      with pred:* zeroed, it must lose its target.
 
 Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 
@@ -102,7 +102,7 @@ puzzle = Puzzle(
                description="(a) pred:* after the head: the bigram prediction, or all 0 where it already appeared (±0.1)"),
         OVCircuit("(b) head 0.0's full OV circuit W_U W_OV W_E suppresses: copying score ≤ −0.9", max_score=-0.9),
         Depends((0, 0), "embed", ["pred:*"], pred_from, min_mass=0.9,
-                description="(c) head 0.0's query reads the prediction pred:* (patched and zeroed)"),
+                description="(c) what head 0.0 looks for follows the prediction pred:* (patched and zeroed)"),
     ],
     inputs=Inputs(list(TOKENS), min_len=1, max_len=10, families=[Uniform(), Copies(tokens=list(TOKENS))]),
     examples=["cab", "abcde", "edcba", "aaaa"],
