@@ -422,13 +422,13 @@ CASES = [
     Case("21_ioi_mini", "a duplicate-token head fitted to the template's positions", _template_duplicate_token,
          "at query 2 'Ann' the target is key 1 'Ann', but head 0.0 puts only 0.000 there", examples=[]),
     # reads outside what the mechanism uses: each passes every target, and is refused for what it reads
-    # (21's two: the mechanism targets fail them first, by intervention; tests/test_reads.py shows the reads too)
+    # (21's two and 13's: the mechanism targets fail them first, by intervention; test_reads.py shows the reads)
     Case("21_ioi_mini", "S-inhibition by the latest name, never reading dup", _latest_name,
          "head 1.0's attention does not depend on dup: with head 0.0's write into dup taken from"),
     Case("21_ioi_mini", "a name mover that also likes position 1", _mover_by_position,
          "head 2.0's attention does not depend on s:*: with head 1.0's write into s:* zeroed, it still puts 1.00"),
     Case("13_copy_suppression", "a query that also reads the current token", _also_current_token,
-         "W_Q reads tok:a"),
+         "head 0.0's attention does not depend on pred:*: with the embedding's write into pred:* zeroed, it still"),
     Case("07_induction_k_composition", "keys that also read bos", cells("W_K2", ((0, "bos"), 0.1)),
          "W_K2 reads bos (W_K2[0, bos] = 0.1), but this puzzle lets it read only prev:*"),
     Case("07_induction_k_composition", "keys that also read a position", cells("W_K2", ((1, "cos:0"), 0.05)),
