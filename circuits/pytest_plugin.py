@@ -66,6 +66,8 @@ def pytest_addoption(parser):
                     help="skip the margin search on solved puzzles (faster)")
     parser.addini("circuits_paths", type="paths", default=[],
                   help="folders of circuits puzzle files besides puzzles/ and solutions/ (relative to the ini file)")
+    parser.addini("circuits_course", default="",
+                  help="the course folder whose solutions/ state these puzzles (`circuits init --course` writes it)")
     group.addoption("--no-cache", action="store_true", default=False, dest="circuits_no_cache",
                     help="check again even puzzles solved before with this exact file (the verdict cache is in "
                          "$XDG_CACHE_HOME/circuits)")

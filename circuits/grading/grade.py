@@ -91,13 +91,10 @@ def course_references() -> dict[str, Path]:
 def use_course(folder: str | Path) -> list[str]:
     """Grade a course's puzzles too: `folder` holds solutions/ (the instructor's references, the statements the
     students' answers are checked against). Its ids, or one line saying why it is no course."""
-    from circuits.checking.loader import COURSE_ENV
+    from circuits.checking.loader import COURSE_ENV, course_references as references_in
 
     where = Path(folder)
-    refs = sorted((where / "solutions").glob("[0-9][0-9]_*.py")) if (where / "solutions").is_dir() else []
-    if not refs:
-        raise CircuitError(f"--course {folder}: no solutions/NN_name.py there (a course keeps its reference "
-                           "solutions in solutions/, beside its puzzles/)")
+    refs = references_in(where)
     os.environ[COURSE_ENV] = str(where.resolve())  # the pool's workers inherit it
     _REFERENCES.clear()
     _CODE_PLANS.clear()
