@@ -393,13 +393,14 @@ COURSE_ENV = "CIRCUITS_COURSE"  # a course folder (holding solutions/) whose ref
 COURSE_OPTION = "circuits_course"  # the same, recorded in a workspace's pytest.ini by `circuits init --course`
 
 
-def course_references(folder: str | Path, said: str = "--course") -> list[Path]:
-    """A course's reference files (its solutions/NN_name.py), or one line naming the folder that is no course."""
+def course_references(folder: str | Path, said: str = "--course", named: str | None = None) -> list[Path]:
+    """A course's reference files (its solutions/NN_name.py), or one line naming the folder that is no course
+    (as `said` names it: `named`, else `folder`)."""
     where = Path(folder)
     refs = sorted(p for p in (where / "solutions").glob("[0-9][0-9]_*.py") if p.is_file()) \
         if (where / "solutions").is_dir() else []
     if not refs:
-        raise CircuitError(f"{said} {folder} is no course: it has no solutions/NN_name.py")
+        raise CircuitError(f"{said} {named or folder} is no course: it has no solutions/NN_name.py")
     return refs
 
 
@@ -411,7 +412,7 @@ def recorded_course(start: Path | None = None) -> Path | None:
     if not raw or not isinstance(raw, str):
         return None
     folder = found[0].parent / raw.strip()
-    course_references(folder, f"{paths.shown(found[0])}: {COURSE_OPTION}")
+    course_references(folder, f"{paths.shown(found[0])}: {COURSE_OPTION}", raw.strip())
     return folder
 
 
