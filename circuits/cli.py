@@ -340,7 +340,8 @@ def cmd_init(args) -> int:
     puzzles = sum(p.parent.name == "puzzles" for p in done.written)
     if done.written and not done.kept:
         ini = "" if done.settings_in else " and pytest.ini"
-        print(f"created {where}/: {puzzles} puzzles in {where}/puzzles{', README.md' if ini else ' and README.md'}{ini}")
+        counted = f"{puzzles} puzzle{'' if puzzles == 1 else 's'}"
+        print(f"created {where}/: {counted} in {where}/puzzles{', README.md' if ini else ' and README.md'}{ini}")
     elif done.written:
         names = ", ".join(p.name for p in done.written)
         print(f"added to {where}/: {names}")
