@@ -445,3 +445,7 @@ def reference_for(path: str | Path) -> Path | None:
         return sibling
     return course_twin(path)
 
+
+def statement_file(attempt: Attempt) -> Path | None:
+    """The file stating an attempt's puzzle: the reference it was loaded (or graded) against, else its path's."""
+    return attempt.reference or reference_for(attempt.path)

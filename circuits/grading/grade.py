@@ -203,7 +203,8 @@ def _grade_puzzle(student: str, stem: str, shown: str | None, message: dict | No
         detail = f"no file {stem}.py (or {stem[:2]}_*.py) in the submission"
         report = f"{stem} · {ref.puzzle.title} · not submitted\n{detail}\n"
         return PuzzleGrade(student, stem, "not submitted", 0.0, 1.0, detail, report)
-    attempt = Attempt(Path(shown), ref.puzzle, types.SimpleNamespace(params={}))
+    attempt = Attempt(Path(shown), ref.puzzle, types.SimpleNamespace(params={}), reference=ref.path)  # the
+    # grader's reference states it: nothing found beside the submission on disk (its solutions/, its pytest.ini)
     try:
         result = _check(attempt, ref, message or {"error": "no answer came back"}, stem, n_examples)
     except CircuitError as e:
