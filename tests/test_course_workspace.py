@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
+from test_course import COURSE, course, loosened_and_wrong, renumbered  # noqa: F401  (course: the fixture)
 
 from circuits.checking import curriculum
 from circuits.checking.loader import COURSE_ENV, load
 from circuits.checking.reset import STUB, stub_text
 from circuits.cli import main
-from helpers import ROOT
-from test_course import COURSE, course, loosened_and_wrong, renumbered  # noqa: F401  (course: the fixture)
 
 
 @pytest.fixture(autouse=True)
