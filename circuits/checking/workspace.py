@@ -16,15 +16,17 @@ from circuits.checking.reset import stub_text
 from circuits.errors import CircuitError
 from circuits.io.paths import real
 
-COMMANDS = """\
-    circuits watch          # the loop: checks the first unsolved puzzle each time you save it
-    circuits hint 1         # hints, one level at a time (--level 2, 3 for more)
-    circuits check 1        # one puzzle's full report
-    circuits show 1 abcce   # one input through your model: heatmaps, yours vs expected
-    circuits list           # every puzzle's status and your progress
-    circuits reset 1        # start a puzzle over (your file is backed up first)
-    pytest                  # every puzzle: solved / failing / not attempted
-"""
+def commands(n: int, example: str) -> str:
+    """The README's list of commands, its examples naming puzzle `n` and the input `example`."""
+    said = [("circuits watch", "the loop: checks the first unsolved puzzle each time you save it"),
+            (f"circuits hint {n}", "hints, one level at a time (--level 2, 3 for more)"),
+            (f"circuits check {n}", "one puzzle's full report"),
+            (f"circuits show {n} {example}", "one input through your model: heatmaps, yours vs expected"),
+            ("circuits list", "every puzzle's status and your progress"),
+            (f"circuits reset {n}", "start a puzzle over (your file is backed up first)"),
+            ("pytest", "every puzzle: solved / failing / not attempted")]
+    return "".join(f"    {command:<24}# {what}\n" for command, what in said)
+
 
 README = """\
 # My circuits course
@@ -33,7 +35,7 @@ Each file in `puzzles/` is a worksheet: read its statement, replace every `FILL_
 your weights (or code, for puzzle 00), and save. The checker always checks the puzzle as shipped:
 only your answer is read from the file.
 
-""" + COMMANDS + """
+""" + commands(1, "abcce") + """
 New puzzles after an upgrade: run `circuits init` here again; it adds them and never touches
 a file that is already here.
 """
@@ -41,18 +43,22 @@ a file that is already here.
 COURSE_README = """\
 # {name}: a circuits course
 
-The puzzles in `puzzles/` are the course in {course}. Each is a worksheet: read its statement,
-replace every `FILL_ME_IN(...)` with your answer, and save.
+The puzzles in `puzzles/` come from this course (`pytest.ini` records it: `circuits_course`):
 
-The statements come from the course: its reference files ({course}/solutions/) state each
-puzzle (statement, givens, targets, inputs), and `pytest.ini` records the course
-(`circuits_course`), so every command below and `pytest` here check against it. Only your
-answer is read from your file: a given you edit or a target you loosen is named, and your
-answer is checked as the course states the puzzle. Your instructor grades with their own copy.
+    {course}
 
-""" + COMMANDS + """
-New puzzles in the course: run `circuits init . --course {course}` here again; it adds
-them and never touches a file that is already here.
+Each file is a worksheet: read its statement, replace every `FILL_ME_IN(...)` with your
+answer, and save. The statements come from the course's reference files (its `solutions/`):
+the statement, givens, targets and inputs are the course's, and only your answer is read
+from your file. A given you edit or a target you loosen is named, and your answer is checked
+as the course states the puzzle. Every command below, and `pytest`, checks against the
+course; your instructor grades with their own copy.
+
+{commands}
+New puzzles in the course: run this here again; it adds them and never touches a file that
+is already here:
+
+    circuits init . --course {course}
 """
 
 PYTEST_INI = """\
@@ -124,7 +130,8 @@ def files(course: Path | None = None) -> list[tuple[str, str]]:
         refs = [curriculum.folder() / f"{stem}.py" for stem in curriculum.ids()]
         return [*_stubs(refs), ("README.md", README), ("pytest.ini", PYTEST_INI)]
     refs = [curriculum.reference_file(ref) or ref for ref in course_references(course)]  # the shipped one wins
-    readme = COURSE_README.format(name=course.name, course=course)
+    first = int(course_references(course)[0].stem[:2])  # the commands' examples name the course's first puzzle
+    readme = COURSE_README.format(name=course.name, course=course, commands=commands(first, "INPUT"))
     return [*_stubs(refs), ("README.md", readme), ("pytest.ini", COURSE_INI.format(course=course))]
 
 
