@@ -68,7 +68,7 @@ PYTEST_INI = """\
 testpaths = puzzles
 """
 
-COURSE_INI = PYTEST_INI + """\
+COURSE_INI = PYTEST_INI.replace("puzzles/01_consonants.py", "puzzles/NN_name.py") + """\
 # the course whose solutions/ state these puzzles: circuits and pytest check against it
 circuits_course = {course}
 """
