@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     it = sub.add_parser("init", help="make a workspace: the puzzles to solve, a README and pytest's settings")
     it.add_argument("folder", nargs="?", default="circuits-course",
                     help="where (default: circuits-course); files already there are kept as they are")
+    it.add_argument("--course", metavar="DIR", help="a course folder: its puzzles' stubs, checked against its "
+                    "solutions/ (recorded in pytest.ini) instead of the shipped puzzles")
     wa = sub.add_parser("watch", help="check the first unsolved puzzle each time you save it, then move to the next")
     wa.add_argument("puzzle", nargs="?", help="start here instead of at the first unsolved puzzle")
     wa.add_argument("--no-cache", action="store_true", help=no_cache)
@@ -333,12 +335,13 @@ def cmd_reset(args) -> int:
 def cmd_init(args) -> int:
     from circuits.checking.workspace import create
 
-    done = create(Path(args.folder))
+    done = create(Path(args.folder), Path(args.course) if args.course else None)
     where = _shown(done.folder)
     puzzles = sum(p.parent.name == "puzzles" for p in done.written)
     if done.written and not done.kept:
         ini = "" if done.settings_in else " and pytest.ini"
-        print(f"created {where}/: {puzzles} puzzles in {where}/puzzles{', README.md' if ini else ' and README.md'}{ini}")
+        counted = f"{puzzles} puzzle{'' if puzzles == 1 else 's'}"
+        print(f"created {where}/: {counted} in {where}/puzzles{', README.md' if ini else ' and README.md'}{ini}")
     elif done.written:
         names = ", ".join(p.name for p in done.written)
         print(f"added to {where}/: {names}")
@@ -349,8 +352,23 @@ def cmd_init(args) -> int:
     if done.settings_in:
         print(f"pytest.ini not written: it would override your pytest settings in {done.settings_in}")
         print("to check your puzzles with `pytest`, add \"puzzles\" to testpaths there")
+    _said_course(done)
     print(f"next: cd {shlex.quote(where)} && circuits watch")
     return 0
+
+
+def _said_course(done) -> None:
+    """What init --course adds: where the statements come from, and what keeps it from being recorded."""
+    if done.course is None:
+        return
+    for stem in done.shipped_wins:
+        print(f"note: {stem}: a shipped puzzle has this id and wins; renumber the course's")
+    if done.unrecorded:
+        value = f'"{done.course}"' if done.unrecorded == "pyproject.toml" else done.course  # TOML quotes it
+        print(f"{done.unrecorded} kept as it is, so the course is not recorded; add to its pytest settings:")
+        print(f"  circuits_course = {value}")
+    else:
+        print(f"course: {_shown(done.course)} (recorded in pytest.ini: puzzles checked against it)")
 
 
 def cmd_watch(args) -> int:

@@ -66,6 +66,8 @@ def pytest_addoption(parser):
                     help="skip the margin search on solved puzzles (faster)")
     parser.addini("circuits_paths", type="paths", default=[],
                   help="folders of circuits puzzle files besides puzzles/ and solutions/ (relative to the ini file)")
+    parser.addini("circuits_course", default="",
+                  help="the course folder whose solutions/ state these puzzles (`circuits init --course` writes it)")
     group.addoption("--no-cache", action="store_true", default=False, dest="circuits_no_cache",
                     help="check again even puzzles solved before with this exact file (the verdict cache is in "
                          "$XDG_CACHE_HOME/circuits)")
@@ -121,6 +123,7 @@ def pytest_configure(config):
     config.stash[_NOT_CHECKED] = []
     _CONFIG.append(config)
     _check_paths(config)
+    _check_course(config)
 
 
 _CACHE_DIR = pytest.StashKey[str]()
@@ -159,6 +162,20 @@ def _check_paths(config) -> None:
         if not os.path.isdir(p):
             raise pytest.UsageError(f"{where}: {shown} is a file, not a folder; list folders of puzzle files (a "
                                     "puzzle file elsewhere is checked when named: pytest path/NN_name.py)")
+
+
+def _check_course(config) -> None:
+    """The folder circuits_course records is a course: else every puzzle would fail on the same line, so it is a
+    usage error (one line, exit 4), as a bad circuits_paths is."""
+    from circuits.checking.loader import course_references
+    from circuits.io import paths
+
+    raw = (config.getini("circuits_course") or "").strip()
+    if raw and config.inipath is not None:
+        try:
+            course_references(config.inipath.parent / raw, f"circuits_course in {paths.shown(config.inipath)}:", raw)
+        except CircuitError as e:
+            raise pytest.UsageError(str(e)) from None
 
 
 def _declares_puzzle(path: Path) -> bool:

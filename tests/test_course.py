@@ -140,3 +140,26 @@ def test_pytest_in_a_course_folder_counts_only_its_puzzles(course, tmp_path):
         proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--no-margins", *args],
                               cwd=work, env=env, capture_output=True, text=True, timeout=300)
         assert counted in proc.stdout, proc.stdout[-2000:]
+
+
+def test_grading_from_beside_the_submissions_never_runs_a_reference_a_student_handed_in(course, tmp_path):
+    """Run where the submissions are, the grader's reference is the course's: a student's solutions/ (alice) or
+    the course their pytest.ini records (bob, as `circuits init --course` writes it) is never run by the grader."""
+    planted = {"alice": "solutions", "bob": "mine/solutions"}
+    for student, where in planted.items():
+        for folder in ("puzzles", where):
+            (tmp_path / student / folder).mkdir(parents=True)
+        answer = renumbered("03_uniform", "41_uniform")
+        (tmp_path / student / "puzzles" / "41_uniform.py").write_text(answer, encoding="utf-8")
+        marker = f"open({str(tmp_path / student.upper())!r}, 'w').close()\n"
+        (tmp_path / student / where / "41_uniform.py").write_text(marker + answer, encoding="utf-8")
+    (tmp_path / "bob" / "pytest.ini").write_text("[pytest]\ncircuits_course = mine\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "circuits.cli", "grade", "alice", "bob", "--course", str(course),
+                           "--puzzles", "41", "--out", "g.csv", "--workers", "1"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    gradebook = (tmp_path / "g.csv").read_text(encoding="utf-8")
+    assert "alice,41_uniform,solved" in gradebook and "bob,41_uniform,solved" in gradebook
+    assert not (tmp_path / "ALICE").exists()
+    assert not (tmp_path / "BOB").exists()

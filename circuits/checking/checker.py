@@ -230,10 +230,10 @@ def _drawn_key(attempt, inputs, n_examples: int) -> str | None:
     """The name of this puzzle's property-test inputs on disk: its statement's file (the reference for a shipped
     or course puzzle, else the file itself) is part of it, since the strategy is code in that file."""
     from circuits.checking import drawn
-    from circuits.checking.loader import reference_for
+    from circuits.checking.loader import statement_file
 
     try:
-        source = (reference_for(attempt.path) or attempt.path).read_bytes()
+        source = (statement_file(attempt) or attempt.path).read_bytes()
     except (OSError, TypeError):
         return None
     return drawn.key(attempt.puzzle.id, inputs, n_examples, source)

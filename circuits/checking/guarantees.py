@@ -91,10 +91,10 @@ _REFERENCES: dict[tuple, ReferenceFacts | None] = {}
 def reference_facts(attempt) -> ReferenceFacts | None:
     """The facts of this puzzle's reference answer (the shipped reference, or solutions/ beside a course's puzzle
     file), read once per version of it; None when there is none."""
-    from circuits.checking.loader import load, reference_for
+    from circuits.checking.loader import load, statement_file
     from circuits.checking.validate import validated
 
-    ref = reference_for(attempt.path)
+    ref = statement_file(attempt)  # never a file found beside a graded submission: the grader's own reference
     if ref is None or not ref.is_file():
         return None
     stat = ref.stat()

@@ -312,29 +312,39 @@ def declared_folders(start: Path | None = None) -> list[Path]:
     """The folders `circuits_paths` names in the pytest configuration pytest would use from `start` (as pytest finds
     it: the first pytest.ini, pyproject.toml with [tool.pytest.ini_options], tox.ini or setup.cfg going up).
     A name that is not a folder is one CircuitError line, never silence."""
+    found = nearest_settings(start)
+    if found is None:
+        return []
+    ini, options = found
+    raw = options.get("circuits_paths", [])
+    if isinstance(raw, str):
+        names = [raw] if ini.name == "pyproject.toml" else raw.split()
+    else:
+        names = [str(v) for v in raw]
+    folders = []
+    for name in names:
+        folder = ini.parent / name
+        if not folder.is_dir():
+            what = "a file" if folder.is_file() else "not there"
+            raise CircuitError(f"{paths.shown(ini)}: circuits_paths names {name}, which is {what}; "
+                               "it lists folders of puzzle files")
+        folders.append(folder)
+    return folders
+
+
+def nearest_settings(start: Path | None = None) -> tuple[Path, dict] | None:
+    """The pytest configuration file pytest would use from `start`, and its options; None when there is none."""
     here = (start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         for name, section in INI_FILES:
             ini = d / name
-            if not ini.is_file():
-                continue
-            found = _ini_paths(ini, section)
-            if found is None:
-                continue
-            folders = []
-            for raw in found:
-                folder = d / raw
-                if not folder.is_dir():
-                    what = "a file" if folder.is_file() else "not there"
-                    raise CircuitError(f"{paths.shown(ini)}: circuits_paths names {raw}, which is {what}; "
-                                       "it lists folders of puzzle files")
-                folders.append(folder)
-            return folders
-    return []
+            if ini.is_file() and (options := _ini_options(ini, section)) is not None:
+                return ini, options
+    return None
 
 
-def _ini_paths(ini: Path, section: str | None) -> list[str] | None:
-    """circuits_paths from one configuration file; None when the file has no pytest section (pytest looks on)."""
+def _ini_options(ini: Path, section: str | None) -> dict | None:
+    """The pytest options of one configuration file; None when it has no pytest section (pytest looks on)."""
     import configparser
     import tomllib
 
@@ -342,24 +352,24 @@ def _ini_paths(ini: Path, section: str | None) -> list[str] | None:
         if section is None:
             with open(ini, "rb") as f:
                 table = tomllib.load(f).get("tool", {}).get("pytest", {}).get("ini_options")
-            if table is None:
-                return None
-            value = table.get("circuits_paths", [])
-            return [value] if isinstance(value, str) else [str(v) for v in value]
+            return dict(table) if isinstance(table, dict) else None
         parser = configparser.ConfigParser(interpolation=None)
         parser.read(ini, encoding="utf-8")
     except (OSError, ValueError, configparser.Error) as e:  # tomllib's errors are ValueErrors
         raise CircuitError(f"{paths.shown(ini)} cannot be read: {e}") from None
     if not parser.has_section(section):
-        return [] if ini.name == "pytest.ini" else None  # pytest.ini counts even without its section
-    return parser.get(section, "circuits_paths", fallback="").split()
+        return {} if ini.name == "pytest.ini" else None  # pytest.ini counts even without its section
+    return dict(parser.items(section))
 
 
 def puzzle_folder(solutions: bool = False, root: Path | None = None) -> Path:
     """puzzles/ or solutions/ of the project; a workspace made by `circuits init` has no solutions/ of its own,
-    so its reference solutions are the shipped ones."""
+    so its reference solutions are its course's (`circuits_course`), else the shipped ones."""
     folder = _root(root) / ("solutions" if solutions else "puzzles")
-    return curriculum.folder() if solutions and not folder.is_dir() else folder
+    if not solutions or folder.is_dir():
+        return folder
+    course = recorded_course(_root(root))
+    return course / "solutions" if course is not None else curriculum.folder()
 
 
 def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
@@ -380,15 +390,42 @@ def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
 
 
 COURSE_ENV = "CIRCUITS_COURSE"  # a course folder (holding solutions/) whose references state its puzzles
+COURSE_OPTION = "circuits_course"  # the same, recorded in a workspace's pytest.ini by `circuits init --course`
+
+
+def course_references(folder: str | Path, said: str = "--course", named: str | None = None) -> list[Path]:
+    """A course's reference files (its solutions/NN_name.py), or one line naming the folder that is no course
+    (as `said` names it: `named`, else `folder`)."""
+    where = Path(folder)
+    refs = sorted(p for p in (where / "solutions").glob("[0-9][0-9]_*.py") if p.is_file()) \
+        if (where / "solutions").is_dir() else []
+    if not refs:
+        raise CircuitError(f"{said} {named or folder} is no course: it has no solutions/NN_name.py")
+    return refs
+
+
+def recorded_course(start: Path | None = None) -> Path | None:
+    """The course folder the pytest configuration above `start` records in `circuits_course` (relative to that
+    file), or None; a name that is no course is one line naming the file."""
+    found = nearest_settings(start)
+    raw = found[1].get(COURSE_OPTION) if found else None
+    if not raw or not isinstance(raw, str):
+        return None
+    folder = found[0].parent / raw.strip()
+    course_references(folder, f"{paths.shown(found[0])}: {COURSE_OPTION}", raw.strip())
+    return folder
 
 
 def course_twin(path: str | Path) -> Path | None:
-    """The course reference a learner's file stands for: solutions/<name> beside its folder, or in the course
-    folder $CIRCUITS_COURSE names; never the file itself, nor a file in a solutions/ folder (a reference)."""
+    """The course reference a learner's file stands for: solutions/<name> beside its folder, in the course its
+    workspace records (`circuits_course`), or in the course folder $CIRCUITS_COURSE names; never the file
+    itself, nor a file in a solutions/ folder (a reference)."""
     path = Path(path)
     if not curriculum.is_id(path.stem) or path.suffix != ".py" or Path(os.path.abspath(path)).parent.name == "solutions":
         return None
     places = [Path(os.path.abspath(path)).parent.parent / "solutions" / path.name]
+    if (course := recorded_course(Path(os.path.abspath(path)).parent)) is not None:
+        places.append(course / "solutions" / path.name)
     if os.environ.get(COURSE_ENV):
         places.append(Path(os.environ[COURSE_ENV]) / "solutions" / path.name)
     for ref in places:
@@ -408,3 +445,7 @@ def reference_for(path: str | Path) -> Path | None:
         return sibling
     return course_twin(path)
 
+
+def statement_file(attempt: Attempt) -> Path | None:
+    """The file stating an attempt's puzzle: the reference it was loaded (or graded) against, else its path's."""
+    return attempt.reference or reference_for(attempt.path)

@@ -91,13 +91,10 @@ def course_references() -> dict[str, Path]:
 def use_course(folder: str | Path) -> list[str]:
     """Grade a course's puzzles too: `folder` holds solutions/ (the instructor's references, the statements the
     students' answers are checked against). Its ids, or one line saying why it is no course."""
-    from circuits.checking.loader import COURSE_ENV
+    from circuits.checking.loader import COURSE_ENV, course_references as references_in
 
     where = Path(folder)
-    refs = sorted((where / "solutions").glob("[0-9][0-9]_*.py")) if (where / "solutions").is_dir() else []
-    if not refs:
-        raise CircuitError(f"--course {folder}: no solutions/NN_name.py there (a course keeps its reference "
-                           "solutions in solutions/, beside its puzzles/)")
+    refs = references_in(where)
     os.environ[COURSE_ENV] = str(where.resolve())  # the pool's workers inherit it
     _REFERENCES.clear()
     _CODE_PLANS.clear()
@@ -206,7 +203,8 @@ def _grade_puzzle(student: str, stem: str, shown: str | None, message: dict | No
         detail = f"no file {stem}.py (or {stem[:2]}_*.py) in the submission"
         report = f"{stem} · {ref.puzzle.title} · not submitted\n{detail}\n"
         return PuzzleGrade(student, stem, "not submitted", 0.0, 1.0, detail, report)
-    attempt = Attempt(Path(shown), ref.puzzle, types.SimpleNamespace(params={}))
+    attempt = Attempt(Path(shown), ref.puzzle, types.SimpleNamespace(params={}), reference=ref.path)  # the
+    # grader's reference states it: nothing found beside the submission on disk (its solutions/, its pytest.ini)
     try:
         result = _check(attempt, ref, message or {"error": "no answer came back"}, stem, n_examples)
     except CircuitError as e:
