@@ -186,6 +186,8 @@ HUGE = {
     "ten million entries": ("import numpy as np\nW_Q = np.zeros((2, 3_000_000))\n", "W_Q"),
     "a huge exponent": ("import sympy\ns = sympy.Symbol('s')\nW_Q = [[s**(10**7), 1]]\nparams = {'s': 2}\n",
                         "degree"),
+    "a huge negative exponent": ("import sympy\ns = sympy.Symbol('s')\nW_Q = [[s**(-10**7), 1]]\nparams = {'s': 2}\n",
+                                 "degree"),
 }
 
 
@@ -301,3 +303,24 @@ def test_an_inf_in_one_puzzle_costs_only_that_puzzle_when_graded(tmp_path):
     assert rows["01_consonants"].status == "error" and "W_K of head 0.0 has inf at [0, 1]" in rows["01_consonants"].detail
     assert rows["04_previous_token"].status == "error" and "'s' is bound to inf" in rows["04_previous_token"].detail
     assert rows["03_uniform"].status == "solved"
+
+
+def test_a_score_divided_by_the_sharpness_reaches_the_scale_check_from_a_sealed_file(tmp_path):
+    """An entry like 20/s comes back from the child as a power −1 of s (not an unreadable value), so the learner
+    reads why it is refused: s cancels in every score."""
+    cancel = ('    W_K[k, f"tok:{t}"] = 1\n', '    W_K[k, f"tok:{t}"] = 20 / s\n')  # s · 20/s: always 20
+    root = project(tmp_path, {"09_duplicate_token.py": answered("09_duplicate_token", old_new=cancel)})
+    proc = cli(root, "check", "9", "--no-cache", timeout=120)
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0 and "Traceback" not in out
+    assert "W_K divides by s (entry [0, tok:a] = 20/s)" in out, out
+
+
+def test_an_entry_that_is_no_polynomial_in_the_sharpness_is_named_with_why(tmp_path):
+    bad = ('    W_K[k, f"tok:{t}"] = 1\n', '    W_K[k, f"tok:{t}"] = 1 / (s + 1)\n')
+    root = project(tmp_path, {"09_duplicate_token.py": answered("09_duplicate_token", old_new=bad)})
+    proc = cli(root, "check", "9", "--no-cache", timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.strip() == ("circuits: puzzles/09_duplicate_token.py: W_K cannot be read: entry [0, 0] is "
+                                   "1/(s + 1), not a polynomial in s (entries must be polynomials in the symbols, or "
+                                   "one over a power of them)"), proc.stderr

@@ -95,10 +95,9 @@ def test_not_sharp_enough_says_by_how_much_and_that_factor_is_enough():
     factor = float(re.search(r"the scores need ×([\d.]+) \(raise your sharpness symbol s by that much\)", said).group(1))
     assert 1 < factor < 4, said
     assert "every length up to" in said
-    for s, passes in ((2 * factor, True), (2 * factor * 0.95, False)):
-        result = check_with("07_induction_k_composition", params={"s": s})
-        head = next(t for t in result.targets if t.label.startswith("head 0.0"))
-        assert (head.status == "passed") == passes, (s, head.status)
+    for s, passes in ((2 * factor, True), (2 * factor * 0.95, False)):  # the factor holds every target, its own
+        result = check_with("07_induction_k_composition", params={"s": s})  # and the mechanism's (patched inputs)
+        assert (result.status == "solved") == passes, (s, [(t.label, t.status) for t in result.targets])
 
 
 def test_03_prints_enough_digits_to_show_the_difference():

@@ -493,26 +493,36 @@ def _size_sharpening(attempt, target, f: Failure, batch: list[Tokens], max_len: 
 
 
 def _mechanisms_hold_too(attempt, said):
-    """The factor raised (×1.25 a step) until the puzzle's mechanism targets pass too: a patched input can need
-    more sharpness than the behaviour's own, and a factor said must fix what it names without a new failure."""
+    """The factor raised until the puzzle's mechanism targets pass too (×1.25 a step, then narrowed to within 3 %):
+    a patched input can need more sharpness than the behaviour's own, and a factor said must fix what it names
+    without a new failure."""
     import copy
     import dataclasses
 
     from circuits.checking.margins import scaled
 
     mechanisms = [t for t in attempt.puzzle.targets if t.kind == "mechanism"]
-    factor = said.factor
-    while mechanisms and factor < sharpening.TOP:
+
+    def holds(factor: float) -> bool:
         trial = copy.copy(attempt)
         trial.answer = scaled(attempt.answer, said.names, factor)
-        try:
-            model = trial.model()
-        except CircuitError:
+        model = trial.model()
+        return all(t.check_alone(sys.modules[__name__], trial, model, 0).status == "passed" for t in mechanisms)
+
+    try:
+        if not mechanisms or holds(said.factor):
             return said
-        if all(t.check_alone(sys.modules[__name__], trial, model, 0).status == "passed" for t in mechanisms):
-            break
-        factor = sharpening.rounded_up(factor * 1.25)
-    return dataclasses.replace(said, factor=factor) if factor != said.factor else said
+        low, high = said.factor, said.factor * 1.25
+        while not holds(high):
+            if high > sharpening.TOP:
+                return said
+            low, high = high, high * 1.25
+        for _ in range(3):
+            mid = (low * high) ** 0.5
+            low, high = (low, mid) if holds(mid) else (mid, high)
+    except CircuitError:
+        return said
+    return dataclasses.replace(said, factor=sharpening.rounded_up(high))
 
 
 def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> None:

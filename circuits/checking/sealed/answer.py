@@ -129,6 +129,8 @@ def _answer(raw, puzzle: Puzzle, shown: str, session) -> tuple[dict, list[str]]:
             kind = str(d["unreadable"]).split(",")[0].split()[-1]
             answer[name] = codec.placeholder(kind)
             continue
+        if "unreadable" in d and "entry" in str(d["unreadable"]):  # a matrix, but one entry cannot be carried
+            raise CircuitError(f"{shown}: {name} cannot be read: {d['unreadable']}"[:400])
         try:
             answer[name] = codec.to_answer_value(d)
         except codec.Refused as e:

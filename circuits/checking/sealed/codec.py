@@ -91,18 +91,32 @@ def _entries(raw: np.ndarray) -> dict:
     for idx in np.ndindex(raw.shape):
         if not symbolic[idx]:
             continue
-        x = raw[idx]
-        try:
-            poly = sympy.Poly(x, *symbols)
-        except sympy.PolynomialError:
-            raise Unreadable(f"entry {[int(i) for i in idx]} is {x}, not a polynomial in "
-                             f"{', '.join(map(str, symbols))} (entries must be polynomials in the symbols)") from None
-        if max(poly.degree_list(), default=0) > MAX_DEGREE:
-            raise Refused(f"entry {[int(i) for i in idx]} has degree {max(poly.degree_list())} (at most {MAX_DEGREE})")
-        for powers, coeff in poly.terms():
-            terms.setdefault(tuple(powers), np.zeros(raw.shape))[idx] += _number(coeff)
+        for powers, coeff in _monomials(raw[idx], symbols, [int(i) for i in idx]):
+            terms.setdefault(powers, np.zeros(raw.shape))[idx] += _number(coeff)
     return {"symbols": [str(s) for s in symbols],
             "terms": [{"powers": list(p), "coeffs": array(c)} for p, c in sorted(terms.items())]}
+
+
+def _monomials(x, symbols: list, where: list[int]) -> list[tuple[tuple[int, ...], object]]:
+    """An entry as (powers, coefficient) pairs: a polynomial in the symbols, or one divided by a monomial (20/s: a
+    power −1), each power within ±MAX_DEGREE; anything else is Unreadable, said with the entry."""
+    import sympy
+
+    names = ", ".join(map(str, symbols))
+    try:
+        num, den = sympy.fraction(sympy.together(x))
+        top, bottom = sympy.Poly(num, *symbols), sympy.Poly(den, *symbols)
+    except sympy.PolynomialError:
+        top = bottom = None
+    if top is None or len(bottom.terms()) != 1:
+        raise Unreadable(f"entry {where} is {x}, not a polynomial in {names} (entries must be polynomials in the "
+                         "symbols, or one over a power of them)")
+    (down, scale), = bottom.terms()
+    found = [(tuple(p - d for p, d in zip(powers, down)), coeff / scale) for powers, coeff in top.terms()]
+    worst = max((abs(p) for powers, _ in found for p in powers), default=0)
+    if worst > MAX_DEGREE:
+        raise Refused(f"entry {where} has degree {worst} (at most {MAX_DEGREE})")
+    return found
 
 
 def _number(x) -> float:
@@ -266,11 +280,11 @@ def to_matrix(d: dict):
     out = None
     for term in e["terms"]:
         powers = [int(p) for p in term["powers"]]
-        if len(powers) != len(symbols) or any(p < 0 for p in powers):
+        if len(powers) != len(symbols):
             raise Unreadable("a monomial that does not fit the symbols")
-        if any(p > MAX_DEGREE for p in powers):
-            raise Refused(f"an entry of degree {max(powers)} in {symbols[powers.index(max(powers))]} "
-                             f"(at most {MAX_DEGREE})")
+        if any(abs(p) > MAX_DEGREE for p in powers):
+            worst = max(powers, key=abs)
+            raise Refused(f"an entry of degree {worst} in {symbols[powers.index(worst)]} (at most {MAX_DEGREE})")
         monomial = sympy.Mul(*(s**p for s, p in zip(symbols, powers)))
         coeffs = to_array(term["coeffs"]).astype(np.float64)
         if not np.isfinite(coeffs).all():
