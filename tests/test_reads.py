@@ -210,3 +210,18 @@ def test_a_declared_read_refuses_a_course_puzzles_value_reading_outside(tmp_path
     assert result.status == "failing" or words.said(result).endswith(
         "W_V reads tok:b (W_V[0, tok:b] = 1e-06), but this puzzle lets it read only tok:a: that column of W_V must be 0")
     assert "W_V reads tok:b" in (words.said(result) or said_of_first_failure(result))
+
+
+def test_a_mechanism_failure_says_the_stray_read_after_its_finding():
+    """The 21 shortcut fails its mechanism target first (a finding, no hint): the stray read follows it as a note,
+    in the text report and in JSON."""
+    from circuits.display.json import result_json
+    from circuits.display.render import to_text
+    from circuits.display.report import target_report
+
+    result = check(edited("21_ioi_mini", _latest_name, mechanisms=True), n_random=300, margins=False)
+    failed = next(t for t in result.targets if t.status == "failed")
+    text = " ".join(to_text(target_report(failed), width=200).split())
+    assert "does not depend on dup" in text and "Note: W_K1 reads tok:Ann (W_K1[0, tok:Ann] = 1)" in text
+    row = next(r for r in result_json(result)["targets"] if r["status"] == "failed")
+    assert row["failure"]["hint"].startswith("Note: W_K1 reads tok:Ann")

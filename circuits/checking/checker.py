@@ -34,6 +34,7 @@ class Failure:
     explanation: Explanation | None = None
     trace: object = None
     finding: object = None  # code and structure targets: the facts of what differed (display/findings.py words them)
+    notes: list = field(default_factory=list)  # what the checker adds to a finding without a hint: a LeakNote
 
 
 @dataclass(frozen=True)
@@ -334,9 +335,12 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         status, error = "error", leak
         results = [TargetResult(r.label, r.kind, "error", error=leak) for r in results]
     elif leak and status == "failing":  # the failure is reported in full; the leak is likely its cause
+        note = LeakNote(str(leak).split(': ', 1)[1])
         explained = [r for r in results if r.status == "failed" and r.failure and r.failure.explanation]
         if explained:  # the first failure that has a hint (a mechanism's or a structure's finding has none)
-            explained[0].failure.explanation.notes.append(LeakNote(str(leak).split(': ', 1)[1]))
+            explained[0].failure.explanation.notes.append(note)
+        elif (found := next((r for r in results if r.status == "failed" and r.failure), None)) is not None:
+            found.failure.notes.append(note)  # said after its finding
     result = PuzzleResult(attempt, status, results, coverage, seconds=0.0, error=error)
     if model is not None and guarantees.writes_for(attempt) is None:  # never silently off: said in the report
         coverage.skipped.append("writes")

@@ -18,7 +18,8 @@ def result_json(result) -> dict:
         if f is not None:
             e = f.explanation
             row["failure"] = {"stage": f.stage, "input": list(f.tokens), "found_length": f.found_len,
-                              "summary": summary(e) if e is not None else findings.words(f.finding), "hint": hint(e) if e is not None else None}
+                              "summary": summary(e) if e is not None else findings.words(f.finding),
+                              "hint": hint(e) if e is not None else _notes(f)}
         targets.append(row)
     return {"puzzle": result.name, "file": str(result.attempt.path) if result.attempt else None, "status": result.status,
             "message": words.said(result) or None, "targets": targets,
@@ -30,6 +31,11 @@ def result_json(result) -> dict:
             "edited_givens": [{"name": e.name, "line": e.line, "removed": e.removed}
                               for e in (result.attempt.edits if result.attempt else [])],
             "seconds": round(result.seconds, 3)}
+
+
+def _notes(failure) -> str | None:
+    """A finding's notes (a stray write or read), as the text report says them after it."""
+    return " ".join(f"Note: {n.detail}" for n in failure.notes) or None
 
 
 def audit_json(audit) -> dict:

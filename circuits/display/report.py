@@ -87,6 +87,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     if f.explanation is None:  # a code or mechanism target: its finding
         parts.append(Text(f"found by: {f.stage}"))
         parts.append(Text(findings.words(f.finding)))
+        parts += [Text(f"Note: {note.detail}") for note in f.notes]  # a stray write or read, likely its cause
         return Group(*parts)
     e = f.explanation
     trace = f.trace
