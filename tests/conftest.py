@@ -169,3 +169,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         lines = [a if isinstance(a, tuple) else (a.puzzle, audit_summary(a)) for a in audits]  # a worker's: (puzzle, line)
         for _, line in sorted(lines):
             terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The reference attempts, loaded once per module and shared: reference(stem) -> Attempt (never edit it; a
+    wrong answer is helpers.wrong's copy of one)."""
+    from helpers import solution
+
+    loaded: dict = {}
+
+    def get(stem: str):
+        if stem not in loaded:
+            loaded[stem] = solution(stem)
+        return loaded[stem]
+
+    return get

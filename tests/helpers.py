@@ -67,3 +67,19 @@ def hint_of(explanation) -> str:
     from circuits.display.explanations import hint
 
     return hint(explanation)
+
+
+def wrong(attempt, edit, examples=None):
+    """A copy of `attempt` whose answer (a deep copy of the reference's) `edit(answer, givens)` has changed;
+    `examples=[]`: the puzzle without its worked examples, so that general inputs alone must find the flaw."""
+    import copy
+    import dataclasses
+    import types
+
+    answer = types.SimpleNamespace(**{k: copy.deepcopy(v) for k, v in vars(attempt.answer).items()})
+    edit(answer, attempt.puzzle.build.__globals__ if attempt.puzzle.build else {})
+    trial = copy.copy(attempt)
+    trial.answer = answer
+    if examples is not None:
+        trial.puzzle = dataclasses.replace(attempt.puzzle, examples=examples)
+    return trial

@@ -10,16 +10,14 @@ where the result must not depend on other guarantees (declared reads), through t
 from __future__ import annotations
 
 import copy
-import types
 
 import numpy as np
 import pytest
 import sympy
-from helpers import SOLUTIONS
+from helpers import wrong
 
 from circuits import Attention, Depends, blank
 from circuits.checking.checker import check, check_mechanism, context
-from circuits.checking.loader import load
 from circuits.checking.targets.depends import Unbroken, Unfollowed
 from circuits.display import findings, words
 from circuits.display.report import failure_line
@@ -30,26 +28,6 @@ MECHANISMS = {"21_ioi_mini": 2, "07_induction_k_composition": 1, "15_q_compositi
 TOL = 1e-12  # a patch of nothing changes nothing: the patched run is the plain one to this absolute tolerance
 
 
-@pytest.fixture(scope="module")
-def reference():
-    """reference(stem) -> the reference Attempt, loaded once per module (never edit it: `wrong` copies)."""
-    loaded: dict = {}
-
-    def get(stem: str):
-        if stem not in loaded:
-            loaded[stem] = load(SOLUTIONS / f"{stem}.py")
-        return loaded[stem]
-
-    return get
-
-
-def wrong(attempt, edit):
-    """A copy of `attempt` whose answer (a deep copy of the reference's) `edit(answer, givens)` changed."""
-    answer = types.SimpleNamespace(**{k: copy.deepcopy(v) for k, v in vars(attempt.answer).items()})
-    edit(answer, attempt.puzzle.build.__globals__)
-    trial = copy.copy(attempt)
-    trial.answer = answer
-    return trial
 
 
 def mechanisms(attempt) -> list:

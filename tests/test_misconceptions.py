@@ -13,47 +13,22 @@ checker does not have yet are marked xfail(strict=True), so they flip (and must 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import importlib
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 import sympy
-from helpers import SOLUTIONS, summary_of
+from helpers import SOLUTIONS, summary_of, wrong
 
 from circuits import blank
 from circuits.checking.checker import check
-from circuits.checking.loader import load
 from circuits.display import findings, words
 
 s, γ = sympy.symbols("s γ")
 
 
-@pytest.fixture(scope="module")
-def reference():
-    """The reference attempts, loaded once per module and shared: reference(stem) -> Attempt (never edit it)."""
-    loaded: dict = {}
-
-    def get(stem: str):
-        if stem not in loaded:
-            loaded[stem] = load(SOLUTIONS / f"{stem}.py")
-        return loaded[stem]
-
-    return get
-
-
-def wrong(attempt, edit: Callable, examples=None):
-    """A copy of `attempt` whose answer (a deep copy of the reference's) `edit(answer, givens)` has changed."""
-    answer = types.SimpleNamespace(**{k: copy.deepcopy(v) for k, v in vars(attempt.answer).items()})
-    edit(answer, attempt.puzzle.build.__globals__ if attempt.puzzle.build else {})
-    trial = copy.copy(attempt)
-    trial.answer = answer
-    if examples is not None:  # the puzzle without its worked examples: general inputs alone must find the flaw
-        trial.puzzle = dataclasses.replace(attempt.puzzle, examples=examples)
-    return trial
 
 
 def key_line(result) -> str:

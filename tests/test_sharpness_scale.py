@@ -10,9 +10,9 @@ import types
 import numpy as np
 import pytest
 import sympy
-from helpers import SOLUTIONS
+from helpers import SOLUTIONS, wrong
 from test_authoring import write
-from test_misconceptions import key_line, wrong
+from test_misconceptions import key_line
 
 from circuits import blank
 from circuits.checking import guarantees, scale
@@ -32,18 +32,6 @@ s, γ = sympy.symbols("s γ")
 NOT_A_SCALE = "so s is not a scale — write s into the scores once, as a factor"
 EVERY_HEAD = "so s is not a scale — write s into the scores of every head you write, as one factor"
 
-
-@pytest.fixture(scope="module")
-def reference():
-    """The reference attempts, loaded once per module: reference(stem) -> Attempt (never edit it)."""
-    loaded: dict = {}
-
-    def get(stem: str):
-        if stem not in loaded:
-            loaded[stem] = load(SOLUTIONS / f"{stem}.py")
-        return loaded[stem]
-
-    return get
 
 
 def entries(name: str, change):

@@ -84,7 +84,6 @@ def _entries(raw: np.ndarray) -> dict:
                            dtype=bool, count=raw.size).reshape(raw.shape)
     if not symbolic.any():
         return array(_numbers(raw))
-    import sympy
 
     symbols = sorted({s for x in raw[symbolic].flat for s in x.free_symbols}, key=str)
     terms: dict[tuple, np.ndarray] = {(0,) * len(symbols): _numbers(np.where(symbolic, 0, raw))}
