@@ -12,7 +12,7 @@ import pytest
 import sympy
 from helpers import SOLUTIONS, wrong
 from test_authoring import write
-from test_misconceptions import key_line
+from test_misconceptions import both, key_line
 
 from circuits import blank
 from circuits.checking import guarantees, scale
@@ -45,12 +45,6 @@ def entries(name: str, change):
         setattr(a, name, NamedMatrix(W.rows, W.cols, values))
     return edit
 
-
-def both(*edits):
-    def edit(a, g):
-        for e in edits:
-            e(a, g)
-    return edit
 
 
 def bound(value):

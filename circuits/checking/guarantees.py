@@ -115,13 +115,18 @@ def _facts(reference) -> ReferenceFacts:
                           tuple(attention_names(reference, head_matrices(reference, model))))
 
 
-def reference_attention(attempt) -> tuple[str, ...]:
-    """The sharpness names this puzzle's reference writes its scores with; none without a reference that loads
-    (an author's reference in the making: the answer's own names decide, checking/scale.py)."""
+def _facts_if_built(attempt) -> ReferenceFacts | None:
+    """reference_facts, or None where the reference does not build (an author's reference in the making)."""
     try:
-        facts = reference_facts(attempt)
+        return reference_facts(attempt)
     except CircuitError:
-        return ()
+        return None
+
+
+def reference_attention(attempt) -> tuple[str, ...]:
+    """The sharpness names this puzzle's reference writes its scores with; none without a reference that builds
+    (the answer's own names then decide, checking/scale.py)."""
+    facts = _facts_if_built(attempt)
     return facts.attention if facts else ()
 
 
@@ -211,10 +216,7 @@ def reads_for(attempt) -> dict[str, list[str]] | None:
     there is neither."""
     if attempt.puzzle.reads is not None:
         return {k: list(v) for k, v in attempt.puzzle.reads.items()}
-    try:
-        facts = reference_facts(attempt)
-    except CircuitError:  # an author's reference in the making: its reads are unknown, said under "not checked"
-        return None
+    facts = _facts_if_built(attempt)  # none: the reads are unknown, said under "not checked"
     return None if facts is None else facts.reads
 
 
