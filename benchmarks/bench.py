@@ -74,13 +74,21 @@ class Figure:
             self.met = bool(OPS[self.op](self.measured, self.goal))
 
     @classmethod
-    def within(cls, section: str, target: str, measured: float | None, k: float, floor: float, note: str = "",
-               unit: str = " s", cpu: bool = False) -> Figure:
+    def within(
+        cls,
+        section: str,
+        target: str,
+        measured: float | None,
+        k: float,
+        floor: float,
+        note: str = "",
+        unit: str = " s",
+        cpu: bool = False,
+    ) -> Figure:
         """A time whose goal is at most `k` times the import floor I (`floor` seconds; a CPU time against I's CPU)."""
         I = "I's CPU" if cpu else "I"
         said = "" if measured is None else f"{measured / floor:.2f} × {I} (goal {k * floor:.2f} s)"
-        return cls(section, target, measured, unit, "<=", k * floor, "; ".join(filter(None, [said, note])),
-                   in_floor=k)
+        return cls(section, target, measured, unit, "<=", k * floor, "; ".join(filter(None, [said, note])), in_floor=k)
 
     @property
     def goal_text(self) -> str:
@@ -111,8 +119,17 @@ class Settings:
     @classmethod
     def make(cls, quick: bool = False, **kw) -> Settings:
         if quick:
-            kw = {"repeats": 1, "n_batch": 200, "n_string": 20, "pytest": False, "cli": False, "audit": False,
-                  "suite": False, "verdict": False, "grade": False} | kw
+            kw = {
+                "repeats": 1,
+                "n_batch": 200,
+                "n_string": 20,
+                "pytest": False,
+                "cli": False,
+                "audit": False,
+                "suite": False,
+                "verdict": False,
+                "grade": False,
+            } | kw
         return cls(quick=quick, **kw)
 
     @property
@@ -143,8 +160,9 @@ def wall(cmd: list[str], repeats: int, cwd: Path = ROOT, first: Sequence[Path] =
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, path))}
     for _ in range(max(1, repeats)):
         start = time.perf_counter()
-        code = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              check=False).returncode
+        code = subprocess.run(
+            cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+        ).returncode
         best = min(best, time.perf_counter() - start)
     return best, code
 
@@ -184,15 +202,17 @@ def runs(cmd: list[str], repeats: int, cwd: Path = ROOT) -> Run:
 
 
 PEAK_FILE = "CIRCUITS_BENCH_PEAK"  # where a timed process writes its peak memory (kB) as it exits
-PEAK_HOOK = ("import atexit, os\n"
-             "def _peak():\n"
-             "    try:\n"
-             "        hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
-             "    except (OSError, IndexError):\n"
-             "        import resource\n"
-             "        hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-             "    open(os.environ['" + PEAK_FILE + "'], 'w').write(str(hwm))\n"
-             "atexit.register(_peak)\n")  # VmHWM: this process's own peak, not its parent's before the exec
+PEAK_HOOK = (
+    "import atexit, os\n"
+    "def _peak():\n"
+    "    try:\n"
+    "        hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
+    "    except (OSError, IndexError):\n"
+    "        import resource\n"
+    "        hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "    open(os.environ['" + PEAK_FILE + "'], 'w').write(str(hwm))\n"
+    "atexit.register(_peak)\n"
+)  # VmHWM: this process's own peak, not its parent's before the exec
 
 
 FLOOR_CODE = "import numpy, sympy, rich.console"
@@ -202,10 +222,22 @@ def import_floor(cfg: Settings) -> list[Figure]:
     """I: the best wall time of `python -c "import numpy, sympy, rich.console"` (at least 3 fresh processes)."""
     run = runs([sys.executable, "-c", FLOOR_CODE], max(3, cfg.repeats))
     cfg.floor, cfg.floor_cpu = run.wall, run.cpu
-    return [Figure("import floor", f'I: python -c "{FLOOR_CODE}"', run.wall, " s",
-                   note=f"wall; the best of {max(3, cfg.repeats)}; issue 39's goals are in I"),
-            Figure("import floor", "I's CPU (user + system, the same run)", run.cpu, " s",
-                   note="what each CPU time is judged against")]
+    return [
+        Figure(
+            "import floor",
+            f'I: python -c "{FLOOR_CODE}"',
+            run.wall,
+            " s",
+            note=f"wall; the best of {max(3, cfg.repeats)}; issue 39's goals are in I",
+        ),
+        Figure(
+            "import floor",
+            "I's CPU (user + system, the same run)",
+            run.cpu,
+            " s",
+            note="what each CPU time is judged against",
+        ),
+    ]
 
 
 def references(names: Sequence[str] = ()) -> list:
@@ -239,9 +271,13 @@ def pytest_run(cfg: Settings) -> list[Figure]:
         for name, c in commands.items():
             seconds, codes[name] = wall(c, 1)
             times[name].append(seconds)
-    note = lambda name: (f"median of {len(times[name])}" if codes[name] == 0 else f"exit code {codes[name]}")
-    out = [Figure.within("full run", "pytest puzzles/ --solutions", float(np.median(times["serial"])), 5.0, cfg.floor,
-                         note("serial"))]
+    def note(name):
+        return f"median of {len(times[name])}" if codes[name] == 0 else f"exit code {codes[name]}"
+    out = [
+        Figure.within(
+            "full run", "pytest puzzles/ --solutions", float(np.median(times["serial"])), 5.0, cfg.floor, note("serial")
+        )
+    ]
     if "-n 2" in commands:
         xdist = float(np.median(times["-n 2"]))
         out.append(Figure.within("full run", "pytest puzzles/ --solutions -n 2", xdist, 5.0, cfg.floor, note("-n 2")))
@@ -263,9 +299,12 @@ def cli_runs(attempts, cfg: Settings) -> list[Figure]:
         n = a.puzzle.number
         run = runs([sys.executable, "-c", code, "check", str(n), "--solution", "--no-cache"], cfg.repeats)
         note = "" if run.code == 0 else f"exit code {run.code}"
-        out += [Figure.within("one puzzle", f"circuits check {n} --solution: wall", run.wall, 1.5, cfg.floor, note),
-                Figure.within("one puzzle", f"circuits check {n} --solution: CPU", run.cpu, 1.5, cfg.floor_cpu, note,
-                              cpu=True)]
+        out += [
+            Figure.within("one puzzle", f"circuits check {n} --solution: wall", run.wall, 1.5, cfg.floor, note),
+            Figure.within(
+                "one puzzle", f"circuits check {n} --solution: CPU", run.cpu, 1.5, cfg.floor_cpu, note, cpu=True
+            ),
+        ]
         if run.peak_mb > peak:
             peak, heaviest = run.peak_mb, a.puzzle.id
     if attempts:
@@ -317,9 +356,12 @@ def verdicts(attempts, cfg: Settings) -> list[Figure]:
                 start, cpu0 = time.perf_counter(), time.process_time()
                 verdict()
                 wall, cpu = min(wall, time.perf_counter() - start), min(cpu, time.process_time() - cpu0)
-            out += [Figure.within("save → verdict", f"{a.puzzle.id}: {status}: wall", wall, 0.3, cfg.floor, got),
-                    Figure.within("save → verdict", f"{a.puzzle.id}: {status}: CPU", cpu, 0.3, cfg.floor_cpu, got,
-                                  cpu=True)]
+            out += [
+                Figure.within("save → verdict", f"{a.puzzle.id}: {status}: wall", wall, 0.3, cfg.floor, got),
+                Figure.within(
+                    "save → verdict", f"{a.puzzle.id}: {status}: CPU", cpu, 0.3, cfg.floor_cpu, got, cpu=True
+                ),
+            ]
     return out
 
 
@@ -334,12 +376,25 @@ def batching(attempts, cfg: Settings) -> list[Figure]:
         sample = inputs.sample(cfg.n_batch, seed=1)
         few = sample[: cfg.n_string]
         with one_blas_thread():  # as the checker runs
-            s = best_of({"batch": lambda m=model, t=targets, b=sample: checker.evaluate(m, t, b),
-                         "strings": lambda m=model, t=targets, b=few: [checker.evaluate(m, t, [x]) for x in b]},
-                        cfg.repeats)
+            s = best_of(
+                {
+                    "batch": lambda m=model, t=targets, b=sample: checker.evaluate(m, t, b),
+                    "strings": lambda m=model, t=targets, b=few: [checker.evaluate(m, t, [x]) for x in b],
+                },
+                cfg.repeats,
+            )
         speedup = (s["strings"] / len(few)) / (s["batch"] / len(sample))
-        out.append(Figure("batching", f"{a.puzzle.id}: batched vs one call per string", speedup, "×", ">=", 20.0,
-                          f"{len(sample) / s['batch']:,.0f} inputs/s batched"))
+        out.append(
+            Figure(
+                "batching",
+                f"{a.puzzle.id}: batched vs one call per string",
+                speedup,
+                "×",
+                ">=",
+                20.0,
+                f"{len(sample) / s['batch']:,.0f} inputs/s batched",
+            )
+        )
     return out
 
 
@@ -355,20 +410,38 @@ class TorchForward:
         import torch
 
         self.torch, self.model = torch, model
-        t = lambda a: torch.from_numpy(np.array(a, dtype=np.float64))
+        def t(a):
+            return torch.from_numpy(np.array(a, dtype=np.float64))
         self.W_E = t(model.W_E.T)  # [n_vocab, d]
         self.W_pos = None if model.W_pos is None else t(model.W_pos.T)  # [n_ctx, d]
         self.W_U = None if model.W_U is None else t(model.W_U)  # [n_vocab, d]
         self.b_U = None if model.b_U is None else t(model.b_U)
-        self.layers = [[(t(h.W_Q), t(h.W_K), t(h.W_V), t(h.W_O), t(h.b_Q), t(h.b_K), t(h.b_V), h.scale, h.window,
-                         h.pattern, h.name) for h in (model.head(i, j) for j in range(model.n_heads(i)))]
-                       for i in range(model.n_layers)]
+        self.layers = [
+            [
+                (
+                    t(h.W_Q),
+                    t(h.W_K),
+                    t(h.W_V),
+                    t(h.W_O),
+                    t(h.b_Q),
+                    t(h.b_K),
+                    t(h.b_V),
+                    h.scale,
+                    h.window,
+                    h.pattern,
+                    h.name,
+                )
+                for h in (model.head(i, j) for j in range(model.n_heads(i)))
+            ]
+            for i in range(model.n_layers)
+        ]
         self._masks: dict = {}
 
     @staticmethod
     def supports(model) -> bool:
-        return model.ln_final is None and all(l.mlp is None and l.ln_attn is None and l.ln_mlp is None and l.b_O is None
-                                              for l in model.layers)
+        return model.ln_final is None and all(
+            l.mlp is None and l.ln_attn is None and l.ln_mlp is None and l.b_O is None for l in model.layers
+        )
 
     def _pattern(self, head, T: int):  # a fixed pattern [T, T], or the causal mask [T, T] of a computed one
         key = (head[-1], T)
@@ -425,8 +498,17 @@ def forwards(attempts, cfg: Settings) -> list[Figure]:
             continue
         model = a.model()
         if not TorchForward.supports(model):
-            out.append(Figure("forward", f"{a.puzzle.id}: torch / circuits time", None, "×", ">=", 1.0,
-                              "skipped: the torch baseline has no MLP or LayerNorm"))
+            out.append(
+                Figure(
+                    "forward",
+                    f"{a.puzzle.id}: torch / circuits time",
+                    None,
+                    "×",
+                    ">=",
+                    1.0,
+                    "skipped: the torch baseline has no MLP or LayerNorm",
+                )
+            )
             continue
         sample = a.puzzle.inputs.sample(cfg.n_batch, seed=1)
         ids = [model.encode([sample[i] for i in part])[0] for part in checker.by_length(sample)]
@@ -434,10 +516,24 @@ def forwards(attempts, cfg: Settings) -> list[Figure]:
         got, want = tf(ids[0]), model.run_ids(ids[0])
         expected = np.concatenate([want.resid()] + ([want.logits] if want.logits is not None else []), axis=-1)
         diff = float(np.abs(got - expected).max())
-        s = best_of({"circuits": lambda m=model, b=ids: [m.run_ids(i) for i in b],
-                     "torch": lambda f=tf, b=ids: [f(i) for i in b]}, cfg.repeats)
-        out.append(Figure("forward", f"{a.puzzle.id}: torch / circuits time", s["torch"] / s["circuits"], "×", ">=",
-                          1.0, f"{len(ids)} batches, max |Δ| {diff:.0e}"))
+        s = best_of(
+            {
+                "circuits": lambda m=model, b=ids: [m.run_ids(i) for i in b],
+                "torch": lambda f=tf, b=ids: [f(i) for i in b],
+            },
+            cfg.repeats,
+        )
+        out.append(
+            Figure(
+                "forward",
+                f"{a.puzzle.id}: torch / circuits time",
+                s["torch"] / s["circuits"],
+                "×",
+                ">=",
+                1.0,
+                f"{len(ids)} batches, max |Δ| {diff:.0e}",
+            )
+        )
     return out
 
 
@@ -450,15 +546,23 @@ def coverage(attempts, cfg: Settings) -> list[Figure]:
         c = r.coverage
         if not _behaviour(a):
             fewest = min((t.checked for t in r.targets), default=0)
-            out.append(Figure("coverage", f"{p.id}: property examples per code target", fewest, "", ">=", 100.0,
-                              r.status))
+            out.append(
+                Figure("coverage", f"{p.id}: property examples per code target", fewest, "", ">=", 100.0, r.status)
+            )
             continue
         goal_random = 10_000.0 if not cfg.quick else float(cfg.n_batch)
-        out += [Figure("coverage", f"{p.id}: random inputs", c.random, "", ">=", goal_random, r.status),
-                Figure("coverage", f"{p.id}: longest {'certified' if c.certified else 'exhaustive'} length",
-                       c.small_max_len, "", *((">=", float(before)) if (before := SMALL_LEN_BEFORE.get(p.id[:2])) is not None
-                                              else (None, None)), f"{c.small:,} inputs"),
-                Figure("coverage", f"{p.id}: property examples", c.property_examples, "", ">=", 100.0)]
+        out += [
+            Figure("coverage", f"{p.id}: random inputs", c.random, "", ">=", goal_random, r.status),
+            Figure(
+                "coverage",
+                f"{p.id}: longest {'certified' if c.certified else 'exhaustive'} length",
+                c.small_max_len,
+                "",
+                *((">=", float(before)) if (before := SMALL_LEN_BEFORE.get(p.id[:2])) is not None else (None, None)),
+                f"{c.small:,} inputs",
+            ),
+            Figure("coverage", f"{p.id}: property examples", c.property_examples, "", ">=", 100.0),
+        ]
     return out
 
 
@@ -479,11 +583,14 @@ def audits(attempts, cfg: Settings) -> list[Figure]:
         start, cpu = time.perf_counter(), time.process_time()
         result = audit(a).result
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-        note = (f"{cpu:.1f} s CPU; {result.total} mutants: {len(result.killed)} killed, "
-                f"{len(result.allowed)} allowed, {len(result.survived)} survived")
+        note = (
+            f"{cpu:.1f} s CPU; {result.total} mutants: {len(result.killed)} killed, "
+            f"{len(result.allowed)} allowed, {len(result.survived)} survived"
+        )
         if cfg.floor is not None:  # issue 39: ≤ 10 I
-            out.append(Figure.within("audit", f"circuits audit {a.puzzle.number}", seconds, AUDIT_IN_FLOOR, cfg.floor,
-                                     note))
+            out.append(
+                Figure.within("audit", f"circuits audit {a.puzzle.number}", seconds, AUDIT_IN_FLOOR, cfg.floor, note)
+            )
         else:
             out.append(Figure("audit", f"circuits audit {a.puzzle.number}", seconds, " s", "<=", AUDIT_GOAL, note))
     return out
@@ -509,9 +616,18 @@ def grading(cfg: Settings) -> list[Figure]:
     finally:
         shutil.rmtree(root, ignore_errors=True)
         Path(grade.ESCAPE).unlink(missing_ok=True)
-    return [Figure("grading", "circuits grade: submissions per minute per core", r["per_min_per_core_wall"], "",
-                   ">=", GRADE_GOAL, f"{r['per_min_per_core_cpu']:.1f} by CPU time; {r['submissions']} submissions of "
-                                     f"all the puzzles, 1 worker, {r['wall_s']:.0f} s wall")]
+    return [
+        Figure(
+            "grading",
+            "circuits grade: submissions per minute per core",
+            r["per_min_per_core_wall"],
+            "",
+            ">=",
+            GRADE_GOAL,
+            f"{r['per_min_per_core_cpu']:.1f} by CPU time; {r['submissions']} submissions of "
+            f"all the puzzles, 1 worker, {r['wall_s']:.0f} s wall",
+        )
+    ]
 
 
 FRESH_MACHINE = ROOT / "benchmarks" / "fresh_machine"  # on PYTHONPATH: the optional extras look not installed
@@ -530,9 +646,18 @@ def suite(cfg: Settings) -> list[Figure]:
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     workers = "xdist workers: one per core" if importlib.util.find_spec("xdist") else "serial (no pytest-xdist)"
     note = f"{cpu:.0f} s CPU; {workers}; extras hidden" + ("" if code == 0 else f"; exit code {code}")
-    return [Figure("test suite", "pytest (the README's command)", seconds, " s", "<=", SUITE_GOAL, note),
-            Figure("test suite", "pytest (the README's command): CPU", cpu, " s", "<=", SUITE_CPU_GOAL,
-                   "user + system, every process it started")]
+    return [
+        Figure("test suite", "pytest (the README's command)", seconds, " s", "<=", SUITE_GOAL, note),
+        Figure(
+            "test suite",
+            "pytest (the README's command): CPU",
+            cpu,
+            " s",
+            "<=",
+            SUITE_CPU_GOAL,
+            "user + system, every process it started",
+        ),
+    ]
 
 
 # --- the run and its report ----------------------------------------------------------------------------
@@ -544,20 +669,33 @@ def machine() -> dict:
     except ImportError:
         torch_version = None
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch_version,
-            "cores": os.cpu_count(), "load_average": load, "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine()}
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch_version,
+        "cores": os.cpu_count(),
+        "load_average": load,
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+    }
 
 
 def run(cfg: Settings, echo: Callable[[str], None] = print) -> list[Figure]:
     """Every section, each printed as it is measured."""
     attempts = references(cfg.puzzles)
     figures: list[Figure] = []
-    sections = [("import floor", import_floor, cfg.timed), ("save → verdict", verdicts, cfg.verdict),
-                ("full run", pytest_run, cfg.pytest and not cfg.puzzles), ("one puzzle", cli_runs, cfg.cli),
-                ("batching", batching, True), ("forward", forwards, cfg.torch), ("coverage", coverage, True),
-                ("audit", audits, cfg.audit), ("grading", grading, cfg.grade and not cfg.puzzles),
-                ("test suite", suite, cfg.suite and not cfg.puzzles)]
+    sections = [
+        ("import floor", import_floor, cfg.timed),
+        ("save → verdict", verdicts, cfg.verdict),
+        ("full run", pytest_run, cfg.pytest and not cfg.puzzles),
+        ("one puzzle", cli_runs, cfg.cli),
+        ("batching", batching, True),
+        ("forward", forwards, cfg.torch),
+        ("coverage", coverage, True),
+        ("audit", audits, cfg.audit),
+        ("grading", grading, cfg.grade and not cfg.puzzles),
+        ("test suite", suite, cfg.suite and not cfg.puzzles),
+    ]
     for name, section, wanted in sections:
         if not wanted:
             continue
@@ -599,16 +737,21 @@ def summary(figures: Sequence[Figure]) -> str:
 
 
 def as_json(figures: Sequence[Figure], cfg: Settings) -> dict:
-    return {"machine": machine(), "settings": {k: v if not isinstance(v, tuple) else list(v)
-                                               for k, v in asdict(cfg).items()},
-            "figures": [asdict(f) | {"goal_text": f.goal_text} for f in figures],
-            "met": sum(bool(f.met) for f in figures), "judged": sum(f.met is not None for f in figures)}
+    return {
+        "machine": machine(),
+        "settings": {k: v if not isinstance(v, tuple) else list(v) for k, v in asdict(cfg).items()},
+        "figures": [asdict(f) | {"goal_text": f.goal_text} for f in figures],
+        "met": sum(bool(f.met) for f in figures),
+        "judged": sum(f.met is not None for f in figures),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python benchmarks/bench.py", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small samples, no subprocess timings (a smoke run)")
-    ap.add_argument("--json", nargs="?", const="-", metavar="FILE", help="write every figure as JSON (- or none: stdout)")
+    ap.add_argument(
+        "--json", nargs="?", const="-", metavar="FILE", help="write every figure as JSON (- or none: stdout)"
+    )
     ap.add_argument("--repeats", type=int, help="runs per timing, the best kept (default 3, 1 with --quick)")
     ap.add_argument("--puzzle", action="append", default=[], help="only this puzzle (number, name or id); repeatable")
     ap.add_argument("--skip-pytest", action="store_true", help="skip the `pytest puzzles/ --solutions` wall time")
@@ -621,15 +764,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--grade-n", type=int, help="submissions in that class (default 10)")
     args = ap.parse_args(argv)
     kw = {"puzzles": tuple(args.puzzle)} | ({"repeats": args.repeats} if args.repeats else {})
-    kw |= {k: False for k, skip in (("pytest", args.skip_pytest), ("cli", args.skip_cli), ("torch", args.skip_torch),
-                                    ("audit", args.skip_audit), ("suite", args.skip_suite),
-                                    ("verdict", args.skip_verdict), ("grade", args.skip_grade)) if skip}
+    kw |= {
+        k: False
+        for k, skip in (
+            ("pytest", args.skip_pytest),
+            ("cli", args.skip_cli),
+            ("torch", args.skip_torch),
+            ("audit", args.skip_audit),
+            ("suite", args.skip_suite),
+            ("verdict", args.skip_verdict),
+            ("grade", args.skip_grade),
+        )
+        if skip
+    }
     kw |= {"grade_n": args.grade_n} if args.grade_n else {}
     cfg = Settings.make(args.quick, **kw)
     to_stdout = args.json == "-"
     echo = (lambda s: print(s, file=sys.stderr)) if to_stdout else print
     m = machine()
-    echo(f"circuits benchmark · python {m['python']} · numpy {m['numpy']} · torch {m['torch'] or 'not installed'}"[:WIDTH])
+    echo(
+        f"circuits benchmark · python {m['python']} · numpy {m['numpy']} · torch {m['torch'] or 'not installed'}"[
+            :WIDTH
+        ]
+    )
     echo(f"{m['cores']} cores · load average {m['load_average']} · {m['processor']}"[:WIDTH])
     figures = run(cfg, echo)
     echo(summary(figures))

@@ -81,8 +81,10 @@ def optional(name: str):
 # --- baselines: the same forward, plainly -------------------------------------------------------------
 def _layers(model: Model):
     """Per layer: (heads, W_QKV, b_QKV, W_O_cat, scale, b_O, mlp, ln_attn, ln_mlp, d_k, d_v) as numpy float64."""
-    return [(b.heads, b.W_QKV, b.b_QKV, b.W_O_cat, b.scale, b.b_O, b.mlp, b.ln_attn, b.ln_mlp, b.d_k, b.d_v)
-            for b in model.blocks]
+    return [
+        (b.heads, b.W_QKV, b.b_QKV, b.W_O_cat, b.scale, b.b_O, b.mlp, b.ln_attn, b.ln_mlp, b.d_k, b.d_v)
+        for b in model.blocks
+    ]
 
 
 def _fixed(heads, T: int, visible: np.ndarray) -> np.ndarray | None:  # [h, T, T] with NaN for computed heads
@@ -131,7 +133,11 @@ class NumpyForward:
             if mlp is not None:
                 m = _ln(x, ln2) if ln2 else x
                 h = m @ mlp.W_in.T + mlp.b_in
-                h = np.maximum(h, 0) if mlp.act == "relu" else 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))
+                h = (
+                    np.maximum(h, 0)
+                    if mlp.act == "relu"
+                    else 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))
+                )
                 x = x + h @ mlp.W_out.T + mlp.b_out
         if self.model.W_U is None:
             return x
@@ -151,23 +157,38 @@ class TorchForward:
         import torch
 
         self.torch, self.model = torch, model
-        t = lambda a: None if a is None else torch.from_numpy(np.array(a))
+        def t(a):
+            return None if a is None else torch.from_numpy(np.array(a))
         self.W_E, self.W_pos = t(model.W_E.T), t(None if model.W_pos is None else model.W_pos.T)
         self.W_U = t(model.W_U)
         self.ln_final = None if model.ln_final is None else tuple(map(t, model.ln_final[:2])) + (model.ln_final.eps,)
         self.layers = []
         for heads, W, bias, W_O, scale, b_O, mlp, ln1, ln2, dk, dv in _layers(model):
-            self.layers.append((heads, t(W), t(bias), t(W_O), t(scale.reshape(-1, 1, 1)), t(b_O),
-                                None if mlp is None else (*map(t, mlp[:4]), mlp.act),
-                                None if ln1 is None else (t(ln1.w), t(ln1.b), ln1.eps),
-                                None if ln2 is None else (t(ln2.w), t(ln2.b), ln2.eps), dk, dv))
+            self.layers.append(
+                (
+                    heads,
+                    t(W),
+                    t(bias),
+                    t(W_O),
+                    t(scale.reshape(-1, 1, 1)),
+                    t(b_O),
+                    None if mlp is None else (*map(t, mlp[:4]), mlp.act),
+                    None if ln1 is None else (t(ln1.w), t(ln1.b), ln1.eps),
+                    None if ln2 is None else (t(ln2.w), t(ln2.b), ln2.eps),
+                    dk,
+                    dv,
+                )
+            )
         self.masks: dict = {}
 
     def _mask(self, i: int, heads, T: int):
         if (i, T) not in self.masks:
             visible = _mask(heads, T)
             fixed = _fixed(heads, T, visible)
-            self.masks[(i, T)] = (self.torch.from_numpy(visible), None if fixed is None else self.torch.from_numpy(fixed))
+            self.masks[(i, T)] = (
+                self.torch.from_numpy(visible),
+                None if fixed is None else self.torch.from_numpy(fixed),
+            )
         return self.masks[(i, T)]
 
     def __call__(self, ids: np.ndarray):
@@ -239,12 +260,24 @@ def puzzle_figures(n_inputs: int, repeats: int, torch) -> list[Figure]:
 def scaling_model(seed: int = 0, d: int = 32, n_vocab: int = 26, n_ctx: int = 1024) -> Model:
     """Puzzle-sized but long: two layers of two heads and an MLP, LayerNorms, n_ctx 1024."""
     rng = np.random.default_rng(seed)
-    r = lambda *shape: rng.normal(0, 0.3, shape)
-    layer = lambda: Layer(heads=[Head(W_Q=r(8, d), W_K=r(8, d), W_V=r(8, d), W_O=r(d, 8)) for _ in range(2)],
-                          b_O=r(d), mlp=MLP(W_in=r(4 * d, d), W_out=r(d, 4 * d), act="relu"), ln_attn=LayerNorm(),
-                          ln_mlp=LayerNorm())
-    return Model(Vocab.chars_of("abcdefghijklmnopqrstuvwxyz"[:n_vocab]), r(d, n_vocab), W_pos=r(d, n_ctx),
-                 layers=[layer(), layer()], W_U=r(n_vocab, d), ln_final=LayerNorm())
+    def r(*shape):
+        return rng.normal(0, 0.3, shape)
+    def layer():
+        return Layer(
+            heads=[Head(W_Q=r(8, d), W_K=r(8, d), W_V=r(8, d), W_O=r(d, 8)) for _ in range(2)],
+            b_O=r(d),
+            mlp=MLP(W_in=r(4 * d, d), W_out=r(d, 4 * d), act="relu"),
+            ln_attn=LayerNorm(),
+            ln_mlp=LayerNorm(),
+        )
+    return Model(
+        Vocab.chars_of("abcdefghijklmnopqrstuvwxyz"[:n_vocab]),
+        r(d, n_vocab),
+        W_pos=r(d, n_ctx),
+        layers=[layer(), layer()],
+        W_U=r(n_vocab, d),
+        ln_final=LayerNorm(),
+    )
 
 
 def scaling_figures(shapes, repeats: int, torch) -> list[Figure]:
@@ -262,8 +295,9 @@ def scaling_figures(shapes, repeats: int, torch) -> list[Figure]:
         best = min(v for k, v in s.items() if k != "circuits")
         out.append(Figure("scaling", f"{b} × {T}: circuits forward", s["circuits"] * 1e3, " ms"))
         which = "numpy" if best == s["numpy"] else "torch"
-        out.append(at_most("scaling", f"{b} × {T}: circuits / best of numpy, torch", s["circuits"] / best, 1.2,
-                           note=which))
+        out.append(
+            at_most("scaling", f"{b} × {T}: circuits / best of numpy, torch", s["circuits"] / best, 1.2, note=which)
+        )
     return out
 
 
@@ -276,8 +310,15 @@ def gpt2_figures(shapes, repeats: int, quick: bool) -> list[Figure]:
 
     shape = {"n_layer": 12, "n_embd": 768, "n_head": 12}
     if quick:
-        shape = {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 512, "n_positions": 256, "bos_token_id": 0,
-                 "eos_token_id": 0}
+        shape = {
+            "n_layer": 2,
+            "n_embd": 64,
+            "n_head": 4,
+            "vocab_size": 512,
+            "n_positions": 256,
+            "bos_token_id": 0,
+            "eos_token_id": 0,
+        }
     torch.manual_seed(0)
     hf32 = transformers.GPT2LMHeadModel(transformers.GPT2Config(**shape, attn_implementation="eager")).eval()
     model32 = from_hf(hf32, dtype="float32")
@@ -311,8 +352,9 @@ def gpt2_figures(shapes, repeats: int, quick: bool) -> list[Figure]:
 def trace_bytes(trace) -> int:
     """Bytes of the arrays a trace holds (views of one another counted once)."""
     seen, total = set(), 0
-    arrays = [trace.embed, trace.resid_final, trace.final, trace.logits] + \
-        [getattr(layer, k) for layer in trace.layers for k in vars(layer) if k != "heads"]
+    arrays = [trace.embed, trace.resid_final, trace.final, trace.logits] + [
+        getattr(layer, k) for layer in trace.layers for k in vars(layer) if k != "heads"
+    ]
     for a in arrays:
         if isinstance(a, np.ndarray):
             base = a if a.base is None else a.base
@@ -372,13 +414,23 @@ def main(argv=None) -> int:
             print(section)
         print(line(f))
     judged = [f for f in figures if f.met is not None]
-    print(f"{sum(f.met for f in judged)} of {len(judged)} targets met"
-          + (" (--quick: small shapes, not a verdict)" if args.quick else ""))
+    print(
+        f"{sum(f.met for f in judged)} of {len(judged)} targets met"
+        + (" (--quick: small shapes, not a verdict)" if args.quick else "")
+    )
     if args.json:
-        doc = {"machine": {"python": sys.version.split()[0], "numpy": np.__version__, "cpus": os.cpu_count(),
-                           "platform": platform.platform(), "threads": THREADS, "quick": args.quick,
-                           "repeats": args.repeats},
-               "figures": [asdict(f) for f in figures]}
+        doc = {
+            "machine": {
+                "python": sys.version.split()[0],
+                "numpy": np.__version__,
+                "cpus": os.cpu_count(),
+                "platform": platform.platform(),
+                "threads": THREADS,
+                "quick": args.quick,
+                "repeats": args.repeats,
+            },
+            "figures": [asdict(f) for f in figures],
+        }
         with open(args.json, "w") as fh:
             json.dump(doc, fh, indent=1, ensure_ascii=False)
     return 0

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from circuits.checking import curriculum
 from circuits.checking.reset import stub_text
+from circuits.checking.sealed.sandbox import Limits
 from circuits.grading import parallel
 from circuits.grading.grade import shipped
-from circuits.checking.sealed.sandbox import Limits
 
 ESCAPE = "/tmp/circuits-escaped-by-a-submission.txt"  # where the hostile "writes" submissions try to write
 GOAL = 10.0  # submissions of all 22 puzzles per minute per core
@@ -78,9 +78,12 @@ def generate(root: Path, n: int) -> list[str]:
         folder.mkdir(parents=True)
         bad = list(HOSTILE)[(k // len(kinds) * 3 + cycle[: k % len(kinds)].count("H")) % len(HOSTILE)]
         for j, s in enumerate(ids):
-            text = {"solved": lambda: ref[s], "wrong": lambda: wrong(s, ref[s]),
-                    "stub": lambda: stub_text(curriculum.folder() / f"{s}.py"),
-                    "hostile": lambda: hostile(bad, ref[s], j == 1)}[kind]()
+            text = {
+                "solved": lambda: ref[s],
+                "wrong": lambda: wrong(s, ref[s]),
+                "stub": lambda: stub_text(curriculum.folder() / f"{s}.py"),
+                "hostile": lambda: hostile(bad, ref[s], j == 1),
+            }[kind]()
             (folder / f"{s}.py").write_text(text, encoding="utf-8")
         folders.append(str(folder.parent))
     return folders
@@ -101,10 +104,16 @@ def timed(folders: list[str], workers: int, limits: Limits) -> dict:
     for g in grades:
         for p in g.puzzles:
             statuses[p.status] = statuses.get(p.status, 0) + 1
-    return {"workers": workers, "submissions": len(subs), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "per_min_per_core_wall": round(len(subs) / (wall / 60) / workers, 2),
-            "per_min_per_core_cpu": round(len(subs) / (cpu / 60), 2), "statuses": statuses,
-            "scores": [g.score for g in grades]}
+    return {
+        "workers": workers,
+        "submissions": len(subs),
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "per_min_per_core_wall": round(len(subs) / (wall / 60) / workers, 2),
+        "per_min_per_core_cpu": round(len(subs) / (cpu / 60), 2),
+        "statuses": statuses,
+        "scores": [g.score for g in grades],
+    }
 
 
 def main(argv=None) -> int:
@@ -126,17 +135,23 @@ def main(argv=None) -> int:
     one, two = runs
     same = one["scores"] == two["scores"]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"circuits grade: {args.n} generated submissions x {len(shipped())} puzzles, margins off "
-          f"(load average {load:.1f} on {os.cpu_count()} cores)")
+    print(
+        f"circuits grade: {args.n} generated submissions x {len(shipped())} puzzles, margins off "
+        f"(load average {load:.1f} on {os.cpu_count()} cores)"
+    )
     for r in runs:
-        print(f"  {r['workers']} worker{'s' if r['workers'] > 1 else ''}: {r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s CPU"
-              f" -> {r['per_min_per_core_wall']:5.2f}/min/core (wall), {r['per_min_per_core_cpu']:5.2f}/min/core (CPU)")
+        print(
+            f"  {r['workers']} worker{'s' if r['workers'] > 1 else ''}: {r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s CPU"
+            f" -> {r['per_min_per_core_wall']:5.2f}/min/core (wall), {r['per_min_per_core_cpu']:5.2f}/min/core (CPU)"
+        )
     speedup = one["wall_s"] / two["wall_s"]
     print(f"  speed-up 1 -> 2 workers: {speedup:.2f}x (wall); the same grades both ways: {'yes' if same else 'NO'}")
     for how in ("cpu", "wall"):
         rate = one[f"per_min_per_core_{how}"]
-        print(f"  goal >= {GOAL:g} submissions/min/core by {how.upper() if how == 'cpu' else how} time, 1 worker: "
-              f"{'met' if rate >= GOAL else 'MISSED'} ({rate:.2f})")
+        print(
+            f"  goal >= {GOAL:g} submissions/min/core by {how.upper() if how == 'cpu' else how} time, 1 worker: "
+            f"{'met' if rate >= GOAL else 'MISSED'} ({rate:.2f})"
+        )
     print(f"  puzzle statuses (1 worker): {one['statuses']}")
     print(f"  a hostile submission wrote outside its folder: {'YES' if escaped else 'no'}")
     if args.json:

@@ -36,8 +36,14 @@ TARGET_SECONDS, TARGET_MB = 30.0, 2048
 def gpt2_small_heads(seed: int = 0, d: int = 768, d_head: int = 64, layers: int = 12, heads: int = 12) -> Model:
     rng = np.random.default_rng(seed)
     r = lambda *shape: rng.normal(0, 0.02, shape)  # noqa: E731
-    return Model(Vocab.numbered(8), r(d, 8), layers=[[Head(W_Q=r(d_head, d), W_K=r(d_head, d), W_V=r(d_head, d),
-                                                          W_O=r(d, d_head)) for _ in range(heads)] for _ in range(layers)])
+    return Model(
+        Vocab.numbered(8),
+        r(d, 8),
+        layers=[
+            [Head(W_Q=r(d_head, d), W_K=r(d_head, d), W_V=r(d_head, d), W_O=r(d, d_head)) for _ in range(heads)]
+            for _ in range(layers)
+        ],
+    )
 
 
 def composition_figures() -> dict:
@@ -52,8 +58,13 @@ def composition_figures() -> dict:
         left = {"Q": h2.W_QK.T, "K": h2.W_QK, "V": h2.W_OV}[c.kind]
         dense = np.linalg.norm(left @ h1.W_OV) / (np.linalg.norm(left) * np.linalg.norm(h1.W_OV))
         worst = max(worst, abs(c.score - dense))
-    return {"scores": len(scores), "seconds": round(seconds, 2), "peak_mb": round(peak_mb),
-            "max_error_vs_dense": worst, "met": seconds < TARGET_SECONDS and peak_mb < TARGET_MB}
+    return {
+        "scores": len(scores),
+        "seconds": round(seconds, 2),
+        "peak_mb": round(peak_mb),
+        "max_error_vs_dense": worst,
+        "met": seconds < TARGET_SECONDS and peak_mb < TARGET_MB,
+    }
 
 
 def parity_figures(T: int = 128) -> dict:
@@ -76,9 +87,15 @@ def parity_figures(T: int = 128) -> dict:
     del gpt2
     for std in (0.02, 0.1):
         torch.manual_seed(0)
-        cfg = transformers.GPTNeoConfig(hidden_size=768, num_layers=12, num_heads=12, window_size=256,
-                                        attention_types=[[["global", "local"], 6]], initializer_range=std,
-                                        attn_implementation="eager")
+        cfg = transformers.GPTNeoConfig(
+            hidden_size=768,
+            num_layers=12,
+            num_heads=12,
+            window_size=256,
+            attention_types=[[["global", "local"], 6]],
+            initializer_range=std,
+            attn_implementation="eager",
+        )
         neo = transformers.GPTNeoForCausalLM(cfg).double().eval()
         for mode in ("float64", "float32"):
             figures[f"gpt_neo_125m_std{std}_qk_{mode}"] = gap(neo, mode)
@@ -96,17 +113,25 @@ def float32_figures(lengths=(128, 512), std: float = 0.1) -> dict:
     from circuits.io.hf import from_hf
 
     torch.manual_seed(0)
-    cfg = transformers.GPTNeoConfig(hidden_size=768, num_layers=12, num_heads=12, window_size=256,
-                                    attention_types=[[["global", "local"], 6]], initializer_range=std,
-                                    attn_implementation="eager")
+    cfg = transformers.GPTNeoConfig(
+        hidden_size=768,
+        num_layers=12,
+        num_heads=12,
+        window_size=256,
+        attention_types=[[["global", "local"], 6]],
+        initializer_range=std,
+        attn_implementation="eager",
+    )
     neo64 = transformers.GPTNeoForCausalLM(cfg).double().eval()
     neo32 = transformers.GPTNeoForCausalLM(cfg).eval()
     neo32.load_state_dict({k: v.float() for k, v in neo64.state_dict().items()})
     exact, fast = from_hf(neo64), from_hf(neo64, dtype="float32")
 
     def worst(patterns_a, patterns_b) -> float:
-        return max(float(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)).max())
-                   for a, b in zip(patterns_a, patterns_b))
+        return max(
+            float(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)).max())
+            for a, b in zip(patterns_a, patterns_b)
+        )
 
     out = {}
     for T in lengths:
@@ -117,12 +142,18 @@ def float32_figures(lengths=(128, 512), std: float = 0.1) -> dict:
         t_exact, t_fast = exact.run_ids(ids.numpy()), fast.run_ids(ids.numpy())
         logits = hf64.logits.numpy()
         out[f"T{T}"] = {
-            "hf_float32_vs_hf_float64": {"patterns": worst([a.numpy() for a in hf32.attentions], ref),
-                                         "logits": float(np.abs(hf32.logits.double().numpy() - logits).max())},
-            "circuits_float32_vs_hf_float64": {"patterns": worst([l.pattern for l in t_fast.layers], ref),
-                                               "logits": float(np.abs(t_fast.logits - logits).max())},
-            "circuits_exact_vs_hf_float64": {"patterns": worst([l.pattern for l in t_exact.layers], ref),
-                                             "logits": float(np.abs(t_exact.logits - logits).max())},
+            "hf_float32_vs_hf_float64": {
+                "patterns": worst([a.numpy() for a in hf32.attentions], ref),
+                "logits": float(np.abs(hf32.logits.double().numpy() - logits).max()),
+            },
+            "circuits_float32_vs_hf_float64": {
+                "patterns": worst([l.pattern for l in t_fast.layers], ref),
+                "logits": float(np.abs(t_fast.logits - logits).max()),
+            },
+            "circuits_exact_vs_hf_float64": {
+                "patterns": worst([l.pattern for l in t_exact.layers], ref),
+                "logits": float(np.abs(t_exact.logits - logits).max()),
+            },
         }
     return out
 
@@ -145,8 +176,11 @@ def file_size_figures() -> dict:
     folder = tempfile.mkdtemp()
     try:
         hf.save_pretrained(os.path.join(folder, "hf"))
-        out = {"hf_save_pretrained": sum(os.path.getsize(os.path.join(folder, "hf", f))
-                                         for f in os.listdir(os.path.join(folder, "hf")))}
+        out = {
+            "hf_save_pretrained": sum(
+                os.path.getsize(os.path.join(folder, "hf", f)) for f in os.listdir(os.path.join(folder, "hf"))
+            )
+        }
         model = from_hf(hf)
         for dtype in ("float64", "float32"):
             out[f"circuits_{dtype}"] = os.path.getsize(save(model, os.path.join(folder, "m.safetensors"), dtype=dtype))
@@ -158,16 +192,29 @@ def file_size_figures() -> dict:
 def thread_figures() -> dict:
     from threadpoolctl import threadpool_limits
 
-    from circuits import LayerNorm, MLP, Layer
+    from circuits import MLP, Layer, LayerNorm
 
     rng = np.random.default_rng(0)
     r = lambda *shape: rng.normal(0, 0.02, shape)  # noqa: E731
     d, dh, V = 768, 64, 50257
-    layers = [Layer(heads=[Head(W_Q=r(dh, d), W_K=r(dh, d), W_V=r(dh, d), W_O=r(d, dh)) for _ in range(12)],
-                    mlp=MLP(r(4 * d, d), r(d, 4 * d), act="gelu_tanh"), ln_attn=LayerNorm(), ln_mlp=LayerNorm())
-              for _ in range(12)]
-    model = Model(Vocab.numbered(V), r(d, V), r(d, 1024), layers=layers, W_U=r(V, d), ln_final=LayerNorm(),
-                  qk_multiplier="1/sqrt(d_head)")
+    layers = [
+        Layer(
+            heads=[Head(W_Q=r(dh, d), W_K=r(dh, d), W_V=r(dh, d), W_O=r(d, dh)) for _ in range(12)],
+            mlp=MLP(r(4 * d, d), r(d, 4 * d), act="gelu_tanh"),
+            ln_attn=LayerNorm(),
+            ln_mlp=LayerNorm(),
+        )
+        for _ in range(12)
+    ]
+    model = Model(
+        Vocab.numbered(V),
+        r(d, V),
+        r(d, 1024),
+        layers=layers,
+        W_U=r(V, d),
+        ln_final=LayerNorm(),
+        qk_multiplier="1/sqrt(d_head)",
+    )
     ids = rng.integers(0, V, (8, 128))
     out = {}
     for label, limit in (("default", None), ("one", 1)):
@@ -189,12 +236,16 @@ def main() -> None:
     args = parser.parse_args()
     figures = {"composition_gpt2_small": composition_figures()}
     c = figures["composition_gpt2_small"]
-    print(f"composition scores, GPT-2 small shape: {c['scores']:,} scores in {c['seconds']:.1f} s, "
-          f"peak {c['peak_mb']:,} MB (target < {TARGET_SECONDS:.0f} s, < {TARGET_MB:,} MB): "
-          f"{'PASS' if c['met'] else 'MISS'}; max |error| vs dense {c['max_error_vs_dense']:.1e}")
+    print(
+        f"composition scores, GPT-2 small shape: {c['scores']:,} scores in {c['seconds']:.1f} s, "
+        f"peak {c['peak_mb']:,} MB (target < {TARGET_SECONDS:.0f} s, < {TARGET_MB:,} MB): "
+        f"{'PASS' if c['met'] else 'MISS'}; max |error| vs dense {c['max_error_vs_dense']:.1e}"
+    )
     figures["forward_gpt2_small_8x128"] = t = thread_figures()
-    print(f"forward, GPT-2 small shape, 8 × 128 tokens: {t['blas_threads_default_seconds']:.2f} s with OpenBLAS's "
-          f"default threads, {t['blas_threads_one_seconds']:.2f} s with one")
+    print(
+        f"forward, GPT-2 small shape, 8 × 128 tokens: {t['blas_threads_default_seconds']:.2f} s with OpenBLAS's "
+        f"default threads, {t['blas_threads_one_seconds']:.2f} s with one"
+    )
     if not args.skip_hf:
         figures["parity_T128"] = p = parity_figures()
         for name, gap in p.items():

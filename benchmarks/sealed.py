@@ -75,8 +75,10 @@ def main() -> None:
             cold = timed(lambda: (sandbox.stop_warm(), loader.load(mine)), max(1, args.repeat // 2))
             sandbox.warm()
             print(f"{stem:24} {here:11.3f} {warm:8.3f} {cold:8.3f} {warm - here:10.3f} {(warm - here) / floor:7.2f}")
-        print(f"the warm process's start, to its first file loaded: {first:.3f} s "
-              "(paid once per command, while the command imports)")
+        print(
+            f"the warm process's start, to its first file loaded: {first:.3f} s "
+            "(paid once per command, while the command imports)"
+        )
     finally:
         sandbox.stop_warm()
         shutil.rmtree(work, ignore_errors=True)

@@ -6,8 +6,8 @@ import argparse
 import errno
 import json
 import os
-import sys
 import shlex
+import sys
 from pathlib import Path
 
 from circuits.errors import CircuitError
@@ -28,10 +28,18 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     no_cache = "check again even if this exact file was solved before (the cache is in $XDG_CACHE_HOME/circuits)"
     it = sub.add_parser("init", help="make a workspace: the puzzles to solve, a README and pytest's settings")
-    it.add_argument("folder", nargs="?", default="circuits-course",
-                    help="where (default: circuits-course); files already there are kept as they are")
-    it.add_argument("--course", metavar="DIR", help="a course folder: its puzzles' stubs, checked against its "
-                    "solutions/ (recorded in pytest.ini) instead of the shipped puzzles")
+    it.add_argument(
+        "folder",
+        nargs="?",
+        default="circuits-course",
+        help="where (default: circuits-course); files already there are kept as they are",
+    )
+    it.add_argument(
+        "--course",
+        metavar="DIR",
+        help="a course folder: its puzzles' stubs, checked against its "
+        "solutions/ (recorded in pytest.ini) instead of the shipped puzzles",
+    )
     wa = sub.add_parser("watch", help="check the first unsolved puzzle each time you save it, then move to the next")
     wa.add_argument("puzzle", nargs="?", help="start here instead of at the first unsolved puzzle")
     wa.add_argument("--no-cache", action="store_true", help=no_cache)
@@ -42,7 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("puzzle", help="a puzzle's name, number or file path")
     ck.add_argument("--solution", action="store_true", help="check the reference solution")
     ck.add_argument("--no-margins", action="store_true", help="skip the margin search")
-    ck.add_argument("--json", action="store_true", help="print JSON: status, targets, coverage (with skipped stages), margins")
+    ck.add_argument(
+        "--json", action="store_true", help="print JSON: status, targets, coverage (with skipped stages), margins"
+    )
     ck.add_argument("--no-cache", action="store_true", help=no_cache)
     hi = sub.add_parser("hint", help="a puzzle's hints, one level at a time: from a nudge to a near-answer")
     hi.add_argument("puzzle")
@@ -53,8 +63,12 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("puzzle")
     sh.add_argument("input", help="the input, e.g. abcce (tokens separated by spaces for word vocabularies)")
     sh.add_argument("--solution", action="store_true")
-    sh.add_argument("--json", action="store_true", help="print JSON: tokens, patterns[layer][head][query][key], and targets: each target's "
-                    "label, kind, expected and output per position")
+    sh.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: tokens, patterns[layer][head][query][key], and targets: each target's "
+        "label, kind, expected and output per position",
+    )
     sh.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page")
     sh.add_argument("--force", action="store_true", help=FORCE_HELP)
     an = sub.add_parser("analyze", help="QK/OV circuits, composition scores and paths of a puzzle's model")
@@ -63,9 +77,14 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument("--html", metavar="FILE", help="write a self-contained HTML page")
     an.add_argument("--json", action="store_true")
     an.add_argument("--force", action="store_true", help=FORCE_HELP)
-    _scan_arguments(sub.add_parser("scan", help="rank a real model's heads by behaviour (needs the [hf] extra for --hf)",
-                                    description="Rank every head of a model by the puzzles' attention behaviours, "
-                                    "on random tokens repeated once. Nothing is downloaded."))
+    _scan_arguments(
+        sub.add_parser(
+            "scan",
+            help="rank a real model's heads by behaviour (needs the [hf] extra for --hf)",
+            description="Rank every head of a model by the puzzles' attention behaviours, "
+            "on random tokens repeated once. Nothing is downloaded.",
+        )
+    )
     _authoring_parsers(sub)  # new, audit
     _grade_parser(sub)
     return p
@@ -75,14 +94,26 @@ def _scan_arguments(p) -> None:
     from circuits.analysis.scan import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD
 
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--hf", metavar="PATH_OR_NAME", help="a local GPT-2 / GPT-Neo directory, or a name already in the "
-                     "local Hugging Face cache (needs the [hf] extra)")
+    src.add_argument(
+        "--hf",
+        metavar="PATH_OR_NAME",
+        help="a local GPT-2 / GPT-Neo directory, or a name already in the "
+        "local Hugging Face cache (needs the [hf] extra)",
+    )
     src.add_argument("--npz", metavar="FILE", help="a model saved by circuits.io.save (.npz or .safetensors)")
-    p.add_argument("--behaviour", action="append", metavar="NAME", type=_behaviour_names,
-                   help=f"one of {', '.join(BEHAVIOURS)}; repeat or comma-separate "
-                        f"(default: {', '.join(DEFAULT_BEHAVIOURS)})")
-    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
-                   help=f"score at or above which a head shows the behaviour (default {DEFAULT_THRESHOLD})")
+    p.add_argument(
+        "--behaviour",
+        action="append",
+        metavar="NAME",
+        type=_behaviour_names,
+        help=f"one of {', '.join(BEHAVIOURS)}; repeat or comma-separate (default: {', '.join(DEFAULT_BEHAVIOURS)})",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=DEFAULT_THRESHOLD,
+        help=f"score at or above which a head shows the behaviour (default {DEFAULT_THRESHOLD})",
+    )
     p.add_argument("--seq-len", type=int, default=20, help="random tokens before the repeat (default 20)")
     p.add_argument("--batch", type=int, default=4, help="sequences to average over (default 4)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the tokens (default 0)")
@@ -110,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     interrupts_as_usual()  # from here Ctrl-C is a KeyboardInterrupt, which _guard turns into one line
     if sys.stdout is None:  # started with stdout closed (`circuits … >&-`): output goes nowhere, the exit code stays
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
+
     def run():
         args = _parser().parse_args(argv)
         if args.command is None:
@@ -146,7 +178,9 @@ def _guard(run, prog: str = "circuits") -> int:
     from circuits.errors import CircuitWarning
 
     old = warnings.showwarning
-    warnings.showwarning = lambda m, c, *a, **k: _warn(m, c, *a, **k) if issubclass(c, CircuitWarning) else old(m, c, *a, **k)
+    warnings.showwarning = lambda m, c, *a, **k: (
+        _warn(m, c, *a, **k) if issubclass(c, CircuitWarning) else old(m, c, *a, **k)
+    )
     try:
         code = run()
         sys.stdout.flush()  # a closed or full output fails here, inside the guard, not at exit
@@ -165,8 +199,9 @@ def _guard(run, prog: str = "circuits") -> int:
         _discard_stdout()
         return 1
     except MemoryError:
-        print(f"circuits: out of memory; try a shorter input (at most {MAX_TOKENS} tokens without n_ctx)",
-              file=sys.stderr)
+        print(
+            f"circuits: out of memory; try a shorter input (at most {MAX_TOKENS} tokens without n_ctx)", file=sys.stderr
+        )
         return 2
     except OSError as e:
         if e.filename is not None:  # a file the command opened: not a bug in circuits, so one line
@@ -212,16 +247,19 @@ def _puzzle_file(name: str, solution: bool) -> Path:
             os.stat(name)
         except OSError as e:
             if e.errno == errno.ELOOP:
-                raise CircuitError(f"{name}: a symlink loop (it never reaches a file); "
-                                   "point it at a puzzle file") from None
+                raise CircuitError(
+                    f"{name}: a symlink loop (it never reaches a file); point it at a puzzle file"
+                ) from None
             if e.errno == errno.ENAMETOOLONG:
                 raise CircuitError(f"{name[:40]}…: the file name is too long") from None
         else:
             if solution:  # the reference solution of the puzzle that file holds, not the file itself
                 ref = reference_for(name)
                 if ref is None:
-                    raise CircuitError(f"--solution: there is no reference solution for {name} "
-                                       f"(looked for solutions/{Path(name).name})")
+                    raise CircuitError(
+                        f"--solution: there is no reference solution for {name} "
+                        f"(looked for solutions/{Path(name).name})"
+                    )
                 return ref
     return find(name, solution)
 
@@ -280,8 +318,10 @@ def cmd_check(args) -> int:
     from circuits.display.report import puzzle_report
 
     # one worker for the file's every stage (import, validation, check), each under its own limit
-    result = session(lambda: cached_check(_load(args.puzzle, args.solution), not args.no_cache,
-                                          margins=not args.no_margins), args.puzzle)
+    result = session(
+        lambda: cached_check(_load(args.puzzle, args.solution), not args.no_cache, margins=not args.no_margins),
+        args.puzzle,
+    )
     if result.status == "error" and result.error is not None:  # the answer could not even be built: its one line
         raise result.error
     if getattr(args, "json", False):
@@ -318,8 +358,10 @@ def cmd_reset(args) -> int:
     resettable(puzzle)  # only a learner's file in a puzzle folder: never a solution, never a file elsewhere
     solution = reference_for(puzzle)
     if solution is None or not solution.is_file():
-        raise CircuitError(f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "
-                           "so its stub cannot be restored")
+        raise CircuitError(
+            f"no reference solution for {_shown(puzzle)} (looked for solutions/{puzzle.name}), "
+            "so its stub cannot be restored"
+        )
     existed = puzzle.exists()
     saved = reset(puzzle, solution)
     if saved is not None:
@@ -347,11 +389,13 @@ def cmd_init(args) -> int:
         print(f"added to {where}/: {names}")
         print(f"kept as they are: {len(done.kept)} files already there")
     else:
-        print(f"{where}/ already has all {len(done.kept)} files (your puzzle files are kept as they are); "
-              "nothing was written")
+        print(
+            f"{where}/ already has all {len(done.kept)} files (your puzzle files are kept as they are); "
+            "nothing was written"
+        )
     if done.settings_in:
         print(f"pytest.ini not written: it would override your pytest settings in {done.settings_in}")
-        print("to check your puzzles with `pytest`, add \"puzzles\" to testpaths there")
+        print('to check your puzzles with `pytest`, add "puzzles" to testpaths there')
     _said_course(done)
     print(f"next: cd {shlex.quote(where)} && circuits watch")
     return 0
@@ -413,10 +457,23 @@ def cmd_show(args) -> int:
         write_html(args.html, trace, force=args.force)
     if args.json:
         first = targets[0] if targets else {"readout": "", "output": [], "expected": [], "kind": ""}
-        expected = [max(k) if k else None for k in first["expected"]] if first["kind"] == "attention" else first["expected"]
-        print(json.dumps({"puzzle": attempt.puzzle.id, "tokens": labels, "patterns": patterns, "targets": targets,
-                          # the first target alone, as before `targets` (attention: the latest expected key)
-                          "readout": first["readout"], "output": first["output"], "expected": expected}))
+        expected = (
+            [max(k) if k else None for k in first["expected"]] if first["kind"] == "attention" else first["expected"]
+        )
+        print(
+            json.dumps(
+                {
+                    "puzzle": attempt.puzzle.id,
+                    "tokens": labels,
+                    "patterns": patterns,
+                    "targets": targets,
+                    # the first target alone, as before `targets` (attention: the latest expected key)
+                    "readout": first["readout"],
+                    "output": first["output"],
+                    "expected": expected,
+                }
+            )
+        )
         return 0
     c = _console()
     for part in show_parts(trace, targets):
@@ -432,8 +489,9 @@ def cmd_analyze(args) -> int:
     return analyze_command(model, args.html, args.json, sys.stdout, inputs=example, force=args.force)
 
 
-def analyze_command(model, html: str | None = None, as_json: bool = False, out=None, inputs=None,
-                    force: bool = False) -> int:
+def analyze_command(
+    model, html: str | None = None, as_json: bool = False, out=None, inputs=None, force: bool = False
+) -> int:
     """`circuits analyze`: print the report (or JSON) to `out`, or write HTML to the path `html` and say so; returns 0.
 
     `force` lets the page replace an existing file that circuits did not write (never a Python file).
@@ -462,8 +520,10 @@ def analyze_command(model, html: str | None = None, as_json: bool = False, out=N
 def check_length(model, n_tokens: int, what: str) -> None:
     """Refuse, before any work, an input too long for a model without n_ctx (the model itself checks its n_ctx)."""
     if model.n_ctx is None and n_tokens > MAX_TOKENS:
-        raise CircuitError(f"{what} has {n_tokens} tokens; a model without n_ctx takes at most {MAX_TOKENS} "
-                           "(MAX_TOKENS in circuits/cli.py)")
+        raise CircuitError(
+            f"{what} has {n_tokens} tokens; a model without n_ctx takes at most {MAX_TOKENS} "
+            "(MAX_TOKENS in circuits/cli.py)"
+        )
 
 
 def _scanned_model(args):
@@ -489,8 +549,9 @@ def _check_scan_numbers(args) -> None:
     if args.top < 1:
         raise CircuitError(f"--top {args.top}: show at least 1 head per behaviour")
     if not 1 <= args.batch <= MAX_BATCH:
-        raise CircuitError(f"--batch {args.batch}: choose from 1 to {MAX_BATCH} sequences "
-                           "(MAX_BATCH in circuits/analysis/scan.py)")
+        raise CircuitError(
+            f"--batch {args.batch}: choose from 1 to {MAX_BATCH} sequences (MAX_BATCH in circuits/analysis/scan.py)"
+        )
     if args.seq_len < 1:
         raise CircuitError(f"--seq-len {args.seq_len}: choose at least 1 token before the repeat")
 
@@ -504,14 +565,18 @@ def _check_scan_size(model, args, bos_id: int | None) -> None:
     if model.n_ctx is not None and T > model.n_ctx:
         return  # repeated_inputs says the model's own limit
     if model.n_ctx is None and T > MAX_TOKENS:
-        raise CircuitError(f"--seq-len {args.seq_len} makes {T} tokens; a model without n_ctx takes at most "
-                           f"{MAX_TOKENS} (MAX_TOKENS in circuits/cli.py): use --seq-len ≤ {(MAX_TOKENS - bos) // 2}")
+        raise CircuitError(
+            f"--seq-len {args.seq_len} makes {T} tokens; a model without n_ctx takes at most "
+            f"{MAX_TOKENS} (MAX_TOKENS in circuits/cli.py): use --seq-len ≤ {(MAX_TOKENS - bos) // 2}"
+        )
     heads = sum(model.n_heads(l) for l in range(model.n_layers))
     need = 8 * args.batch * heads * T * T
     if need > MAX_PATTERN_BYTES:
-        raise CircuitError(f"--batch {args.batch} × {T} tokens on {heads} heads needs {need / 2**20:,.0f} MiB of "
-                           f"attention patterns; the limit is {MAX_PATTERN_BYTES / 2**20:,.0f} MiB "
-                           "(MAX_PATTERN_BYTES in circuits/analysis/scan.py): use a smaller --batch or --seq-len")
+        raise CircuitError(
+            f"--batch {args.batch} × {T} tokens on {heads} heads needs {need / 2**20:,.0f} MiB of "
+            f"attention patterns; the limit is {MAX_PATTERN_BYTES / 2**20:,.0f} MiB "
+            "(MAX_PATTERN_BYTES in circuits/analysis/scan.py): use a smaller --batch or --seq-len"
+        )
 
 
 def cmd_scan(args) -> int:
@@ -522,8 +587,15 @@ def cmd_scan(args) -> int:
     behaviours = list(dict.fromkeys(b for names in (args.behaviour or [list(DEFAULT_BEHAVIOURS)]) for b in names))
     model, bos_id = _scanned_model(args)
     _check_scan_size(model, args, bos_id)
-    result = scan(model, behaviours=behaviours, threshold=args.threshold, seq_len=args.seq_len,
-                  batch=args.batch, seed=args.seed, bos_id=bos_id)
+    result = scan(
+        model,
+        behaviours=behaviours,
+        threshold=args.threshold,
+        seq_len=args.seq_len,
+        batch=args.batch,
+        seed=args.seed,
+        bos_id=bos_id,
+    )
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
@@ -541,27 +613,47 @@ def cli_scan(argv: list[str]) -> int:
         return int(e.code or 0)
 
 
-COMMANDS = {"init": cmd_init, "watch": cmd_watch, "list": cmd_list, "check": cmd_check, "hint": cmd_hint, "reset": cmd_reset,
-            "show": cmd_show, "analyze": cmd_analyze, "scan": cmd_scan}
+COMMANDS = {
+    "init": cmd_init,
+    "watch": cmd_watch,
+    "list": cmd_list,
+    "check": cmd_check,
+    "hint": cmd_hint,
+    "reset": cmd_reset,
+    "show": cmd_show,
+    "analyze": cmd_analyze,
+    "scan": cmd_scan,
+}
 
 
 # --- the authors' commands: new (a puzzle skeleton and its solution twin) and audit (mutation testing) ----------
 def _authoring_parsers(sub) -> None:
     nw = sub.add_parser("new", help="write a puzzle skeleton and its solution twin (never overwrites)")
     nw.add_argument("name", metavar="NN_name", help="two digits, an underscore and a lowercase name, e.g. 91_dup")
-    nw.add_argument("folder", metavar="DIR", nargs="?", default=None,
-                    help="the folder to write puzzles/ and solutions/ in (default: this project)")
-    au = sub.add_parser("audit", help="mutation-test a reference solution; exit 1 when a mutant survives unreviewed "
-                        "or time runs out (CIRCUITS_AUDIT_SECONDS)")
+    nw.add_argument(
+        "folder",
+        metavar="DIR",
+        nargs="?",
+        default=None,
+        help="the folder to write puzzles/ and solutions/ in (default: this project)",
+    )
+    au = sub.add_parser(
+        "audit",
+        help="mutation-test a reference solution; exit 1 when a mutant survives unreviewed "
+        "or time runs out (CIRCUITS_AUDIT_SECONDS)",
+    )
     au.add_argument("puzzle", metavar="FILE|N", help="a reference solution's file, or a puzzle's number or name")
-    au.add_argument("--json", action="store_true", help="print JSON: kill rate, survivors (entry, change, closest "
-                                                        "call), allowed mutants")
+    au.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: kill rate, survivors (entry, change, closest call), allowed mutants",
+    )
     au.add_argument("-v", "--verbose", action="store_true", help="also list the allowed mutants and their reasons")
 
 
 def cmd_new(args) -> int:
-    from circuits.io import paths
     from circuits.checking.scaffold import new
+    from circuits.io import paths
 
     written = new(args.name, args.folder)
     for p in written:
@@ -594,14 +686,21 @@ COMMANDS.update({"new": cmd_new, "audit": cmd_audit})
 
 # --- the instructor's command: grade a class -------------------------------------------------------------------
 def _grade_parser(sub) -> None:
-    g = sub.add_parser("grade", help="grade submissions against the shipped puzzles, each in a fenced process",
-                       description="Grade each SUBMISSION (a folder or a .zip of NN_name.py files, in puzzles/ or at "
-                       "the top) against the shipped puzzles. Only the answer names come from a student's file; its "
-                       "code runs in a process of its own, under limits, and hands back numbers.")
+    g = sub.add_parser(
+        "grade",
+        help="grade submissions against the shipped puzzles, each in a fenced process",
+        description="Grade each SUBMISSION (a folder or a .zip of NN_name.py files, in puzzles/ or at "
+        "the top) against the shipped puzzles. Only the answer names come from a student's file; its "
+        "code runs in a process of its own, under limits, and hands back numbers.",
+    )
     g.add_argument("submissions", nargs="+", metavar="SUBMISSION")
     g.add_argument("--puzzles", metavar="SPEC", help="which puzzles, e.g. 0-8 or 1,4,10-12 (default: all)")
-    g.add_argument("--course", metavar="DIR", help="a course folder: its solutions/ state its own puzzles, graded "
-                   "as the shipped ones are (default --puzzles: the course's)")
+    g.add_argument(
+        "--course",
+        metavar="DIR",
+        help="a course folder: its solutions/ state its own puzzles, graded "
+        "as the shipped ones are (default --puzzles: the course's)",
+    )
     g.add_argument("--out", metavar="FILE", help="the CSV gradebook (default grades.csv)")
     g.add_argument("--json", metavar="FILE", help="also write the full results as JSON")
     g.add_argument("--gradescope", metavar="FILE", help="write Gradescope's results.json (one submission only)")
@@ -623,12 +722,14 @@ def _grade_limits(args):
     from circuits.checking.sealed.sandbox import Limits
 
     if not (math.isfinite(args.timeout) and TIMEOUTS[0] <= args.timeout <= TIMEOUTS[1]):
-        raise CircuitError(f"--timeout {args.timeout:g}: give {TIMEOUTS[0]:g} to {TIMEOUTS[1]:g} seconds per "
-                           "puzzle file")
+        raise CircuitError(
+            f"--timeout {args.timeout:g}: give {TIMEOUTS[0]:g} to {TIMEOUTS[1]:g} seconds per puzzle file"
+        )
     most = (1 << 20) if args.scheduler else max(_memory_mb(), 2048)  # a cluster's workers may have more
     if not 256 <= args.memory <= most:
-        raise CircuitError(f"--memory {args.memory}: give 256 to {most} MB"
-                           + ("" if args.scheduler else " (this machine's memory)"))
+        raise CircuitError(
+            f"--memory {args.memory}: give 256 to {most} MB" + ("" if args.scheduler else " (this machine's memory)")
+        )
     return Limits(seconds=args.timeout, memory_mb=args.memory)
 
 
@@ -641,8 +742,9 @@ def _memory_mb() -> int:
 
 def cmd_grade(args) -> int:
     if os.name != "posix":
-        raise CircuitError("circuits grade runs submissions in POSIX processes: use Linux (or macOS, without the "
-                           "Landlock fence)")
+        raise CircuitError(
+            "circuits grade runs submissions in POSIX processes: use Linux (or macOS, without the Landlock fence)"
+        )
     from circuits import __version__
     from circuits.grading import grade, journal, outputs, parallel, run
 
@@ -657,12 +759,25 @@ def cmd_grade(args) -> int:
     subs = parallel.submissions(args.submissions)
     csv_path = args.out or ("grades.csv" if not args.gradescope else None)
     first = next(p for p in (csv_path, args.json, args.gradescope) if p)
-    settings = {"puzzles": stems, "course": str(Path(args.course).resolve()) if args.course else None,
-                "timeout": args.timeout, "memory": args.memory,
-                "examples": grade.PROPERTY_EXAMPLES, "circuits": __version__}
+    settings = {
+        "puzzles": stems,
+        "course": str(Path(args.course).resolve()) if args.course else None,
+        "timeout": args.timeout,
+        "memory": args.memory,
+        "examples": grade.PROPERTY_EXAMPLES,
+        "circuits": __version__,
+    }
     record = journal.Journal(journal.path_for(first), settings, args.force)
-    outs = outputs.Outputs.checked(csv_path, args.json, args.gradescope, args.report_dir, [s.student for s in subs],
-                                   args.force, record.owned, record.path)
+    outs = outputs.Outputs.checked(
+        csv_path,
+        args.json,
+        args.gradescope,
+        args.report_dir,
+        [s.student for s in subs],
+        args.force,
+        record.owned,
+        record.path,
+    )
     progress = lambda line: print(outputs.printable(line)[:80], file=sys.stderr)  # noqa: E731 - a student's name
     try:
         grades = run.grade_class(subs, stems, outs, record, limits, args.workers, args.scheduler, progress)
@@ -671,8 +786,11 @@ def cmd_grade(args) -> int:
         raise
     unfenced = sorted({g.fence for g in grades if g.fence and not g.fence.startswith("Landlock")})
     if unfenced:  # said once, not hidden in the JSON: the instructor decides whether that is acceptable here
-        print(f"circuits: warning: submissions ran without a file system fence ({unfenced[0]}): they could read "
-              "what this user can; see docs/grading.md", file=sys.stderr)
+        print(
+            f"circuits: warning: submissions ran without a file system fence ({unfenced[0]}): they could read "
+            "what this user can; see docs/grading.md",
+            file=sys.stderr,
+        )
     for path in outs.paths():
         print(f"wrote {outputs.printable(str(path))}")
     return 0

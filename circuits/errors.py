@@ -43,9 +43,13 @@ def quiet_interrupt_on_start() -> None:
 
     argv = getattr(sys, "orig_argv", sys.argv)
     command = os.path.basename(sys.argv[0] if sys.argv else "").removesuffix(".exe") == "circuits" or any(
-        a == "-m" and b in ("circuits.cli", "circuits") for a, b in zip(argv, argv[1:]))
-    if command and threading.current_thread() is threading.main_thread() \
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        a == "-m" and b in ("circuits.cli", "circuits") for a, b in zip(argv, argv[1:])
+    )
+    if (
+        command
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
         signal.signal(signal.SIGINT, _interrupted_on_start)
 
 

@@ -60,17 +60,34 @@ NAME_CHARS = 28  # of a target's label in its test name: "FAILED puzzles/NN_long
 
 def pytest_addoption(parser):
     group = parser.getgroup("circuits", "circuits puzzles")
-    group.addoption("--solutions", action="store_true", default=False,
-                    help="check the reference solutions (solutions/NN_*.py) instead of your puzzle files")
-    group.addoption("--no-margins", action="store_true", default=False,
-                    help="skip the margin search on solved puzzles (faster)")
-    parser.addini("circuits_paths", type="paths", default=[],
-                  help="folders of circuits puzzle files besides puzzles/ and solutions/ (relative to the ini file)")
-    parser.addini("circuits_course", default="",
-                  help="the course folder whose solutions/ state these puzzles (`circuits init --course` writes it)")
-    group.addoption("--no-cache", action="store_true", default=False, dest="circuits_no_cache",
-                    help="check again even puzzles solved before with this exact file (the verdict cache is in "
-                         "$XDG_CACHE_HOME/circuits)")
+    group.addoption(
+        "--solutions",
+        action="store_true",
+        default=False,
+        help="check the reference solutions (solutions/NN_*.py) instead of your puzzle files",
+    )
+    group.addoption(
+        "--no-margins", action="store_true", default=False, help="skip the margin search on solved puzzles (faster)"
+    )
+    parser.addini(
+        "circuits_paths",
+        type="paths",
+        default=[],
+        help="folders of circuits puzzle files besides puzzles/ and solutions/ (relative to the ini file)",
+    )
+    parser.addini(
+        "circuits_course",
+        default="",
+        help="the course folder whose solutions/ state these puzzles (`circuits init --course` writes it)",
+    )
+    group.addoption(
+        "--no-cache",
+        action="store_true",
+        default=False,
+        dest="circuits_no_cache",
+        help="check again even puzzles solved before with this exact file (the verdict cache is in "
+        "$XDG_CACHE_HOME/circuits)",
+    )
 
 
 # --- pytest's own cache (--lf, --ff, --sw) kept outside the learner's project ---------------------------------
@@ -112,8 +129,11 @@ def pytest_load_initial_conftests(early_config, parser, args):
 def pytest_configure(config):
     """Before the cache provider opens its cache: in a circuits project whose ini does not name a cache_dir, the
     cache goes to the user's cache folder (an xdist worker uses its controller's)."""
-    if config.pluginmanager.has_plugin("cacheprovider") and config.getini("cache_dir") == ".pytest_cache" \
-            and hasattr(config, "_inicache"):
+    if (
+        config.pluginmanager.has_plugin("cacheprovider")
+        and config.getini("cache_dir") == ".pytest_cache"
+        and hasattr(config, "_inicache")
+    ):
         given = getattr(config, "workerinput", {}).get("circuits_cache_dir")
         if given or _is_circuits_project(config):
             home = config.stash.get(_CACHE_HOME, None) or user_cache_home()
@@ -155,13 +175,16 @@ def _check_paths(config) -> None:
     for p in config.getini("circuits_paths"):
         shown = paths.shown(p)
         if is_loop(p):
-            raise pytest.UsageError(f"{where}: {shown} is a symlink loop (it never reaches a folder); list folders "
-                                    "of puzzle files")
+            raise pytest.UsageError(
+                f"{where}: {shown} is a symlink loop (it never reaches a folder); list folders of puzzle files"
+            )
         if not os.path.exists(p):
             raise pytest.UsageError(f"{where}: {shown} does not exist (a typo?); list folders of puzzle files")
         if not os.path.isdir(p):
-            raise pytest.UsageError(f"{where}: {shown} is a file, not a folder; list folders of puzzle files (a "
-                                    "puzzle file elsewhere is checked when named: pytest path/NN_name.py)")
+            raise pytest.UsageError(
+                f"{where}: {shown} is a file, not a folder; list folders of puzzle files (a "
+                "puzzle file elsewhere is checked when named: pytest path/NN_name.py)"
+            )
 
 
 def _check_course(config) -> None:
@@ -190,8 +213,12 @@ def _declares_puzzle(path: Path) -> bool:
 
 def is_puzzle_file(path: Path) -> bool:
     """A regular NN_*.py file in a puzzles/ or solutions/ folder that declares a circuits Puzzle."""
-    return path.suffix == ".py" and path.parent.name in _FOLDERS and bool(_NAME.match(path.name)) \
+    return (
+        path.suffix == ".py"
+        and path.parent.name in _FOLDERS
+        and bool(_NAME.match(path.name))
         and _declares_puzzle(path)
+    )
 
 
 def _declared(path: Path, config) -> bool:
@@ -222,7 +249,9 @@ def is_puzzle_folder(path: Path, session) -> bool:
 def _holds_puzzles(path: Path) -> bool:
     """puzzles/ or solutions/ holding (or beside a folder holding) a file that declares a Puzzle."""
     twin = path.parent / _FOLDERS[path.name == "puzzles"]
-    return any(_declares_puzzle(f) for folder in (path, twin) if folder.is_dir() for f in folder.glob("[0-9][0-9]_*.py"))
+    return any(
+        _declares_puzzle(f) for folder in (path, twin) if folder.is_dir() for f in folder.glob("[0-9][0-9]_*.py")
+    )
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: the hook is new in pytest 8
@@ -237,8 +266,13 @@ def pytest_collect_directory(path: Path, parent):
 def _answers_beside_puzzles(path: Path, session) -> bool:
     """solutions/ reached by walking a folder that also holds puzzles/: not a learner's puzzles (`--solutions`
     checks them through puzzles/, once each; naming the folder on the command line checks it as it is)."""
-    return (path.name == "solutions" and (path.parent / "puzzles").is_dir() and not session.isinitpath(path)
-            and not _declared(path, session.config) and not _named_puzzle_inside(path, session))
+    return (
+        path.name == "solutions"
+        and (path.parent / "puzzles").is_dir()
+        and not session.isinitpath(path)
+        and not _declared(path, session.config)
+        and not _named_puzzle_inside(path, session)
+    )
 
 
 def pytest_collect_file(file_path: Path, parent):
@@ -269,8 +303,12 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
         ihook, config = self.ihook, self.config
         entries = sorted(os.scandir(self.path), key=lambda e: e.name)
         names = {e.name for e in entries}
-        ours = (_declared(self.path, config) or self.session.isinitpath(self.path, with_parents=True)
-                or self.path.name not in _FOLDERS or _holds_puzzles(self.path))
+        ours = (
+            _declared(self.path, config)
+            or self.session.isinitpath(self.path, with_parents=True)
+            or self.path.name not in _FOLDERS
+            or _holds_puzzles(self.path)
+        )
         for entry in entries:
             path = Path(entry.path)
             if not self.session.isinitpath(path) and ihook.pytest_ignore_collect(collection_path=path, config=config):
@@ -298,7 +336,9 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
             twin = reference_for(path)  # the shipped reference of its id, else solutions/ beside puzzles/
             if twin is None:
                 return MissingSolution.from_parent(parent, path=path)
-            node = PuzzleFile.from_parent(parent, path=path)  # keeps the path asked for, so `pytest puzzles/NN_x.py` selects it
+            node = PuzzleFile.from_parent(
+                parent, path=path
+            )  # keeps the path asked for, so `pytest puzzles/NN_x.py` selects it
             node.source = twin
             return node
         return PuzzleFile.from_parent(parent, path=path)
@@ -323,11 +363,14 @@ class Skipped(pytest.Item):
         from circuits.io import paths
 
         where = paths.shown(self.path.parent)
-        said = (f"{paths.shown(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in "
-                f"the ini option circuits_paths: name the file (pytest {paths.shown(self.path)}) or add {where} to "
-                "circuits_paths")
+        said = (
+            f"{paths.shown(self.path)} looks like a circuits puzzle, but {where}/ is not puzzles/ or solutions/ nor in "
+            f"the ini option circuits_paths: name the file (pytest {paths.shown(self.path)}) or add {where} to "
+            "circuits_paths"
+        )
         self.config.stash[_NOT_CHECKED].append(  # said in the summary too, not only with -rs
-            f"{paths.shown(self.path)} was not checked: add {where} to the ini option circuits_paths, or name the file")
+            f"{paths.shown(self.path)} was not checked: add {where} to the ini option circuits_paths, or name the file"
+        )
         raise pytest.skip.Exception(said, _use_item_location=True)
 
     def reportinfo(self):
@@ -342,7 +385,9 @@ class PuzzleFailure(Exception):
 
 class MissingSolution(pytest.File):
     def collect(self):
-        yield LoadError.from_parent(self, name="solution", message=f"no reference solution for {self.path.name} in solutions/")
+        yield LoadError.from_parent(
+            self, name="solution", message=f"no reference solution for {self.path.name} in solutions/"
+        )
 
 
 class LoadError(pytest.Item):
@@ -355,7 +400,9 @@ class LoadError(pytest.Item):
     def runtest(self):
         from circuits.checking.checker import PuzzleResult
 
-        self.config.stash[_RESULTS].append((self.parent.nodeid, PuzzleResult.unloaded(self.path, CircuitError(self.message))))
+        self.config.stash[_RESULTS].append(
+            (self.parent.nodeid, PuzzleResult.unloaded(self.path, CircuitError(self.message)))
+        )
         raise CircuitError(self.message)
 
     def repr_failure(self, excinfo):
@@ -393,8 +440,11 @@ class PuzzleFile(pytest.File):
         if self._result is None:
             from circuits.checking.cache import cached_check
 
-            self._result = cached_check(self.attempt, not self.config.getoption("circuits_no_cache"),
-                                        margins=not self.config.getoption("--no-margins"))
+            self._result = cached_check(
+                self.attempt,
+                not self.config.getoption("circuits_no_cache"),
+                margins=not self.config.getoption("--no-margins"),
+            )
             self.config.stash[_RESULTS].append((self.nodeid, self._result))
         return self._result
 
@@ -550,17 +600,24 @@ def _sent(nodeid: str, r) -> dict:
     """What the summary table and the progress line read of a result, as data execnet can carry."""
     import dataclasses
 
-    return {"nodeid": nodeid, "name": r.name, "status": r.status, "error": str(r.error) if r.error is not None else None,
-            "todo": [list(r.todo.missing), str(r.todo.path)] if r.todo is not None else None,
-            "path": str(r.attempt.path) if r.attempt else None,
-            "missing": list(r.attempt.missing) if r.attempt else [],
-            "coverage": dataclasses.asdict(r.coverage),
-            "margins": dataclasses.asdict(r.margins) if r.margins is not None else None,
-            "difficulty": r.attempt.puzzle.difficulty if r.attempt else None,
-            "minutes": r.attempt.puzzle.minutes if r.attempt else None,
-            "edits": [[e.name, e.line, e.removed] for e in r.attempt.edits] if r.attempt else [],
-            "targets": [[t.label, t.kind, t.status, str(t.error) if t.error is not None else None, t.worst, t.metric]
-                        for t in r.targets]}
+    return {
+        "nodeid": nodeid,
+        "name": r.name,
+        "status": r.status,
+        "error": str(r.error) if r.error is not None else None,
+        "todo": [list(r.todo.missing), str(r.todo.path)] if r.todo is not None else None,
+        "path": str(r.attempt.path) if r.attempt else None,
+        "missing": list(r.attempt.missing) if r.attempt else [],
+        "coverage": dataclasses.asdict(r.coverage),
+        "margins": dataclasses.asdict(r.margins) if r.margins is not None else None,
+        "difficulty": r.attempt.puzzle.difficulty if r.attempt else None,
+        "minutes": r.attempt.puzzle.minutes if r.attempt else None,
+        "edits": [[e.name, e.line, e.removed] for e in r.attempt.edits] if r.attempt else [],
+        "targets": [
+            [t.label, t.kind, t.status, str(t.error) if t.error is not None else None, t.worst, t.metric]
+            for t in r.targets
+        ],
+    }
 
 
 class _Received:
@@ -571,8 +628,9 @@ class _Received:
 
         self.path = Path(facts["path"])
         self.missing = facts["missing"]
-        self.puzzle = types.SimpleNamespace(id=facts["name"], difficulty=facts.get("difficulty"),
-                                            minutes=facts.get("minutes"))
+        self.puzzle = types.SimpleNamespace(
+            id=facts["name"], difficulty=facts.get("difficulty"), minutes=facts.get("minutes")
+        )
         self.edits = [Edit(name, line, removed) for name, line, removed in facts.get("edits", [])]
 
 
@@ -583,13 +641,29 @@ def _received(facts: dict):
 
     todo = NotAttempted(tuple(facts["todo"][0]), Path(facts["todo"][1])) if facts["todo"] else None
     error = lambda said: CircuitError(said) if said is not None else None  # noqa: E731
-    targets = [TargetResult(label, kind, status, error=error(said), worst=worst, metric=metric,
-                            todo=todo if status == "not attempted" else None)
-               for label, kind, status, said, worst, metric in facts["targets"]]
+    targets = [
+        TargetResult(
+            label,
+            kind,
+            status,
+            error=error(said),
+            worst=worst,
+            metric=metric,
+            todo=todo if status == "not attempted" else None,
+        )
+        for label, kind, status, said, worst, metric in facts["targets"]
+    ]
     coverage = Coverage(**{**facts["coverage"], "lengths": tuple(facts["coverage"]["lengths"])})
-    return PuzzleResult(_Received(facts) if facts["path"] else None, facts["status"], targets, coverage,
-                        error=error(facts["error"]), file=facts["name"], todo=todo,
-                        margins=Margins(**facts["margins"]) if facts["margins"] else None)
+    return PuzzleResult(
+        _Received(facts) if facts["path"] else None,
+        facts["status"],
+        targets,
+        coverage,
+        error=error(facts["error"]),
+        file=facts["name"],
+        todo=todo,
+        margins=Margins(**facts["margins"]) if facts["margins"] else None,
+    )
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

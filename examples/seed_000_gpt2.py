@@ -22,9 +22,17 @@ import sys
 import numpy as np
 
 from circuits import CircuitError, Model
-from circuits.model import functional as F
-from circuits.io.hf import encode, from_hf, halves_logprob, load_hf, load_tokenizer, repeated_random_tokens, token_strings
 from circuits.display.render import console, pattern_heatmap
+from circuits.io.hf import (
+    encode,
+    from_hf,
+    halves_logprob,
+    load_hf,
+    load_tokenizer,
+    repeated_random_tokens,
+    token_strings,
+)
+from circuits.model import functional as F
 
 SENTENCE = "The chicken did not cross the road because it was too tired."
 
@@ -51,8 +59,12 @@ def split_matrices(hf_model, layer: int = 0) -> dict:
     b_Q, b_K, b_V = np.split(bias, 3)
     per_head = lambda M: np.split(M, cfg.n_head, axis=-1)  # noqa: E731  -> n_head × [..., d_head]
     return {
-        "W_Qs": per_head(W_Q), "W_Ks": per_head(W_K), "W_Vs": per_head(W_V),
-        "b_Qs": per_head(b_Q), "b_Ks": per_head(b_K), "b_Vs": per_head(b_V),
+        "W_Qs": per_head(W_Q),
+        "W_Ks": per_head(W_K),
+        "W_Vs": per_head(W_V),
+        "b_Qs": per_head(b_Q),
+        "b_Ks": per_head(b_K),
+        "b_Vs": per_head(b_V),
         "W_O": attn.c_proj.weight.detach().double().numpy(),  # [d_model, d_model]: aheads @ W_O
         "b_O": attn.c_proj.bias.detach().double().numpy(),
         "d_head": cfg.n_embd // cfg.n_head,
@@ -95,15 +107,18 @@ def attention_by_hand(hf_model, model: Model, ids: np.ndarray, layer: int = 0) -
         "A vs circuits pattern": float(np.abs(A_hand - t.pattern[0]).max()),
         "O vs HF attn(X)": float(np.abs(O - O_hf[0].double().numpy()).max()),
         "O vs circuits attn_out": float(np.abs(O - t.attn_out[0]).max()),
-        "W_Q vs circuits head W_Q.T": float(max(np.abs(W - model.head(layer, i).W_Q.T).max()
-                                                for i, W in enumerate(m["W_Qs"]))),
+        "W_Q vs circuits head W_Q.T": float(
+            max(np.abs(W - model.head(layer, i).W_Q.T).max() for i, W in enumerate(m["W_Qs"]))
+        ),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("path", help="a local GPT-2 directory (model and tokenizer)")
-    p.add_argument("--layer", type=int, default=None, help="layer to show for the repeated tokens (default: the middle)")
+    p.add_argument(
+        "--layer", type=int, default=None, help="layer to show for the repeated tokens (default: the middle)"
+    )
     args = p.parse_args(argv)
     try:
         return run(args)
@@ -117,8 +132,11 @@ def run(args) -> int:
     hf_model = load_hf(args.path).double().eval()  # float64, so circuits and HF agree to ~1e-12
     kind = getattr(hf_model.config, "model_type", None)
     if kind != "gpt2":  # the exercises read gpt2's own module names: say so rather than fail on a missing attribute
-        print(f"seed_000_gpt2.py: {args.path} holds a {kind} model; this example needs a GPT-2 model (its c_attn / c_proj layout): "
-              f"try examples/seed_001_gpt_neo.py", file=sys.stderr)
+        print(
+            f"seed_000_gpt2.py: {args.path} holds a {kind} model; this example needs a GPT-2 model (its c_attn / c_proj layout): "
+            f"try examples/seed_001_gpt_neo.py",
+            file=sys.stderr,
+        )
         return 2
     tokenizer = load_tokenizer(args.path, n_vocab=hf_model.config.vocab_size)
     model = from_hf(hf_model, tokenizer)
@@ -135,7 +153,9 @@ def run(args) -> int:
     out.print(f"repeated tokens (last 25): {labels[-25:]}")
     layer = args.layer if args.layer is not None else model.n_layers // 2
     for h in range(model.n_heads(layer)):
-        out.print(pattern_heatmap(trace.pattern(layer, h)[0], labels, title=f"repeated tokens: layer {layer}, head {h}"))
+        out.print(
+            pattern_heatmap(trace.pattern(layer, h)[0], labels, title=f"repeated tokens: layer {layer}, head {h}")
+        )
     out.print("log p(next token): " + " ".join(f"{x:.2f}" for x in halves.series))
     out.print(f"Performance on the first half: {halves.first_half:.3f}")
     out.print(f"Performance on the second half: {halves.second_half:.3f}")

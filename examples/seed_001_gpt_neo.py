@@ -23,9 +23,9 @@ import sys
 import numpy as np
 
 from circuits import CircuitError, Model
-from circuits.model import functional as F
-from circuits.io.hf import from_hf, load_hf
 from circuits.display.render import console, pattern_heatmap
+from circuits.io.hf import from_hf, load_hf
+from circuits.model import functional as F
 
 
 def seed_inputs(d_model: int, seed: int = 2349058, n: int = 5) -> np.ndarray:  # -> [n, d_model] float32
@@ -60,8 +60,8 @@ def seed_head_qk(hf_model, layer: int, i: int) -> np.ndarray:  # -> [d_model, d_
     """The seed's headQK: rows i·d_head … (i+1)·d_head of q_proj and k_proj (Linear stores [out, in])."""
     att = hf_model.transformer.h[layer].attn.attention
     dh = att.head_dim
-    Q = att.q_proj.weight.detach().double().numpy()[i * dh:(i + 1) * dh]  # [d_head, d_model]
-    K = att.k_proj.weight.detach().double().numpy()[i * dh:(i + 1) * dh]
+    Q = att.q_proj.weight.detach().double().numpy()[i * dh : (i + 1) * dh]  # [d_head, d_model]
+    K = att.k_proj.weight.detach().double().numpy()[i * dh : (i + 1) * dh]
     return Q.T @ K
 
 
@@ -79,8 +79,12 @@ def rebuild(hf_model, model: Model, x: np.ndarray, layer: int = 0) -> dict[str, 
     patterns, result = self_attention(model, x, layer)
     fo = fo[0].double().numpy()
     return {
-        "W_QK vs seed headQK": float(max(np.abs(model.head(layer, i).W_QK - seed_head_qk(hf_model, layer, i)).max()
-                                         for i in range(model.n_heads(layer)))),
+        "W_QK vs seed headQK": float(
+            max(
+                np.abs(model.head(layer, i).W_QK - seed_head_qk(hf_model, layer, i)).max()
+                for i in range(model.n_heads(layer))
+            )
+        ),
         "pattern vs HF": float(np.abs(patterns - aw[0].double().numpy()).max()),
         "output vs HF (relative)": float(np.abs(result - fo).max() / max(np.abs(fo).max(), 1e-30)),
     }
@@ -102,9 +106,14 @@ def run(args) -> int:
     out = console()
     hf_model = load_hf(args.path).eval()
     kind = getattr(hf_model.config, "model_type", None)
-    if kind != "gpt_neo":  # the exercises read gpt_neo's own module names: say so rather than fail on a missing attribute
-        print(f"seed_001_gpt_neo.py: {args.path} holds a {kind} model; this example needs a GPT-Neo model (its q_proj / k_proj / v_proj layout): "
-              f"try examples/seed_000_gpt2.py", file=sys.stderr)
+    if (
+        kind != "gpt_neo"
+    ):  # the exercises read gpt_neo's own module names: say so rather than fail on a missing attribute
+        print(
+            f"seed_001_gpt_neo.py: {args.path} holds a {kind} model; this example needs a GPT-Neo model (its q_proj / k_proj / v_proj layout): "
+            f"try examples/seed_000_gpt2.py",
+            file=sys.stderr,
+        )
         return 2
     model = from_hf(hf_model)
     x = seed_inputs(model.d_model)

@@ -82,9 +82,12 @@ def reads(model, layer: int = 0, index: int = 0) -> Reads:
     writes = None
     if h.source.W_O is not None:
         writes = _named(np.any(A.ov_circuit(h).AB != 0, axis=1), labels)
-    return Reads(query=() if fixed else _named(np.any(h.W_Q != 0, axis=0), labels),
-                 key=() if fixed else _named(np.any(h.W_K != 0, axis=0), labels),
-                 value=_named(np.any(h.W_V != 0, axis=0), labels), writes=writes)
+    return Reads(
+        query=() if fixed else _named(np.any(h.W_Q != 0, axis=0), labels),
+        key=() if fixed else _named(np.any(h.W_K != 0, axis=0), labels),
+        value=_named(np.any(h.W_V != 0, axis=0), labels),
+        writes=writes,
+    )
 
 
 def attention(model, tokens: str, layer: int = 0, index: int = 0) -> np.ndarray:  # [query, key]
@@ -155,15 +158,21 @@ def _qk_table(model, layer: int, index: int, title: str):
 
 def _reads_lines(name: str, r: Reads) -> list[str]:
     join = lambda ds: ", ".join(short(d) for d in ds) or "—"  # noqa: E731
-    return [f"{name}", f"  query reads  {join(r.query)}", f"  key reads    {join(r.key)}",
-            f"  value reads  {join(r.value)}",
-            f"  writes       {join(r.writes) if r.writes is not None else '(no W_O: its result z is read)'}"]
+    return [
+        f"{name}",
+        f"  query reads  {join(r.query)}",
+        f"  key reads    {join(r.key)}",
+        f"  value reads  {join(r.value)}",
+        f"  writes       {join(r.writes) if r.writes is not None else '(no W_O: its result z is read)'}",
+    ]
 
 
 def _printer(out):
     """print for lines and for circuits' rich tables alike, rendered to 80 columns without colour."""
+
     def say(x="") -> None:
         print(x if isinstance(x, str) else to_text(x, WIDTH).rstrip(), file=out)
+
     return say
 
 
@@ -177,8 +186,10 @@ def head_pair(out, title: str, left, right, inputs, left_head=(0, 0), right_head
         for line in _reads_lines(f"{model.name}, head {head[0]}.{head[1]}:", reads(model, *head)):
             say(line)
         if model.head(*head).pattern is None:
-            say(f"  score gap    {score_gap(model, inputs[0], *head):.1f} (largest − smallest visible score on "
-                f"{inputs[0]!r})")
+            say(
+                f"  score gap    {score_gap(model, inputs[0], *head):.1f} (largest − smallest visible score on "
+                f"{inputs[0]!r})"
+            )
         else:
             say(f"  fixed pattern {model.head(*head).pattern!r}: no scores")
         values = " ".join(f"{x:.3g}" for x in result(model, inputs[0], *head))
@@ -187,14 +198,22 @@ def head_pair(out, title: str, left, right, inputs, left_head=(0, 0), right_head
     if qk:
         for model, head in ((left, left_head), (right, right_head)):
             if model.head(*head).pattern is None:
-                say(_qk_table(model, *head, title=f"{model.name} {head[0]}.{head[1]}: W_QK as scored "
-                                                  "(rows query, columns key)"))
+                say(
+                    _qk_table(
+                        model,
+                        *head,
+                        title=f"{model.name} {head[0]}.{head[1]}: W_QK as scored (rows query, columns key)",
+                    )
+                )
                 say()
     for tokens in inputs:
         for model, head in ((left, left_head), (right, right_head)):
             p = attention(model, tokens, *head)
-            say(pattern_heatmap(p, _token_labels(model, tokens),
-                                title=f"{model.name} {head[0]}.{head[1]} on {tokens!r}"))
+            say(
+                pattern_heatmap(
+                    p, _token_labels(model, tokens), title=f"{model.name} {head[0]}.{head[1]} on {tokens!r}"
+                )
+            )
         say()
 
 
@@ -211,19 +230,42 @@ def composition(out, model) -> None:
 
 def build() -> dict:
     """Every model the comparison needs: three tracr compiles (~4 s each) and three shipped answers."""
-    return {"hist": compile_hist(), "p18": puzzle("18_histogram"),
-            "vowels": compile_frac_prevs("abce", "aeiou", "tracr frac_prevs"), "p03": puzzle("03_uniform"),
-            "parens": compile_frac_prevs("()", "(", "tracr frac_prevs"), "p19": puzzle("19_balanced_parens")}
+    return {
+        "hist": compile_hist(),
+        "p18": puzzle("18_histogram"),
+        "vowels": compile_frac_prevs("abce", "aeiou", "tracr frac_prevs"),
+        "p03": puzzle("03_uniform"),
+        "parens": compile_frac_prevs("()", "(", "tracr frac_prevs"),
+        "p19": puzzle("19_balanced_parens"),
+    }
 
 
 def report(out, m: dict) -> None:
     """The whole comparison, printed to `out` in 80 columns."""
-    head_pair(out, "RASP hist (tracr, causal) vs puzzle 18: even over BOS and the copies so far",
-              m["hist"], m["p18"], HIST_INPUTS)
-    head_pair(out, "RASP frac_prevs of vowels (tracr) vs puzzle 03: uniform over the prefix",
-              m["vowels"], m["p03"], VOWEL_INPUTS, left_head=(1, 0))
-    head_pair(out, "RASP frac_prevs of '(' (tracr) vs puzzle 19's head 0.0 (bal)",
-              m["parens"], m["p19"], PAREN_INPUTS[:1], left_head=(1, 0), qk=False)
+    head_pair(
+        out,
+        "RASP hist (tracr, causal) vs puzzle 18: even over BOS and the copies so far",
+        m["hist"],
+        m["p18"],
+        HIST_INPUTS,
+    )
+    head_pair(
+        out,
+        "RASP frac_prevs of vowels (tracr) vs puzzle 03: uniform over the prefix",
+        m["vowels"],
+        m["p03"],
+        VOWEL_INPUTS,
+        left_head=(1, 0),
+    )
+    head_pair(
+        out,
+        "RASP frac_prevs of '(' (tracr) vs puzzle 19's head 0.0 (bal)",
+        m["parens"],
+        m["p19"],
+        PAREN_INPUTS[:1],
+        left_head=(1, 0),
+        qk=False,
+    )
     composition(out, m["parens"])
     composition(out, m["p19"])
 

@@ -26,10 +26,10 @@ def word_tokenizer(vocab):
 
 def bridge(model, directory, dtype=None):
     """Save `model` to `directory` as Hugging Face files and boot it in TransformerLens (float64 by default)."""
+    from pathlib import Path
+
     import torch
     from transformer_lens.model_bridge import TransformerBridge
-
-    from pathlib import Path
 
     from circuits import CircuitError
     from circuits.io.hf import to_hf
@@ -37,8 +37,9 @@ def bridge(model, directory, dtype=None):
     if Path(directory).exists() and any(Path(directory).iterdir()):  # save_pretrained would write over its files
         raise CircuitError(f"{directory} is not empty; give a new folder for the Hugging Face files")
     to_hf(model).save_pretrained(directory)  # float64, safetensors
-    return TransformerBridge.boot_transformers(str(directory), dtype=dtype or torch.float64,
-                                               tokenizer=word_tokenizer(model.vocab))
+    return TransformerBridge.boot_transformers(
+        str(directory), dtype=dtype or torch.float64, tokenizer=word_tokenizer(model.vocab)
+    )
 
 
 def main(argv: list[str]) -> int:

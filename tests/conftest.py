@@ -12,7 +12,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "circuits", derandomize=True, database=None, deadline=None, max_examples=60,
+    "circuits",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=60,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("circuits")
@@ -91,10 +95,17 @@ def pytest_cmdline_main(config):
     """The whole suite (`pytest` with no paths, as the README says) runs on one worker per core when pytest-xdist
     is installed (the [dev] extra) and the machine has two or more; `-n N` (`-n 0`: serially), `-p no:xdist`,
     `--pdb` or naming files or tests run as asked. Tests that share a module-scoped fixture stay on one worker."""
-    if (config.pluginmanager.hasplugin("xdist") and not _worker(config)
-            and config.args_source == pytest.Config.ArgsSource.TESTPATHS and config.option.numprocesses is None
-            and config.option.dist == "no" and not config.option.tx and not config.getoption("usepdb", False)
-            and not config.option.collectonly and _cores() >= 2):
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and not _worker(config)
+        and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and config.option.numprocesses is None
+        and config.option.dist == "no"
+        and not config.option.tx
+        and not config.getoption("usepdb", False)
+        and not config.option.collectonly
+        and _cores() >= 2
+    ):
         config.option.numprocesses = "auto"  # one per core; PYTEST_XDIST_AUTO_NUM_WORKERS overrides
         config.option.dist = "loadgroup"
 
@@ -155,8 +166,11 @@ def pytest_sessionfinish(session, exitstatus):
     if READ_LEARNER_FILES:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         where = "; ".join(dict.fromkeys(READ_LEARNER_FILES[:3]))
-        print(f"\nthe suite read the learner's files in {LEARNER_FILES} ({where}): tests read the curriculum's "
-              "copies (helpers.stub, helpers.shipped), never puzzles/", file=sys.stderr)
+        print(
+            f"\nthe suite read the learner's files in {LEARNER_FILES} ({where}): tests read the curriculum's "
+            "copies (helpers.stub, helpers.shipped), never puzzles/",
+            file=sys.stderr,
+        )
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -166,7 +180,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     audits = config.stash.get(MUTATION_AUDITS, [])
     if audits:
         terminalreporter.section("mutation test: non-equivalent mutants killed, per puzzle")
-        lines = [a if isinstance(a, tuple) else (a.puzzle, audit_summary(a)) for a in audits]  # a worker's: (puzzle, line)
+        lines = [
+            a if isinstance(a, tuple) else (a.puzzle, audit_summary(a)) for a in audits
+        ]  # a worker's: (puzzle, line)
         for _, line in sorted(lines):
             terminalreporter.write_line(line)
 

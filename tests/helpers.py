@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from circuits.checking.checker import check
 from circuits.checking import curriculum
+from circuits.checking.checker import check
 from circuits.checking.loader import load
 from circuits.checking.reset import stub_text
 

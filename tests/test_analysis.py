@@ -2,9 +2,8 @@
 
 import io
 import json
-from pathlib import Path
-
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import circuits as C
-from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab
+from circuits import MLP, CircuitError, Head, Layer, LayerNorm, Model, Vocab
 from circuits import analysis as A
+from circuits.analysis.factored import FactoredMatrix
 from circuits.cli import analyze_command
 from circuits.display import render as R
-from circuits.analysis.factored import FactoredMatrix
 
 
 # --- models that mirror the puzzles --------------------------------------------------------------
@@ -42,9 +41,16 @@ def virtual_head_model(read_from_head1=8, beta=None):
     W_O2[range(12, 16), range(4)] = 1
     W_U = np.zeros((7, d))
     W_U[:, 12:16] = np.arange(28).reshape(7, 4) % 3 - 1
-    return Model(Vocab.chars_of("abcdefg"), W_E, layers=[[Head(W_V=W_V1, W_O=W_O1, pattern="previous")],
-                                                          [Head(W_V=W_V2, W_O=W_O2, pattern="previous")]],
-                 W_U=W_U, residual=[f"d{i}" for i in range(d)], n_ctx=10, params=params, name="virtual head")
+    return Model(
+        Vocab.chars_of("abcdefg"),
+        W_E,
+        layers=[[Head(W_V=W_V1, W_O=W_O1, pattern="previous")], [Head(W_V=W_V2, W_O=W_O2, pattern="previous")]],
+        W_U=W_U,
+        residual=[f"d{i}" for i in range(d)],
+        n_ctx=10,
+        params=params,
+        name="virtual head",
+    )
 
 
 FREQS, MAGS = (0.3, 0.9), (1.0, 0.5)
@@ -63,22 +69,52 @@ def induction_model(n_ctx=12, key_reads="prev", query_rotation=True, scale=60.0)
     R = np.zeros((4, 4))
     R[:2, :2], R[2:, 2:] = C.rotation(-FREQS[0]), C.rotation(-FREQS[1])
     pos = np.vstack([rows("cos:0"), rows("sin:0"), rows("cos:1"), rows("sin:1")])
-    previous = Head(W_Q=(R if query_rotation else np.eye(4)) @ pos, W_K=pos, W_V=rows("tok"), W_O=rows("prev").T, scale=scale)
+    previous = Head(
+        W_Q=(R if query_rotation else np.eye(4)) @ pos, W_K=pos, W_V=rows("tok"), W_O=rows("prev").T, scale=scale
+    )
     induction = Head(W_Q=rows("tok"), W_K=rows(key_reads), W_V=rows("tok"), W_O=rows("out").T, scale=scale)
-    return Model(Vocab.chars_of("abcdef"), W_E, W_pos=W_pos, layers=[[previous], [induction]], W_U=rows("out"),
-                 residual=resid, name="induction")
+    return Model(
+        Vocab.chars_of("abcdef"),
+        W_E,
+        W_pos=W_pos,
+        layers=[[previous], [induction]],
+        W_U=rows("out"),
+        residual=resid,
+        name="induction",
+    )
 
 
 def random_model(seed=0, d=12, n_vocab=7, n_heads=(2, 2), d_head=3, n_ctx=10, bias=False, mlp=False, ln=False):
     rng = np.random.default_rng(seed)
     r = lambda *s: rng.normal(size=s)  # noqa: E731
-    layers = [Layer(heads=[Head(W_Q=r(d_head, d), W_K=r(d_head, d), W_V=r(d_head, d), W_O=r(d, d_head),
-                                b_V=r(d_head) if bias else None) for _ in range(n)],
-                    b_O=r(d) if bias else None, mlp=MLP(r(2 * d, d), r(d, 2 * d)) if mlp else None,
-                    ln_attn=LayerNorm() if ln else None)
-              for n in n_heads]
-    return Model(Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d),
-                 b_U=r(n_vocab) if bias else None, qk_multiplier="1/sqrt(d_head)", name=f"random {seed}")
+    layers = [
+        Layer(
+            heads=[
+                Head(
+                    W_Q=r(d_head, d),
+                    W_K=r(d_head, d),
+                    W_V=r(d_head, d),
+                    W_O=r(d, d_head),
+                    b_V=r(d_head) if bias else None,
+                )
+                for _ in range(n)
+            ],
+            b_O=r(d) if bias else None,
+            mlp=MLP(r(2 * d, d), r(d, 2 * d)) if mlp else None,
+            ln_attn=LayerNorm() if ln else None,
+        )
+        for n in n_heads
+    ]
+    return Model(
+        Vocab.numbered(n_vocab),
+        r(d, n_vocab),
+        W_pos=r(d, n_ctx),
+        layers=layers,
+        W_U=r(n_vocab, d),
+        b_U=r(n_vocab) if bias else None,
+        qk_multiplier="1/sqrt(d_head)",
+        name=f"random {seed}",
+    )
 
 
 # --- FactoredMatrix equals its dense product -----------------------------------------------------
@@ -108,7 +144,7 @@ def test_factored_results_equal_the_dense_ones(f):
     np.testing.assert_allclose(U.T @ U, np.eye(len(S)), atol=1e-10)
     dense_S = np.linalg.svd(dense, compute_uv=False)
     np.testing.assert_allclose(S, dense_S[: len(S)], atol=1e-10)
-    assert np.all(dense_S[len(S):] < 1e-10)
+    assert np.all(dense_S[len(S) :] < 1e-10)
     assert f.norm() == pytest.approx(np.linalg.norm(dense), abs=1e-10)
     assert f.rank() == np.linalg.matrix_rank(dense)
 
@@ -201,8 +237,14 @@ def test_a_flat_position_table_has_no_peak():
 def test_copying_score_is_plus_one_for_copying_minus_one_for_suppressing():
     model = induction_model()
     assert A.copying_score(model, (1, 0)) == pytest.approx(1.0)
-    flipped = Model(model.vocab, model.W_E, W_pos=model.W_pos, layers=[[h.source for h in b.heads] for b in model.blocks],
-                    W_U=-model.W_U, residual=model.residual)
+    flipped = Model(
+        model.vocab,
+        model.W_E,
+        W_pos=model.W_pos,
+        layers=[[h.source for h in b.heads] for b in model.blocks],
+        W_U=-model.W_U,
+        residual=model.residual,
+    )
     assert A.copying_score(flipped, (1, 0)) == pytest.approx(-1.0)
     assert np.isnan(A.copying_score(model, (0, 0)))  # writes prev:*, which W_U never reads
 
@@ -214,7 +256,9 @@ def test_tables_say_what_is_missing():
     bare = Model(model.vocab, model.W_E, layers=[[h.source for h in b.heads] for b in model.blocks])
     with pytest.raises(CircuitError, match="full OV circuit of head 1.0 needs W_U"):
         A.full_ov(bare, (1, 0))
-    wide = Model(model.vocab, model.W_E, layers=[[h.source for h in b.heads] for b in model.blocks], W_U=np.ones((3, 16)))
+    wide = Model(
+        model.vocab, model.W_E, layers=[[h.source for h in b.heads] for b in model.blocks], W_U=np.ones((3, 16))
+    )
     with pytest.raises(CircuitError, match="W_U has 3 rows but the vocabulary has 7 tokens"):
         A.copying_score(wide, (1, 0))
 
@@ -244,9 +288,11 @@ def mixed_model() -> Model:
     rng = np.random.default_rng(5)
     r = lambda *s: rng.normal(size=s)  # noqa: E731
     d = 6
-    layers = [[Head(W_Q=r(2, d), W_K=r(2, d), W_V=r(3, d), W_O=r(d, 3)), Head(W_Q=r(8, d), W_K=r(8, d), W_V=r(1, d))],
-              [Head(W_Q=r(4, d), W_K=r(4, d), W_V=r(9, d), W_O=r(d, 9))],
-              [Head(W_Q=r(1, d), W_K=r(1, d), W_V=r(2, d), W_O=r(d, 2)), Head(W_V=r(2, d), W_O=r(d, 2), pattern="first")]]
+    layers = [
+        [Head(W_Q=r(2, d), W_K=r(2, d), W_V=r(3, d), W_O=r(d, 3)), Head(W_Q=r(8, d), W_K=r(8, d), W_V=r(1, d))],
+        [Head(W_Q=r(4, d), W_K=r(4, d), W_V=r(9, d), W_O=r(d, 9))],
+        [Head(W_Q=r(1, d), W_K=r(1, d), W_V=r(2, d), W_O=r(d, 2)), Head(W_V=r(2, d), W_O=r(d, 2), pattern="first")],
+    ]
     return Model(Vocab.numbered(4), r(d, 4), layers=layers)
 
 
@@ -259,7 +305,11 @@ def test_composition_scores_equal_the_dense_formula_and_use_matched_baselines(mo
         for h2 in model.heads():
             for kind in "QKV":
                 left = {"Q": h2.W_QK.T, "K": h2.W_QK, "V": h2.W_OV}[kind]
-                if h2.layer > h1.layer and (kind == "V" or h2.pattern is None) and np.linalg.norm(left) * np.linalg.norm(h1.W_OV) > 0:
+                if (
+                    h2.layer > h1.layer
+                    and (kind == "V" or h2.pattern is None)
+                    and np.linalg.norm(left) * np.linalg.norm(h1.W_OV) > 0
+                ):
                     expected.add((kind, A.head_name(h1), A.head_name(h2)))
     assert {(c.kind, c.earlier, c.later) for c in scores} == expected
     for c in scores:
@@ -296,7 +346,9 @@ def test_a_virtual_head_through_one_of_many_dimensions_stands_out_where_composit
     rng = np.random.default_rng(0)  # random heads of the same ranks sit near the baseline
     r = lambda *s: rng.normal(size=s)  # noqa: E731
     d = model.d_model
-    random = Model(model.vocab, model.W_E, layers=[[Head(W_V=r(4, d), W_O=r(d, 4), pattern="previous")] for _ in range(2)])
+    random = Model(
+        model.vocab, model.W_E, layers=[[Head(W_V=r(4, d), W_O=r(d, 4), pattern="previous")] for _ in range(2)]
+    )
     assert A.virtual_strengths(random)[0].verdict == "near"
     summary = A.analyze(model)
     assert {"kind": "virtual", "earlier": "0.0", "later": "1.0"}.items() <= summary["composition"][-1].items()
@@ -348,7 +400,9 @@ def test_virtual_head_stays_symbolic():
     beta = sympy.Symbol("beta")
     assert A.exact_virtual_ov(model, "0.0", "1.0") == beta * unit(15, 0)
     assert A.exact_virtual_ov(model, "0.0", "1.0", bind=True) == 2 * unit(15, 0)
-    text = R.to_text(R.exact_table(A.exact_virtual_ov(model, "0.0", "1.0"), model.residual.labels, model.residual.labels))
+    text = R.to_text(
+        R.exact_table(A.exact_virtual_ov(model, "0.0", "1.0"), model.residual.labels, model.residual.labels)
+    )
     assert "beta" in text and "d15" in text and "d3" not in text  # zero rows and columns hidden
 
 
@@ -403,8 +457,9 @@ def test_the_path_view_refuses_mlps_and_layernorm():
 
 
 # --- the summary, the report, the command -----------------------------------------------------------
-@pytest.mark.parametrize("make", [virtual_head_model, induction_model, lambda: random_model(3, bias=True),
-                                  lambda: random_model(4, mlp=True)])
+@pytest.mark.parametrize(
+    "make", [virtual_head_model, induction_model, lambda: random_model(3, bias=True), lambda: random_model(4, mlp=True)]
+)
 def test_the_summary_round_trips_through_json(make):
     model = make()
     summary = A.analyze(model)
@@ -428,8 +483,16 @@ def test_the_summary_holds_the_known_structure():
 def test_the_report_reads_without_colour():
     text = R.to_text(R.analysis_report(A.analyze(induction_model())))
     assert "\x1b" not in text
-    for needle in ("head 0.0", "position table peaks at i-1", "copying score +1.000", "prev:5",
-                   "above", "below", "query ↓ key →", "0.0 → 1.0"):
+    for needle in (
+        "head 0.0",
+        "position table peaks at i-1",
+        "copying score +1.000",
+        "prev:5",
+        "above",
+        "below",
+        "query ↓ key →",
+        "0.0 → 1.0",
+    ):
         assert needle in text, needle
     assert re.search(r"\n K +0\.0 → 1\.0 +0\.408", text)
     rows = {line.split()[0]: line for line in text.splitlines() if line.strip().startswith("tok:")}
@@ -437,8 +500,11 @@ def test_the_report_reads_without_colour():
 
 
 def test_circuit_table_marks_each_row_peak_and_hides_the_future():
-    text = R.to_text(R.circuit_table([[1, 0, 0], [2, 5, 0], [0, 3, 1]], ["q0", "q1", "q2"], ["k0", "k1", "k2"],
-                                     title="t", causal=True))
+    text = R.to_text(
+        R.circuit_table(
+            [[1, 0, 0], [2, 5, 0], [0, 3, 1]], ["q0", "q1", "q2"], ["k0", "k1", "k2"], title="t", causal=True
+        )
+    )
     lines = {l.split()[0]: l.split()[1:] for l in text.splitlines() if l.strip().startswith("q")}
     assert lines == {"q0": ["1", "·", "·"], "q1": ["2", "5*", "·"], "q2": ["0", "3*", "1"]}
     sparse = R.to_text(R.circuit_table(np.diag([0.0, 2.0, 0.0]), ["a", "b", "c"], ["x", "y", "z"]))
@@ -522,7 +588,9 @@ def test_reference_virtual_head_product_is_exact():
     assert any(m.norm() > 0 for m in products.values())
     for (a, b), m in products.items():
         if A.is_exact(model.head(*map(int, a.split(".")))) and A.is_exact(model.head(*map(int, b.split(".")))):
-            np.testing.assert_allclose(np.array(A.exact_virtual_ov(model, a, b, bind=True), dtype=float), m.AB, atol=1e-12)
+            np.testing.assert_allclose(
+                np.array(A.exact_virtual_ov(model, a, b, bind=True), dtype=float), m.AB, atol=1e-12
+            )
 
 
 def test_the_worksheets_claims_about_composition_hold_for_the_reference_solutions():

@@ -15,8 +15,8 @@ from helpers import ROOT
 from circuits.checking.checker import check
 from circuits.checking.pipeline import load
 from circuits.cli import main
-from circuits.errors import CircuitError
 from circuits.display import findings, words
+from circuits.errors import CircuitError
 
 # A small valid puzzle: is the first letter a consonant (one head, an Output target and an Attention target).
 TEMPLATE = '''"""Puzzle 92 · Is the first letter a consonant?"""
@@ -132,22 +132,28 @@ def test_loading_only_loads_and_validation_is_the_next_stage(here, monkeypatch):
 def test_a_sharpness_name_the_answer_lacks(here):
     with pytest.raises(CircuitError) as e:
         load(write(here, 'sharpness=["s"]', 'sharpness=["W_X"]'))
-    assert one_line(e) == ("92_first.py: sharpness: 'W_X' is neither an answer name (W_Q, W_K, W_V) nor a sympy symbol "
-                           "the file defines; name the matrices that set the sharpness, or a symbol bound in params")
+    assert one_line(e) == (
+        "92_first.py: sharpness: 'W_X' is neither an answer name (W_Q, W_K, W_V) nor a sympy symbol "
+        "the file defines; name the matrices that set the sharpness, or a symbol bound in params"
+    )
 
 
 def test_an_example_outside_the_vocabulary(here):
     with pytest.raises(CircuitError) as e:
         load(write(here, '"cbcce"', '"ab1ce"'))
-    assert one_line(e).startswith("92_first.py: examples[0]: 'ab1ce' has '1' at position 2, which is not in the "
-                                  "inputs' alphabet ('a' 'b' 'c' 'd' 'e')")
+    assert one_line(e).startswith(
+        "92_first.py: examples[0]: 'ab1ce' has '1' at position 2, which is not in the "
+        "inputs' alphabet ('a' 'b' 'c' 'd' 'e')"
+    )
 
 
 def test_a_spec_of_the_wrong_length(here):
     with pytest.raises(CircuitError) as e:
         load(write(here, "for _ in tokens]", "for _ in tokens[1:]]"))
-    assert one_line(e) == ("92_first.py: targets[0] (Output): spec('cbcce') returned 4 values for 5 tokens; it needs one "
-                           "per token (None where nothing is expected)")
+    assert one_line(e) == (
+        "92_first.py: targets[0] (Output): spec('cbcce') returned 4 values for 5 tokens; it needs one "
+        "per token (None where nothing is expected)"
+    )
 
 
 def test_a_spec_of_the_wrong_type(here):
@@ -166,9 +172,11 @@ def test_a_spec_raising_on_an_example(here):
 def test_a_where_of_the_wrong_shape(here):
     with pytest.raises(CircuitError) as e:
         load(write(here, "np.zeros(ids.shape, dtype=int)", "np.zeros((1, 2), dtype=int)"))
-    assert one_line(e) == ("92_first.py: targets[1] (Attention): where(ids) returned shape (1, 2) for ids of shape (1, 5); "
-                           "it needs (1, 5) (a key position per query, −1 for none) or (1, 5, 5) (booleans: the keys "
-                           "each query may attend)")
+    assert one_line(e) == (
+        "92_first.py: targets[1] (Attention): where(ids) returned shape (1, 2) for ids of shape (1, 5); "
+        "it needs (1, 5) (a key position per query, −1 for none) or (1, 5, 5) (booleans: the keys "
+        "each query may attend)"
+    )
 
 
 def test_a_where_pointing_at_a_later_key(here):
@@ -193,19 +201,27 @@ def test_a_runs_class_outside_the_alphabet(here):
     text = 'Inputs(vocab.tokens, min_len=1, max_len=12, families=[__import__("circuits.checking").checking.Runs({"v": "ax"})])'
     with pytest.raises(CircuitError) as e:
         load(write(here, "Inputs(vocab.tokens, min_len=1, max_len=12)", text))
-    assert "92_first.py: inputs: the class 'v' of runs of one class has 'x', which is not in the alphabet" in one_line(e)
+    assert "92_first.py: inputs: the class 'v' of runs of one class has 'x', which is not in the alphabet" in one_line(
+        e
+    )
 
 
 # --- the author's code failing during a check: the puzzle's mistake, with target, input and line ---------------------
 def test_a_spec_raising_on_longer_inputs_is_the_puzzles_mistake(here):
-    path = write(here, "def spec(tokens):\n", "def spec(tokens):\n    if len(tokens) > 6:\n        raise ValueError('too long')\n")
+    path = write(
+        here,
+        "def spec(tokens):\n",
+        "def spec(tokens):\n    if len(tokens) > 6:\n        raise ValueError('too long')\n",
+    )
     result = check(load(path), n_random=300, property_examples=20, margins=False)
     assert result.status == "error"
     msg = one_line(words.said(result))
     line = line_of(path, "raise ValueError('too long')")
     assert msg.startswith(f"92_first.py: the puzzle's spec raised ValueError at line {line} on input '")
-    assert "while checking target \"head 0.0 z (A·V) ≈ spec within 0.1\": too long (a mistake in the puzzle's own " \
-           "code, not in the answer)" in msg
+    assert (
+        'while checking target "head 0.0 z (A·V) ≈ spec within 0.1": too long (a mistake in the puzzle\'s own '
+        "code, not in the answer)" in msg
+    )
     assert len(msg.split("on input '")[1].split("'")[0]) == 7  # the shortest input that raises
 
 
@@ -222,7 +238,8 @@ def test_a_build_that_forgets_the_params(here):
     result = check(load(write(here, "params=answer.params,", "")), n_random=100, property_examples=0, margins=False)
     assert one_line(words.said(result)) == (
         "92_first.py: build: the answer binds s in params, but build() does not pass them to the Model: write "
-        "Model(..., params=answer.params) (a mistake in the puzzle's own code, not in the answer)")
+        "Model(..., params=answer.params) (a mistake in the puzzle's own code, not in the answer)"
+    )
 
 
 def test_a_build_that_reads_an_undeclared_name(here):
@@ -230,7 +247,8 @@ def test_a_build_that_reads_an_undeclared_name(here):
     result = check(load(path), n_random=100, property_examples=0, margins=False)
     assert one_line(words.said(result)) == (
         f"92_first.py: build() at line {line_of(path, 'answer.W_OV')} reads answer.W_OV, which is in neither answer= nor optional= (W_Q, W_K, W_V, "
-        "params); add it to one of them (a mistake in the puzzle's own code, not in the answer)")
+        "params); add it to one of them (a mistake in the puzzle's own code, not in the answer)"
+    )
 
 
 def test_a_code_compare_raising_is_the_puzzles_mistake_and_the_learners_code_raising_is_theirs():
@@ -252,9 +270,11 @@ def test_a_code_compare_raising_is_the_puzzles_mistake_and_the_learners_code_rai
     broken.answer.double = lambda n: 2 * n
     result = check(broken, property_examples=30)
     assert result.status == "error"
-    assert one_line(words.said(result)).endswith("the puzzle's compare() raised KeyError at line "
-                                             f"{compare.__code__.co_firstlineno + 2} ('missing') (a mistake in the "
-                                             "puzzle's own code, not in the answer)")
+    assert one_line(words.said(result)).endswith(
+        "the puzzle's compare() raised KeyError at line "
+        f"{compare.__code__.co_firstlineno + 2} ('missing') (a mistake in the "
+        "puzzle's own code, not in the answer)"
+    )
 
     def wrong(n):
         raise ZeroDivisionError("learner")
@@ -274,16 +294,24 @@ def test_every_shipped_puzzle_and_solution_validates(tmp_path):
 
 
 # --- the report says what was not certified ---------------------------------------------------------------------------
-BIG = (('vocab = Vocab.chars_of("abcdefghijklmnopqrstuvwxyz")\nresid = Basis(["vowel", "consonant", "first", '
-        '*[f"tok:{t}" for t in vocab.tokens]])'),
-       'W_E["vowel" if t in "ae" else "consonant", t] = 1\n    W_E[f"tok:{t}", t] = 1')
+BIG = (
+    (
+        'vocab = Vocab.chars_of("abcdefghijklmnopqrstuvwxyz")\nresid = Basis(["vowel", "consonant", "first", '
+        '*[f"tok:{t}" for t in vocab.tokens]])'
+    ),
+    'W_E["vowel" if t in "ae" else "consonant", t] = 1\n    W_E[f"tok:{t}", t] = 1',
+)
 
 
 def big(folder):
     path = write(folder, 'vocab = Vocab.chars_of("abcde")\nresid = Basis(["vowel", "consonant", "first"])', BIG[0])
     text = path.read_text().replace('W_E["vowel" if t in "ae" else "consonant", t] = 1', BIG[1])
-    text = text.replace("min_len=1, max_len=12", "min_len=4, max_len=12").replace("[[s, s, 0]]", "[[s, s, 0] + [0] * 26]")
-    text = text.replace("[[0, 0, 1]]", "[[0, 0, 1] + [0] * 26]").replace("[[0, 1, 0], [0, 0, 0]]", "[[0, 1, 0] + [0] * 26, [0] * 29]")
+    text = text.replace("min_len=1, max_len=12", "min_len=4, max_len=12").replace(
+        "[[s, s, 0]]", "[[s, s, 0] + [0] * 26]"
+    )
+    text = text.replace("[[0, 0, 1]]", "[[0, 0, 1] + [0] * 26]").replace(
+        "[[0, 1, 0], [0, 0, 0]]", "[[0, 1, 0] + [0] * 26, [0] * 29]"
+    )
     path.write_text(text.replace('"cbcce", "eacca"', '"cbcce", "eacaa"'))
     return path
 
@@ -297,13 +325,17 @@ def test_a_skipped_exhaustive_stage_is_said_in_text_and_json(here, capsys):
     assert main(["check", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "solved" and data["coverage"]["small_inputs"] == 0
-    assert data["coverage"]["skipped"] == [("exhaustive: skipped, 26^4 = 456,976 inputs exceed the budget of 20,000 "
-                                            "(Inputs(exhaustive_budget=...))"), NO_WRITES]
+    assert data["coverage"]["skipped"] == [
+        ("exhaustive: skipped, 26^4 = 456,976 inputs exceed the budget of 20,000 (Inputs(exhaustive_budget=...))"),
+        NO_WRITES,
+    ]
     assert data["margins"]
 
 
-NO_WRITES = ("declared writes and reads: no reference solution found (solutions/NN_name.py beside puzzles/, or "
-             "in $CIRCUITS_COURSE) and no writes= or reads= in the Puzzle")
+NO_WRITES = (
+    "declared writes and reads: no reference solution found (solutions/NN_name.py beside puzzles/, or "
+    "in $CIRCUITS_COURSE) and no writes= or reads= in the Puzzle"
+)
 
 
 def test_a_full_check_says_nothing_was_skipped(here, capsys):
@@ -336,9 +368,15 @@ def test_a_puzzle_file_named_on_the_command_line_is_checked(course, pytester):
 def test_a_puzzle_folder_elsewhere_is_skipped_saying_why(course, pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs", "mycourse/")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines([("SKIPPED * mycourse/92_first.py looks like a circuits puzzle, but mycourse/ is not "
-                                  "puzzles/ or solutions/ nor in the ini option circuits_paths: name the file (pytest "
-                                  "mycourse/92_first.py) or add mycourse to circuits_paths")])
+    result.stdout.fnmatch_lines(
+        [
+            (
+                "SKIPPED * mycourse/92_first.py looks like a circuits puzzle, but mycourse/ is not "
+                "puzzles/ or solutions/ nor in the ini option circuits_paths: name the file (pytest "
+                "mycourse/92_first.py) or add mycourse to circuits_paths"
+            )
+        ]
+    )
 
 
 def test_a_folder_declared_in_circuits_paths_is_collected(course, pytester):
@@ -356,18 +394,24 @@ def test_circuits_check_takes_a_puzzle_file_anywhere(here, capsys):
 
 # --- circuits new, pytest and circuits audit from an empty folder ----------------------------------------------------
 def _env():
-    return {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
-            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
 
 
 def test_new_then_pytest_then_audit_from_an_empty_folder(tmp_path):
     def run(*argv):
-        return subprocess.run([sys.executable, *argv], cwd=tmp_path, env=_env(), capture_output=True, text=True,
-                              timeout=300, check=False)
+        return subprocess.run(
+            [sys.executable, *argv], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300, check=False
+        )
+
     made = run("-m", "circuits.cli", "new", "01_fraction", ".")
     assert made.returncode == 0, made.stderr
-    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.py")) == \
-        ["puzzles/01_fraction.py", "solutions/01_fraction.py"]
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.py")) == [
+        "puzzles/01_fraction.py",
+        "solutions/01_fraction.py",
+    ]
     tested = run("-m", "pytest", "-p", "no:cacheprovider", "--no-margins", "-rs", "puzzles/")
     assert tested.returncode == 0, tested.stdout
     assert "1 skipped" in tested.stdout and "not attempted: fill in W_V in puzzles/01_fraction.py" in tested.stdout
@@ -376,8 +420,9 @@ def test_new_then_pytest_then_audit_from_an_empty_folder(tmp_path):
     audited = run("-m", "circuits.cli", "audit", "solutions/01_fraction.py")
     assert audited.returncode == 0, audited.stderr
     # 6 edits of the answer and 1 tolerance probe (a bias of 1.5 × the tolerance on W_V's one row)
-    assert audited.stdout.startswith("01_fraction · solutions/01_fraction.py\nmutants killed: 7/7 (100%); allowed "
-                                     "as equivalent: 0;")
+    assert audited.stdout.startswith(
+        "01_fraction · solutions/01_fraction.py\nmutants killed: 7/7 (100%); allowed as equivalent: 0;"
+    )
     by_number = run("-m", "circuits.cli", "audit", "1")
     assert by_number.returncode == 0 and by_number.stdout.startswith("01_fraction")
     by_puzzle_file = run("-m", "circuits.cli", "audit", "puzzles/01_fraction.py")  # unfilled: its solution twin
@@ -391,7 +436,8 @@ def test_new_never_overwrites(here, capsys):
     assert main(["new", "05_mine"]) == 2
     assert mine.read_text() == "my own work\n"
     assert one_line(capsys.readouterr().err.strip()) == (
-        "circuits: new: puzzles/05_mine.py already exists; nothing was written (choose another name, or move it away)")
+        "circuits: new: puzzles/05_mine.py already exists; nothing was written (choose another name, or move it away)"
+    )
     assert main(["new", "05_other"]) == 2  # the number is taken
     assert not (here / "puzzles" / "05_other.py").exists()
     assert main(["new", "5_bad"]) == 2
@@ -405,17 +451,24 @@ def test_audit_names_each_survivor_with_its_closest_call_and_honours_the_allow_l
     assert main(["audit", str(solution)]) == 1
     out = capsys.readouterr().out
     assert out.startswith("07_lax · solutions/07_lax.py\nmutants killed: 3/7 (43%); allowed as equivalent: 0; 7 in all")
-    assert ("  W_V[[]0, a]: → 0\n    closest call: on 'a', largest error 1 (tolerance 1)\n"
-            "    in \"head 0.0's result is the fraction of a's so far (±0.01)\"\n") in out
+    assert (
+        "  W_V[[]0, a]: → 0\n    closest call: on 'a', largest error 1 (tolerance 1)\n"
+        "    in \"head 0.0's result is the fraction of a's so far (±0.01)\"\n"
+    ) in out
     assert "  whole answer: × 0.1\n    closest call: on 'a', largest error 0.9 (tolerance 1)\n" in out
     assert all(len(line) <= 80 for line in out.splitlines())
     assert main(["audit", str(solution), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert [(s["entry"], s["change"]) for s in data["survived"]] == [
-        ("W_V[0, a]", "→ 0"), ("W_V[0, b]", "0 → 1"), ("W_V", "columns a ↔ b"), ("whole answer", "× 0.1")]
+        ("W_V[0, a]", "→ 0"),
+        ("W_V[0, b]", "0 → 1"),
+        ("W_V", "columns a ↔ b"),
+        ("whole answer", "× 0.1"),
+    ]
     reviewed = [(s["mutant"], "reviewed for this test") for s in data["survived"]] + [("W_Q*", "stale")]
-    solution.write_text(solution.read_text().replace("ALLOWED_MUTANTS: list[tuple[str, str]] = []",
-                                                     f"ALLOWED_MUTANTS = {reviewed!r}"))
+    solution.write_text(
+        solution.read_text().replace("ALLOWED_MUTANTS: list[tuple[str, str]] = []", f"ALLOWED_MUTANTS = {reviewed!r}")
+    )
     assert main(["audit", str(solution)]) == 0
     out = capsys.readouterr().out
     assert f"allowed as equivalent: {len(reviewed) - 1};" in out and "mutants killed: 3/3 (100%)" in out
@@ -430,8 +483,9 @@ def test_audit_names_a_surviving_tolerance_probe_with_its_closest_call(tmp_path,
     text = (SOLUTIONS / "27_centred_copy.py").read_text(encoding="utf-8")
     mine = tmp_path / "solutions" / "91_probed.py"
     mine.parent.mkdir()
-    mine.write_text(text.replace("number=27,", "number=91,").replace('name="centred_copy"', 'name="probed"'),
-                    encoding="utf-8")
+    mine.write_text(
+        text.replace("number=27,", "number=91,").replace('name="centred_copy"', 'name="probed"'), encoding="utf-8"
+    )
     monkeypatch.chdir(tmp_path)
     assert main(["audit", str(mine)]) == 1
     out = capsys.readouterr().out
@@ -446,7 +500,9 @@ def test_audit_of_a_failing_reference_is_one_line(here, capsys):
     capsys.readouterr()
     assert main(["audit", str(solution)]) == 2
     err = one_line(capsys.readouterr().err.strip())
-    assert err.startswith("circuits: solutions/08_broken.py: the reference solution does not pass its own check (fails: ")
+    assert err.startswith(
+        "circuits: solutions/08_broken.py: the reference solution does not pass its own check (fails: "
+    )
 
 
 def test_a_shipped_puzzle_passes_its_own_audit(capsys, monkeypatch):
@@ -513,10 +569,15 @@ def test_each_printed_survivor_pasted_into_the_allow_list_explains_it_and_an_unu
     assert "whole answer × 10" not in survivors  # killed: allowing it is needless, not unmatched
     typo = "W_K0: columns bos ↔ pos:0"
     for pasted in (printed, [s["allow"] for s in data["survived"]]):
-        entries = [(p, "pasted from the audit's report") for p in pasted] + [(typo, "no W_K0 here"),
-                                                                            ("whole answer × 10", "killed anyway")]
-        solution.write_text(text.replace("tol=0.01", "tol=1.0").replace(
-            "ALLOWED_MUTANTS: list[tuple[str, str]] = []", f"ALLOWED_MUTANTS = {entries!r}"))
+        entries = [(p, "pasted from the audit's report") for p in pasted] + [
+            (typo, "no W_K0 here"),
+            ("whole answer × 10", "killed anyway"),
+        ]
+        solution.write_text(
+            text.replace("tol=0.01", "tol=1.0").replace(
+                "ALLOWED_MUTANTS: list[tuple[str, str]] = []", f"ALLOWED_MUTANTS = {entries!r}"
+            )
+        )
         assert main(["audit", str(solution)]) == 0
         out = capsys.readouterr().out
         assert "mutants killed: 3/3 (100%); allowed as equivalent: 4;" in out and "survived" not in out
@@ -533,9 +594,12 @@ def test_an_after_bos_that_names_no_token(here):
     path = write(here, "HeadZ, Inputs, Output, Puzzle", "HeadZ, Inputs, NextToken, Output, Puzzle")
     text = path.read_text(encoding="utf-8").replace(
         "Attention(0, 0, where, min_mass=0.9)]",
-        "Attention(0, 0, where, min_mass=0.9),\n             NextToken(lambda t: [None] * len(t), after_bos=lambda t: 'z')]")
+        "Attention(0, 0, where, min_mass=0.9),\n             NextToken(lambda t: [None] * len(t), after_bos=lambda t: 'z')]",
+    )
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CircuitError) as e:
         load(path)
-    assert one_line(e) == ("92_first.py: targets[2] (NextToken): after_bos('cbcce') returned 'z', which is not a token "
-                           "of the puzzle's alphabet")
+    assert one_line(e) == (
+        "92_first.py: targets[2] (NextToken): after_bos('cbcce') returned 'z', which is not a token "
+        "of the puzzle's alphabet"
+    )

@@ -12,8 +12,11 @@ from circuits.checking.loader import load
 from circuits.errors import CircuitError
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted(p for p in (ROOT / "solutions").glob("[0-9][0-9]_*.py")  # the puzzles' code is the same above the answer
-               if "batched=" in p.read_text(encoding="utf-8"))
+FILES = sorted(
+    p
+    for p in (ROOT / "solutions").glob("[0-9][0-9]_*.py")  # the puzzles' code is the same above the answer
+    if "batched=" in p.read_text(encoding="utf-8")
+)
 
 
 def _inputs(puzzle, n: int = 3000) -> list[list[str]]:
@@ -57,8 +60,10 @@ def test_the_batched_spec_equals_the_plain_one(path):
 def test_a_wrong_batched_spec_is_caught_by_the_comparison():
     puzzle = load(ROOT / "solutions" / "01_consonants.py").puzzle
     [target] = puzzle.targets
-    swapped = lambda letters: target.batched(letters)[..., ::-1]
-    off_by_one = lambda letters: np.roll(target.batched(letters), 1, axis=1)
+    def swapped(letters):
+        return target.batched(letters)[..., ::-1]
+    def off_by_one(letters):
+        return np.roll(target.batched(letters), 1, axis=1)
     inputs = _inputs(puzzle, 500)
     assert len(mismatches(target.spec, swapped, inputs)) == len(inputs)
     assert mismatches(target.spec, off_by_one, inputs)
@@ -78,6 +83,9 @@ def test_a_batched_spec_of_the_wrong_shape_is_one_line_naming_it():
     attempt = load(ROOT / "solutions" / "01_consonants.py")
     [target] = attempt.puzzle.targets
     wrong = dataclasses.replace(target, batched=lambda letters: np.zeros(letters.shape))
-    with pytest.raises(CircuitError, match=r"the batched spec for .* returned shape \(2, 3\) for 2 inputs of 3 tokens; "
-                                           r"it needs \(2, 3, 2\)"):
+    with pytest.raises(
+        CircuitError,
+        match=r"the batched spec for .* returned shape \(2, 3\) for 2 inputs of 3 tokens; "
+        r"it needs \(2, 3, 2\)",
+    ):
         evaluate(attempt.model(), [wrong], [list("abc"), list("bca")])

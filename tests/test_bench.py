@@ -38,7 +38,12 @@ def test_a_missed_target_is_reported_as_missed_in_text_and_json():
     json.dumps(data)  # serialisable as it is
     assert [f["met"] for f in data["figures"]] == [False, True, None] and (data["met"], data["judged"]) == (1, 2)
     first = data["figures"][0]
-    assert (first["target"], first["measured"], first["goal"], first["op"]) == ("circuits check 8 --solution", 2.5, 1.5, "<=")
+    assert (first["target"], first["measured"], first["goal"], first["op"]) == (
+        "circuits check 8 --solution",
+        2.5,
+        1.5,
+        "<=",
+    )
 
 
 def test_a_figure_not_measured_has_no_verdict():
@@ -82,8 +87,9 @@ def test_without_torch_the_forward_section_is_skipped(monkeypatch):
     assert fig.measured is None and fig.met is None and "torch not installed" in fig.note
 
 
-@pytest.mark.parametrize("name", ["consonants", "previous_token", "virtual_head", "induction_pointer",
-                                  "induction_repeated"])
+@pytest.mark.parametrize(
+    "name", ["consonants", "previous_token", "virtual_head", "induction_pointer", "induction_repeated"]
+)
 def test_the_torch_baseline_computes_what_circuits_does(name):
     pytest.importorskip("torch")
     [attempt] = bench.references([name])
@@ -108,8 +114,9 @@ def test_the_audit_and_suite_sections_judge_against_issue_26s_goals(monkeypatch)
     assert audit.measured > 0 and audit.met in (True, False)
     assert re.search(r"CPU; \d+ mutants: \d+ killed, \d+ allowed, 0 survived", audit.note), audit.note
     ran = []
-    monkeypatch.setattr(bench, "wall", lambda cmd, repeats, cwd=bench.ROOT, first=(): ran.append((cmd, first))
-                        or (130.0, 1))
+    monkeypatch.setattr(
+        bench, "wall", lambda cmd, repeats, cwd=bench.ROOT, first=(): ran.append((cmd, first)) or (130.0, 1)
+    )
     [suite, cpu] = bench.suite(bench.Settings(**TINY))
     [(cmd, first)] = ran
     assert cmd[1:3] == ["-m", "pytest"] and "puzzles/" not in cmd  # the README's `pytest`: tests/
@@ -121,14 +128,16 @@ def test_the_audit_and_suite_sections_judge_against_issue_26s_goals(monkeypatch)
 def test_the_suite_runs_as_on_a_fresh_machine():
     """benchmarks/fresh_machine on PYTHONPATH hides every optional extra from a process and those it starts, without
     a trace in sys.modules (a test asserts the core never imported torch); numpy and circuits still import."""
-    code = ("import importlib.util, subprocess, sys\n"
-            "names = ('torch', 'transformers', 'safetensors', 'nbclient', 'distributed')\n"
-            "assert all(importlib.util.find_spec(n) is None for n in names)\n"
-            "assert not any(n in sys.modules for n in names)\n"
-            "try:\n    import transformers\nexcept ImportError:\n    pass\nelse:\n    raise SystemExit('imported')\n"
-            "import numpy, circuits\n"
-            "subprocess.run([sys.executable, '-c', 'import importlib.util as u; assert u.find_spec(\"torch\") is None'],"
-            " check=True)\n")
+    code = (
+        "import importlib.util, subprocess, sys\n"
+        "names = ('torch', 'transformers', 'safetensors', 'nbclient', 'distributed')\n"
+        "assert all(importlib.util.find_spec(n) is None for n in names)\n"
+        "assert not any(n in sys.modules for n in names)\n"
+        "try:\n    import transformers\nexcept ImportError:\n    pass\nelse:\n    raise SystemExit('imported')\n"
+        "import numpy, circuits\n"
+        "subprocess.run([sys.executable, '-c', 'import importlib.util as u; assert u.find_spec(\"torch\") is None'],"
+        " check=True)\n"
+    )
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(bench.FRESH_MACHINE), str(bench.ROOT)])}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
@@ -148,6 +157,8 @@ def test_save_to_verdict_is_timed_for_a_solved_and_a_failing_answer(tmp_path, mo
     monkeypatch.setattr(bench, "LEARNERS", tmp_path)  # no learner's file: the reference is loaded anew instead
     [attempt] = bench.references(["uniform"])
     figures = bench.verdicts([attempt], bench.Settings(**TINY, floor=1.0, floor_cpu=1.0))
-    assert [f.target for f in figures] == [f"03_uniform: {s}: {t}" for s in ("solved", "failing") for t in ("wall", "CPU")]
+    assert [f.target for f in figures] == [
+        f"03_uniform: {s}: {t}" for s in ("solved", "failing") for t in ("wall", "CPU")
+    ]
     assert all(f.in_floor == 0.3 and f.measured > 0 and f.met in (True, False) for f in figures)
     assert [f.note.split("; ")[-1] for f in figures] == ["solved", "solved", "failing", "failing"]

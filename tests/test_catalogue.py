@@ -16,11 +16,11 @@ import zipfile
 
 import numpy as np
 import pytest
+from helpers import ROOT
 
 from circuits import CircuitError, Head, Model, Vocab
-from circuits.model import functional as F
 from circuits.cli import main
-from helpers import ROOT
+from circuits.model import functional as F
 
 MARK = "# ── your answer"
 GOOD = {"W_Q": "[[1, 1]]", "W_K": "[[0, 20]]", "W_V": "[[1, 0], [0, 1]]"}  # puzzle 01's reference answer
@@ -60,7 +60,9 @@ def edit(root, old: str, new: str, stem: str = "01_consonants") -> str:
     assert old in text, f"{old!r} is no longer in {stem}.py"
     number = int(stem[:2])
     own = root / "puzzles" / f"{80 + number}_{stem[3:]}.py"
-    own.write_text(text.replace(old, new, 1).replace(f"number={number},", f"number={80 + number},", 1), encoding="utf-8")
+    own.write_text(
+        text.replace(old, new, 1).replace(f"number={number},", f"number={80 + number},", 1), encoding="utf-8"
+    )
     path.unlink()
     return str(80 + number)
 
@@ -94,61 +96,90 @@ def reported(code: int, out: str, err: str, *culprit: str) -> None:
 
 # --- the answer's matrices, params and types ----------------------------------------------------------
 MATRIX_CASES = {
-    "wrong shape": (block(W_Q="[[1, 1, 0]]"),
-                    "W_Q of head 0.0 has shape (1, 3) but needs (d_head, d_model) = (?, 2)"),
-    "transposed": (block(W_K="[[0], [20]]"),
-                   "W_K of head 0.0 has shape (2, 1) but needs (d_head, d_model) = (1, 2); it looks transposed"),
-    "transposed, d_head free": (block(W_Q="[[1], [1]]"),
-                                "W_Q of head 0.0 has shape (2, 1) but needs (d_head, d_model) = (?, 2); it looks transposed"),
-    "a 1-D list for a matrix": (block(W_Q="[1, 1]"),
-                                "W_Q of head 0.0 has shape (2,) but needs (d_head, d_model) = (?, 2); "
-                                "a matrix needs nested lists, e.g. [[1, 0]] for one row"),
-    "ragged rows": (block(W_V="[[1, 0], [0]]"),
-                    "W_V of head 0.0 is ragged: entry [1] has shape (1,) but entry [0] has (2,)"),
+    "wrong shape": (block(W_Q="[[1, 1, 0]]"), "W_Q of head 0.0 has shape (1, 3) but needs (d_head, d_model) = (?, 2)"),
+    "transposed": (
+        block(W_K="[[0], [20]]"),
+        "W_K of head 0.0 has shape (2, 1) but needs (d_head, d_model) = (1, 2); it looks transposed",
+    ),
+    "transposed, d_head free": (
+        block(W_Q="[[1], [1]]"),
+        "W_Q of head 0.0 has shape (2, 1) but needs (d_head, d_model) = (?, 2); it looks transposed",
+    ),
+    "a 1-D list for a matrix": (
+        block(W_Q="[1, 1]"),
+        "W_Q of head 0.0 has shape (2,) but needs (d_head, d_model) = (?, 2); "
+        "a matrix needs nested lists, e.g. [[1, 0]] for one row",
+    ),
+    "ragged rows": (
+        block(W_V="[[1, 0], [0]]"),
+        "W_V of head 0.0 is ragged: entry [1] has shape (1,) but entry [0] has (2,)",
+    ),
     "NaN": (block(W_Q="[[float('nan'), 1]]"), "W_Q of head 0.0 has nan at [0, 0]; every entry must be finite"),
     "inf": (block(W_K="[[0, float('inf')]]"), "W_K of head 0.0 has inf at [0, 1]; every entry must be finite"),
-    "a string entry": (block(W_V="[[1, 0], [0, 'one']]"),
-                       "W_V of head 0.0 has the string 'one' at [1, 1]; every entry must be a number"),
+    "a string entry": (
+        block(W_V="[[1, 0], [0, 'one']]"),
+        "W_V of head 0.0 has the string 'one' at [1, 1]; every entry must be a number",
+    ),
     "a None entry": (block(W_Q="[[None, 1]]"), "W_Q of head 0.0 has None at [0, 0]; every entry must be a number"),
-    "an integer too large for float64": (block(W_K="[[0, 10**400]]"),
-                                         "W_K of head 0.0 has an entry too large for float64 at [0, 1]"),
-    "weights of 1e300": (block(W_K="[[0, 1e300]]"),
-                         "W_K of head 0.0 has 1e+300 at [0, 1]; entries above 1e+100 in size overflow float64 in q·k"),
-    "a symbol left unbound": (block("import sympy\nbeta = sympy.Symbol('beta')\n", W_K="[[0, beta]]"),
-                              "W_K of head 0.0 uses symbol beta at [0, 1] with no value: bind it in params, "
-                              "e.g. params={'beta': 2.0}"),
-    "a symbol bound to a non-number": (block("import sympy\nbeta = sympy.Symbol('beta')\n", W_K="[[0, beta]]",
-                                             params="{'beta': 'sharp'}"),
-                                       "parameter 'beta' is bound to 'sharp', which is not a number"),
-    "a symbol bound to inf": (block("import sympy\nbeta = sympy.Symbol('beta')\n", W_K="[[0, beta]]",
-                                    params="{'beta': float('inf')}"),
-                              "parameter 'beta' is bound to inf, which is not a finite number"),
+    "an integer too large for float64": (
+        block(W_K="[[0, 10**400]]"),
+        "W_K of head 0.0 has an entry too large for float64 at [0, 1]",
+    ),
+    "weights of 1e300": (
+        block(W_K="[[0, 1e300]]"),
+        "W_K of head 0.0 has 1e+300 at [0, 1]; entries above 1e+100 in size overflow float64 in q·k",
+    ),
+    "a symbol left unbound": (
+        block("import sympy\nbeta = sympy.Symbol('beta')\n", W_K="[[0, beta]]"),
+        "W_K of head 0.0 uses symbol beta at [0, 1] with no value: bind it in params, e.g. params={'beta': 2.0}",
+    ),
+    "a symbol bound to a non-number": (
+        block("import sympy\nbeta = sympy.Symbol('beta')\n", W_K="[[0, beta]]", params="{'beta': 'sharp'}"),
+        "parameter 'beta' is bound to 'sharp', which is not a number",
+    ),
+    "a symbol bound to inf": (
+        block("import sympy\nbeta = sympy.Symbol('beta')\n", W_K="[[0, beta]]", params="{'beta': float('inf')}"),
+        "parameter 'beta' is bound to inf, which is not a finite number",
+    ),
     "params not a dict": (block(params="[('beta', 20)]"), "params must be a dict of symbol -> number"),
-    "an answer of the wrong type: a string": (block(W_Q="'identity'"),
-                                              "W_Q of head 0.0 is a str ('identity'), not a matrix; "
-                                              "it needs shape (d_head, d_model) = (?, 2)"),
-    "an answer of the wrong type: a function": (block(W_V="lambda x: x"), "W_V of head 0.0 is a function, not a matrix"),
+    "an answer of the wrong type: a string": (
+        block(W_Q="'identity'"),
+        "W_Q of head 0.0 is a str ('identity'), not a matrix; it needs shape (d_head, d_model) = (?, 2)",
+    ),
+    "an answer of the wrong type: a function": (
+        block(W_V="lambda x: x"),
+        "W_V of head 0.0 is a function, not a matrix",
+    ),
     "an answer of the wrong type: a number": (block(W_Q="1"), "W_Q of head 0.0 is an int (1), not a matrix"),
     "a complex64 answer (its imaginary part would be dropped)": (
         block("import numpy as np\n", W_Q="np.array([[1, 1j]], dtype=np.complex64)"),
-        "W_Q of head 0.0 has a complex entry (1+0j) at [0, 0] (complex64); entries must be real"),
-    "a complex entry in a list": (block("import numpy as np\n", W_K="[[0, np.complex64(20)]]"),
-                                  "W_K of head 0.0 has a complex entry (20+0j) at [0, 1] (object); entries must be real"),
+        "W_Q of head 0.0 has a complex entry (1+0j) at [0, 0] (complex64); entries must be real",
+    ),
+    "a complex entry in a list": (
+        block("import numpy as np\n", W_K="[[0, np.complex64(20)]]"),
+        "W_K of head 0.0 has a complex entry (20+0j) at [0, 1] (object); entries must be real",
+    ),
     "a masked array (its mask would be ignored)": (
         block("import numpy as np\n", W_V="np.ma.masked_array([[1, 0], [0, 1]], mask=[[0, 1], [0, 0]])"),
-        "W_V of head 0.0 is a masked array, and the model would ignore its mask: pass plain numbers (e.g. a.filled(0))"),
-    "a head of d_head 100,000": (block("import numpy as np\n", W_Q="np.ones((100_000, 2))", W_K="np.ones((100_000, 2))"),
-                                 "head 0.0 has d_head = 100,000 (W_Q has 100,000 rows); a head may have at most 1,024"),
-    "a matrix of 10^9 entries": (block("import numpy as np\n", W_V="np.broadcast_to(np.ones(2), (500_000_000, 2))"),
-                                 "W_V of head 0.0 has shape (500000000, 2), 1,000,000,000 entries; one matrix may hold "
-                                 "at most 268,435,456"),
+        "W_V of head 0.0 is a masked array, and the model would ignore its mask: pass plain numbers (e.g. a.filled(0))",
+    ),
+    "a head of d_head 100,000": (
+        block("import numpy as np\n", W_Q="np.ones((100_000, 2))", W_K="np.ones((100_000, 2))"),
+        "head 0.0 has d_head = 100,000 (W_Q has 100,000 rows); a head may have at most 1,024",
+    ),
+    "a matrix of 10^9 entries": (
+        block("import numpy as np\n", W_V="np.broadcast_to(np.ones(2), (500_000_000, 2))"),
+        "W_V of head 0.0 has shape (500000000, 2), 1,000,000,000 entries; one matrix may hold at most 268,435,456",
+    ),
     "a labelled matrix with its columns in another order": (
         block("from circuits import labelled\n", W_Q="labelled(1, ['consonant', 'vowel'], [[1, 1]])"),
         "W_Q of head 0.0 has its columns labelled in another order than the residual stream: column 0 is "
-        "'consonant' where the residual stream has 'vowel'"),
+        "'consonant' where the residual stream has 'vowel'",
+    ),
     "a labelled matrix with other names": (
         block("from circuits import labelled\n", W_K="labelled(1, ['vowels', 'consonants'], [[0, 20]])"),
-        "W_K of head 0.0 has its columns labelled differently from the residual stream: column 0 is 'vowels'"),
+        "W_K of head 0.0 has its columns labelled differently from the residual stream: column 0 is 'vowels'",
+    ),
 }
 
 
@@ -169,7 +200,10 @@ def test_a_parameter_no_matrix_uses_is_a_warning_not_an_error(project, capsys):
     answer(project, block(params="{'gamma': 2.0}"))
     code, out, err = circuits(capsys, "show", "1", "abc")
     assert code == 0 and "Traceback" not in out + err
-    assert err.strip() == "circuits: warning: puzzles/01_consonants.py: parameter 'gamma' is bound in params but no matrix uses it"
+    assert (
+        err.strip()
+        == "circuits: warning: puzzles/01_consonants.py: parameter 'gamma' is bound in params but no matrix uses it"
+    )
 
 
 def test_a_labelled_unembedding_in_another_order_is_refused_not_used_by_position(project, capsys):
@@ -179,16 +213,24 @@ def test_a_labelled_unembedding_in_another_order_is_refused_not_used_by_position
     text = path.read_text(encoding="utf-8")
     assert "W_U = blank(vocab.tokens, resid)" in text
     path.write_text(text.replace("W_U = blank(vocab.tokens, resid)", 'W_U = blank([*LETTERS, "<bos>"], resid)'))
-    one_line(*circuits(capsys, "show", "8", "abab"), "circuits: puzzles/08_induction_repeated.py: W_U has its rows "
-             "labelled in another order than the vocabulary: row 0 is 'a' where the vocabulary has '<bos>'")
+    one_line(
+        *circuits(capsys, "show", "8", "abab"),
+        "circuits: puzzles/08_induction_repeated.py: W_U has its rows "
+        "labelled in another order than the vocabulary: row 0 is 'a' where the vocabulary has '<bos>'",
+    )
 
 
 # --- puzzle files that do not load ----------------------------------------------------------------------
 LOAD_CASES = {
     "a syntax error": (block(W_Q="[[1, 1]"), [f"circuits: {PUZZLE} line ", "syntax error: '[' was never closed"]),
-    "raises on import": (block(W_K="[[0, 20 / 0]]"),
-                         [f"circuits: {PUZZLE} raised ZeroDivisionError on import at line ", ": division by zero"]),
-    "an answer left out": (block(W_V=None), [f"circuits: {PUZZLE} does not define W_V (the answer needs W_Q, W_K, W_V)"]),
+    "raises on import": (
+        block(W_K="[[0, 20 / 0]]"),
+        [f"circuits: {PUZZLE} raised ZeroDivisionError on import at line ", ": division by zero"],
+    ),
+    "an answer left out": (
+        block(W_V=None),
+        [f"circuits: {PUZZLE} does not define W_V (the answer needs W_Q, W_K, W_V)"],
+    ),
     "exit() on import": (block() + "exit()\n", [f"circuits: {PUZZLE} called exit() on import at line "]),
 }
 
@@ -203,18 +245,29 @@ def test_a_puzzle_file_that_does_not_load(project, capsys, source, message, comm
 def test_a_puzzle_file_that_is_not_utf8(project, capsys):
     path = project / PUZZLE
     path.write_bytes(path.read_bytes() + "# café\n".encode("latin-1"))
-    one_line(*circuits(capsys, "check", "1"), f"circuits: {PUZZLE} line ", ": not UTF-8 text (byte 0xe9); save the file as UTF-8")
+    one_line(
+        *circuits(capsys, "check", "1"),
+        f"circuits: {PUZZLE} line ",
+        ": not UTF-8 text (byte 0xe9); save the file as UTF-8",
+    )
 
 
 def test_a_puzzle_file_without_a_puzzle(project, capsys):
     n = edit(project, "puzzle = Puzzle(", "puzzle = dict(")
-    one_line(*circuits(capsys, "show", n, "abc"),
-             "circuits: puzzles/81_consonants.py declares no puzzle (expected `puzzle = Puzzle(...)`)")
+    one_line(
+        *circuits(capsys, "show", n, "abc"),
+        "circuits: puzzles/81_consonants.py declares no puzzle (expected `puzzle = Puzzle(...)`)",
+    )
 
 
 def test_a_puzzle_name_that_does_not_exist_suggests_the_closest(project, capsys):
-    one_line(*circuits(capsys, "check", "consonnants"), "circuits: no puzzle named 'consonnants'; did you mean 'consonants'")
-    one_line(*circuits(capsys, "show", "99", "abc"), "circuits: no puzzle named '99'; the puzzles in puzzles are: 01_consonants, 03_uniform")
+    one_line(
+        *circuits(capsys, "check", "consonnants"), "circuits: no puzzle named 'consonnants'; did you mean 'consonants'"
+    )
+    one_line(
+        *circuits(capsys, "show", "99", "abc"),
+        "circuits: no puzzle named '99'; the puzzles in puzzles are: 01_consonants, 03_uniform",
+    )
 
 
 # --- inputs -----------------------------------------------------------------------------------------------------
@@ -232,16 +285,26 @@ def test_an_input_longer_than_the_context(project, capsys):
 
 
 def test_bos_where_it_is_not_allowed(project, capsys):
-    n = edit(project, 'Vocab.chars_of("abcdefghijklmnopqrstuvwxyz")',
-             'Vocab.chars_of("abcdefghijklmnopqrstuvwxyz", bos="^")', stem="03_uniform")
-    one_line(*circuits(capsys, "show", n, "ab^c"), "circuits: the BOS token '^' may only stand at position 0", "at position 2")
+    n = edit(
+        project,
+        'Vocab.chars_of("abcdefghijklmnopqrstuvwxyz")',
+        'Vocab.chars_of("abcdefghijklmnopqrstuvwxyz", bos="^")',
+        stem="03_uniform",
+    )
+    one_line(
+        *circuits(capsys, "show", n, "ab^c"),
+        "circuits: the BOS token '^' may only stand at position 0",
+        "at position 2",
+    )
 
 
 # --- numerics through the command line ------------------------------------------------------------------------
 def test_a_local_window_of_zero(project, capsys):
     n = edit(project, "Head(W_Q=answer.W_Q", "Head(window=0, W_Q=answer.W_Q")
-    one_line(*circuits(capsys, "show", n, "abc"),
-             "circuits: puzzles/81_consonants.py: a Head has window = 0; a local window must be a whole number ≥ 1")
+    one_line(
+        *circuits(capsys, "show", n, "abc"),
+        "circuits: puzzles/81_consonants.py: a Head has window = 0; a local window must be a whole number ≥ 1",
+    )
 
 
 def test_the_largest_allowed_weights_give_finite_numbers(project, capsys):
@@ -255,9 +318,14 @@ def test_the_largest_allowed_weights_give_finite_numbers(project, capsys):
 # --- numerics of the model itself ------------------------------------------------------------------------------
 def test_scores_beyond_float64_are_a_clear_error_not_nan():
     # q = [1e200, 1e200] and k = [1e200, −1e200]: q·k is inf − inf
-    model = Model(Vocab.chars_of("ab"), [[1e100, 1e100], [0, 0]],
-                  layers=[[Head(W_Q=[[1e100, 0], [1e100, 0]], W_K=[[1e100, 0], [-1e100, 0]], W_V=np.eye(2))]])
-    with pytest.raises(CircuitError, match=r"^the attention scores of head 0\.0 overflowed to (nan|inf): the weights are too large"):
+    model = Model(
+        Vocab.chars_of("ab"),
+        [[1e100, 1e100], [0, 0]],
+        layers=[[Head(W_Q=[[1e100, 0], [1e100, 0]], W_K=[[1e100, 0], [-1e100, 0]], W_V=np.eye(2))]],
+    )
+    with pytest.raises(
+        CircuitError, match=r"^the attention scores of head 0\.0 overflowed to (nan|inf): the weights are too large"
+    ):
         model.run("ab")
 
 
@@ -278,11 +346,18 @@ def test_all_masked_rows_are_zero_not_nan():
     assert p.tolist() == [[[0, 0], [1, 0]]]
 
 
-@pytest.mark.parametrize("pattern, message", [
-    (lambda T: np.full((T, T), np.nan), r"the fixed pattern of head 0\.0 has nan at \[0, 0\] for T=2; attention weights must be finite and ≥ 0"),
-    (lambda T: -np.eye(T), r"the fixed pattern of head 0\.0 has -1\.0 at \[0, 0\]"),
-    (lambda T: 1 / 0, r"the fixed pattern of head 0\.0 raised ZeroDivisionError for T=2: division by zero"),
-], ids=["NaN", "negative", "raises"])
+@pytest.mark.parametrize(
+    "pattern, message",
+    [
+        (
+            lambda T: np.full((T, T), np.nan),
+            r"the fixed pattern of head 0\.0 has nan at \[0, 0\] for T=2; attention weights must be finite and ≥ 0",
+        ),
+        (lambda T: -np.eye(T), r"the fixed pattern of head 0\.0 has -1\.0 at \[0, 0\]"),
+        (lambda T: 1 / 0, r"the fixed pattern of head 0\.0 raised ZeroDivisionError for T=2: division by zero"),
+    ],
+    ids=["NaN", "negative", "raises"],
+)
 def test_a_fixed_pattern_function_is_checked(pattern, message):
     with pytest.raises(CircuitError, match=message):
         Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_V=np.eye(2), W_O=np.eye(2), pattern=pattern)]])
@@ -293,10 +368,17 @@ def test_a_fixed_pattern_its_window_hides_is_refused():
         Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_V=np.eye(2), pattern="first", window=3)]])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(layers=[Head(W_Q=[[1, 0]], W_K=[[1, 0]], W_V=np.eye(2))]), r"layer 0 is a Head; a layer is a Layer or a list of heads"),
-    (dict(n_ctx="8"), r"n_ctx = '8'; the context length must be a whole number ≥ 1"),
-], ids=["a head where a layer goes", "n_ctx not a number"])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (
+            dict(layers=[Head(W_Q=[[1, 0]], W_K=[[1, 0]], W_V=np.eye(2))]),
+            r"layer 0 is a Head; a layer is a Layer or a list of heads",
+        ),
+        (dict(n_ctx="8"), r"n_ctx = '8'; the context length must be a whole number ≥ 1"),
+    ],
+    ids=["a head where a layer goes", "n_ctx not a number"],
+)
 def test_model_arguments_of_the_wrong_kind(kwargs, message):
     with pytest.raises(CircuitError, match=message):
         Model(Vocab.chars_of("ab"), np.eye(2), **kwargs)
@@ -307,8 +389,13 @@ def test_model_arguments_of_the_wrong_kind(kwargs, message):
 def saved(tmp_path):
     from circuits.io import export
 
-    model = Model(Vocab.chars_of("ab"), np.eye(2), W_pos=np.zeros((2, 4)), W_U=np.eye(2),
-                  layers=[[Head(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))]])
+    model = Model(
+        Vocab.chars_of("ab"),
+        np.eye(2),
+        W_pos=np.zeros((2, 4)),
+        W_U=np.eye(2),
+        layers=[[Head(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))]],
+    )
     return export.save(model, tmp_path / "model.npz")
 
 
@@ -327,7 +414,9 @@ def test_a_pickle_inside_an_npz_is_refused(saved, capsys):
     arrays = dict(np.load(saved))
     arrays["embed.W_E"] = np.array([{"not": "numbers"}], dtype=object)
     np.savez(saved, **arrays)  # numpy pickles object arrays
-    one_line(*circuits(capsys, "scan", "--npz", str(saved)), "key 'embed.W_E' holds pickled objects; refusing to load it")
+    one_line(
+        *circuits(capsys, "scan", "--npz", str(saved)), "key 'embed.W_E' holds pickled objects; refusing to load it"
+    )
 
 
 def test_a_pickle_named_npz_is_refused(tmp_path, capsys):
@@ -350,12 +439,19 @@ def test_a_truncated_safetensors(saved, capsys):
     one_line(*circuits(capsys, "scan", "--npz", str(path)), f"{path}: not a readable .safetensors file")
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c.pop("vocab"), "the config has no 'vocab' entry"),
-    (lambda c: c.update(vocab={"words": ["a", "b"]}), "the config has no 'tokens' entry where circuits needs one"),
-    (lambda c: c["layers"][0]["heads"][0].pop("d_head"), "the config has no 'd_head' entry where circuits needs one"),
-    (lambda c: c.update(layers=3), "the config has an entry of the wrong kind"),
-], ids=["top level", "inside vocab", "inside a head", "a number for a list"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c.pop("vocab"), "the config has no 'vocab' entry"),
+        (lambda c: c.update(vocab={"words": ["a", "b"]}), "the config has no 'tokens' entry where circuits needs one"),
+        (
+            lambda c: c["layers"][0]["heads"][0].pop("d_head"),
+            "the config has no 'd_head' entry where circuits needs one",
+        ),
+        (lambda c: c.update(layers=3), "the config has an entry of the wrong kind"),
+    ],
+    ids=["top level", "inside vocab", "inside a head", "a number for a list"],
+)
 def test_a_json_config_with_the_wrong_keys(saved, capsys, change, message):
     path = with_config(saved, change)
     one_line(*circuits(capsys, "scan", "--npz", path), f"circuits scan: {path}: {message}")

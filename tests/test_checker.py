@@ -8,9 +8,9 @@ from helpers import check_with, solution
 
 from circuits import cli
 from circuits.checking.checker import check, shrink
-from circuits.checking.plan import token_classes
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
+from circuits.checking.plan import token_classes
 from circuits.checking.targets import HeadZ, Output
 from circuits.display import findings
 from circuits.display.words import coverage
@@ -41,7 +41,9 @@ def test_a_failure_found_only_by_certification():
 
 def test_certification_is_refused_when_the_spec_tells_tokens_of_a_class_apart():
     attempt = solution("01_consonants")
-    attempt.puzzle.targets = [Output(HeadZ(0, 0), lambda s: [[1, 0] if ch in "aeioub" else [0, 1] for ch in s], tol=0.1)]
+    attempt.puzzle.targets = [
+        Output(HeadZ(0, 0), lambda s: [[1, 0] if ch in "aeioub" else [0, 1] for ch in s], tol=0.1)
+    ]
     result = check(attempt, n_random=500, property_examples=0, margins=False)
     assert "certified" not in coverage(result.coverage)
     assert "every input of length ≤ 3" in coverage(result.coverage)
@@ -57,8 +59,9 @@ def test_the_seed_answers_longest_passing_length_is_exact():
     """W_K = [0 5]: with 17 vowels before a consonant the consonant's weight is e^5 / (e^5 + 17) < 0.9."""
     attempt = solution("01_consonants")
     attempt.answer.W_K = [[0, 5]]
-    attempt.puzzle.inputs = Inputs(attempt.puzzle.inputs.alphabet, 1, 10,
-                                   families=[Uniform(), Runs({"v": VOWELS, "c": "bcdfghjklmnpqrstvwxyz"})])
+    attempt.puzzle.inputs = Inputs(
+        attempt.puzzle.inputs.alphabet, 1, 10, families=[Uniform(), Runs({"v": VOWELS, "c": "bcdfghjklmnpqrstvwxyz"})]
+    )
     longest, _, bad = longest_length(attempt.model(), attempt.puzzle)
     assert longest == 17 and len(bad) == 18
     assert np.exp(5) / (np.exp(5) + 17) < 0.9 < np.exp(5) / (np.exp(5) + 16)
@@ -84,8 +87,9 @@ def test_shrink_finds_the_shortlex_smallest_failure():
 
 
 def test_a_stub_is_never_a_pass_nor_a_failure(tmp_path):
-    from circuits.checking.loader import load
     from helpers import shipped
+
+    from circuits.checking.loader import load
 
     result = check(load(shipped("puzzles", "01_consonants", tmp_path)))
     assert result.status == "not attempted"
@@ -127,8 +131,9 @@ def test_a_callers_floating_point_and_decimal_contexts_reach_the_worker():
         warnings.simplefilter("error")  # a RuntimeWarning in the worker would raise here
         assert limits.run(divide, "check", "checking", "x.py") == np.inf
     with decimal.localcontext(prec=3):
-        assert limits.run(lambda: decimal.Decimal(1) / decimal.Decimal(7), "check", "checking", "x.py") == \
-            decimal.Decimal("0.143")
+        assert limits.run(
+            lambda: decimal.Decimal(1) / decimal.Decimal(7), "check", "checking", "x.py"
+        ) == decimal.Decimal("0.143")
 
 
 def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
@@ -144,7 +149,9 @@ def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
     with np.errstate(all="raise"):
         result = check_with("00_attention", attention=attention)
     failed = [t for t in result.targets if t.status == "failed"]
-    assert failed and "FloatingPointError" in findings.words(failed[0].failure.finding)  # raised in the worker, not warned
+    assert failed and "FloatingPointError" in findings.words(
+        failed[0].failure.finding
+    )  # raised in the worker, not warned
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("error")
         result = check_with("00_attention", attention=attention)
@@ -165,8 +172,9 @@ def test_circuits_check_runs_a_files_every_stage_on_one_worker(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(validate, "_VALIDATED", {})  # as in a fresh process: the shipped puzzle is validated too
     seen, real = [], limits.doing
-    monkeypatch.setattr(limits, "doing", lambda what, detail="": (seen.append((what, threading.get_ident())),
-                                                                  real(what, detail))[1])
+    monkeypatch.setattr(
+        limits, "doing", lambda what, detail="": (seen.append((what, threading.get_ident())), real(what, detail))[1]
+    )
     assert cli.main(["check", str(mine), "--no-cache", "--no-margins"]) == 0
     stages = {what for what, _ in seen}
     assert {"validating the puzzle", "checking"} <= stages, stages
@@ -187,8 +195,11 @@ def test_a_stage_in_a_session_keeps_its_own_limit(monkeypatch):
     def stage():
         limits.run(lambda: release.wait(5) and None, "import", "importing", "puzzles/x.py")
 
-    with pytest.raises(CircuitError, match=r"^puzzles/x\.py: importing took longer than 0\.2 s and was stopped "
-                                           r".*set CIRCUITS_IMPORT_SECONDS\)$"):
+    with pytest.raises(
+        CircuitError,
+        match=r"^puzzles/x\.py: importing took longer than 0\.2 s and was stopped "
+        r".*set CIRCUITS_IMPORT_SECONDS\)$",
+    ):
         limits.session(stage, "x")
     release.set()
     assert limits.session(lambda: limits.run(lambda: 7, "check", "checking", "x.py"), "x") == 7

@@ -17,14 +17,16 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import ROOT, fresh_project
 
 from circuits import Head, Model, Vocab
-from helpers import ROOT, fresh_project
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 STEMS = ("01_consonants", "03_uniform")  # 01's model has no positional embeddings, so no n_ctx
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
-       "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
+    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+}
 
 
 @pytest.fixture
@@ -34,8 +36,11 @@ def project(tmp_path):
 
 
 def hashes(root) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
 
 
 def run(root, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -62,15 +67,30 @@ def refused(root, *argv: str, culprit: list[str]) -> str:
 @pytest.mark.parametrize("command", [["show", "1", "ab"], ["analyze", "1"]])
 @pytest.mark.parametrize("force", [[], ["--force"]])
 def test_html_never_overwrites_a_puzzle_or_solution(project, command, target, force):
-    refused(project, *command, "--solution", "--html", target, *force,
-            culprit=[target, "is a Python file", "HTML is never written over one"])
+    refused(
+        project,
+        *command,
+        "--solution",
+        "--html",
+        target,
+        *force,
+        culprit=[target, "is a Python file", "HTML is never written over one"],
+    )
 
 
 def test_html_overwrites_another_file_only_with_force_and_its_own_pages_freely(project):
     notes = project / "notes.txt"
     notes.write_text("my notes\n")
-    refused(project, "show", "1", "ab", "--solution", "--html", "notes.txt",
-            culprit=["notes.txt exists and circuits did not write it", "--force"])
+    refused(
+        project,
+        "show",
+        "1",
+        "ab",
+        "--solution",
+        "--html",
+        "notes.txt",
+        culprit=["notes.txt exists and circuits did not write it", "--force"],
+    )
     assert run(project, "show", "1", "ab", "--solution", "--html", "notes.txt", "--force").returncode == 0
     assert '<meta name="generator" content="circuits">' in notes.read_text()
     for argv in (["show", "1", "ab"], ["analyze", "1"]):  # a page circuits wrote is replaced without --force
@@ -79,12 +99,15 @@ def test_html_overwrites_another_file_only_with_force_and_its_own_pages_freely(p
 
 
 # --- 2. --html where no file can be written -----------------------------------------------------------------
-@pytest.mark.parametrize("target, culprit", [
-    ("nowhere/page.html", ["nowhere/page.html", "nowhere is not an existing folder"]),
-    ("puzzles", ["puzzles is a folder", "give a file name"]),
-    ("puzzles/01_consonants.py/page.html", ["puzzles/01_consonants.py is not an existing folder"]),
-    ("loop.html", ["loop.html is a link that leads nowhere"]),
-])
+@pytest.mark.parametrize(
+    "target, culprit",
+    [
+        ("nowhere/page.html", ["nowhere/page.html", "nowhere is not an existing folder"]),
+        ("puzzles", ["puzzles is a folder", "give a file name"]),
+        ("puzzles/01_consonants.py/page.html", ["puzzles/01_consonants.py is not an existing folder"]),
+        ("loop.html", ["loop.html is a link that leads nowhere"]),
+    ],
+)
 def test_html_where_no_page_can_go(project, target, culprit):
     (project / "loop.html").symlink_to("loop.html")
     refused(project, "show", "1", "ab", "--solution", "--html", target, culprit=culprit)
@@ -96,18 +119,28 @@ def test_html_into_a_folder_without_write_permission(project):
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        refused(project, "analyze", "1", "--solution", "--html", "locked/page.html",
-                culprit=["locked/page.html", "permission denied"])
+        refused(
+            project,
+            "analyze",
+            "1",
+            "--solution",
+            "--html",
+            "locked/page.html",
+            culprit=["locked/page.html", "permission denied"],
+        )
     finally:
         locked.chmod(0o700)
 
 
 # --- 3, 9. puzzle names and paths that name nothing ----------------------------------------------------------
-@pytest.mark.parametrize("name, culprit", [
-    ("²", ["'²'", "digits 0-9"]),
-    ("x" * 300 + ".py", ["x" * 40, "too long"]),
-    ("loop.py", ["loop.py: a symlink loop"]),
-])
+@pytest.mark.parametrize(
+    "name, culprit",
+    [
+        ("²", ["'²'", "digits 0-9"]),
+        ("x" * 300 + ".py", ["x" * 40, "too long"]),
+        ("loop.py", ["loop.py: a symlink loop"]),
+    ],
+)
 def test_a_puzzle_name_or_path_that_names_nothing(project, name, culprit):
     (project / "loop.py").symlink_to("loop.py")
     refused(project, "check", name, culprit=culprit)
@@ -147,16 +180,15 @@ def children_cpu() -> float:
 
 def test_an_input_beyond_the_token_limit_is_refused_at_once(project):
     start = children_cpu()
-    refused(project, "show", "1", "a" * 100_000, "--solution",
-            culprit=["100000 tokens", "at most 1024", "MAX_TOKENS"])
+    refused(project, "show", "1", "a" * 100_000, "--solution", culprit=["100000 tokens", "at most 1024", "MAX_TOKENS"])
     assert children_cpu() - start < 30  # refused before running the model: no 100000² pattern was computed
 
 
 @pytest.fixture
 def no_n_ctx(project):
     """Puzzle 01's reference model saved as a weight file: it has no positional embeddings, so no n_ctx."""
-    from circuits.io.export import save
     from circuits.checking.loader import load
+    from circuits.io.export import save
 
     model = load(project / "solutions" / "01_consonants.py").model()
     assert model.n_ctx is None
@@ -167,15 +199,23 @@ def no_n_ctx(project):
     return project
 
 
-@pytest.mark.parametrize("option, culprit", [
-    (["--seed", "-1"], ["--seed -1", "≥ 0"]),
-    (["--seq-len", "100000"], ["--seq-len 100000", "200000 tokens", "at most 1024", "MAX_TOKENS", "--seq-len ≤ 512"]),
-    (["--seq-len", "0"], ["--seq-len 0"]),
-    (["--batch", "100000"], ["--batch 100000", "MAX_BATCH"]),
-    (["--top", "0"], ["--top 0"]),
-    (["--npz", "heads.npz", "--seq-len", "512", "--batch", "64"], ["--batch 64 × 1024 tokens on 4 heads",
-                                                                   "the limit is 512 MiB", "MAX_PATTERN_BYTES"]),
-])
+@pytest.mark.parametrize(
+    "option, culprit",
+    [
+        (["--seed", "-1"], ["--seed -1", "≥ 0"]),
+        (
+            ["--seq-len", "100000"],
+            ["--seq-len 100000", "200000 tokens", "at most 1024", "MAX_TOKENS", "--seq-len ≤ 512"],
+        ),
+        (["--seq-len", "0"], ["--seq-len 0"]),
+        (["--batch", "100000"], ["--batch 100000", "MAX_BATCH"]),
+        (["--top", "0"], ["--top 0"]),
+        (
+            ["--npz", "heads.npz", "--seq-len", "512", "--batch", "64"],
+            ["--batch 64 × 1024 tokens on 4 heads", "the limit is 512 MiB", "MAX_PATTERN_BYTES"],
+        ),
+    ],
+)
 def test_scan_numbers_out_of_range(no_n_ctx, option, culprit):
     refused(no_n_ctx, "scan", *(["--npz", "model.npz"] if "--npz" not in option else []), *option, culprit=culprit)
 
@@ -195,7 +235,9 @@ def test_solution_for_a_path_without_one(project):
 
 
 # --- 8. Ctrl-C and a closed output -------------------------------------------------------------------------------
-READY = "circuits-test: the puzzle file is loading"  # the child's readiness signal: Ctrl-C after it, never after a sleep
+READY = (
+    "circuits-test: the puzzle file is loading"  # the child's readiness signal: Ctrl-C after it, never after a sleep
+)
 
 
 def ctrl_c_default() -> None:
@@ -206,11 +248,21 @@ def ctrl_c_default() -> None:
 
 def test_ctrl_c_while_a_puzzle_loads_is_one_line_and_exit_130(project):
     path = project / "puzzles" / "03_uniform.py"
-    path.write_text(f"import sys, time\nprint({READY!r}, file=sys.stderr, flush=True)\ntime.sleep(600)\n"
-                    + path.read_text(encoding="utf-8"), encoding="utf-8")
+    path.write_text(
+        f"import sys, time\nprint({READY!r}, file=sys.stderr, flush=True)\ntime.sleep(600)\n"
+        + path.read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
     env = {**ENV, "CIRCUITS_IMPORT_SECONDS": "3600"}  # however slow the machine, Ctrl-C comes before the limit
-    proc = subprocess.Popen([*CIRCUITS, "check", "3"], cwd=project, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)
+    proc = subprocess.Popen(
+        [*CIRCUITS, "check", "3"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ctrl_c_default,
+    )
     try:
         first = proc.stderr.readline()  # blocks until the puzzle file is being loaded (or the command ended)
         assert first.strip() == READY, f"the command ended before loading the puzzle: {first}{proc.stderr.read()}"
@@ -234,6 +286,12 @@ def test_a_closed_pipe_is_quiet(project):
 
 
 def test_a_closed_stdout_still_gives_the_exit_code(project):
-    result = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *CIRCUITS, "check", "3", "--solution", "--no-margins"],
-                            cwd=project, env=ENV, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *CIRCUITS, "check", "3", "--solution", "--no-margins"],
+        cwd=project,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "Traceback" not in result.stderr and result.returncode == 0, result.stderr

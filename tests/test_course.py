@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, SOLUTIONS
 
 from circuits.checking.reset import stub_text
-from helpers import ROOT, SOLUTIONS
 
 COURSE = {"41_uniform": "03_uniform", "42_xor_mlp": "16_xor_mlp", "43_virtual_head": "05_virtual_head"}
 MARK = "# ── your answer"
@@ -68,9 +68,27 @@ def graded(course, tmp_path_factory) -> dict:
             (subs / name / f).write_text(text, encoding="utf-8")
     out = subs / "grades.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "circuits.cli", "grade", *(str(subs / s) for s in students),
-                           "--course", str(course), "--json", str(out), "--out", str(subs / "grades.csv"),
-                           "--workers", "1"], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "circuits.cli",
+            "grade",
+            *(str(subs / s) for s in students),
+            "--course",
+            str(course),
+            "--json",
+            str(out),
+            "--out",
+            str(subs / "grades.csv"),
+            "--workers",
+            "1",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -112,8 +130,14 @@ def test_a_student_checking_in_the_course_workspace_is_told_the_edited_given(cou
     shutil.copytree(course, work)
     (work / "puzzles" / "41_uniform.py").write_text(loosened_and_wrong(), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "circuits.cli", "check", "41", "--no-cache", "--no-margins"],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "circuits.cli", "check", "41", "--no-cache", "--no-margins"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "failing" in proc.stdout.splitlines()[0]
     assert "given `puzzle` changed; checked as shipped" in proc.stdout  # the edited given, named with its line
@@ -122,9 +146,23 @@ def test_a_student_checking_in_the_course_workspace_is_told_the_edited_given(cou
 def test_an_unknown_course_is_one_line_before_any_grading(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     (tmp_path / "alice").mkdir()
-    proc = subprocess.run([sys.executable, "-m", "circuits.cli", "grade", str(tmp_path / "alice"), "--course",
-                           str(tmp_path / "nowhere"), "--out", str(tmp_path / "g.csv")], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "circuits.cli",
+            "grade",
+            str(tmp_path / "alice"),
+            "--course",
+            str(tmp_path / "nowhere"),
+            "--out",
+            str(tmp_path / "g.csv"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "--course" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "g.csv").exists()
@@ -137,8 +175,14 @@ def test_pytest_in_a_course_folder_counts_only_its_puzzles(course, tmp_path):
     shutil.copytree(course, work)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     for args, counted in (([], "solved 0 of 3"), (["--solutions"], "solved 3 of 3")):
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--no-margins", *args],
-                              cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--no-margins", *args],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert counted in proc.stdout, proc.stdout[-2000:]
 
 
@@ -155,9 +199,29 @@ def test_grading_from_beside_the_submissions_never_runs_a_reference_a_student_ha
         (tmp_path / student / where / "41_uniform.py").write_text(marker + answer, encoding="utf-8")
     (tmp_path / "bob" / "pytest.ini").write_text("[pytest]\ncircuits_course = mine\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "circuits.cli", "grade", "alice", "bob", "--course", str(course),
-                           "--puzzles", "41", "--out", "g.csv", "--workers", "1"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "circuits.cli",
+            "grade",
+            "alice",
+            "bob",
+            "--course",
+            str(course),
+            "--puzzles",
+            "41",
+            "--out",
+            "g.csv",
+            "--workers",
+            "1",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     gradebook = (tmp_path / "g.csv").read_text(encoding="utf-8")
     assert "alice,41_uniform,solved" in gradebook and "bob,41_uniform,solved" in gradebook

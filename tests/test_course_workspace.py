@@ -56,12 +56,14 @@ def test_init_writes_the_course_stubs_and_records_the_course(course, tmp_path, m
     assert capsys.readouterr().out.splitlines() == [
         "created W/: 3 puzzles in W/puzzles, README.md and pytest.ini",
         f"course: {course} (recorded in pytest.ini: puzzles checked against it)",
-        "next: cd W && circuits watch"]
+        "next: cd W && circuits watch",
+    ]
     work = tmp_path / "W"
     assert sorted(p.name for p in (work / "puzzles").iterdir()) == sorted(f"{s}.py" for s in COURSE)
     for stem in COURSE:
-        assert (work / "puzzles" / f"{stem}.py").read_text(encoding="utf-8") == \
-            stub_text(course / "solutions" / f"{stem}.py")
+        assert (work / "puzzles" / f"{stem}.py").read_text(encoding="utf-8") == stub_text(
+            course / "solutions" / f"{stem}.py"
+        )
     assert f"circuits_course = {course}\n" in (work / "pytest.ini").read_text(encoding="utf-8")
     readme = (work / "README.md").read_text(encoding="utf-8")
     assert str(course) in readme and "statements come from the course" in readme
@@ -84,8 +86,13 @@ def test_every_course_puzzle_is_not_attempted_under_pytest(course, pytester):  #
 
 
 @pytest.mark.parametrize("stem", list(COURSE))
-def test_a_reference_answer_pasted_in_is_solved_with_no_env_var(stem, course, workspace, monkeypatch,  # noqa: F811
-                                                                capsys):
+def test_a_reference_answer_pasted_in_is_solved_with_no_env_var(
+    stem,
+    course,  # noqa: F811
+    workspace,
+    monkeypatch,
+    capsys,
+):
     path = workspace / "puzzles" / f"{stem}.py"
     path.write_text(pasted(stem), encoding="utf-8")
     monkeypatch.chdir(workspace)
@@ -125,8 +132,10 @@ def test_init_into_a_folder_with_files_keeps_them(course, tmp_path, monkeypatch,
     assert main(["init", "W", "--course", str(course)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[:2] == ["added to W/: 42_xor_mlp.py, 43_virtual_head.py", "kept as they are: 3 files already there"]
-    assert out[2:4] == ["pytest.ini kept as it is, so the course is not recorded; add to its pytest settings:",
-                        f"  circuits_course = {course}"]
+    assert out[2:4] == [
+        "pytest.ini kept as it is, so the course is not recorded; add to its pytest settings:",
+        f"  circuits_course = {course}",
+    ]
     assert all((work / rel).read_text(encoding="utf-8") == text for rel, text in mine.items())
 
 
@@ -147,15 +156,19 @@ def test_reinit_adds_a_new_course_puzzle_and_touches_nothing(course, tmp_path, m
     work = tmp_path / "W"
     (work / "puzzles" / "41_uniform.py").write_text(pasted("41_uniform"), encoding="utf-8")
     before = {p: p.read_bytes() for p in work.rglob("*") if p.is_file()}
-    (mine_course / "solutions" / "44_uniform_again.py").write_text(renumbered("03_uniform", "44_uniform_again"),
-                                                                  encoding="utf-8")
+    (mine_course / "solutions" / "44_uniform_again.py").write_text(
+        renumbered("03_uniform", "44_uniform_again"), encoding="utf-8"
+    )
     capsys.readouterr()
     assert main(["init", "W", "--course", "course"]) == 0
-    assert capsys.readouterr().out.splitlines()[:2] == ["added to W/: 44_uniform_again.py",
-                                                        "kept as they are: 5 files already there"]
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        "added to W/: 44_uniform_again.py",
+        "kept as they are: 5 files already there",
+    ]
     assert all(p.read_bytes() == data for p, data in before.items())
-    assert (work / "puzzles" / "44_uniform_again.py").read_text(encoding="utf-8") == \
-        stub_text(mine_course / "solutions" / "44_uniform_again.py")
+    assert (work / "puzzles" / "44_uniform_again.py").read_text(encoding="utf-8") == stub_text(
+        mine_course / "solutions" / "44_uniform_again.py"
+    )
 
 
 def test_a_course_puzzle_with_a_shipped_id_is_the_shipped_one(course, tmp_path, monkeypatch, capsys):  # noqa: F811
@@ -164,10 +177,13 @@ def test_a_course_puzzle_with_a_shipped_id_is_the_shipped_one(course, tmp_path, 
     shutil.copy(curriculum.folder() / "03_uniform.py", mine_course / "solutions" / "03_uniform.py")
     monkeypatch.chdir(tmp_path)
     assert main(["init", "W", "--course", "course"]) == 0
-    assert "note: 03_uniform: a shipped puzzle has this id and wins; renumber the course's" in \
-        capsys.readouterr().out.splitlines()
-    assert (tmp_path / "W" / "puzzles" / "03_uniform.py").read_text(encoding="utf-8") == \
-        stub_text(curriculum.folder() / "03_uniform.py")
+    assert (
+        "note: 03_uniform: a shipped puzzle has this id and wins; renumber the course's"
+        in capsys.readouterr().out.splitlines()
+    )
+    assert (tmp_path / "W" / "puzzles" / "03_uniform.py").read_text(encoding="utf-8") == stub_text(
+        curriculum.folder() / "03_uniform.py"
+    )
 
 
 def test_pytest_refuses_a_recorded_course_that_is_no_course(course, pytester):  # noqa: F811

@@ -43,8 +43,14 @@ def test_the_kept_list_is_the_one_hypothesis_draws(own_cache):
     check(attempt, n_random=200, margins=False)
     (kept,) = _kept(own_cache)
     inputs = checker.guarantees.spanning(attempt.puzzle.inputs, attempt.model())
-    cfg = settings(max_examples=100, derandomize=True, database=None, deadline=None,
-                   phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+    cfg = settings(
+        max_examples=100,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+    )
     assert json.loads(kept.read_text()) == checker._examples_tried(inputs.strategy(), cfg)
 
 
@@ -78,8 +84,17 @@ def test_the_name_changes_with_the_puzzle_file_and_the_inputs():
     inputs = attempt.puzzle.inputs
     a = drawn.key("09", inputs, 100, b"one")
     assert a == drawn.key("09", inputs, 100, b"one")
-    assert len({a, drawn.key("09", inputs, 100, b"two"), drawn.key("09", inputs, 50, b"one"),
-                drawn.key("10", inputs, 100, b"one")}) == 4
+    assert (
+        len(
+            {
+                a,
+                drawn.key("09", inputs, 100, b"two"),
+                drawn.key("09", inputs, 50, b"one"),
+                drawn.key("10", inputs, 100, b"one"),
+            }
+        )
+        == 4
+    )
     assert drawn.key("09", object(), 100, b"one") is None  # no stable text: never kept
     assert drawn.key("09", inputs, 100, None) is None
 

@@ -14,22 +14,28 @@ def explanation(hint_facts, **more) -> Explanation:
 
 
 def test_the_summary_is_worded_from_the_miss():
-    assert summary(explanation(None)) == ("at query 2 'b' the target is key 1 'a', but head 1.0 puts only 0.500 there "
-                                          "(needs ≥ 0.9); its largest weight, 0.500, is on key 0 '<bos>'")
+    assert summary(explanation(None)) == (
+        "at query 2 'b' the target is key 1 'a', but head 1.0 puts only 0.500 there "
+        "(needs ≥ 0.9); its largest weight, 0.500, is on key 0 '<bos>'"
+    )
 
 
 def test_the_hint_is_in_the_puzzles_names_then_the_notes_follow_in_order():
     sharpen = Sharpen((1, 0), 1, 0.25, ScaleBy(2.0, 3))
     plain = hint(explanation(sharpen))
-    assert plain == ("head 1.0 attends most to the right key, but the score there beats the next best by only 0.25: "
-                     "sharpen the pattern; at this length (3 keys visible) the scores need ×2 (raise your sharpness "
-                     "symbol of the attention by that much)")
+    assert plain == (
+        "head 1.0 attends most to the right key, but the score there beats the next best by only 0.25: "
+        "sharpen the pattern; at this length (3 keys visible) the scores need ×2 (raise your sharpness "
+        "symbol of the attention by that much)"
+    )
     terms = PuzzleTerms({}, {}, frozenset({"W_Q1"}), {"attention": ["β"], "prediction": []})
     notes = [EarlierFailure("(a) head 0.0 attends to the previous token"), LeakNote("W_O1 writes into tok:*")]
     said = hint(explanation(sharpen, terms=terms, notes=notes))
-    assert said == (plain.replace("your sharpness symbol of the attention", "your sharpness symbol β")
-                    + ". This may follow from the failure of part (a), earlier in the circuit: fix that first"
-                    + ". Note: W_O1 writes into tok:*")
+    assert said == (
+        plain.replace("your sharpness symbol of the attention", "your sharpness symbol β")
+        + ". This may follow from the failure of part (a), earlier in the circuit: fix that first"
+        + ". Note: W_O1 writes into tok:*"
+    )
 
 
 def test_a_heads_matrices_take_the_answers_names_and_a_missing_one_is_a_given():
@@ -38,7 +44,8 @@ def test_a_heads_matrices_take_the_answers_names_and_a_missing_one_is_a_given():
     assert hint(explanation(wrong, terms=terms)) == (
         "attention went to the wrong position: key 0 scores 1.5 against 0.5 for the target key 1; of the directions "
         "W_K (a given) reads, cos/sin:* favour key 0 by 1: look at the signs and sizes of W_Q_b's and W_K (a given)'s "
-        "entries on cos/sin")
+        "entries on cos/sin"
+    )
     assert "W_Q_b" not in hint(explanation(wrong))  # without the puzzle's names: the roles as written
 
 

@@ -7,26 +7,70 @@ import numpy as np
 import pytest
 import sympy
 
-from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab, blank, names
+from circuits import MLP, CircuitError, Head, Layer, LayerNorm, Model, Vocab, blank, names
+from circuits.io.export import (
+    CONFIG_KEY,
+    from_hf_state_dict,
+    from_tl_state_dict,
+    load,
+    model_config,
+    save,
+    to_hf_state_dict,
+    to_tl_state_dict,
+)
 from circuits.model.basis import Basis
-from circuits.io.export import (CONFIG_KEY, from_hf_state_dict, from_tl_state_dict, load, model_config, save,
-                             to_hf_state_dict, to_tl_state_dict)
 
 
-def gpt_like(seed=0, V=30, d=16, n_heads=4, n_layers=2, n_ctx=12, scale="1/sqrt(d_head)", windows=(None, None),
-             act="gelu_tanh", qkv_bias=True) -> Model:
+def gpt_like(
+    seed=0,
+    V=30,
+    d=16,
+    n_heads=4,
+    n_layers=2,
+    n_ctx=12,
+    scale="1/sqrt(d_head)",
+    windows=(None, None),
+    act="gelu_tanh",
+    qkv_bias=True,
+) -> Model:
     """A GPT-shaped model with random weights: LayerNorms, MLPs, equal heads; windows per layer."""
     rng = np.random.default_rng(seed)
     w = lambda *shape: rng.normal(0, 0.3, shape)  # noqa: E731
     dh = d // n_heads
     ln = lambda: LayerNorm(w=1 + w(d), b=w(d), eps=1e-5)  # noqa: E731
     bias = (lambda: w(dh)) if qkv_bias else (lambda: None)  # noqa: E731
-    layers = [Layer(heads=[Head(W_Q=w(dh, d), W_K=w(dh, d), W_V=w(dh, d), W_O=w(d, dh), b_Q=bias(), b_K=bias(),
-                                b_V=bias(), window=windows[l]) for _ in range(n_heads)],
-                    b_O=w(d), mlp=MLP(W_in=w(3 * d, d), W_out=w(d, 3 * d), b_in=w(3 * d), b_out=w(d), act=act),
-                    ln_attn=ln(), ln_mlp=ln()) for l in range(n_layers)]
-    return Model(Vocab.numbered(V), w(d, V), w(d, n_ctx), layers=layers, W_U=w(V, d), ln_final=ln(),
-                 qk_multiplier=scale, name=f"gpt-like {seed}")
+    layers = [
+        Layer(
+            heads=[
+                Head(
+                    W_Q=w(dh, d),
+                    W_K=w(dh, d),
+                    W_V=w(dh, d),
+                    W_O=w(d, dh),
+                    b_Q=bias(),
+                    b_K=bias(),
+                    b_V=bias(),
+                    window=windows[l],
+                )
+                for _ in range(n_heads)
+            ],
+            b_O=w(d),
+            mlp=MLP(W_in=w(3 * d, d), W_out=w(d, 3 * d), b_in=w(3 * d), b_out=w(d), act=act),
+            ln_attn=ln(),
+            ln_mlp=ln(),
+        )
+        for l in range(n_layers)
+    ]
+    return Model(
+        Vocab.numbered(V),
+        w(d, V),
+        w(d, n_ctx),
+        layers=layers,
+        W_U=w(V, d),
+        ln_final=ln(),
+        qk_multiplier=scale,
+        name=f"gpt-like {seed}",
+    )
 
 
 def hand_built() -> Model:
@@ -46,20 +90,40 @@ def hand_built() -> Model:
     W_O["scratch", 0] = 1
     rng = np.random.default_rng(1)
     layers = [
-        [Head(W_Q=W_Q, W_K=W_K, W_V=W_Q, W_O=W_O, scale=0.5),
-         Head(W_Q=rng.normal(size=(3, 12)), W_K=rng.normal(size=(3, 12)), W_V=rng.normal(size=(2, 12)), window=2),
-         Head(W_V=np.eye(12)[:1], pattern="previous")],
-        Layer(heads=[Head(W_V=np.eye(12)[:2], W_O=rng.normal(size=(12, 2)), pattern="first")], b_O=rng.normal(size=12),
-              mlp=MLP(W_in=rng.normal(size=(5, 12)), W_out=rng.normal(size=(12, 5)), act="relu")),
-        Layer(mlp=MLP(W_in=rng.normal(size=(4, 12)), W_out=rng.normal(size=(12, 4)), act="gelu"),
-              ln_mlp=LayerNorm(eps=1e-3)),
+        [
+            Head(W_Q=W_Q, W_K=W_K, W_V=W_Q, W_O=W_O, scale=0.5),
+            Head(W_Q=rng.normal(size=(3, 12)), W_K=rng.normal(size=(3, 12)), W_V=rng.normal(size=(2, 12)), window=2),
+            Head(W_V=np.eye(12)[:1], pattern="previous"),
+        ],
+        Layer(
+            heads=[Head(W_V=np.eye(12)[:2], W_O=rng.normal(size=(12, 2)), pattern="first")],
+            b_O=rng.normal(size=12),
+            mlp=MLP(W_in=rng.normal(size=(5, 12)), W_out=rng.normal(size=(12, 5)), act="relu"),
+        ),
+        Layer(
+            mlp=MLP(W_in=rng.normal(size=(4, 12)), W_out=rng.normal(size=(12, 4)), act="gelu"),
+            ln_mlp=LayerNorm(eps=1e-3),
+        ),
     ]
-    return Model(vocab, W_E, W_pos, layers=layers, W_U=rng.normal(size=(6, 12)), b_U=rng.normal(size=6),
-                 residual=resid, qk_multiplier=2 * a, params={"a": 1.5}, name="hand-built")
+    return Model(
+        vocab,
+        W_E,
+        W_pos,
+        layers=layers,
+        W_U=rng.normal(size=(6, 12)),
+        b_U=rng.normal(size=6),
+        residual=resid,
+        qk_multiplier=2 * a,
+        params={"a": 1.5},
+        name="hand-built",
+    )
 
 
-MODELS = {"gpt2-like": gpt_like, "neo-like": lambda: gpt_like(1, scale=1.0, windows=(None, 3), qkv_bias=False),
-          "hand-built": hand_built}
+MODELS = {
+    "gpt2-like": gpt_like,
+    "neo-like": lambda: gpt_like(1, scale=1.0, windows=(None, 3), qkv_bias=False),
+    "hand-built": hand_built,
+}
 
 
 def same_behaviour(m1: Model, m2: Model, ids: np.ndarray) -> None:
@@ -128,13 +192,16 @@ def test_hf_state_dict_round_trip(arch, kind):
         assert sd["transformer.h.1.attn.attention.q_proj.weight"].shape == (16, 16)
 
 
-@pytest.mark.parametrize("make, message", [
-    (hand_built, "this model lacks ln_final"),
-    (lambda: gpt_like(windows=(2, 3), scale=1.0, qkv_bias=False), r"local layers use windows \[2, 3\]"),
-    (lambda: gpt_like(windows=(None, 3)), "fit neither GPT-2"),
-    (lambda: gpt_like(scale=0.3), "fit neither GPT-2"),
-    (lambda: gpt_like(scale=1.0), "head 0.0 has a query, key or value bias, which GPT-Neo does not have"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (hand_built, "this model lacks ln_final"),
+        (lambda: gpt_like(windows=(2, 3), scale=1.0, qkv_bias=False), r"local layers use windows \[2, 3\]"),
+        (lambda: gpt_like(windows=(None, 3)), "fit neither GPT-2"),
+        (lambda: gpt_like(scale=0.3), "fit neither GPT-2"),
+        (lambda: gpt_like(scale=1.0), "head 0.0 has a query, key or value bias, which GPT-Neo does not have"),
+    ],
+)
 def test_hf_export_refuses_what_hf_cannot_hold(make, message):
     with pytest.raises(CircuitError, match=message):
         to_hf_state_dict(make())

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab
+from circuits import MLP, CircuitError, Head, Layer, LayerNorm, Model, Vocab
 from circuits.model import functional as F
 from circuits.model.weights import MAX_ABS
 
@@ -52,21 +52,44 @@ def models(draw) -> Model:
         heads = []
         for _ in range(draw(st.integers(0, 2))):
             dk, dv = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-            heads.append(Head(W_Q=w(dk, d), W_K=w(dk, d), W_V=w(dv, d), W_O=w(d, dv),
-                              b_Q=w.maybe(dk), b_K=w.maybe(dk), b_V=w.maybe(dv),
-                              pattern=(fixed := draw(FIXED)),
-                              window=draw(st.sampled_from([None, None] + ([] if fixed == "first" else [2, 3]) +
-                                                          ([] if fixed in ("first", "previous") else [1]))),
-                              scale=draw(st.sampled_from([None, None, 0.0, 1e-3, 1e3]))))
+            heads.append(
+                Head(
+                    W_Q=w(dk, d),
+                    W_K=w(dk, d),
+                    W_V=w(dv, d),
+                    W_O=w(d, dv),
+                    b_Q=w.maybe(dk),
+                    b_K=w.maybe(dk),
+                    b_V=w.maybe(dv),
+                    pattern=(fixed := draw(FIXED)),
+                    window=draw(
+                        st.sampled_from(
+                            [None, None]
+                            + ([] if fixed == "first" else [2, 3])
+                            + ([] if fixed in ("first", "previous") else [1])
+                        )
+                    ),
+                    scale=draw(st.sampled_from([None, None, 0.0, 1e-3, 1e3])),
+                )
+            )
         mlp = None
         if draw(st.booleans()):
             m = draw(st.integers(1, 3))
-            mlp = MLP(w(m, d), w(d, m), w.maybe(m), w.maybe(d), act=draw(st.sampled_from(["relu", "gelu", "gelu_tanh"])))
+            mlp = MLP(
+                w(m, d), w(d, m), w.maybe(m), w.maybe(d), act=draw(st.sampled_from(["relu", "gelu", "gelu_tanh"]))
+            )
         ln = lambda: LayerNorm(w.maybe(d), w.maybe(d)) if draw(st.booleans()) else None  # noqa: E731
         layers.append(Layer(heads=heads, b_O=w.maybe(d), mlp=mlp, ln_attn=ln(), ln_mlp=ln()))
-    return Model(Vocab.numbered(n_vocab), w(d, n_vocab), W_pos=w.maybe(d, n_ctx), n_ctx=n_ctx, layers=layers,
-                 W_U=w.maybe(n_vocab, d), ln_final=LayerNorm() if draw(st.booleans()) else None,
-                 qk_multiplier=draw(st.sampled_from([1.0, "1/sqrt(d_head)"])))
+    return Model(
+        Vocab.numbered(n_vocab),
+        w(d, n_vocab),
+        W_pos=w.maybe(d, n_ctx),
+        n_ctx=n_ctx,
+        layers=layers,
+        W_U=w.maybe(n_vocab, d),
+        ln_final=LayerNorm() if draw(st.booleans()) else None,
+        qk_multiplier=draw(st.sampled_from([1.0, "1/sqrt(d_head)"])),
+    )
 
 
 @st.composite
@@ -90,8 +113,20 @@ def arrays(trace) -> dict[str, np.ndarray]:
     if trace.logits is not None:
         out |= {"logits": trace.logits, "logprobs": trace.logprobs}
     for l, layer in enumerate(trace.layers):
-        for name in ("attn_in", "q", "k", "v", "pattern", "z", "attn_out", "resid_mid", "mlp_pre", "mlp_post",
-                     "mlp_out", "resid_post"):
+        for name in (
+            "attn_in",
+            "q",
+            "k",
+            "v",
+            "pattern",
+            "z",
+            "attn_out",
+            "resid_mid",
+            "mlp_pre",
+            "mlp_post",
+            "mlp_out",
+            "resid_post",
+        ):
             if getattr(layer, name) is not None:
                 out[f"layer {l} {name}"] = getattr(layer, name)
     return out
@@ -136,7 +171,7 @@ def test_nothing_flows_backwards_in_time(case, data):
     T = ids.shape[1]
     i = data.draw(st.integers(0, T - 1))
     changed = ids.copy()
-    changed[:, i + 1:] = (changed[:, i + 1:] + 1) % len(model.vocab)
+    changed[:, i + 1 :] = (changed[:, i + 1 :] + 1) % len(model.vocab)
     a, b = run(model, ids), run(model, changed)
     if a is None or b is None:
         return
@@ -190,8 +225,10 @@ def test_the_trace_pieces_add_up_to_the_residual_stream(case):
         b_O = block.b_O if block.b_O is not None else 0.0
         if block.heads:
             parts = layer.head_out  # [b, h, T, d_model]
-            size = sum(np.abs(layer.z[:, h]) @ np.abs(np.pad(hw.W_O, [(0, 0), (0, layer.z.shape[-1] - hw.W_O.shape[1])])).T
-                       for h, hw in enumerate(block.heads)) + np.abs(b_O)
+            size = sum(
+                np.abs(layer.z[:, h]) @ np.abs(np.pad(hw.W_O, [(0, 0), (0, layer.z.shape[-1] - hw.W_O.shape[1])])).T
+                for h, hw in enumerate(block.heads)
+            ) + np.abs(b_O)
             close(parts.sum(1) + b_O, layer.attn_out, size, f"layer {l}: Σ head_out + b_O vs attn_out")
         np.testing.assert_array_equal(layer.resid_mid, layer.resid_pre + layer.attn_out)
         mlp = layer.mlp_out if layer.mlp_out is not None else 0.0

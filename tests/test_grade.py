@@ -22,11 +22,11 @@ import sympy
 
 from circuits.checking import curriculum
 from circuits.checking.reset import stub_text
-from circuits.cli import main
 from circuits.checking.sealed import codec
+from circuits.checking.sealed.sandbox import Limits
+from circuits.cli import main
 from circuits.grading import outputs, parallel
 from circuits.grading.grade import select, shipped
-from circuits.checking.sealed.sandbox import Limits
 from circuits.model.basis import NamedMatrix
 
 SOLUTIONS = curriculum.folder()
@@ -85,7 +85,7 @@ def classroom(tmp_path_factory, bystanders):
     reader_code = f"""
         import os
         stolen = {{}}
-        for path in [{str(SOLUTIONS / '01_consonants.py')!r}, {str(root / 'good' / '01_consonants.py')!r},
+        for path in [{str(SOLUTIONS / "01_consonants.py")!r}, {str(root / "good" / "01_consonants.py")!r},
                      "../good/01_consonants.py", "solutions/01_consonants.py"]:
             try:
                 exec(open(path).read().split("# ── your answer")[1], globals(), stolen)
@@ -94,19 +94,36 @@ def classroom(tmp_path_factory, bystanders):
                 continue
         """
     subs = {
-        "patcher": {"01_consonants.py": with_prefix("01_consonants", """
+        "patcher": {
+            "01_consonants.py": with_prefix(
+                "01_consonants",
+                """
             import circuits.checking.checker as _checker
             import circuits.grading.grade as _grade
             _checker.check = lambda *a, **k: "solved"
             _grade.first_failure = lambda *a, **k: ""
-            """, wrong_consonants())},
-        "printer": {"01_consonants.py": with_prefix("01_consonants", """
+            """,
+                wrong_consonants(),
+            )
+        },
+        "printer": {
+            "01_consonants.py": with_prefix(
+                "01_consonants",
+                """
             print("01_consonants · Consonant detection · solved")
             print("score: 22/22")
-            """, wrong_consonants())},
-        "reader": {"01_consonants.py": with_prefix("01_consonants", reader_code, wrong_consonants())
-                   + "\nif 'W_K' in stolen:\n    W_Q, W_K, W_V = stolen['W_Q'], stolen['W_K'], stolen['W_V']\n"},
-        "forker": {"01_consonants.py": with_prefix("01_consonants", """
+            """,
+                wrong_consonants(),
+            )
+        },
+        "reader": {
+            "01_consonants.py": with_prefix("01_consonants", reader_code, wrong_consonants())
+            + "\nif 'W_K' in stolen:\n    W_Q, W_K, W_V = stolen['W_Q'], stolen['W_K'], stolen['W_V']\n"
+        },
+        "forker": {
+            "01_consonants.py": with_prefix(
+                "01_consonants",
+                """
             import os, sys, time
             try:
                 child = os.fork()
@@ -118,20 +135,32 @@ def classroom(tmp_path_factory, bystanders):
                 os._exit(0)
             if child:
                 print(f"forked {child}")
-            """)},
-        "sleeper": {"01_consonants.py": solution("01_consonants"),
-                    "03_uniform.py": with_prefix("03_uniform", "import time\ntime.sleep(3600)\n")},
-        "hog": {"01_consonants.py": with_prefix("01_consonants", """
+            """,
+            )
+        },
+        "sleeper": {
+            "01_consonants.py": solution("01_consonants"),
+            "03_uniform.py": with_prefix("03_uniform", "import time\ntime.sleep(3600)\n"),
+        },
+        "hog": {
+            "01_consonants.py": with_prefix(
+                "01_consonants",
+                """
             try:
                 big = np.ones(10 * 2**30 // 8)  # 10 GB
                 big[::4096] = 2.0
             except MemoryError:
                 big = None
-            """),
-                "03_uniform.py": with_prefix("03_uniform", "big = bytearray(10 * 2**30)\n")},
-        "writer": {"01_consonants.py": with_prefix("01_consonants", f"""
+            """,
+            ),
+            "03_uniform.py": with_prefix("03_uniform", "big = bytearray(10 * 2**30)\n"),
+        },
+        "writer": {
+            "01_consonants.py": with_prefix(
+                "01_consonants",
+                f"""
             import os, signal, socket
-            for target in [{str(outside / 'escaped.txt')!r}, "../escaped.txt"]:
+            for target in [{str(outside / "escaped.txt")!r}, "../escaped.txt"]:
                 try:
                     with open(target, "w") as f:
                         f.write("out")
@@ -145,27 +174,48 @@ def classroom(tmp_path_factory, bystanders):
                 os.kill({victim.pid}, signal.SIGKILL)
             except OSError:
                 pass
-            """)},
-        "linker": {"01_consonants.py": with_prefix("01_consonants", f"""
+            """,
+            )
+        },
+        "linker": {
+            "01_consonants.py": with_prefix(
+                "01_consonants",
+                f"""
             import os
-            for name, target in [(".circuits-job.json", {str(outside / 'through-link.txt')!r}),
-                                 (".circuits-output.txt", {str(outside / 'secret.txt')!r})]:
+            for name, target in [(".circuits-job.json", {str(outside / "through-link.txt")!r}),
+                                 (".circuits-output.txt", {str(outside / "secret.txt")!r})]:
                 os.symlink(target, name)
             os._exit(3)
-            """), "03_uniform.py": solution("03_uniform")},
-        "coder_wrong": {"00_attention.py": solution("00_attention").replace(
-            "return np.tril(np.ones((T, T), dtype=bool))", "return np.ones((T, T), dtype=bool)")},
-        "coder_library": {"00_attention.py": solution("00_attention").replace(
-            "def attention(Q, K, V, mask=None):", "attention = reference.attention\n\n\ndef _unused(Q, K, V, mask=None):", 1)
-            .replace("return np.tril(np.ones((T, T), dtype=bool))", "raise ValueError('no mask today')")},
-        "shapes": {"01_consonants.py": solution("01_consonants").replace("W_V = [[1, 0],", "W_V = [[1, 0, 0],")
-                   .replace("       [0, 1]]", "       [0, 1, 0]]"),
-                   "03_uniform.py": solution("03_uniform").replace("W_Q = ", "W_Q = 'identity' or ")},
+            """,
+            ),
+            "03_uniform.py": solution("03_uniform"),
+        },
+        "coder_wrong": {
+            "00_attention.py": solution("00_attention").replace(
+                "return np.tril(np.ones((T, T), dtype=bool))", "return np.ones((T, T), dtype=bool)"
+            )
+        },
+        "coder_library": {
+            "00_attention.py": solution("00_attention")
+            .replace(
+                "def attention(Q, K, V, mask=None):",
+                "attention = reference.attention\n\n\ndef _unused(Q, K, V, mask=None):",
+                1,
+            )
+            .replace("return np.tril(np.ones((T, T), dtype=bool))", "raise ValueError('no mask today')")
+        },
+        "shapes": {
+            "01_consonants.py": solution("01_consonants")
+            .replace("W_V = [[1, 0],", "W_V = [[1, 0, 0],")
+            .replace("       [0, 1]]", "       [0, 1, 0]]"),
+            "03_uniform.py": solution("03_uniform").replace("W_Q = ", "W_Q = 'identity' or "),
+        },
     }
     (outside / "secret.txt").write_text("TOPSECRET")
     folders = [write(root / name, files) for name, files in subs.items()]
-    graded = parallel.grade_all(parallel.submissions([str(root / "good"), *map(str, folders)]), FEW, workers=1,
-                                limits=LIMITS)
+    graded = parallel.grade_all(
+        parallel.submissions([str(root / "good"), *map(str, folders)]), FEW, workers=1, limits=LIMITS
+    )
     return {g.student: g for g in graded}, root
 
 
@@ -180,8 +230,9 @@ def whole_course(tmp_path_factory):
     ids = shipped()
     write(root / "reference" / "puzzles", {f"{s}.py": solution(s) for s in ids})
     write(root / "stubs", {f"{s}.py": stub_text(SOLUTIONS / f"{s}.py") for s in ids})
-    graded = parallel.grade_all(parallel.submissions([str(root / "reference"), str(root / "stubs")]), ids,
-                                workers=1, limits=LIMITS)
+    graded = parallel.grade_all(
+        parallel.submissions([str(root / "reference"), str(root / "stubs")]), ids, workers=1, limits=LIMITS
+    )
     return {g.student: g for g in graded}
 
 
@@ -190,7 +241,9 @@ def test_the_reference_solutions_get_full_marks(whole_course):
     g = whole_course["reference"]
     n = len(shipped())
     assert len(g.puzzles) == n >= 22
-    assert [p.status for p in g.puzzles] == ["solved"] * n, [(p.puzzle, p.detail) for p in g.puzzles if p.status != "solved"]
+    assert [p.status for p in g.puzzles] == ["solved"] * n, [
+        (p.puzzle, p.detail) for p in g.puzzles if p.status != "solved"
+    ]
     assert g.score == g.max_score == n
 
 
@@ -380,7 +433,11 @@ def test_gradescope_results_hold_one_test_per_puzzle_with_the_learners_report(cl
     assert data["score"] == 1.0
     tests = {t["name"]: t for t in data["tests"]}
     assert set(tests) == set(FEW)
-    assert (tests["01_consonants"]["score"], tests["01_consonants"]["max_score"], tests["01_consonants"]["status"]) == (1.0, 1.0, "passed")
+    assert (tests["01_consonants"]["score"], tests["01_consonants"]["max_score"], tests["01_consonants"]["status"]) == (
+        1.0,
+        1.0,
+        "passed",
+    )
     assert tests["03_uniform"]["status"] == "failed" and "took longer than" in tests["03_uniform"]["output"]
     assert tests["01_consonants"]["output"].startswith("01_consonants · Consonant detection · solved")
 
@@ -400,8 +457,25 @@ def test_the_command_writes_its_outputs_and_never_over_an_existing_file(tmp_path
     assert main(["grade", "stubby", "--puzzles", "1"]) == 2
     assert "grades.csv exists; refusing to overwrite it" in capsys.readouterr().err
     assert (tmp_path / "grades.csv").read_text() == "mine\n"
-    assert main(["grade", "stubby", "--puzzles", "1", "--out", "g.csv", "--json", "g.json", "--report-dir", "r",
-                 "--workers", "1"]) == 0
+    assert (
+        main(
+            [
+                "grade",
+                "stubby",
+                "--puzzles",
+                "1",
+                "--out",
+                "g.csv",
+                "--json",
+                "g.json",
+                "--report-dir",
+                "r",
+                "--workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert "stubby,01_consonants,not attempted,0,1" in (tmp_path / "g.csv").read_text()
     assert json.loads((tmp_path / "g.json").read_text())["submissions"][0]["student"] == "stubby"
     assert (tmp_path / "r" / "stubby.html").read_text().startswith("<!DOCTYPE html>")
@@ -419,20 +493,28 @@ def test_two_submissions_of_one_student_name_stop_the_run(tmp_path):
 def test_on_a_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("distributed")
     write(tmp_path / "stubby", {"01_consonants.py": stub_text(SOLUTIONS / "01_consonants.py")})
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
-        graded = parallel.grade_all(parallel.submissions([str(tmp_path / "stubby")]), ["01_consonants"],
-                                    scheduler=cluster.scheduler_address, limits=LIMITS)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        graded = parallel.grade_all(
+            parallel.submissions([str(tmp_path / "stubby")]),
+            ["01_consonants"],
+            scheduler=cluster.scheduler_address,
+            limits=LIMITS,
+        )
     assert [p.status for p in graded[0].puzzles] == ["not attempted"]
 
 
 def test_usage_mistakes_are_one_line_and_write_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "ann", {})
-    cases = [(["grade", "nothere"], "submission nothere: no such folder or file"),
-             (["grade", "ann", "ann", "--gradescope", "r.json"], "one submission's results.json; 2 were given"),
-             (["grade", "ann", "--workers", "0"], "--workers 0: give at least 1"),
-             (["grade", "ann", "--out", "x.py"], "is a Python file"),
-             (["grade", "ann", "--puzzles", "40-50"], "no puzzle '40-50'")]
+    cases = [
+        (["grade", "nothere"], "submission nothere: no such folder or file"),
+        (["grade", "ann", "ann", "--gradescope", "r.json"], "one submission's results.json; 2 were given"),
+        (["grade", "ann", "--workers", "0"], "--workers 0: give at least 1"),
+        (["grade", "ann", "--out", "x.py"], "is a Python file"),
+        (["grade", "ann", "--puzzles", "40-50"], "no puzzle '40-50'"),
+    ]
     for argv, said in cases:
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
@@ -449,7 +531,10 @@ def test_the_fence_leaves_out_an_installed_curriculum_inside_site_packages(tmp_p
     (site / "six.py").write_text("")
     allowed = readable_except(tmp_path, [site / "circuits"])
     assert sorted(p.relative_to(tmp_path).as_posix() for p in allowed) == [
-        "site-packages/numpy", "site-packages/six.py", "site-packages/sympy"]
+        "site-packages/numpy",
+        "site-packages/six.py",
+        "site-packages/sympy",
+    ]
     assert readable_except(tmp_path, [tmp_path.parent / "elsewhere"]) == [tmp_path]
 
 

@@ -26,8 +26,10 @@ from circuits.grading import outputs, parallel
 from circuits.grading.grade import PuzzleGrade, SubmissionGrade
 
 PUZZLE = "01_consonants"
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
-       "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
+    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+}
 FORMULAS = ["=HYPERLINK(x)", "@SUM(A1)", "-2+3"]
 
 
@@ -78,14 +80,43 @@ def hostile(tmp_path_factory):
     put(subs / "printer" / f"{PUZZLE}.py", "import sys\nsys.stdout.buffer.write(b'=cmd \\xff\\xfe\\n')\n" + answer())
     for name in FORMULAS:
         (subs / name).mkdir()
-    order = ["good", "nested", "ziponly", "backslash.zip", "corrupt.zip", "badname.zip", "linked", "borrower",
-             "filelink", "hardlink", windows, "surrogate", "printer", *FORMULAS]
+    order = [
+        "good",
+        "nested",
+        "ziponly",
+        "backslash.zip",
+        "corrupt.zip",
+        "badname.zip",
+        "linked",
+        "borrower",
+        "filelink",
+        "hardlink",
+        windows,
+        "surrogate",
+        "printer",
+        *FORMULAS,
+    ]
     out = root / "out"
     out.mkdir()
-    argv = ["grade", *[str(subs / n) for n in order], "--puzzles", "1", "--out", "g.csv", "--json", "g.json",
-            "--report-dir", "reports", "--workers", "1", "--timeout", "20"]
-    done = subprocess.run([sys.executable, "-m", "circuits.cli", *argv], cwd=out, env=ENV, capture_output=True,
-                          timeout=600)
+    argv = [
+        "grade",
+        *[str(subs / n) for n in order],
+        "--puzzles",
+        "1",
+        "--out",
+        "g.csv",
+        "--json",
+        "g.json",
+        "--report-dir",
+        "reports",
+        "--workers",
+        "1",
+        "--timeout",
+        "20",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "circuits.cli", *argv], cwd=out, env=ENV, capture_output=True, timeout=600
+    )
     rows = list(csv.DictReader(io.StringIO((out / "g.csv").read_text(encoding="utf-8"))))
     data = json.loads((out / "g.json").read_text(encoding="utf-8"))
     return done, {r["student"]: r for r in rows}, {s["student"]: s for s in data["submissions"]}, out, data
@@ -117,8 +148,12 @@ def test_a_corrupt_zip_is_that_students_note_not_the_end_of_the_class(hostile):
 
 def test_links_are_refused_with_a_note_never_followed(hostile):
     _, rows, subs, _, _ = hostile
-    said = {"linked": "linked is a symbolic link: not followed", "borrower": "puzzles is a symbolic link",
-            "filelink": f"{PUZZLE}.py is a symbolic link: not followed", "hardlink": "a hard link"}
+    said = {
+        "linked": "linked is a symbolic link: not followed",
+        "borrower": "puzzles is a symbolic link",
+        "filelink": f"{PUZZLE}.py is a symbolic link: not followed",
+        "hardlink": "a hard link",
+    }
     for student, note in said.items():
         assert rows[student]["status"] == "not submitted", student  # never the reference's or a classmate's marks
         assert any(note in n for n in subs[student]["notes"]), (student, subs[student]["notes"])
@@ -141,8 +176,13 @@ def test_every_format_holds_any_string_a_student_controls():
     odd = "Jos\udce9 \ud800 =x\n"
     p = PuzzleGrade(odd, PUZZLE, "error", 0.0, 1.0, odd, odd, f"<p>{odd}</p>", {"error": odd, odd: [odd]})
     g = SubmissionGrade(odd, odd, [p], [odd], odd)
-    texts = [outputs.gradebook_csv([g]), outputs.full_json([g]), outputs.gradescope_json(g), outputs.student_text(g),
-             outputs.student_html(g)]
+    texts = [
+        outputs.gradebook_csv([g]),
+        outputs.full_json([g]),
+        outputs.gradescope_json(g),
+        outputs.student_text(g),
+        outputs.student_html(g),
+    ]
     for text in texts:
         text.encode("utf-8")  # no lone surrogate left to stop the write
     for text in (texts[0], texts[3], texts[4]):
@@ -183,23 +223,26 @@ def refused(argv, said: str, capsys, root: Path) -> None:
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
 
 
-@pytest.mark.parametrize("options, said", [
-    (["--timeout", "inf"], "--timeout inf: give 1 to 3600 seconds per puzzle file"),
-    (["--timeout", "0.001"], "--timeout 0.001: give 1 to 3600"),
-    (["--timeout", "nan"], "--timeout nan"),
-    (["--timeout", "-1"], "--timeout -1"),
-    (["--timeout", "1e9"], "--timeout 1e+09: give 1 to 3600"),
-    (["--memory", str(10 ** 9)], f"--memory {10 ** 9}: give 256 to"),
-    (["--memory", "100"], "256 to"),
-    (["--puzzles", ""], "--puzzles '' names no puzzle"),
-    (["--puzzles", ","], "names no puzzle"),
-    (["--puzzles", "0-80"], "no puzzle '0-80'"),
-    (["--puzzles", "consonant"], "no puzzle 'consonant'"),
-    (["--out", "g.csv", "--json", "g.csv"], "--out g.csv and --json g.csv are one file"),
-    (["--out", "g.csv", "--json", "./sub/../g.csv"], "are one file"),
-    (["--report-dir", "f/r"], "--report-dir f/r: f is not a folder that can be written"),
-    (["--out", "sub/none/g.csv"], "the folder sub/none does not exist"),
-])
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        (["--timeout", "inf"], "--timeout inf: give 1 to 3600 seconds per puzzle file"),
+        (["--timeout", "0.001"], "--timeout 0.001: give 1 to 3600"),
+        (["--timeout", "nan"], "--timeout nan"),
+        (["--timeout", "-1"], "--timeout -1"),
+        (["--timeout", "1e9"], "--timeout 1e+09: give 1 to 3600"),
+        (["--memory", str(10**9)], f"--memory {10**9}: give 256 to"),
+        (["--memory", "100"], "256 to"),
+        (["--puzzles", ""], "--puzzles '' names no puzzle"),
+        (["--puzzles", ","], "names no puzzle"),
+        (["--puzzles", "0-80"], "no puzzle '0-80'"),
+        (["--puzzles", "consonant"], "no puzzle 'consonant'"),
+        (["--out", "g.csv", "--json", "g.csv"], "--out g.csv and --json g.csv are one file"),
+        (["--out", "g.csv", "--json", "./sub/../g.csv"], "are one file"),
+        (["--report-dir", "f/r"], "--report-dir f/r: f is not a folder that can be written"),
+        (["--out", "sub/none/g.csv"], "the folder sub/none does not exist"),
+    ],
+)
 def test_a_bad_option_is_one_line_before_anyone_is_graded(no_grading, capsys, options, said):
     (no_grading / "sub").mkdir()
     (no_grading / "f").write_text("a file")
@@ -210,8 +253,9 @@ def test_one_file_under_two_names_is_refused_even_with_force(no_grading, capsys)
     (no_grading / "g.csv").write_text("last week\n")
     os.symlink("g.csv", no_grading / "via-link.json")
     os.link(no_grading / "g.csv", no_grading / "hard.json")
-    refused(["grade", "ann", "--out", "g.csv", "--json", "via-link.json", "--force"], "are one file", capsys,
-            no_grading)
+    refused(
+        ["grade", "ann", "--out", "g.csv", "--json", "via-link.json", "--force"], "are one file", capsys, no_grading
+    )
     refused(["grade", "ann", "--out", "g.csv", "--json", "hard.json", "--force"], "are one file", capsys, no_grading)
     refused(["grade", "ann", "--json", "via-link.json"], "is a symbolic link", capsys, no_grading)
 
@@ -237,8 +281,22 @@ def stubs(tmp_path, monkeypatch):
     return tmp_path, graded, stop
 
 
-ARGV = ["grade", "amy", "ben", "cat", "--puzzles", "1", "--out", "g.csv", "--json", "g.json", "--report-dir", "r",
-        "--workers", "1"]
+ARGV = [
+    "grade",
+    "amy",
+    "ben",
+    "cat",
+    "--puzzles",
+    "1",
+    "--out",
+    "g.csv",
+    "--json",
+    "g.json",
+    "--report-dir",
+    "r",
+    "--workers",
+    "1",
+]
 
 
 def test_ctrl_c_keeps_every_student_graded_and_the_rerun_resumes(stubs, capsys):
@@ -247,8 +305,10 @@ def test_ctrl_c_keeps_every_student_graded_and_the_rerun_resumes(stubs, capsys):
     assert main(ARGV) == 130
     err = capsys.readouterr().err
     assert "kept 1 of 3 students in g.csv; the same command grades the rest" in err and "Traceback" not in err
-    assert (root / "g.csv").read_text() == "student,puzzle,status,score,max_score,detail\n" \
-                                           "amy,01_consonants,not attempted,0,1,\"fill in W_Q, W_K, W_V\"\n"
+    assert (
+        (root / "g.csv").read_text() == "student,puzzle,status,score,max_score,detail\n"
+        'amy,01_consonants,not attempted,0,1,"fill in W_Q, W_K, W_V"\n'
+    )
     assert json.loads((root / "g.json").read_text())["complete"] is False  # whole, and says it is not all
     assert (root / "r" / "amy.txt").exists() and not (root / "r" / "ben.txt").exists()
     assert (root / "g.csv.progress").exists()
@@ -323,8 +383,20 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
     graded is kept, the blocked submission's process is stopped, and the same command then grades the rest."""
     put(tmp_path / "good" / f"{PUZZLE}.py", answer())
     blocked = put(tmp_path / "blocked" / f"{PUZZLE}.py", "import threading\nthreading.Event().wait()\n")
-    argv = [sys.executable, "-m", "circuits.cli", "grade", "good", "blocked", "--puzzles", "1", "--workers", "2",
-            "--timeout", "3600"]
+    argv = [
+        sys.executable,
+        "-m",
+        "circuits.cli",
+        "grade",
+        "good",
+        "blocked",
+        "--puzzles",
+        "1",
+        "--workers",
+        "2",
+        "--timeout",
+        "3600",
+    ]
     proc = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True)
     try:
         first = proc.stderr.readline()  # waits for the signal that one student is graded, not for a time
@@ -334,10 +406,13 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
         assert proc.wait(timeout=300) == 130
     finally:
         proc.kill()
-    assert rest.splitlines() == ["circuits: kept 1 of 2 students in grades.csv; the same command grades the rest",
-                                 "circuits: interrupted (Ctrl-C)"], rest
-    assert (tmp_path / "grades.csv").read_text() == "student,puzzle,status,score,max_score,detail\n" \
-                                                    "good,01_consonants,solved,1,1,\n"
+    assert rest.splitlines() == [
+        "circuits: kept 1 of 2 students in grades.csv; the same command grades the rest",
+        "circuits: interrupted (Ctrl-C)",
+    ], rest
+    assert (
+        tmp_path / "grades.csv"
+    ).read_text() == "student,puzzle,status,score,max_score,detail\ngood,01_consonants,solved,1,1,\n"
     blocked.write_text(stub(PUZZLE), encoding="utf-8")
     again = subprocess.run(argv, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "resuming: 1 of 2 students kept" in again.stderr, again.stderr

@@ -10,8 +10,8 @@ from test_authoring import write
 from circuits.checking.checker import check
 from circuits.checking.pipeline import load
 from circuits.cli import main
-from circuits.errors import CircuitError
 from circuits.display import words
+from circuits.errors import CircuitError
 
 # A puzzle with a writer: head 0.0 attends evenly and writes the share of a's so far into `out`.
 WRITER = '''"""Puzzle 93 · The share of a's so far, written into `out`."""
@@ -66,8 +66,10 @@ def test_a_head_writing_outside_its_declared_directions_is_refused(tmp_path):
     assert check(load(writer(tmp_path, declared)), n_random=200, margins=False).status == "solved"
     result = check(load(writer(tmp_path, declared, 'W_O["scratch", 0] = 0.5')), n_random=200, margins=False)
     assert result.status == "error"
-    assert words.said(result).endswith("93_share.py: head 0.0 writes into scratch (0.5), but this puzzle lets it write only "
-                              "into out: the rows of W_O for them must be 0")
+    assert words.said(result).endswith(
+        "93_share.py: head 0.0 writes into scratch (0.5), but this puzzle lets it write only "
+        "into out: the rows of W_O for them must be 0"
+    )
 
 
 def test_without_a_declaration_the_reference_answer_decides_where_each_head_may_write(tmp_path, monkeypatch):
@@ -75,8 +77,10 @@ def test_without_a_declaration_the_reference_answer_decides_where_each_head_may_
     writer(tmp_path / "solutions")  # the course's reference: head 0.0 writes into `out` only
     mine = writer(tmp_path / "puzzles", leak='W_O["tok:b", 0] = 1')
     result = check(load(mine), n_random=200, margins=False)  # the target reads only `out`: it passes by itself
-    assert result.status == "error" and "head 0.0 writes into tok:b (1), but this puzzle lets it write only into out" \
-        in words.said(result)
+    assert (
+        result.status == "error"
+        and "head 0.0 writes into tok:b (1), but this puzzle lets it write only into out" in words.said(result)
+    )
     assert check(load(writer(tmp_path / "puzzles")), n_random=200, margins=False).status == "solved"
 
 
@@ -99,7 +103,8 @@ def test_the_shipped_10_refuses_a_readout_that_writes_everywhere(tmp_path, monke
     assert main(["check", "10", "--no-cache"]) == 2  # a rule of the puzzle broken: one line, as for a wrong shape
     assert capsys.readouterr().err == (
         "circuits: puzzles/10_seen_before.py: head 1.0 writes into tok:a (1), tok:b (1), tok:c (1) and 6 more, but "
-        "this puzzle lets it write only into seen: the rows of W_O for them must be 0\n")
+        "this puzzle lets it write only into seen: the rows of W_O for them must be 0\n"
+    )
 
 
 # --- a live sharpness ---------------------------------------------------------------------------------------------
@@ -128,8 +133,11 @@ def test_inputs_reach_the_models_n_ctx_beyond_the_puzzles_max_len(tmp_path):
 
 # --- no vacuous target ----------------------------------------------------------------------------------------------
 def test_a_spec_that_expects_nothing_is_refused_when_the_puzzle_loads(tmp_path):
-    path = write(tmp_path, "    return [[0, 0] if tokens[0] in \"ae\" else [1, 0] for _ in tokens]",
-                 "    return [None for _ in tokens]")
+    path = write(
+        tmp_path,
+        '    return [[0, 0] if tokens[0] in "ae" else [1, 0] for _ in tokens]',
+        "    return [None for _ in tokens]",
+    )
     with pytest.raises(CircuitError, match=r"targets\[0\] \(Output\): checks nothing: on all 202 inputs tried"):
         load(path)
 
@@ -138,7 +146,7 @@ def test_a_where_that_selects_no_key_is_refused_when_checked(tmp_path):
     path = write(tmp_path, "    return np.zeros(ids.shape, dtype=int)", "    return np.full(ids.shape, -1)")
     result = check(load(path), n_random=200, margins=False)
     assert result.status == "error"
-    assert "the puzzle's target \"head 0.0 puts ≥ 0.9 of its attention on where\" checks nothing" in words.said(result)
+    assert 'the puzzle\'s target "head 0.0 puts ≥ 0.9 of its attention on where" checks nothing' in words.said(result)
 
 
 def test_the_issues_wrong_circuits_fail_through_pytest(pytester):
@@ -152,12 +160,16 @@ def test_the_issues_wrong_circuits_fail_through_pytest(pytester):
     (puzzles / "01_consonants.py").write_text(
         sol("01_consonants").replace("W_K = [[0, 20]]", "W_K = [[0, 0]]")
         + "\nimport dataclasses\npuzzle = dataclasses.replace(puzzle, targets=[dataclasses.replace(t, tol=10.0) "
-          "for t in puzzle.targets])\n", encoding="utf-8")
+        "for t in puzzle.targets])\n",
+        encoding="utf-8",
+    )
     (puzzles / "10_seen_before.py").write_text(
-        sol("10_seen_before") + "\nimport numpy as np\nW_O = np.ones((10, 1))\n", encoding="utf-8")
+        sol("10_seen_before") + "\nimport numpy as np\nW_O = np.ones((10, 1))\n", encoding="utf-8"
+    )
     dead = sol("09_duplicate_token") + (
         "\nimport numpy as np\nW_Q = np.array([[sympy.sympify(x).subs(s, 20) for x in row] for row in W_Q.values], "
-        "dtype=object)\nW_Q[0, -1] = s\nparams = {'s': 1}\n")
+        "dtype=object)\nW_Q[0, -1] = s\nparams = {'s': 1}\n"
+    )
     (puzzles / "09_duplicate_token.py").write_text(dead, encoding="utf-8")
     result = pytester.runpytest("puzzles/", "-p", "no:cacheprovider", "--no-margins", "--no-cache")
     assert result.ret == 1
@@ -167,7 +179,6 @@ def test_the_issues_wrong_circuits_fail_through_pytest(pytester):
     assert "! puzzles/01_consonants.py line" in text and "given `puzzle` changed; checked as shipped" in text
     assert "head 1.0 writes into tok:a (1)" in text
     assert "with s at 0, so s does not control the attention the targets depend on" in text
-
 
 
 def test_a_sympy_given_is_the_same_given_after_pytest_ran_in_this_process(tmp_path, pytester, monkeypatch):
@@ -197,8 +208,12 @@ def test_a_value_bias_that_reaches_an_undeclared_direction_is_a_write():
     W_V[0, "tok:a"] = W_O["out", 0] = W_O["scratch", 1] = 1  # value 1 reads nothing: only a bias would feed it
 
     def model(b_V):
-        return Model(vocab, W_E, residual=resid, layers=[[Head(W_Q=blank(1, resid), W_K=blank(1, resid), W_V=W_V,
-                                                               W_O=W_O, b_V=b_V)]])
+        return Model(
+            vocab,
+            W_E,
+            residual=resid,
+            layers=[[Head(W_Q=blank(1, resid), W_K=blank(1, resid), W_V=W_V, W_O=W_O, b_V=b_V)]],
+        )
 
     guarantees.check_writes(model([0, 0]), {"head 0.0": ["out"]}, "93_share.py")
     with pytest.raises(CircuitError, match=r"^93_share.py: head 0.0 writes into scratch \(0.5\), but this puzzle"):

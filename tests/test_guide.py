@@ -33,19 +33,22 @@ def _command(line: str) -> list[str]:
 
 
 def run_console(block: str, cwd: Path) -> None:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     lines = block.splitlines()
     for n, line in enumerate(lines):
         if not line.startswith("$ "):
             continue
         shown = []
-        for out in lines[n + 1:]:
+        for out in lines[n + 1 :]:
             if out.startswith("$ "):
                 break
             shown.append(out)
-        done = subprocess.run(_command(line[2:]), cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
-                              check=False)
+        done = subprocess.run(
+            _command(line[2:]), cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+        )
         assert done.returncode == 0, f"{line}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
         real = [_normal(x) for x in done.stdout.splitlines()]
         for want in shown:

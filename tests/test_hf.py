@@ -11,10 +11,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from circuits import CircuitError  # noqa: E402
-from circuits.io.export import load, save  # noqa: E402
-from circuits.io.hf import from_hf, load_hf, repeated_random_tokens, to_hf, token_strings  # noqa: E402
 from circuits.analysis.scan import scan  # noqa: E402
 from circuits.cli import cli_scan  # noqa: E402
+from circuits.io.export import load, save  # noqa: E402
+from circuits.io.hf import from_hf, load_hf, repeated_random_tokens, to_hf, token_strings  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GPT2_TOL, NEO_TOL = 1e-10, 1e-6
@@ -23,16 +23,26 @@ GPT2_TOL, NEO_TOL = 1e-10, 1e-6
 def gpt2(seed=0, V=100, d=32, n_head=4, n_layer=2, n_ctx=64, **config):
     torch.manual_seed(seed)
     config = {"bos_token_id": 0, "eos_token_id": 0} | config
-    cfg = transformers.GPT2Config(vocab_size=V, n_positions=n_ctx, n_embd=d, n_layer=n_layer, n_head=n_head,
-                                  attn_implementation="eager", **config)
+    cfg = transformers.GPT2Config(
+        vocab_size=V, n_positions=n_ctx, n_embd=d, n_layer=n_layer, n_head=n_head, attn_implementation="eager", **config
+    )
     return transformers.GPT2LMHeadModel(cfg).eval().double()
 
 
 def neo(seed=0, V=100, d=32, n_head=4, kinds=("global", "local"), window=4, n_ctx=64, **config):
     torch.manual_seed(seed)
-    cfg = transformers.GPTNeoConfig(vocab_size=V, max_position_embeddings=n_ctx, hidden_size=d, num_layers=len(kinds),
-                                    num_heads=n_head, attention_types=[[list(kinds), 1]], window_size=window,
-                                    bos_token_id=0, eos_token_id=0, **config)
+    cfg = transformers.GPTNeoConfig(
+        vocab_size=V,
+        max_position_embeddings=n_ctx,
+        hidden_size=d,
+        num_layers=len(kinds),
+        num_heads=n_head,
+        attention_types=[[list(kinds), 1]],
+        window_size=window,
+        bos_token_id=0,
+        eos_token_id=0,
+        **config,
+    )
     return transformers.GPTNeoForCausalLM(cfg).eval().double()
 
 
@@ -41,7 +51,7 @@ def random_ids(V, batch, T, seed=0):  # -> [batch, T], and a right-padded valid 
     ids = torch.randint(0, V, (batch, T), generator=g)
     valid = torch.ones(batch, T, dtype=torch.bool)
     for b in range(1, batch):
-        valid[b, max(1, T - 3 * b):] = False  # later rows are shorter: padding on the right
+        valid[b, max(1, T - 3 * b) :] = False  # later rows are shorter: padding on the right
     return ids, valid
 
 
@@ -52,8 +62,10 @@ def max_errors(hf_model, ids, valid):
         out = hf_model(ids, attention_mask=valid.long(), output_attentions=True)
     trace = model.run_ids(ids.numpy(), valid.numpy())
     v = valid.numpy()
-    pattern = max(np.abs(t.pattern - a.numpy()).transpose(0, 2, 1, 3)[v].max()  # [b, q, h, k] at valid q
-                  for t, a in zip(trace.layers, out.attentions))
+    pattern = max(
+        np.abs(t.pattern - a.numpy()).transpose(0, 2, 1, 3)[v].max()  # [b, q, h, k] at valid q
+        for t, a in zip(trace.layers, out.attentions)
+    )
     logits = np.abs(trace.logits - out.logits.numpy())[v].max()
     return pattern, logits, np.abs(out.logits.numpy()[v]).max()
 
@@ -61,8 +73,15 @@ def max_errors(hf_model, ids, valid):
 SHAPES = [(1, 1), (1, 17), (3, 9), (2, 40)]  # (batch, seq); batch > 1 pads later rows on the right
 
 
-@pytest.mark.parametrize("size", [dict(V=100, d=32, n_head=4, n_layer=2), dict(V=257, d=48, n_head=3, n_layer=3),
-                                  dict(V=50, d=64, n_head=8, n_layer=1)], ids=["d32", "d48", "d64"])
+@pytest.mark.parametrize(
+    "size",
+    [
+        dict(V=100, d=32, n_head=4, n_layer=2),
+        dict(V=257, d=48, n_head=3, n_layer=3),
+        dict(V=50, d=64, n_head=8, n_layer=1),
+    ],
+    ids=["d32", "d48", "d64"],
+)
 @pytest.mark.parametrize("batch, T", SHAPES)
 def test_gpt2_parity(size, batch, T):
     hf_model = gpt2(**size)
@@ -70,17 +89,27 @@ def test_gpt2_parity(size, batch, T):
     assert pattern < GPT2_TOL and logits < GPT2_TOL
 
 
-@pytest.mark.parametrize("config", [dict(activation_function="relu"), dict(activation_function="gelu"),
-                                    dict(scale_attn_by_inverse_layer_idx=True), dict(n_inner=20, layer_norm_epsilon=1e-3),
-                                    dict(tie_word_embeddings=False), dict(initializer_range=0.3)],
-                         ids=["relu", "gelu", "inverse-layer-scale", "n_inner-eps", "untied", "sharp"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        dict(activation_function="relu"),
+        dict(activation_function="gelu"),
+        dict(scale_attn_by_inverse_layer_idx=True),
+        dict(n_inner=20, layer_norm_epsilon=1e-3),
+        dict(tie_word_embeddings=False),
+        dict(initializer_range=0.3),
+    ],
+    ids=["relu", "gelu", "inverse-layer-scale", "n_inner-eps", "untied", "sharp"],
+)
 def test_gpt2_parity_variants(config):
     pattern, logits, _ = max_errors(gpt2(seed=1, n_layer=3, **config), *random_ids(100, 2, 20))
     assert pattern < GPT2_TOL and logits < GPT2_TOL
 
 
-@pytest.mark.parametrize("kinds, window", [(("global", "local"), 4), (("local", "local", "global"), 1),
-                                           (("local", "global", "local", "global"), 7)])
+@pytest.mark.parametrize(
+    "kinds, window",
+    [(("global", "local"), 4), (("local", "local", "global"), 1), (("local", "global", "local", "global"), 7)],
+)
 @pytest.mark.parametrize("batch, T", SHAPES)
 def test_gpt_neo_parity_with_local_layers(kinds, window, batch, T):
     hf_model = neo(kinds=kinds, window=window)
@@ -99,7 +128,7 @@ def _attn_in_model_dtype(self, query, key, value, attention_mask=None, head_mask
     """GPTNeoSelfAttention._attn of transformers 5 without its `.to(torch.float32)` on query and key."""
     attn_weights = torch.matmul(query, key.transpose(-1, -2))  # [b, h, q, k]
     q_len, k_len = query.size(-2), key.size(-2)
-    causal_mask = self.bias[:, :, k_len - q_len:k_len, :k_len]  # local layers: the windowed band
+    causal_mask = self.bias[:, :, k_len - q_len : k_len, :k_len]  # local layers: the windowed band
     mask_value = torch.tensor(torch.finfo(attn_weights.dtype).min, dtype=attn_weights.dtype)
     attn_weights = torch.where(causal_mask, attn_weights, mask_value)
     if attention_mask is not None:
@@ -126,8 +155,11 @@ def test_local_layers_become_windowed_heads():
 
 
 # --- round trips --------------------------------------------------------------------------------
-@pytest.mark.parametrize("make", [gpt2, lambda: neo(kinds=("global", "local", "local"), window=2),
-                                  lambda: gpt2(tie_word_embeddings=False)], ids=["gpt2", "gpt-neo", "gpt2-untied"])
+@pytest.mark.parametrize(
+    "make",
+    [gpt2, lambda: neo(kinds=("global", "local", "local"), window=2), lambda: gpt2(tie_word_embeddings=False)],
+    ids=["gpt2", "gpt-neo", "gpt2-untied"],
+)
 def test_hf_to_circuits_to_hf_is_exact(make):
     hf_model = make()
     back = to_hf(from_hf(hf_model))
@@ -214,8 +246,33 @@ def example(name):
     return module
 
 
-SEED_000_TOKENS = ['N', 'Y', '"', 'D', '"', 'O', '/', 'C', 'c', 'A', ']', 'l', '(', 'Y', 'a', 'o', '=', '^', 'c', 'O',
-                   'N', 'Y', '"', 'D', '"']
+SEED_000_TOKENS = [
+    "N",
+    "Y",
+    '"',
+    "D",
+    '"',
+    "O",
+    "/",
+    "C",
+    "c",
+    "A",
+    "]",
+    "l",
+    "(",
+    "Y",
+    "a",
+    "o",
+    "=",
+    "^",
+    "c",
+    "O",
+    "N",
+    "Y",
+    '"',
+    "D",
+    '"',
+]
 
 
 def test_repeated_random_tokens_are_the_seeds():
@@ -232,7 +289,9 @@ def test_seed_000_exercise_1_on_random_gpt2(gpt2_dir):
     with torch.no_grad():
         attentions = hf_model(torch.from_numpy(ids), output_attentions=True).attentions
     for layer in (0, model.n_layers - 1):
-        np.testing.assert_allclose(seed000.layer_patterns(model, ids, layer), attentions[layer][0].numpy(), atol=GPT2_TOL)
+        np.testing.assert_allclose(
+            seed000.layer_patterns(model, ids, layer), attentions[layer][0].numpy(), atol=GPT2_TOL
+        )
 
     ids, trace, halves = seed000.repeated_tokens(model, bos_id=256)
     with torch.no_grad():

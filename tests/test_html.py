@@ -5,11 +5,11 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from test_analysis import induction_model, random_model, virtual_head_model
 
 from circuits import CircuitError, Head, Model, Vocab
 from circuits import analysis as A
 from circuits.display.html import analysis_html, matrix_html, trace_html, write_html
-from test_analysis import induction_model, random_model, virtual_head_model
 
 
 class Tables(HTMLParser):
@@ -53,7 +53,7 @@ def test_the_page_holds_every_heads_pattern_with_its_values():
     found = tables(trace_html(trace))
     assert [t["head"] for t in found] == ["head 0.0", "head 0.1", "head 1.0", "head 1.1", "head 1.2"] * 2
     for n in range(2):
-        for t, h in zip(found[5 * n: 5 * n + 5], model.heads()):
+        for t, h in zip(found[5 * n : 5 * n + 5], model.heads()):
             values = np.array([row for row in t["rows"] if row])  # [query, key]; the header row has no cells
             np.testing.assert_allclose(values, trace.pattern(h.layer, h.index)[n], rtol=1e-5, atol=1e-7)
 
@@ -73,8 +73,13 @@ def test_padded_inputs_show_only_their_own_tokens():
 
 def test_no_web_address_even_when_a_token_is_one():
     vocab = Vocab(["https://a.example", "http://b", "c/d"])
-    model = Model(vocab, np.eye(3), layers=[[Head(W_Q=np.eye(3), W_K=np.eye(3), W_V=np.eye(3), W_O=np.eye(3))]],
-                  W_U=np.eye(3), name="http://model")
+    model = Model(
+        vocab,
+        np.eye(3),
+        layers=[[Head(W_Q=np.eye(3), W_K=np.eye(3), W_V=np.eye(3), W_O=np.eye(3))]],
+        W_U=np.eye(3),
+        name="http://model",
+    )
     trace = model.run([["https://a.example", "http://b", "c/d"]])
     for text in (trace_html(trace), trace_html(trace, standalone=False), analysis_html(model, trace)):
         assert no_web_address(text)
@@ -108,8 +113,15 @@ def test_analysis_page_holds_patterns_and_circuit_tables():
     mats = tables(page, "cv-mat")
     # head 0.0: W_QK, W_OV, position table (token table and full OV are all zero); head 1.0: W_QK, W_OV, full OV
     assert len(mats) >= 5
-    for needle in ("W_QK (exact)", "position QK table", "full OV circuit", "random baseline", "peaks at i-1",
-                   "0.0 → 1.0", "prev:0"):
+    for needle in (
+        "W_QK (exact)",
+        "position QK table",
+        "full OV circuit",
+        "random baseline",
+        "peaks at i-1",
+        "0.0 → 1.0",
+        "prev:0",
+    ):
         assert needle in page, needle
     s = A.analyze(model)
     full = next(m for m in mats if m["titles"][1][0].startswith("output"))

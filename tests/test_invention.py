@@ -13,8 +13,8 @@ from helpers import ROOT, SOLUTIONS, STEMS, check_with, hint_of, only_failure, s
 from circuits.checking import curriculum
 from circuits.checking.checker import check
 from circuits.checking.loader import load
-from circuits.errors import CircuitError
 from circuits.display import words
+from circuits.errors import CircuitError
 
 NEW = ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
 NEW += ["27_centred_copy", "28_same_predecessor", "29_smaller_before"]  # the OV, composition and RASP challenges
@@ -44,7 +44,7 @@ def test_the_reference_answer_passes(stem, reference_result):
 def test_the_worksheet_states_no_line_of_the_answer(stem):
     text = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
     doc = text[: text.index('"""', 3)]
-    answer = text[text.index("# ── your answer"): text.index("# ── stub")]
+    answer = text[text.index("# ── your answer") : text.index("# ── stub")]
     lines = [ln.strip() for ln in answer.splitlines() if "=" in ln and not ln.lstrip().startswith("#")]
     assert lines and not [ln for ln in lines if ln in doc]
     assert "hints" not in doc.lower()
@@ -110,14 +110,18 @@ def _parked(answer, d: int):
 
 
 def test_22_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
-    refused(check_with("22_recent_vowel", **_parked(_vowel_answer(), 18)),
-            "with s at 0, so s does not control the attention the targets depend on")
+    refused(
+        check_with("22_recent_vowel", **_parked(_vowel_answer(), 18)),
+        "with s at 0, so s does not control the attention the targets depend on",
+    )
 
 
 def test_22_too_little_sharpness_fails_on_a_close_earlier_vowel():
     f = only_failure(check_with("22_recent_vowel", params={"s": 1})).failure
     assert f.tokens == ["a", "a"] and "puts only 0.731 there" in summary_of(f.explanation)
-    assert "attends most to the right key" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(f.explanation)
+    assert "attends most to the right key" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(
+        f.explanation
+    )
 
 
 # --- 23: two back, through a window ----------------------------------------------------------------------------
@@ -181,8 +185,10 @@ def test_23_reading_the_tokens_instead_of_the_positions_fails():
 
 
 def test_23_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
-    refused(check_with("23_two_back", **_parked(_two_back(), 16)),
-            "with s at 0, so s does not control the attention the targets depend on")
+    refused(
+        check_with("23_two_back", **_parked(_two_back(), 16)),
+        "with s at 0, so s does not control the attention the targets depend on",
+    )
 
 
 # --- 24: every letter of the other kind -------------------------------------------------------------------------
@@ -239,8 +245,9 @@ def test_24_a_vowel_query_that_asks_for_nothing_settles_on_bos():
 
 def test_24_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
     answer = dict(W_Q=[[0, 10, 0], [10, 0, 0], [10, 10, 0], [s, 0, 0]], W_K=[*REF_K, (0, 0, 0)])
-    refused(check_with("24_other_kind", **answer),
-            "with s at 0, so s does not control the attention the targets depend on")
+    refused(
+        check_with("24_other_kind", **answer), "with s at 0, so s does not control the attention the targets depend on"
+    )
 
 
 def test_24_too_little_sharpness_leaks_to_bos_and_the_same_kind():
@@ -270,16 +277,20 @@ def test_25_one_threshold_finds_a_corner_but_not_the_middle():
 
 
 def test_25_falling_with_the_distance_without_stopping_goes_negative():
-    f = only_failure(check_with("25_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [-1, 1, 0, 0]],
-                                                         [1, -1, -1]))).failure
+    f = only_failure(
+        check_with("25_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [-1, 1, 0, 0]], [1, -1, -1]))
+    ).failure
     x, y = (int(c) for c in f.tokens[0])
     assert abs(x - y) >= 2
-    assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq -1" in summary_of(f.explanation)
+    assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq -1" in summary_of(
+        f.explanation
+    )
 
 
 def test_25_a_bump_on_one_side_only_misses_y_above_x():
-    f = only_failure(check_with("25_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [1, -1, -1, 0]],
-                                                         [1, -1, 1]))).failure
+    f = only_failure(
+        check_with("25_equal_mlp", **_equal([[0, 0, 1, 0], [1, -1, 0, 0], [1, -1, -1, 0]], [1, -1, 1]))
+    ).failure
     x, y = (int(c) for c in f.tokens[0])
     assert y > x
     assert f"'{f.tokens[0]}' the expected output of the MLP of layer 0 is 0, yours is eq 1" in summary_of(f.explanation)
@@ -373,7 +384,9 @@ def test_26_the_cos_identity_alone_cannot_tell_c_from_minus_c():
     W_out[list(ns["resid"].labels).index("sum:sin")] = 0  # sum:sin never written
     f = only_failure(check_with("26_modular_addition", W_in=W_in, W_out=W_out)).failure
     assert (int(f.tokens[0]) + int(f.tokens[1])) % P != 0  # only c = 0 is its own mirror
-    assert f.explanation.per_position.top[1] != f.explanation.per_position.expected[1] and "sum:sin" in hint_of(f.explanation)
+    assert f.explanation.per_position.top[1] != f.explanation.per_position.expected[1] and "sum:sin" in hint_of(
+        f.explanation
+    )
 
 
 def test_26_the_wrong_sign_in_the_identity_computes_a_minus_b():
@@ -400,13 +413,16 @@ def test_26_a_sharpness_that_moves_every_logit_alike_is_dead():
 def test_26_an_mlp_that_writes_outside_sum_is_refused():
     W_in, W_out, ns = _answer()
     W_out[list(ns["resid"].labels).index("prev:cos"), 0] = 0.5
-    refused(check_with("26_modular_addition", W_in=W_in, W_out=W_out),
-            "mlp 0 writes into prev:cos (0.5)", "only into sum:*")
+    refused(
+        check_with("26_modular_addition", W_in=W_in, W_out=W_out), "mlp 0 writes into prev:cos (0.5)", "only into sum:*"
+    )
 
 
 def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
     f = only_failure(check_with("26_modular_addition", params={"s": 3})).failure
-    assert f.explanation.per_position.expected[1] == f.explanation.per_position.top[1]  # the right top guess, not sure enough
+    assert (
+        f.explanation.per_position.expected[1] == f.explanation.per_position.top[1]
+    )  # the right top guess, not sure enough
     assert "make the prediction surer (raise your sharpness symbol s)" in hint_of(f.explanation)
 
 
@@ -445,8 +461,11 @@ def test_27_the_worked_numbers_are_true():
     for k, (t, i, x, j, y) in enumerate(table):  # every row of the worksheet's table, recomputed
         assert int(i) == int(j) == k and np.allclose([number(x), number(y)], corners[k] + [1, 0], atol=5e-4), t
     assert re.search(r"^    <bos> +1 +0 +1 +1$", doc, flags=re.M)
-    for line in ("    1 c     BOS                 0, 0               —", "    2 a     ½ BOS, ½ c          —                  c",
-                 "    3 b     ½ BOS, ½ a          —                  a"):
+    for line in (
+        "    1 c     BOS                 0, 0               —",
+        "    2 a     ½ BOS, ½ c          —                  c",
+        "    3 b     ½ BOS, ½ a          —                  a",
+    ):
         assert line in doc
     # puzzle 11's construction on these givens: c is written as its embedding, (.191, .588), times γ
     c = corners[2] + [1, 0]
@@ -465,7 +484,7 @@ def test_27_the_worked_numbers_are_true():
     assert np.allclose(trace.logits[0, 1, 1:], corners @ [1, 0])  # BOS alone: a's corner, "γ·(1, 0)"
     # the behaviour table, from the specs and the given pattern
     assert ns["letter_before"](list("cab")) == [None, "c", "a"] and ns["bos_alone"](list("cab"))[0] == [0, 0]
-    assert np.allclose(ns["half_on_bos"](4), [[1, 0, 0, 0], [1, 0, 0, 0], [.5, .5, 0, 0], [.5, 0, .5, 0]])
+    assert np.allclose(ns["half_on_bos"](4), [[1, 0, 0, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0], [0.5, 0, 0.5, 0]])
 
 
 def test_27_puzzle_11s_copy_on_uncentred_letters_raises_the_wrong_letters():
@@ -477,7 +496,9 @@ def test_27_puzzle_11s_copy_on_uncentred_letters_raises_the_wrong_letters():
     assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 1.000" in text  # the score cannot see the offset …
     assert "(wrong: b → (tie), c → b, d → e, e → (tie))" in text  # … which letter each raises can
     b = failed["b"].failure
-    assert b.tokens == ["a"] and "the expected head 0.0 output on out:x, out:y is [0, 0], yours is [20, 0]" in summary_of(b.explanation)
+    assert b.tokens == [
+        "a"
+    ] and "the expected head 0.0 output on out:x, out:y is [0, 0], yours is [20, 0]" in summary_of(b.explanation)
     assert "look at W_V and W_O" in hint_of(b.explanation)
 
 
@@ -485,7 +506,9 @@ def test_27_cancelling_bos_alone_leaves_the_letters_uncentred():
     failed = _failed(check_with("27_centred_copy", **_centred(one=0, bos=-1)))
     assert set(failed) == {"a", "c"}  # BOS now writes nothing, but the letters still carry (1, 0)
     c = failed["c"].failure
-    assert c.tokens == ["b", "a"] and "cannot tell the expected 'b' from 'a': a tie, each 0.500" in hint_of(c.explanation)
+    assert c.tokens == ["b", "a"] and "cannot tell the expected 'b' from 'a': a tie, each 0.500" in hint_of(
+        c.explanation
+    )
 
 
 def test_27_a_negative_copy_suppresses_the_letter_before():
@@ -494,7 +517,9 @@ def test_27_a_negative_copy_suppresses_the_letter_before():
     from test_wrong_curriculum_a import report_text
 
     assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is -1.000 (needs ≥ 0.9)" in report_text(failed["a"])
-    assert "after position 2 'a' the expected next token has log-prob -18.783" in summary_of(failed["c"].failure.explanation)
+    assert "after position 2 'a' the expected next token has log-prob -18.783" in summary_of(
+        failed["c"].failure.explanation
+    )
 
 
 def test_27_too_little_sharpness_copies_but_not_surely():
@@ -610,8 +635,10 @@ def test_28_a_layer_0_that_writes_nothing_leaves_no_predecessor_to_match():
     assert f.tokens == ["a", "a", "a"]
     assert "the target is key 2 'a', but head 1.0 puts only 0.000 there" in summary_of(f.explanation)
     hint = " ".join(hint_of(f.explanation).split())  # the empty prev:* is the cause, not head 1.0's score on bos
-    assert ("W_Q1 and W_K1 read prev:*, which nothing before layer 1 writes, whatever the input (head 0.0 writes nothing "
-            "there), so no key differs there: look first at W_V0 and W_O0 of head 0.0") in hint, hint
+    assert (
+        "W_Q1 and W_K1 read prev:*, which nothing before layer 1 writes, whatever the input (head 0.0 writes nothing "
+        "there), so no key differs there: look first at W_V0 and W_O0 of head 0.0"
+    ) in hint, hint
 
 
 def test_28_a_layer_0_that_writes_outside_prev_is_refused():
@@ -626,8 +653,10 @@ def test_28_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
     W_Q = np.asarray(sympy.Matrix(np.array(answer["W_Q1"].values, dtype=object).tolist()).subs(s, 20), dtype=object)
     W_Q = np.vstack([W_Q, [s] + [0] * 19])
     W_K = np.vstack([np.array(answer["W_K1"].values, dtype=float), np.zeros(20)])
-    refused(check_with("28_same_predecessor", W_Q1=W_Q, W_K1=W_K),
-            "with s at 0, so s does not control the attention the targets depend on")
+    refused(
+        check_with("28_same_predecessor", W_Q1=W_Q, W_K1=W_K),
+        "with s at 0, so s does not control the attention the targets depend on",
+    )
 
 
 def test_28_too_little_sharpness_leaks_from_bos():
@@ -668,8 +697,10 @@ def test_29_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
 def test_29_the_table_may_live_in_the_keys_instead():
     """Any head whose score table is s on the triangle y < x and on BOS passes, however it is factored: here each
     query asks for its own digit (W_Q = s·I) and W_K's row x lists the keys that digit x picks."""
-    keyed = dict(W_Q=[[s * int(x == r) for x in range(5)] + [0] for r in range(5)],
-                 W_K=[[int(y < x) for y in range(5)] + [1] for x in range(5)])
+    keyed = dict(
+        W_Q=[[s * int(x == r) for x in range(5)] + [0] for r in range(5)],
+        W_K=[[int(y < x) for y in range(5)] + [1] for x in range(5)],
+    )
     assert check_with("29_smaller_before", **keyed).status == "solved"
     assert check_with("29_smaller_before", **_table(lambda x, y: y < x)).status == "solved"  # the harness's own table
 
@@ -714,10 +745,14 @@ def test_29_without_a_score_for_bos_a_zero_spreads_over_everything():
 
 def test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
     answer = _table(lambda x, y: y < x)
-    answer["W_Q"] = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in answer["W_Q"]] + [[s, 0, 0, 0, 0, 0]]
+    answer["W_Q"] = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in answer["W_Q"]] + [
+        [s, 0, 0, 0, 0, 0]
+    ]
     answer["W_K"] = [*answer["W_K"], [0] * 6]
-    refused(check_with("29_smaller_before", **answer),
-            "with s at 0, so s does not control the attention the targets depend on")
+    refused(
+        check_with("29_smaller_before", **answer),
+        "with s at 0, so s does not control the attention the targets depend on",
+    )
 
 
 def test_29_too_little_sharpness_leaks_onto_the_digit_itself():
@@ -736,13 +771,16 @@ def test_every_shipped_puzzle_has_a_level_and_the_loader_attaches_it(tmp_path):
     assert (puzzle.difficulty, puzzle.minutes) == (3, 60)
 
 
-@pytest.mark.parametrize("field, value, said", [
-    ("difficulty", 4, "difficulty = 4; it must be 1, 2 or 3"),
-    ("difficulty", "2", "difficulty = '2'; it must be 1, 2 or 3"),
-    ("difficulty", True, "difficulty = True"),
-    ("minutes", 0, "minutes = 0; it must be a whole number of minutes ≥ 1"),
-    ("minutes", 2.5, "minutes = 2.5"),
-])
+@pytest.mark.parametrize(
+    "field, value, said",
+    [
+        ("difficulty", 4, "difficulty = 4; it must be 1, 2 or 3"),
+        ("difficulty", "2", "difficulty = '2'; it must be 1, 2 or 3"),
+        ("difficulty", True, "difficulty = True"),
+        ("minutes", 0, "minutes = 0; it must be a whole number of minutes ≥ 1"),
+        ("minutes", 2.5, "minutes = 2.5"),
+    ],
+)
 def test_a_bad_level_is_refused_when_the_puzzle_is_built(field, value, said):
     import dataclasses
 
@@ -772,8 +810,10 @@ def test_a_puzzle_file_may_declare_its_own_level_and_list_shows_it(tmp_path):
 
     text = (SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8")
     mine = tmp_path / "93_own.py"
-    mine.write_text(text.replace("number=3,", "number=93, difficulty=3, minutes=7,").replace('name="uniform"', 'name="own"'),
-                    encoding="utf-8")
+    mine.write_text(
+        text.replace("number=3,", "number=93, difficulty=3, minutes=7,").replace('name="uniform"', 'name="own"'),
+        encoding="utf-8",
+    )
     own = check(load(mine), n_random=200, property_examples=10, margins=False)
     ref = check(solution("22_recent_vowel"), n_random=200, property_examples=10, margins=False)
     shown = to_text(summary_table([own, ref]), width=80)

@@ -16,14 +16,13 @@ import zipfile
 
 import numpy as np
 import pytest
-
-from circuits import CircuitError, Head, Model, Vocab
-
-from circuits.io import export, files, sizes
-from circuits.io.export import CONFIG_KEY, load, model_config, save, tl_keys, to_tl_state_dict
 from helpers import ROOT
 from test_catalogue import circuits, one_line
 from test_export import MODELS, gpt_like
+
+from circuits import CircuitError, Head, Model, Vocab
+from circuits.io import export, files, sizes
+from circuits.io.export import CONFIG_KEY, load, model_config, save, tl_keys, to_tl_state_dict
 
 
 def npy_header(shape: tuple, dtype: str = "<f8") -> bytes:
@@ -35,8 +34,13 @@ def npy_header(shape: tuple, dtype: str = "<f8") -> bytes:
 
 @pytest.fixture
 def saved(tmp_path):
-    model = Model(Vocab.chars_of("ab"), np.eye(2), W_pos=np.zeros((2, 4)), W_U=np.eye(2),
-                  layers=[[Head(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))]])
+    model = Model(
+        Vocab.chars_of("ab"),
+        np.eye(2),
+        W_pos=np.zeros((2, 4)),
+        W_U=np.eye(2),
+        layers=[[Head(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))]],
+    )
     return save(model, tmp_path / "model.npz")
 
 
@@ -75,10 +79,19 @@ def scan_npz(capsys, path, *culprit: str) -> str:
 
 def scan_subprocess(*argv: str) -> str:
     """The command in a fresh interpreter with every warning shown: its stderr must be the one error line."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "PYTHONWARNINGS": "always"}
-    r = subprocess.run([sys.executable, "-m", "circuits.cli", "scan", *argv], capture_output=True, text=True, env=env,
-                       timeout=120, check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONWARNINGS": "always",
+    }
+    r = subprocess.run(
+        [sys.executable, "-m", "circuits.cli", "scan", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
     lines = r.stderr.strip().splitlines()
@@ -89,14 +102,22 @@ def scan_subprocess(*argv: str) -> str:
 # --- 1, 2: what the zip directory and the .npy headers say, checked before any array is read ----------------
 def test_a_member_declaring_a_huge_shape(saved, capsys):
     path = rezip(saved, replace={"embed.W_E.npy": npy_header((10**6, 10**6)) + bytes(32)})
-    scan_npz(capsys, path, "key 'embed.W_E' declares shape (1000000, 1000000), 7.3 TiB as float64, beyond the "
-                           "4.0 GiB circuits reads (circuits.io.sizes.MAX_BYTES)")
+    scan_npz(
+        capsys,
+        path,
+        "key 'embed.W_E' declares shape (1000000, 1000000), 7.3 TiB as float64, beyond the "
+        "4.0 GiB circuits reads (circuits.io.sizes.MAX_BYTES)",
+    )
 
 
 def test_a_member_whose_header_and_data_disagree(saved, capsys):
     path = rezip(saved, replace={"embed.W_E.npy": npy_header((2, 3)) + bytes(8)})
-    scan_npz(capsys, path, "key 'embed.W_E' is damaged: its header declares shape (2, 3) of float64 (48 bytes) "
-                           "but the archive holds 8 bytes")
+    scan_npz(
+        capsys,
+        path,
+        "key 'embed.W_E' is damaged: its header declares shape (2, 3) of float64 (48 bytes) "
+        "but the archive holds 8 bytes",
+    )
 
 
 def test_a_config_member_without_npy_suffix(saved, capsys):
@@ -111,8 +132,11 @@ def test_a_member_that_is_not_an_array(saved, capsys):
 
 
 def test_a_member_with_a_damaged_header(saved, capsys):
-    scan_npz(capsys, rezip(saved, replace={"embed.W_E.npy": b"\x93NUMPY\x01\x00\x10\x00{'descr': 12}   \n"}),
-             "key 'embed.W_E' is not a readable .npy array")
+    scan_npz(
+        capsys,
+        rezip(saved, replace={"embed.W_E.npy": b"\x93NUMPY\x01\x00\x10\x00{'descr': 12}   \n"}),
+        "key 'embed.W_E' is not a readable .npy array",
+    )
 
 
 def test_an_unknown_member_is_refused_before_any_array_is_read(saved, capsys, monkeypatch):
@@ -170,29 +194,45 @@ def head(c):
 
 
 CONFIG_CASES = {
-    "d_head -1": (lambda c: head(c).update(d_head=-1),
-                  ("the config's layers[0].heads[0].d_head is -1; it needs a whole number ≥ 1 "
-                  "(0 only for a fixed-pattern head)")),
+    "d_head -1": (
+        lambda c: head(c).update(d_head=-1),
+        ("the config's layers[0].heads[0].d_head is -1; it needs a whole number ≥ 1 (0 only for a fixed-pattern head)"),
+    ),
     "d_head 0": (lambda c: head(c).update(d_head=0), "the config's layers[0].heads[0].d_head is 0"),
     "d_head 1.5": (lambda c: head(c).update(d_head=1.5), "the config's layers[0].heads[0].d_head is 1.5"),
-    "d_value -2": (lambda c: head(c).update(d_value=-2),
-                   "the config's layers[0].heads[0].d_value is -2; it needs a whole number ≥ 1"),
+    "d_value -2": (
+        lambda c: head(c).update(d_value=-2),
+        "the config's layers[0].heads[0].d_value is -2; it needs a whole number ≥ 1",
+    ),
     "n_ctx 0": (lambda c: c.update(n_ctx=0), "the config's n_ctx is 0; it needs a whole number ≥ 1 (or null)"),
     "n_ctx -3": (lambda c: c.update(n_ctx=-3), "the config's n_ctx is -3"),
-    "window 0": (lambda c: head(c).update(window=0),
-                 "the config's layers[0].heads[0].window is 0; it needs null or a whole number ≥ 1"),
-    "scale inf": (lambda c: head(c).update(scale=float("inf")),
-                  "the config's layers[0].heads[0].scale is Infinity; it needs null or a finite number"),
+    "window 0": (
+        lambda c: head(c).update(window=0),
+        "the config's layers[0].heads[0].window is 0; it needs null or a whole number ≥ 1",
+    ),
+    "scale inf": (
+        lambda c: head(c).update(scale=float("inf")),
+        "the config's layers[0].heads[0].scale is Infinity; it needs null or a finite number",
+    ),
     "qk_multiplier NaN": (lambda c: c.update(qk_multiplier=float("nan")), "the config's qk_multiplier is NaN"),
-    "eps 0": (lambda c: c.update(ln_final={"eps": 0}),
-              "the config's ln_final.eps is 0; it needs a positive number such as 1e-05"),
-    "eps text": (lambda c: c["layers"][0].update(ln_attn={"eps": "abc"}), "the config's layers[0].ln_attn.eps is 'abc'"),
+    "eps 0": (
+        lambda c: c.update(ln_final={"eps": 0}),
+        "the config's ln_final.eps is 0; it needs a positive number such as 1e-05",
+    ),
+    "eps text": (
+        lambda c: c["layers"][0].update(ln_attn={"eps": "abc"}),
+        "the config's layers[0].ln_attn.eps is 'abc'",
+    ),
     "W_pos not a flag": (lambda c: c.update(W_pos="yes"), "the config's W_pos is 'yes'; it needs true or false"),
-    "tokens not strings": (lambda c: c["vocab"].update(tokens=[1, 2]),
-                           "the config's vocab.tokens is [1, 2]; it needs a list of token strings"),
+    "tokens not strings": (
+        lambda c: c["vocab"].update(tokens=[1, 2]),
+        "the config's vocab.tokens is [1, 2]; it needs a list of token strings",
+    ),
     "a token twice": (lambda c: c["vocab"].update(tokens=["a", "a"]), "token 'a' is listed twice in the vocabulary"),
-    "a head that is a number": (lambda c: c["layers"][0].update(heads=[3]),
-                                "the config has an entry of the wrong kind: layers[0].heads[0] is 3; it needs an object"),
+    "a head that is a number": (
+        lambda c: c["layers"][0].update(heads=[3]),
+        "the config has an entry of the wrong kind: layers[0].heads[0] is 3; it needs an object",
+    ),
 }
 
 
@@ -210,8 +250,14 @@ def as_version_1(c):
 @pytest.mark.parametrize("multiplier", [0.5, "1/sqrt(d_head)"])
 def test_a_version_1_file_loads_as_before(tmp_path, multiplier):
     """Version 1 saved the multiplier as "attn_scale": read as qk_multiplier, the same model; saved again as 2."""
-    model = Model(Vocab.chars_of("ab"), np.eye(2), W_pos=np.zeros((2, 4)), W_U=np.eye(2), qk_multiplier=multiplier,
-                  layers=[[Head(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))]])
+    model = Model(
+        Vocab.chars_of("ab"),
+        np.eye(2),
+        W_pos=np.zeros((2, 4)),
+        W_U=np.eye(2),
+        qk_multiplier=multiplier,
+        layers=[[Head(W_Q=[[1, 0]], W_K=[[0, 1]], W_V=np.eye(2), W_O=np.eye(2))]],
+    )
     new = save(model, tmp_path / "model.npz")
     assert json.loads(np.load(new)[CONFIG_KEY].tobytes())["version"] == export.VERSION == 2
     old = with_config(new, as_version_1)
@@ -225,23 +271,35 @@ def test_a_version_1_file_loads_as_before(tmp_path, multiplier):
 
 def test_a_version_1_config_names_its_own_key(saved, capsys):
     """A version-1 file with a bad multiplier, or none, is told in the key that file has: attn_scale."""
-    scan_npz(capsys, with_config(saved, lambda c: (as_version_1(c), c.update(attn_scale=float("nan")))),
-             "the config's attn_scale is NaN")
-    scan_npz(capsys, with_config(saved, lambda c: (as_version_1(c), c.pop("attn_scale"))),
-             "the config has no 'attn_scale' entry")
+    scan_npz(
+        capsys,
+        with_config(saved, lambda c: (as_version_1(c), c.update(attn_scale=float("nan")))),
+        "the config's attn_scale is NaN",
+    )
+    scan_npz(
+        capsys,
+        with_config(saved, lambda c: (as_version_1(c), c.pop("attn_scale"))),
+        "the config has no 'attn_scale' entry",
+    )
 
 
 def test_an_unknown_config_version_is_refused(saved, capsys):
-    scan_npz(capsys, with_config(saved, lambda c: c.update(version=3)),
-             "config version 3 is not supported (this circuits reads 1 and 2)")
+    scan_npz(
+        capsys,
+        with_config(saved, lambda c: c.update(version=3)),
+        "config version 3 is not supported (this circuits reads 1 and 2)",
+    )
 
 
 def test_a_config_that_hides_weights_in_the_padding(tmp_path):
     """d_head 2 in the config for a head whose saved W_Q has 4 columns: the last two would be dropped silently."""
     path = save(gpt_like(), tmp_path / "model.npz")
     path = with_config(path, lambda c: head(c).update(d_head=2))
-    with pytest.raises(CircuitError, match=r"key 'blocks.0.attn.W_Q' has non-zero weights for head 0 beyond the "
-                                           r"d_head 2 its config gives; the config and the arrays disagree"):
+    with pytest.raises(
+        CircuitError,
+        match=r"key 'blocks.0.attn.W_Q' has non-zero weights for head 0 beyond the "
+        r"d_head 2 its config gives; the config and the arrays disagree",
+    ):
         load(path)
 
 
@@ -267,8 +325,10 @@ def test_a_longdouble_config_gives_one_line_and_no_warning(saved):
 def test_a_float_array_config_gives_one_line_and_no_warning(saved):
     path = with_config(saved, config=np.array([np.nan, 1.5, 1e300]))
     line = scan_subprocess("--npz", str(path))
-    assert line.endswith(f"key {CONFIG_KEY!r} holds float64 values of shape (3,), but the config is JSON text as "
-                         "utf-8 bytes (uint8, one dimension)"), line
+    assert line.endswith(
+        f"key {CONFIG_KEY!r} holds float64 values of shape (3,), but the config is JSON text as "
+        "utf-8 bytes (uint8, one dimension)"
+    ), line
 
 
 def test_a_weight_beyond_float64_gives_one_line_and_no_warning(saved):
@@ -297,11 +357,20 @@ def hf_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("hf")
     torch.manual_seed(0)
     common = {"vocab_size": 20, "bos_token_id": 0, "eos_token_id": 0}
-    transformers.GPT2LMHeadModel(transformers.GPT2Config(n_positions=16, n_embd=8, n_layer=1, n_head=2, **common)
-                                 ).save_pretrained(root / "gpt2")
-    transformers.GPTNeoForCausalLM(transformers.GPTNeoConfig(
-        max_position_embeddings=16, hidden_size=8, num_layers=2, num_heads=2,
-        attention_types=[[["global", "local"], 1]], window_size=4, **common)).save_pretrained(root / "neo")
+    transformers.GPT2LMHeadModel(
+        transformers.GPT2Config(n_positions=16, n_embd=8, n_layer=1, n_head=2, **common)
+    ).save_pretrained(root / "gpt2")
+    transformers.GPTNeoForCausalLM(
+        transformers.GPTNeoConfig(
+            max_position_embeddings=16,
+            hidden_size=8,
+            num_layers=2,
+            num_heads=2,
+            attention_types=[[["global", "local"], 1]],
+            window_size=4,
+            **common,
+        )
+    ).save_pretrained(root / "neo")
     return root
 
 
@@ -323,35 +392,76 @@ HF_CASES = {
     "vocab_size 0": ("gpt2", lambda c: c.update(vocab_size=0), "vocab_size is 0; it needs a whole number ≥ 1"),
     "n_head missing": ("gpt2", lambda c: c.pop("n_head"), "the gpt2 config has no 'n_head'"),
     "n_embd not divisible": ("gpt2", lambda c: c.update(n_head=3), "hidden size 8 is not divisible by 3 heads"),
-    "eps abc": ("gpt2", lambda c: c.update(layer_norm_epsilon="abc"),
-                "layer_norm_epsilon is 'abc'; it needs a positive number such as 1e-05"),
+    "eps abc": (
+        "gpt2",
+        lambda c: c.update(layer_norm_epsilon="abc"),
+        "layer_norm_epsilon is 'abc'; it needs a positive number such as 1e-05",
+    ),
     "eps -1": ("gpt2", lambda c: c.update(layer_norm_epsilon=-1.0), "layer_norm_epsilon is -1.0"),
-    "activation a list": ("gpt2", lambda c: c.update(activation_function=["gelu"]),
-                          "activation ['gelu'] is not supported"),
-    "flag not a bool": ("gpt2", lambda c: c.update(scale_attn_weights="no"),
-                        "scale_attn_weights is 'no'; it needs true or false"),
-    "a JSON list": ("gpt2", lambda c: [c], ("config.json: the config is a JSON list, but it needs to be an object of "
-                                           "settings such as {\"model_type\": \"gpt2\", \"n_embd\": 768, …}")),
-    "bos_token_id text": ("gpt2", lambda c: c.update(bos_token_id="x"), "bos_token_id is 'x'; it needs null or a token id ≥ 0"),
+    "activation a list": (
+        "gpt2",
+        lambda c: c.update(activation_function=["gelu"]),
+        "activation ['gelu'] is not supported",
+    ),
+    "flag not a bool": (
+        "gpt2",
+        lambda c: c.update(scale_attn_weights="no"),
+        "scale_attn_weights is 'no'; it needs true or false",
+    ),
+    "a JSON list": (
+        "gpt2",
+        lambda c: [c],
+        (
+            "config.json: the config is a JSON list, but it needs to be an object of "
+            'settings such as {"model_type": "gpt2", "n_embd": 768, …}'
+        ),
+    ),
+    "bos_token_id text": (
+        "gpt2",
+        lambda c: c.update(bos_token_id="x"),
+        "bos_token_id is 'x'; it needs null or a token id ≥ 0",
+    ),
     "eos_token_id -3": ("gpt2", lambda c: c.update(eos_token_id=-3), "eos_token_id is -3"),
     "unknown model_type": ("gpt2", lambda c: c.update(model_type="llama"), "model_type 'llama' is not supported"),
-    "neo without window_size": ("neo", lambda c: c.pop("window_size"),
-                                "the gpt_neo config has local layers but no window_size; it needs a whole number ≥ 1"),
+    "neo without window_size": (
+        "neo",
+        lambda c: c.pop("window_size"),
+        "the gpt_neo config has local layers but no window_size; it needs a whole number ≥ 1",
+    ),
     "neo window_size 0": ("neo", lambda c: c.update(window_size=0), "window_size is 0; it needs a whole number ≥ 1"),
-    "attention_types a string": ("neo", lambda c: c.update(attention_types="global"),
-                                 ("attention_types is 'global'; it needs pairs of layer kinds and repeats, "
-                                 "e.g. [[[\"global\", \"local\"], 6]]")),
-    "attention_types flat": ("neo", lambda c: c.update(attention_types=[["global", 2]]),
-                             "attention_types is [[\"global\", 2]]; it needs pairs of layer kinds and repeats"),
-    "attention_types unknown kind": ("neo", lambda c: c.update(attention_types=[[["global", "sparse"], 1]]),
-                                     "attention_types is [[[\"global\", \"sparse\"], 1]]"),
-    "attention_types too few": ("neo", lambda c: c.update(attention_types=[[["global"], 1]], attention_layers=None),
-                                "attention_types give 1 layer kinds for 2 layers"),
-    "attention_layers disagree": ("neo", lambda c: c.update(attention_layers=["local", "global"]),
-                                  "attention_layers [\"local\", \"global\"] disagrees with attention_types"),
-    "absurd size": ("gpt2", lambda c: c.update(n_embd=100_000, n_head=1),
-                    ("the config describes 120,005,100,000 parameters, 894.1 GiB as float64, beyond the 4.0 GiB "
-                    "circuits holds (circuits.io.sizes.MAX_BYTES)")),
+    "attention_types a string": (
+        "neo",
+        lambda c: c.update(attention_types="global"),
+        ('attention_types is \'global\'; it needs pairs of layer kinds and repeats, e.g. [[["global", "local"], 6]]'),
+    ),
+    "attention_types flat": (
+        "neo",
+        lambda c: c.update(attention_types=[["global", 2]]),
+        'attention_types is [["global", 2]]; it needs pairs of layer kinds and repeats',
+    ),
+    "attention_types unknown kind": (
+        "neo",
+        lambda c: c.update(attention_types=[[["global", "sparse"], 1]]),
+        'attention_types is [[["global", "sparse"], 1]]',
+    ),
+    "attention_types too few": (
+        "neo",
+        lambda c: c.update(attention_types=[[["global"], 1]], attention_layers=None),
+        "attention_types give 1 layer kinds for 2 layers",
+    ),
+    "attention_layers disagree": (
+        "neo",
+        lambda c: c.update(attention_layers=["local", "global"]),
+        'attention_layers ["local", "global"] disagrees with attention_types',
+    ),
+    "absurd size": (
+        "gpt2",
+        lambda c: c.update(n_embd=100_000, n_head=1),
+        (
+            "the config describes 120,005,100,000 parameters, 894.1 GiB as float64, beyond the 4.0 GiB "
+            "circuits holds (circuits.io.sizes.MAX_BYTES)"
+        ),
+    ),
 }
 
 
@@ -363,8 +473,9 @@ def test_a_bad_hf_config_is_one_line_from_scan(hf_dirs, tmp_path, capsys, arch, 
     assert (path / "config.json").read_bytes() == before
 
 
-@pytest.mark.parametrize("arch, change, message", [HF_CASES[k] for k in ("n_head null", "neo without window_size")],
-                         ids=["gpt2", "neo"])
+@pytest.mark.parametrize(
+    "arch, change, message", [HF_CASES[k] for k in ("n_head null", "neo without window_size")], ids=["gpt2", "neo"]
+)
 def test_a_bad_hf_config_is_a_circuit_error_from_from_hf(hf_dirs, tmp_path, arch, change, message):
     from circuits.io.hf import from_hf
 
@@ -387,16 +498,21 @@ def test_a_bad_config_in_a_model_object_is_one_line(hf_dirs):
 def test_a_config_transformers_refuses_is_still_one_line(hf_dirs, tmp_path, capsys):
     """Settings circuits does not read are left to transformers; its complaint is squashed into the one line."""
     path = corrupt(hf_dirs, tmp_path, "gpt2", lambda c: c.update(resid_pdrop="abc"))
-    one_line(*circuits(capsys, "scan", "--hf", str(path)), f"circuits scan: {path}: transformers cannot build the model "
-             "(Validation error for field 'resid_pdrop': TypeError: Field 'resid_pdrop' with value 'abc'")
+    one_line(
+        *circuits(capsys, "scan", "--hf", str(path)),
+        f"circuits scan: {path}: transformers cannot build the model "
+        "(Validation error for field 'resid_pdrop': TypeError: Field 'resid_pdrop' with value 'abc'",
+    )
 
 
 def test_a_good_hf_directory_scans_with_no_noise_on_stderr(hf_dirs, capsys):
     """No progress bars or transformers warnings; the one line is that no tokenizer was saved with it."""
     code, out, err = circuits(capsys, "scan", "--hf", str(hf_dirs / "neo"), "--seq-len", "5", "--json")
-    assert code == 0 and err.splitlines() == [f"circuits: warning: the tokenizer at {str(hf_dirs / 'neo')!r} names 1 of "
-                                              "the model's 20 token ids, so it is not this model's: tokens are named "
-                                              "t0, t1, … instead"], err
+    assert code == 0 and err.splitlines() == [
+        f"circuits: warning: the tokenizer at {str(hf_dirs / 'neo')!r} names 1 of "
+        "the model's 20 token ids, so it is not this model's: tokens are named "
+        "t0, t1, … instead"
+    ], err
     assert json.loads(out)["inputs"] == {"batch": 4, "seq": 11}
 
 

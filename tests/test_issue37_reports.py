@@ -35,8 +35,10 @@ def test_26_counts_say_what_was_enumerated():
     from circuits.display.render import to_text
     from circuits.display.report import puzzle_report
 
-    said = to_text(puzzle_report(check(solution("26_modular_addition"), n_random=2000, property_examples=100,
-                                       margins=False)), width=200)
+    said = to_text(
+        puzzle_report(check(solution("26_modular_addition"), n_random=2000, property_examples=100, margins=False)),
+        width=200,
+    )
     assert "all 25 pairs)" in said and "checked on: all 25 pairs, every input there is" in said, said
     assert "10,129" not in said and "random inputs" not in said
 

@@ -50,8 +50,13 @@ def test_every_module_is_in_a_layer():
 
 
 def upward(g: dict[str, set[str]]) -> list[str]:
-    return [f"{a} -> {b}" for a, bs in sorted(g.items()) if a != "circuits" for b in sorted(bs)
-            if b != "circuits" and layer(b) > layer(a)]
+    return [
+        f"{a} -> {b}"
+        for a, bs in sorted(g.items())
+        if a != "circuits"
+        for b in sorted(bs)
+        if b != "circuits" and layer(b) > layer(a)
+    ]
 
 
 def cycles(g: dict[str, set[str]]) -> list[str]:
@@ -62,7 +67,7 @@ def cycles(g: dict[str, set[str]]) -> list[str]:
         state[node] = 1
         for nxt in sorted(g.get(node, ())):
             if state.get(nxt) == 1:
-                found.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+                found.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt, stack + [nxt])
         state[node] = 2
@@ -84,9 +89,11 @@ def test_no_import_cycles():
 def test_rich_only_in_display():
     # circuits/curriculum is package data (the shipped puzzle files), not modules of the package
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py") if "curriculum" not in p.relative_to(PACKAGE).parts[:1]}
-    users = sorted(name for name, path in modules.items()
-                   if any(m.split(".")[0] in DISPLAY_ONLY for m in imports(path))
-                   and not name.startswith("circuits.display"))
+    users = sorted(
+        name
+        for name, path in modules.items()
+        if any(m.split(".")[0] in DISPLAY_ONLY for m in imports(path)) and not name.startswith("circuits.display")
+    )
     assert users == []
 
 

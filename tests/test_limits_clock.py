@@ -68,6 +68,7 @@ def _busy(seconds: float):
 
 def test_the_limit_is_counted_on_the_workers_clock_not_the_wall(monkeypatch):
     """A worker whose own clock stands still (as a starved one's nearly does) outlives its limit in wall time."""
+
     class Frozen(limits.Clock):
         def tick(self):
             return 0.0
@@ -97,4 +98,4 @@ def test_a_process_cpu_clock_reads_what_the_process_used():
     before = read()
     _busy(0.3)
     assert read() - before >= 0.2  # clock ticks are 10 ms: 0.3 s of work reads at least 0.2 s
-    assert limits.process_cpu(2 ** 22 + 7)() is None  # no such process: nothing to read, wall time counts
+    assert limits.process_cpu(2**22 + 7)() is None  # no such process: nothing to read, wall time counts

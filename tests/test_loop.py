@@ -16,15 +16,18 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, STEMS, SOLUTIONS, shipped, stub
+from helpers import ROOT, SOLUTIONS, STEMS, shipped, stub
 
 from circuits.checking.loader import load
 from circuits.checking.reset import MARK, backup
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
-       "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "COLUMNS": "100"}
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
+    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    "COLUMNS": "100",
+}
 PUZZLES = STEMS
 WAIT = 300  # seconds: a bound that only a hung watch reaches (even at load 8), not a timing requirement
 
@@ -67,9 +70,17 @@ class Watch:
     """`circuits watch` in a subprocess, its output collected line by line as it comes."""
 
     def __init__(self, cwd, *args):
-        self.proc = subprocess.Popen([*CIRCUITS, "watch", *args], cwd=cwd, env=env(cwd), text=True, bufsize=1,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     preexec_fn=ctrl_c_default)
+        self.proc = subprocess.Popen(
+            [*CIRCUITS, "watch", *args],
+            cwd=cwd,
+            env=env(cwd),
+            text=True,
+            bufsize=1,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=ctrl_c_default,
+        )
         self.lines: list[str] = []
         self.ended = False  # the output is closed: no more lines will come
         self.changed = threading.Condition()
@@ -87,6 +98,7 @@ class Watch:
     def until(self, pattern: str, after: int = 0) -> int:
         """Wait for a line matching `pattern` from line `after` on (each new line wakes this up, no sleeping);
         return the index just past that line. WAIT only bounds a hung watch."""
+
         def hit():
             return next((n for n in range(after, len(self.lines)) if re.search(pattern, self.lines[n])), None)
 
@@ -123,7 +135,9 @@ def test_watch_sees_a_wrong_answer_then_a_right_one_and_moves_on(project):
         assert any("03_uniform" in line and "not attempted" in line for line in w.lines)
         wrong = answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]")  # counts consonants
         save(project / "puzzles" / "03_uniform.py", wrong.replace("W_V = [[0, 1]]", "W_V = [[0, 1]"))
-        seen = w.until(r"^! puzzles/03_uniform\.py line \d+: syntax error", seen)  # half-typed: one line, still watching
+        seen = w.until(
+            r"^! puzzles/03_uniform\.py line \d+: syntax error", seen
+        )  # half-typed: one line, still watching
         save(project / "puzzles" / "03_uniform.py", wrong)
         seen = w.until(r"03_uniform .* failing", seen)
         seen = w.until(r"shortest failing input", seen)
@@ -183,8 +197,11 @@ def test_every_puzzle_has_staged_hints_that_never_give_the_answer(stem, tmp_path
     assert len(puzzle.hints) >= 3
     solution = (SOLUTIONS / f"{stem}.py").read_text(encoding="utf-8")
     assert not any(hint in stub(stem) for hint in puzzle.hints), f"{stem}: the worksheet shows its hint ladder"
-    answer_lines = [line.strip() for line in solution[solution.index(MARK):].splitlines()[1:]
-                    if "=" in line and not line.lstrip().startswith("#") and len(line.strip()) >= 12]
+    answer_lines = [
+        line.strip()
+        for line in solution[solution.index(MARK) :].splitlines()[1:]
+        if "=" in line and not line.lstrip().startswith("#") and len(line.strip()) >= 12
+    ]
     assert answer_lines
     for hint in puzzle.hints:
         for line in answer_lines:
@@ -207,7 +224,9 @@ def test_a_puzzle_with_a_bad_hints_list_is_refused_when_built():
 
     good = load(SOLUTIONS / "03_uniform.py").puzzle
     with pytest.raises(CircuitError, match="hints= must be a list of non-empty strings"):
-        Puzzle(good.number, good.name, good.title, good.answer, good.targets, good.build, good.inputs, hints="look at W_V")
+        Puzzle(
+            good.number, good.name, good.title, good.answer, good.targets, good.build, good.inputs, hints="look at W_V"
+        )
     with pytest.raises(CircuitError, match="hints="):
         Puzzle(good.number, good.name, good.title, good.answer, good.targets, good.build, good.inputs, hints=["", "x"])
 
@@ -310,9 +329,13 @@ def test_a_lighter_check_does_not_stand_for_a_full_one(project):
 def test_list_and_pytest_show_progress_and_the_next_puzzle(project):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]"))
     ls = run([*CIRCUITS, "list"], project)
-    assert re.search(r"solved 1 of 2 █+░+\nnext: puzzles/04_previous_token\.py \(circuits watch 4\)", ls.stdout), ls.stdout
+    assert re.search(r"solved 1 of 2 █+░+\nnext: puzzles/04_previous_token\.py \(circuits watch 4\)", ls.stdout), (
+        ls.stdout
+    )
     py = run([*PYTEST, "puzzles/", "--no-cache"], project)
-    assert py.returncode == 0 and re.search(r"solved 1 of 2 .*\nnext: puzzles/04_previous_token\.py", py.stdout), py.stdout
+    assert py.returncode == 0 and re.search(r"solved 1 of 2 .*\nnext: puzzles/04_previous_token\.py", py.stdout), (
+        py.stdout
+    )
 
 
 def test_a_failing_pytest_report_shows_the_first_hint_once(project):

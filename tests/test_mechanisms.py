@@ -28,8 +28,6 @@ MECHANISMS = {"21_ioi_mini": 2, "07_induction_k_composition": 1, "15_q_compositi
 TOL = 1e-12  # a patch of nothing changes nothing: the patched run is the plain one to this absolute tolerance
 
 
-
-
 def mechanisms(attempt) -> list:
     return [t for t in attempt.puzzle.targets if t.kind == "mechanism"]
 
@@ -58,6 +56,7 @@ def checked(attempt):
 # ── the edits: shortcuts a learner might hunt for ─────────────────────────────────────────────────────────
 def latest_name(name_weight=10, ramp=4):
     """21: head 1.0 from 'to' to the latest name by position (names, plus a ramp over positions): never reads dup."""
+
     def edit(a, g):
         Q, K = blank(1, g["resid"]), blank(1, g["resid"])
         Q[0, "tok:to"] = s
@@ -66,6 +65,7 @@ def latest_name(name_weight=10, ramp=4):
         for i in range(g["N_CTX"]):
             K[0, f"pos:{i}"] = sympy.Rational(i, ramp)
         a.W_Q1, a.W_K1 = Q, K
+
     return edit
 
 
@@ -201,7 +201,8 @@ def test_21_latest_name_by_position_passes_every_behaviour_target_and_fails_the_
         "✗ head 1.0 finds S2 by what head 0.0 wrote into dup (patched and zeroed): on 'Ann and Bob then Bob gave to', "
         "head 1.0's attention does not depend on dup: with head 0.0's write into dup taken from 'Cat and Bob Bob "
         "then gave to', it still attends to key 5 'Bob' (1.00) at query 7 'to', but the patch points to key 4 "
-        "'then' (0.00 there, needs ≥ 0.9)")
+        "'then' (0.00 there, needs ≥ 0.9)"
+    )
 
 
 def test_21_the_intervention_target_alone_rejects_the_positional_head(reference):
@@ -212,14 +213,28 @@ def test_21_the_intervention_target_alone_rejects_the_positional_head(reference)
     assert "it still attends to key 5 'Bob' (1.00) at query 7 'to', but the patch points to key 4" in said(result)
 
 
-@pytest.mark.parametrize("edit, n, expect", [
-    (late_name, 0, "with head 0.0's write into dup taken from 'Cat and Bob Bob then gave to', it still attends to "
-                   "key 5 'Bob'"),
-    (dup_with_a_backup, 0, "with head 0.0's write into dup zeroed, it still puts 1.00 on its target key 5 'Bob' at "
-                           "query 7 'to' (zeroing must leave it below 0.9)"),
-    (first_name_is_io, 1, "with head 1.0's write into s:* zeroed, it still puts 1.00 on its target key 1 'Cat' at "
-                          "query 6 'to'"),
-], ids=["a name at position 4 or later", "dup with a positional backup", "the first name as the IO"])
+@pytest.mark.parametrize(
+    "edit, n, expect",
+    [
+        (
+            late_name,
+            0,
+            "with head 0.0's write into dup taken from 'Cat and Bob Bob then gave to', it still attends to key 5 'Bob'",
+        ),
+        (
+            dup_with_a_backup,
+            0,
+            "with head 0.0's write into dup zeroed, it still puts 1.00 on its target key 5 'Bob' at "
+            "query 7 'to' (zeroing must leave it below 0.9)",
+        ),
+        (
+            first_name_is_io,
+            1,
+            "with head 1.0's write into s:* zeroed, it still puts 1.00 on its target key 1 'Cat' at query 6 'to'",
+        ),
+    ],
+    ids=["a name at position 4 or later", "dup with a positional backup", "the first name as the IO"],
+)
 def test_21_shortcuts_that_pass_every_sentence_fail_the_mechanism(reference, edit, n, expect):
     trial = wrong(reference("21_ioi_mini"), edit)
     result = checked(trial)
@@ -229,10 +244,17 @@ def test_21_shortcuts_that_pass_every_sentence_fail_the_mechanism(reference, edi
     assert expect in said(alone(trial, n))
 
 
-@pytest.mark.parametrize("edit, expect", [
-    (latest_name(name_weight=1, ramp=20), "at query 6 'to' the target is key 4 'Ann', but head 1.0 puts only 0.705"),
-    (lambda a, g: setattr(a, "W_K1", blank(1, g["resid"])), "head 1.0 puts only"),
-], ids=["a ramp that outweighs the names", "head 1.0 reading nothing"])
+@pytest.mark.parametrize(
+    "edit, expect",
+    [
+        (
+            latest_name(name_weight=1, ramp=20),
+            "at query 6 'to' the target is key 4 'Ann', but head 1.0 puts only 0.705",
+        ),
+        (lambda a, g: setattr(a, "W_K1", blank(1, g["resid"])), "head 1.0 puts only"),
+    ],
+    ids=["a ramp that outweighs the names", "head 1.0 reading nothing"],
+)
 def test_21_clumsier_shortcuts_fail_on_a_sentence(reference, edit, expect):
     line = key_line(checked(wrong(reference("21_ioi_mini"), edit)))
     assert expect in line, line
@@ -245,18 +267,24 @@ def test_13_a_query_on_the_current_token_passes_the_behaviour_and_fails_the_mech
     assert key_line(result) == (
         "✗ (c) what head 0.0 looks for follows the prediction pred:* (patched and zeroed): on 'a', head 0.0's attention "
         "does not depend on pred:*: with the embedding's write into pred:* taken from 'e', it still attends to key 0 "
-        "'<bos>' (1.00) at query 1 'a', but the patch points to key 1 'a' (0.00 there, needs ≥ 0.9)")
+        "'<bos>' (1.00) at query 1 'a', but the patch points to key 1 'a' (0.00 there, needs ≥ 0.9)"
+    )
 
 
-@pytest.mark.parametrize("edit, expect", [
-    (hedged_query, "with the embedding's write into pred:* taken from"),
-    (token_backup, "with the embedding's write into pred:* zeroed, it still puts"),
-    (lambda a, g: setattr(a, "params", {"s": 3}), "(a) pred:* after the head"),
-    (lambda a, g: [a.W_Q.__setitem__((k, f"pred:{t}"), 0) for k, t in enumerate(g["TOKENS"])],
-     "(a) pred:* after the head"),
-    (lambda a, g: a.W_K.__setitem__((5, "bos"), 0), "(a) pred:* after the head"),
-], ids=["half from the token", "a backup from the token", "too little sharpness", "only the BOS row",
-        "no BOS key"])
+@pytest.mark.parametrize(
+    "edit, expect",
+    [
+        (hedged_query, "with the embedding's write into pred:* taken from"),
+        (token_backup, "with the embedding's write into pred:* zeroed, it still puts"),
+        (lambda a, g: setattr(a, "params", {"s": 3}), "(a) pred:* after the head"),
+        (
+            lambda a, g: [a.W_Q.__setitem__((k, f"pred:{t}"), 0) for k, t in enumerate(g["TOKENS"])],
+            "(a) pred:* after the head",
+        ),
+        (lambda a, g: a.W_K.__setitem__((5, "bos"), 0), "(a) pred:* after the head"),
+    ],
+    ids=["half from the token", "a backup from the token", "too little sharpness", "only the BOS row", "no BOS key"],
+)
 def test_13_wrong_queries_fail(reference, edit, expect):
     line = key_line(checked(wrong(reference("13_copy_suppression"), edit)))
     assert expect in line, line
@@ -271,20 +299,34 @@ def test_13_a_bos_default_that_reads_the_token_is_not_a_shortcut(reference):
 
 
 # ── 07 and 15: the composition ──────────────────────────────────────────────────────────────────────────
-@pytest.mark.parametrize("edit", [keys_on_token, keys_shifted, query_on_prev, keys_on_position,
-                                  lambda a, g: setattr(a, "W_O1", blank(g["resid"], 4))],
-                         ids=["keys on the token", "keys one letter off", "a query on prev", "keys on position",
-                              "head 0.0 writing nothing"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        keys_on_token,
+        keys_shifted,
+        query_on_prev,
+        keys_on_position,
+        lambda a, g: setattr(a, "W_O1", blank(g["resid"], 4)),
+    ],
+    ids=["keys on the token", "keys one letter off", "a query on prev", "keys on position", "head 0.0 writing nothing"],
+)
 def test_07_wrong_induction_heads_fail_and_the_mechanism_target_alone_too(reference, edit):
     trial = wrong(reference("07_induction_k_composition"), edit)
     assert checked(trial).status == "failing"
     assert alone(trial).status == "failed", "the mechanism target alone rejects it too"
 
 
-@pytest.mark.parametrize("edit", [first_on_keys, query_on_current, first_shifted, away_from_first,
-                                  head_0_copies_itself],
-                         ids=["first:* on the keys", "a query on the token", "one letter off",
-                              "away from the first token", "head 0.0 copying start"])
+@pytest.mark.parametrize(
+    "edit",
+    [first_on_keys, query_on_current, first_shifted, away_from_first, head_0_copies_itself],
+    ids=[
+        "first:* on the keys",
+        "a query on the token",
+        "one letter off",
+        "away from the first token",
+        "head 0.0 copying start",
+    ],
+)
 def test_15_wrong_query_compositions_fail(reference, edit):
     trial = wrong(reference("15_q_composition"), edit)
     assert checked(trial).status == "failing"
@@ -293,8 +335,9 @@ def test_15_wrong_query_compositions_fail(reference, edit):
 def test_15_the_mechanism_target_alone_names_the_query_that_ignores_first(reference):
     result = alone(wrong(reference("15_q_composition"), query_on_current))
     assert result.status == "failed"
-    assert "head 1.0's attention does not depend on first:*: with head 0.0's write into first:* taken from" \
-        in said(result)
+    assert "head 1.0's attention does not depend on first:*: with head 0.0's write into first:* taken from" in said(
+        result
+    )
 
 
 # ── every reference passes, and says what it tried ───────────────────────────────────────────────────────────
@@ -311,9 +354,17 @@ def test_each_reference_passes_its_mechanisms(reference, stem):
 
 
 # ── the patched forward pass ─────────────────────────────────────────────────────────────────────────────
-@pytest.mark.parametrize("stem, layer, part", [("21_ioi_mini", -1, "attn"), ("21_ioi_mini", 0, "attn"),
-                                               ("21_ioi_mini", 1, "mlp"), ("16_xor_mlp", 0, "attn"),
-                                               ("16_xor_mlp", 0, "mlp"), ("19_balanced_parens", 0, "attn")])
+@pytest.mark.parametrize(
+    "stem, layer, part",
+    [
+        ("21_ioi_mini", -1, "attn"),
+        ("21_ioi_mini", 0, "attn"),
+        ("21_ioi_mini", 1, "mlp"),
+        ("16_xor_mlp", 0, "attn"),
+        ("16_xor_mlp", 0, "mlp"),
+        ("19_balanced_parens", 0, "attn"),
+    ],
+)
 def test_a_patch_of_nothing_is_the_plain_forward_pass(reference, stem, layer, part):
     """source == base: the writer's write minus itself is zero, and every later array is the plain run's."""
     attempt = reference(stem)
@@ -334,9 +385,11 @@ def test_a_patch_of_nothing_is_the_plain_forward_pass(reference, stem, layer, pa
 def test_an_edit_of_the_wrong_shape_or_place_is_one_line(reference):
     model = reference("21_ioi_mini").model()
     trace = model.run(["Ann and Bob then Bob gave to".split()])
-    for delta, layer, part, said_ in [(np.zeros((1, 8, 3)), 0, "attn", "delta has shape (1, 8, 3); it needs"),
-                                      (np.zeros((1, 8, 30)), 3, "attn", "no residual stream at layer 3"),
-                                      (np.zeros((1, 8, 30)), 0, "mid", "part 'mid'")]:
+    for delta, layer, part, said_ in [
+        (np.zeros((1, 8, 3)), 0, "attn", "delta has shape (1, 8, 3); it needs"),
+        (np.zeros((1, 8, 30)), 3, "attn", "no residual stream at layer 3"),
+        (np.zeros((1, 8, 30)), 0, "mid", "part 'mid'"),
+    ]:
         with pytest.raises(CircuitError) as e:
             model.run_edited(trace, delta, layer, part)
         assert said_ in str(e.value) and "\n" not in str(e.value)
@@ -369,17 +422,29 @@ def test_a_depends_target_refuses_a_wrong_declaration_in_one_line(reference):
         assert said_ in str(e.value) and "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("target, said_", [
-    (Depends("no such label", "head 0.0", ["dup"], lambda b, s_: [None] * len(b)),
-     "Depends: reader 'no such label' is the label of no Attention target of the puzzle"),
-    (Depends((1, 0), "head 0.0", ["nowhere:*"], lambda b, s_: [None] * len(b)),
-     "Depends: into names 'nowhere:*', which is no direction of the residual stream"),
-    (Depends((0, 0), "head 1.0", ["s:*"], lambda b, s_: [None] * len(b)),
-     "Depends: head 0.0 reads before head 1.0 writes"),
-    (Depends((1, 0), "head 0.0", ["dup"], lambda b, s_: [None] * len(b)), "checks nothing"),
-    (Depends((1, 0), "head 0.0", ["dup"], lambda b, s_: [None] * (len(b) - 1) + [len(b) if b != s_ else None]),
-     "Depends: follows('Cat', 'Bob')[0] is 1, needs a key position 0..0"),
-], ids=["unknown reader", "unknown direction", "reader before writer", "vacuous", "a key after the query"])
+@pytest.mark.parametrize(
+    "target, said_",
+    [
+        (
+            Depends("no such label", "head 0.0", ["dup"], lambda b, s_: [None] * len(b)),
+            "Depends: reader 'no such label' is the label of no Attention target of the puzzle",
+        ),
+        (
+            Depends((1, 0), "head 0.0", ["nowhere:*"], lambda b, s_: [None] * len(b)),
+            "Depends: into names 'nowhere:*', which is no direction of the residual stream",
+        ),
+        (
+            Depends((0, 0), "head 1.0", ["s:*"], lambda b, s_: [None] * len(b)),
+            "Depends: head 0.0 reads before head 1.0 writes",
+        ),
+        (Depends((1, 0), "head 0.0", ["dup"], lambda b, s_: [None] * len(b)), "checks nothing"),
+        (
+            Depends((1, 0), "head 0.0", ["dup"], lambda b, s_: [None] * (len(b) - 1) + [len(b) if b != s_ else None]),
+            "Depends: follows('Cat', 'Bob')[0] is 1, needs a key position 0..0",
+        ),
+    ],
+    ids=["unknown reader", "unknown direction", "reader before writer", "vacuous", "a key after the query"],
+)
 def test_a_puzzles_mistake_in_a_depends_target_is_one_error_line(reference, target, said_):
     attempt = reference("21_ioi_mini")
     with context():
@@ -405,8 +470,10 @@ def test_the_reader_may_be_named_by_its_attention_target(reference):
     named = Depends(label, "head 0.0", ["dup"], mechanisms(attempt)[0].follows)
     with context():
         assert check_mechanism(named, attempt, attempt.model()).status == "passed"
-        assert check_mechanism(named, wrong(attempt, latest_name()), wrong(attempt, latest_name()).model()
-                               ).status == "failed"
+        assert (
+            check_mechanism(named, wrong(attempt, latest_name()), wrong(attempt, latest_name()).model()).status
+            == "failed"
+        )
 
 
 def test_bos_in_follows_needs_a_model_with_bos(reference):
@@ -505,16 +572,27 @@ def bos_like_a_match_28(a, g):
         a.W_Q1[4, f"pos:{i}"] = s
 
 
-@pytest.mark.parametrize("stem, edit", [
-    ("06_induction_pointer", query_on_own_position), ("06_induction_pointer", query_from_the_far_pairs),
-    ("06_induction_pointer", query_unturned), ("06_induction_pointer", keys_on_the_scratch),
-    ("06_induction_pointer", scratch_shifted),
-    ("10_seen_before", prev_keys_on_token), ("10_seen_before", prev_keys_shifted), ("10_seen_before", query_on_prev_10),
-    ("10_seen_before", bos_like_a_match_10), ("10_seen_before", no_bos_row_10),
-    ("28_same_predecessor", query_on_token_28), ("28_same_predecessor", keys_on_token_28),
-    ("28_same_predecessor", keys_shifted_28), ("28_same_predecessor", head_0_copies_bos_28),
-    ("28_same_predecessor", bos_like_a_match_28),
-], ids=lambda x: x if isinstance(x, str) else x.__name__)
+@pytest.mark.parametrize(
+    "stem, edit",
+    [
+        ("06_induction_pointer", query_on_own_position),
+        ("06_induction_pointer", query_from_the_far_pairs),
+        ("06_induction_pointer", query_unturned),
+        ("06_induction_pointer", keys_on_the_scratch),
+        ("06_induction_pointer", scratch_shifted),
+        ("10_seen_before", prev_keys_on_token),
+        ("10_seen_before", prev_keys_shifted),
+        ("10_seen_before", query_on_prev_10),
+        ("10_seen_before", bos_like_a_match_10),
+        ("10_seen_before", no_bos_row_10),
+        ("28_same_predecessor", query_on_token_28),
+        ("28_same_predecessor", keys_on_token_28),
+        ("28_same_predecessor", keys_shifted_28),
+        ("28_same_predecessor", head_0_copies_bos_28),
+        ("28_same_predecessor", bos_like_a_match_28),
+    ],
+    ids=lambda x: x if isinstance(x, str) else x.__name__,
+)
 def test_wrong_answers_to_the_other_mechanism_puzzles_fail(reference, stem, edit):
     assert checked(wrong(reference(stem), edit)).status == "failing"
 
@@ -525,5 +603,6 @@ def test_06_a_query_that_also_reads_its_own_position_fails_only_the_mechanism(re
     trial = wrong(reference("06_induction_pointer"), query_on_own_position)
     result = alone(trial)
     assert result.status == "failed" and isinstance(result.failure.finding, Unbroken)
-    assert "with head 0.3's write into v:* zeroed, it still puts 1.00 on its target key 3 'b' at query 3 'b'" \
-        in said(result)
+    assert "with head 0.3's write into v:* zeroed, it still puts 1.00 on its target key 3 'b' at query 3 'b'" in said(
+        result
+    )

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import circuits as C
-from circuits import CircuitError, CircuitWarning, Head, Layer, LayerNorm, MLP, Model, Vocab
+from circuits import MLP, CircuitError, CircuitWarning, Head, Layer, LayerNorm, Model, Vocab
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 VOWELS = set("aeiou")
@@ -55,8 +55,12 @@ def test_seed_002_first_position_table():
     vocab = Vocab.chars_of(ALPHABET)
     W_P = np.zeros((3, 8))
     W_P[2, 0] = 1
-    model = Model(vocab, vowel_consonant_embedding(1), W_pos=W_P,
-                  layers=[[Head(W_Q=[[1, 1, 0]], W_K=[[0, 0, 5]], W_V=[[0, 1, 0], [0, 0, 0]])]])
+    model = Model(
+        vocab,
+        vowel_consonant_embedding(1),
+        W_pos=W_P,
+        layers=[[Head(W_Q=[[1, 1, 0]], W_K=[[0, 0, 5]], W_V=[[0, 1, 0], [0, 0, 0]])]],
+    )
     trace = model.run("cbcce")
     np.testing.assert_allclose(trace.pattern(0, 0)[0], SEED_CBCCE_PATTERN, atol=5e-5)
     np.testing.assert_allclose(trace.z(0, 0)[0], SEED_CBCCE_OUTPUT, atol=5e-5)
@@ -70,22 +74,55 @@ def test_seed_002_uniform_part_e():
 
 
 # --- a random model to compare against ----------------------------------------------------------------
-def random_model(seed=0, d=8, n_vocab=6, n_layers=2, n_heads=2, d_head=3, n_ctx=12, mlp=True, ln=True, bias=True,
-                 scale="1/sqrt(d_head)", window=None):
+def random_model(
+    seed=0,
+    d=8,
+    n_vocab=6,
+    n_layers=2,
+    n_heads=2,
+    d_head=3,
+    n_ctx=12,
+    mlp=True,
+    ln=True,
+    bias=True,
+    scale="1/sqrt(d_head)",
+    window=None,
+):
     rng = np.random.default_rng(seed)
     r = lambda *s: rng.normal(size=s)  # noqa: E731
     layers = []
     for l in range(n_layers):
-        heads = [Head(W_Q=r(d_head, d), W_K=r(d_head, d), W_V=r(d_head, d), W_O=r(d, d_head),
-                      b_Q=r(d_head) if bias else None, b_K=r(d_head) if bias else None, b_V=r(d_head) if bias else None,
-                      window=window if l % 2 else None)
-                 for _ in range(n_heads)]
-        layers.append(Layer(heads=heads, b_O=r(d) if bias else None,
-                            mlp=MLP(r(2 * d, d), r(d, 2 * d), r(2 * d), r(d), act="gelu_tanh") if mlp else None,
-                            ln_attn=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None,
-                            ln_mlp=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None))
-    return Model(Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d),
-                 ln_final=LayerNorm() if ln else None, qk_multiplier=scale)
+        heads = [
+            Head(
+                W_Q=r(d_head, d),
+                W_K=r(d_head, d),
+                W_V=r(d_head, d),
+                W_O=r(d, d_head),
+                b_Q=r(d_head) if bias else None,
+                b_K=r(d_head) if bias else None,
+                b_V=r(d_head) if bias else None,
+                window=window if l % 2 else None,
+            )
+            for _ in range(n_heads)
+        ]
+        layers.append(
+            Layer(
+                heads=heads,
+                b_O=r(d) if bias else None,
+                mlp=MLP(r(2 * d, d), r(d, 2 * d), r(2 * d), r(d), act="gelu_tanh") if mlp else None,
+                ln_attn=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None,
+                ln_mlp=LayerNorm(1 + 0.1 * r(d), 0.1 * r(d)) if ln else None,
+            )
+        )
+    return Model(
+        Vocab.numbered(n_vocab),
+        r(d, n_vocab),
+        W_pos=r(d, n_ctx),
+        layers=layers,
+        W_U=r(n_vocab, d),
+        ln_final=LayerNorm() if ln else None,
+        qk_multiplier=scale,
+    )
 
 
 def test_seed_001_factored_attention_and_ov():
@@ -114,7 +151,8 @@ def test_head_out_and_attn_out_add_up():
 
 
 ids_batches = st.integers(1, 10).flatmap(
-    lambda T: st.lists(st.lists(st.integers(0, 5), min_size=T, max_size=T), min_size=1, max_size=4))
+    lambda T: st.lists(st.lists(st.integers(0, 5), min_size=T, max_size=T), min_size=1, max_size=4)
+)
 
 
 @given(ids_batches, st.integers(0, 3), st.sampled_from([None, 1, 3]))
@@ -135,7 +173,7 @@ def test_changing_later_tokens_changes_nothing_before(batch, where, seed):
     T = ids.shape[1]
     i = where % T
     changed = ids.copy()
-    changed[:, i + 1:] = (changed[:, i + 1:] + 1) % 6
+    changed[:, i + 1 :] = (changed[:, i + 1 :] + 1) % 6
     a, b = model.run_ids(ids), model.run_ids(changed)
     np.testing.assert_allclose(a.logits[:, : i + 1], b.logits[:, : i + 1], atol=1e-12)
 
@@ -148,7 +186,9 @@ def test_a_padded_batch_equals_its_strings_one_by_one(seqs, seed):
         alone = model.run_ids(np.array([s]))
         np.testing.assert_allclose(trace.logits[n, : len(s)], alone.logits[0], atol=1e-10)
         for l in range(model.n_layers):
-            np.testing.assert_allclose(trace.layers[l].pattern[n, :, : len(s), : len(s)], alone.layers[l].pattern[0], atol=1e-12)
+            np.testing.assert_allclose(
+                trace.layers[l].pattern[n, :, : len(s), : len(s)], alone.layers[l].pattern[0], atol=1e-12
+            )
 
 
 @given(st.floats(0.1, 10), st.floats(-3, 3), st.text("abcde", min_size=1, max_size=8))
@@ -156,11 +196,35 @@ def test_sympy_weights_give_the_same_numbers(beta, gamma, text):
     b, g = sympy.symbols("beta gamma")
     vocab = Vocab.chars_of("abcde")
     W_E = np.eye(5)[:3] + 0.5
-    symbolic = Model(vocab, W_E, layers=[[Head(W_Q=sympy.Matrix([[b, 0, 1], [0, g, 0]]), W_K=[[1, 0, 0], [0, 1, b]],
-                                                W_V=[[g, 0, 0]], W_O=sympy.Matrix([[1], [b], [0]]))]],
-                     params={"beta": beta, g: gamma})
-    numeric = Model(vocab, W_E, layers=[[Head(W_Q=[[beta, 0, 1], [0, gamma, 0]], W_K=[[1, 0, 0], [0, 1, beta]],
-                                              W_V=[[gamma, 0, 0]], W_O=[[1], [beta], [0]])]])
+    symbolic = Model(
+        vocab,
+        W_E,
+        layers=[
+            [
+                Head(
+                    W_Q=sympy.Matrix([[b, 0, 1], [0, g, 0]]),
+                    W_K=[[1, 0, 0], [0, 1, b]],
+                    W_V=[[g, 0, 0]],
+                    W_O=sympy.Matrix([[1], [b], [0]]),
+                )
+            ]
+        ],
+        params={"beta": beta, g: gamma},
+    )
+    numeric = Model(
+        vocab,
+        W_E,
+        layers=[
+            [
+                Head(
+                    W_Q=[[beta, 0, 1], [0, gamma, 0]],
+                    W_K=[[1, 0, 0], [0, 1, beta]],
+                    W_V=[[gamma, 0, 0]],
+                    W_O=[[1], [beta], [0]],
+                )
+            ]
+        ],
+    )
     a, c = symbolic.run(text), numeric.run(text)
     np.testing.assert_allclose(a.layers[0].pattern, c.layers[0].pattern, atol=1e-12)
     np.testing.assert_allclose(a.resid(), c.resid(), atol=1e-12)
@@ -169,8 +233,12 @@ def test_sympy_weights_give_the_same_numbers(beta, gamma, text):
 def test_exact_products_stay_symbolic():
     b = sympy.Symbol("beta")
     vocab = Vocab.chars_of("ab")
-    model = Model(vocab, np.eye(2), layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=[[1, 0]], W_O=sympy.Matrix([[0], [b]]))]],
-                  params={"beta": 2})
+    model = Model(
+        vocab,
+        np.eye(2),
+        layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=[[1, 0]], W_O=sympy.Matrix([[0], [b]]))]],
+        params={"beta": 2},
+    )
     head = model.head(0, 0)
     assert head.exact("W_OV") == sympy.Matrix([[0, 0], [b, 0]])
     assert head.exact("W_QK") == sympy.Matrix([[b, 0], [0, 0]])
@@ -189,8 +257,11 @@ def test_named_directions_write_weights_by_name():
 
 def test_fixed_patterns():
     vocab = Vocab.chars_of("abc")
-    model = Model(vocab, np.eye(3), layers=[[Head(W_V=np.eye(3), W_O=np.eye(3), pattern=p)
-                                             for p in ("previous", "self", "first", "uniform")]])
+    model = Model(
+        vocab,
+        np.eye(3),
+        layers=[[Head(W_V=np.eye(3), W_O=np.eye(3), pattern=p) for p in ("previous", "self", "first", "uniform")]],
+    )
     t = model.run("abca")
     assert t.pattern(0, 0)[0].tolist() == [[1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]
     assert t.pattern(0, 1)[0].tolist() == np.eye(4).tolist()
@@ -219,42 +290,60 @@ def build(**head):
     return Model(vocab, np.eye(2), W_pos=np.zeros((2, 4)), layers=[[Head(**base)]])
 
 
-@pytest.mark.parametrize("head, message", [
-    (dict(W_Q=[[1, 0, 0]]), r"^W_Q of head 0\.0 has shape \(1, 3\) but needs \(d_head, d_model\) = \(\?, 2\)$"),
-    (dict(W_K=[[1, 0], [0, 1]]), r"^W_Q of head 0\.0 has 1 row and W_K of head 0\.0 has 2: they need the same number "
-                                 r"of rows \(d_head\)"),  # neither is blamed alone: either may be the wrong one
-    (dict(W_O=np.ones((2, 3))), r"W_O of head 0\.0 has shape \(2, 3\) but needs \(d_model, d_head\) = \(2, 2\)"),
-    (dict(W_Q=[1, 0]), r"W_Q of head 0\.0 has shape \(2,\) but needs .*nested lists"),
-    (dict(W_V=np.ones((2, 3))), r"W_V of head 0\.0 has shape \(2, 3\) but needs \(d_head, d_model\) = \(\?, 2\)"),
-    (dict(W_O=np.ones((1, 2))), r"W_O of head 0\.0 has shape \(1, 2\) but needs \(d_model, d_head\) = \(2, 2\)"),
-    (dict(W_K=[[0], [1]]), r"W_K of head 0\.0 has shape \(2, 1\) but needs \(d_head, d_model\) = \(1, 2\); it looks transposed"),
-    (dict(W_Q=[[1, 0], [1]]), r"W_Q of head 0\.0 is ragged"),
-    (dict(W_Q=[[np.nan, 0]]), r"W_Q of head 0\.0 has nan at \[0, 0\]; every entry must be finite"),
-    (dict(W_K=[[0, np.inf]]), r"W_K of head 0\.0 has inf at \[0, 1\]"),
-    (dict(W_V=[["1", 0], [0, 1]]), r"W_V of head 0\.0 has the string '1' at \[0, 0\]"),
-    (dict(W_V=[[None, 0], [0, 1]]), r"W_V of head 0\.0 has None at \[0, 0\]"),
-    (dict(W_Q=[[10**400, 0]]), r"W_Q of head 0\.0 has an entry too large for float64 at \[0, 0\]"),
-    (dict(W_Q=[[1e300, 0]]), r"W_Q of head 0\.0 has 1e\+300 at \[0, 0\]; entries above 1e\+100"),
-    (dict(W_Q=[[sympy.Symbol("beta"), 0]]), r"W_Q of head 0\.0 uses symbol beta at \[0, 0\] with no value"),
-    (dict(W_Q=None), r"W_Q of head 0\.0 is missing"),
-    (dict(pattern="prev"), r"^a Head has pattern='prev'; choose one of previous, self"),
-    (dict(window=0), r"^a Head has window = 0; a local window must be a whole number ≥ 1$"),
-])
+@pytest.mark.parametrize(
+    "head, message",
+    [
+        (dict(W_Q=[[1, 0, 0]]), r"^W_Q of head 0\.0 has shape \(1, 3\) but needs \(d_head, d_model\) = \(\?, 2\)$"),
+        (
+            dict(W_K=[[1, 0], [0, 1]]),
+            r"^W_Q of head 0\.0 has 1 row and W_K of head 0\.0 has 2: they need the same number "
+            r"of rows \(d_head\)",
+        ),  # neither is blamed alone: either may be the wrong one
+        (dict(W_O=np.ones((2, 3))), r"W_O of head 0\.0 has shape \(2, 3\) but needs \(d_model, d_head\) = \(2, 2\)"),
+        (dict(W_Q=[1, 0]), r"W_Q of head 0\.0 has shape \(2,\) but needs .*nested lists"),
+        (dict(W_V=np.ones((2, 3))), r"W_V of head 0\.0 has shape \(2, 3\) but needs \(d_head, d_model\) = \(\?, 2\)"),
+        (dict(W_O=np.ones((1, 2))), r"W_O of head 0\.0 has shape \(1, 2\) but needs \(d_model, d_head\) = \(2, 2\)"),
+        (
+            dict(W_K=[[0], [1]]),
+            r"W_K of head 0\.0 has shape \(2, 1\) but needs \(d_head, d_model\) = \(1, 2\); it looks transposed",
+        ),
+        (dict(W_Q=[[1, 0], [1]]), r"W_Q of head 0\.0 is ragged"),
+        (dict(W_Q=[[np.nan, 0]]), r"W_Q of head 0\.0 has nan at \[0, 0\]; every entry must be finite"),
+        (dict(W_K=[[0, np.inf]]), r"W_K of head 0\.0 has inf at \[0, 1\]"),
+        (dict(W_V=[["1", 0], [0, 1]]), r"W_V of head 0\.0 has the string '1' at \[0, 0\]"),
+        (dict(W_V=[[None, 0], [0, 1]]), r"W_V of head 0\.0 has None at \[0, 0\]"),
+        (dict(W_Q=[[10**400, 0]]), r"W_Q of head 0\.0 has an entry too large for float64 at \[0, 0\]"),
+        (dict(W_Q=[[1e300, 0]]), r"W_Q of head 0\.0 has 1e\+300 at \[0, 0\]; entries above 1e\+100"),
+        (dict(W_Q=[[sympy.Symbol("beta"), 0]]), r"W_Q of head 0\.0 uses symbol beta at \[0, 0\] with no value"),
+        (dict(W_Q=None), r"W_Q of head 0\.0 is missing"),
+        (dict(pattern="prev"), r"^a Head has pattern='prev'; choose one of previous, self"),
+        (dict(window=0), r"^a Head has window = 0; a local window must be a whole number ≥ 1$"),
+    ],
+)
 def test_validation_names_the_culprit(head, message):
     with pytest.raises(CircuitError, match=message) as err:
         build(**head)
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: Head(window=2.5), r"^a Head has window = 2\.5; a local window must be a whole number ≥ 1$"),
-    (lambda: Head(window=True), r"^a Head has window = True"),
-    (lambda: Head(pattern="previous", window=1), r"^a Head has pattern='previous' with window = 1: the window hides "
-                                                 r"the previous position"),
-    (lambda: LayerNorm(eps=0), r"^a LayerNorm has eps = 0; it must be a positive number$"),
-    (lambda: LayerNorm(eps="1e-5"), r"^a LayerNorm has eps = '1e-5'"),
-    (lambda: MLP(W_in=[[1]], W_out=[[1]], act="tanh"), r"^an MLP has act='tanh'; choose one of relu, gelu, gelu_tanh"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: Head(window=2.5), r"^a Head has window = 2\.5; a local window must be a whole number ≥ 1$"),
+        (lambda: Head(window=True), r"^a Head has window = True"),
+        (
+            lambda: Head(pattern="previous", window=1),
+            r"^a Head has pattern='previous' with window = 1: the window hides "
+            r"the previous position",
+        ),
+        (lambda: LayerNorm(eps=0), r"^a LayerNorm has eps = 0; it must be a positive number$"),
+        (lambda: LayerNorm(eps="1e-5"), r"^a LayerNorm has eps = '1e-5'"),
+        (
+            lambda: MLP(W_in=[[1]], W_out=[[1]], act="tanh"),
+            r"^an MLP has act='tanh'; choose one of relu, gelu, gelu_tanh",
+        ),
+    ],
+)
 def test_specs_check_their_own_fields_when_made(make, message):
     with pytest.raises(CircuitError, match=message):
         make()
@@ -298,14 +387,24 @@ def test_mismatched_d_model_between_parts():
 def test_symbol_bound_to_a_non_number_and_unused_parameter():
     b = sympy.Symbol("beta")
     with pytest.raises(CircuitError, match=r"parameter 'beta' is bound to x \+ y, which is not a number"):
-        Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=np.eye(2))]],
-              params={"beta": sympy.Symbol("x") + sympy.Symbol("y")})
+        Model(
+            Vocab.chars_of("ab"),
+            np.eye(2),
+            layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=np.eye(2))]],
+            params={"beta": sympy.Symbol("x") + sympy.Symbol("y")},
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=np.eye(2))]],
-              params={"beta": 1, "gamma": 2})
-    assert any(issubclass(w.category, CircuitWarning) and "'gamma' is bound in params but no matrix uses it" in str(w.message)
-               for w in caught)
+        Model(
+            Vocab.chars_of("ab"),
+            np.eye(2),
+            layers=[[Head(W_Q=[[b, 0]], W_K=[[1, 0]], W_V=np.eye(2))]],
+            params={"beta": 1, "gamma": 2},
+        )
+    assert any(
+        issubclass(w.category, CircuitWarning) and "'gamma' is bound in params but no matrix uses it" in str(w.message)
+        for w in caught
+    )
 
 
 def test_input_errors():
@@ -320,7 +419,9 @@ def test_input_errors():
 
 def test_extreme_but_allowed_weights_stay_finite_or_fail_clearly():
     vocab = Vocab.chars_of("ab")
-    model = Model(vocab, np.eye(2), layers=[[Head(W_Q=[[1e90, 1e90]], W_K=[[1e90, 0]], W_V=np.eye(2) * 1e90, W_O=np.eye(2))]])
+    model = Model(
+        vocab, np.eye(2), layers=[[Head(W_Q=[[1e90, 1e90]], W_K=[[1e90, 0]], W_V=np.eye(2) * 1e90, W_O=np.eye(2))]]
+    )
     try:
         trace = model.run("abab")
     except CircuitError as e:
@@ -344,17 +445,22 @@ def test_built_weights_are_read_only_and_c_contiguous():
     assert head.W_K[0, 0] == 0 and W.flags.writeable
 
 
-@pytest.mark.parametrize("ids, message", [
-    ([[0, -1]], "token id -1 of input 0 at position 1 is outside the vocabulary (ids 0..1)"),
-    ([[0, 1], [2, 0]], "token id 2 of input 1 at position 0 is outside the vocabulary (ids 0..1)"),
-    ([[0, 1, 0]], "input 0 has 3 tokens but n_ctx is 2 (W_pos has 2 columns)"),
-    ([[0.0, 1.0]], "token ids must be integers; got an array of float64"),
-    ([0, 1], "token ids must be [batch, seq]; got shape (2,)"),
-    (np.zeros((1, 0), dtype=int), "the input is empty; give at least one token"),
-])
+@pytest.mark.parametrize(
+    "ids, message",
+    [
+        ([[0, -1]], "token id -1 of input 0 at position 1 is outside the vocabulary (ids 0..1)"),
+        ([[0, 1], [2, 0]], "token id 2 of input 1 at position 0 is outside the vocabulary (ids 0..1)"),
+        ([[0, 1, 0]], "input 0 has 3 tokens but n_ctx is 2 (W_pos has 2 columns)"),
+        ([[0.0, 1.0]], "token ids must be integers; got an array of float64"),
+        ([0, 1], "token ids must be [batch, seq]; got shape (2,)"),
+        (np.zeros((1, 0), dtype=int), "the input is empty; give at least one token"),
+    ],
+)
 def test_run_ids_makes_the_checks_run_makes(ids, message):
     """Id −1 once ran silently as the last token, id = V raised IndexError, a long input a broadcasting error."""
-    model = Model(Vocab.chars_of("ab"), np.eye(2), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2))]])
+    model = Model(
+        Vocab.chars_of("ab"), np.eye(2), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2))]]
+    )
     with pytest.raises(CircuitError) as e:
         model.run_ids(np.array(ids))
     assert str(e.value) == message
@@ -368,16 +474,22 @@ def test_run_ids_refuses_a_valid_mask_of_another_shape():
 
 def test_the_old_attn_scale_keyword_is_refused_in_one_line_naming_the_new_one():
     vocab = Vocab(list("ab"))
-    with pytest.raises(CircuitError, match=r"^attn_scale=2\.0: it is now qk_multiplier \(it multiplies q·k; "
-                                           r"TransformerLens's attn_scale divides\)"):
+    with pytest.raises(
+        CircuitError,
+        match=r"^attn_scale=2\.0: it is now qk_multiplier \(it multiplies q·k; "
+        r"TransformerLens's attn_scale divides\)",
+    ):
         Model(vocab, np.eye(2), attn_scale=2.0)
     assert Model(vocab, np.eye(2), qk_multiplier=2.0).qk_multiplier == 2.0
 
 
 def test_built_mlp_and_layernorm_are_named_and_read_only():
     vocab = Vocab(list("ab"))
-    model = Model(vocab, np.eye(2), layers=[Layer(heads=[], mlp=MLP(W_in=np.ones((3, 2)), W_out=np.ones((2, 3))),
-                                                  ln_attn=LayerNorm(eps=1e-3))])
+    model = Model(
+        vocab,
+        np.eye(2),
+        layers=[Layer(heads=[], mlp=MLP(W_in=np.ones((3, 2)), W_out=np.ones((2, 3))), ln_attn=LayerNorm(eps=1e-3))],
+    )
     block = model.blocks[0]
     assert block.mlp.W_in.shape == (3, 2) and block.mlp.b_out.shape == (2,) and block.mlp.act == "relu"
     assert block.ln_attn.eps == 1e-3 and block.ln_attn.w.shape == (2,)
@@ -412,14 +524,19 @@ def test_keep_holds_only_what_is_asked_and_the_rest_says_how_to_get_it():
         assert np.array_equal(a.pattern, b.pattern)  # the same code on the same arrays: bit for bit
         assert b.q is None and b.z is None and b.mlp_pre is None and b.resid_post is None
     assert np.array_equal(full.logits, lean.logits) and np.array_equal(full.logprobs, lean.logprobs)
-    with pytest.raises(CircuitError, match=r"^the trace holds no z: it was run with keep=\('pattern',\); "
-                                           r"run again with keep including 'z'$"):
+    with pytest.raises(
+        CircuitError,
+        match=r"^the trace holds no z: it was run with keep=\('pattern',\); "
+        r"run again with keep including 'z'$",
+    ):
         lean.z(0, 1)
     with pytest.raises(CircuitError, match=r"^the trace holds no residual stream after layer 0: .*'resid_post'"):
         lean.resid(0)
     with pytest.raises(CircuitError, match="the trace holds no embedding"):
         model.run_ids(ids, keep=()).resid(-1)
-    with pytest.raises(CircuitError, match=r"^keep names 'patterns', which a trace does not hold; choose \"all\" or among"):
+    with pytest.raises(
+        CircuitError, match=r"^keep names 'patterns', which a trace does not hold; choose \"all\" or among"
+    ):
         model.run_ids(ids, keep=("patterns",))
 
 
@@ -443,10 +560,25 @@ def test_float32_forward_agrees_with_float64_within_its_tolerance():
     """dtype="float32" computes every activation in float32; logits agree with float64 to 1e-4 here."""
     F64 = random_model(seed=12, d=16)
     layers = F64.layers
-    F32 = Model(F64.vocab, F64.W_E, W_pos=F64.W_pos, layers=layers, W_U=F64.W_U, ln_final=LayerNorm(),
-                qk_multiplier=F64.qk_multiplier, dtype="float32")
-    F64 = Model(F64.vocab, F64.W_E, W_pos=F64.W_pos, layers=layers, W_U=F64.W_U, ln_final=LayerNorm(),
-                qk_multiplier=F64.qk_multiplier)
+    F32 = Model(
+        F64.vocab,
+        F64.W_E,
+        W_pos=F64.W_pos,
+        layers=layers,
+        W_U=F64.W_U,
+        ln_final=LayerNorm(),
+        qk_multiplier=F64.qk_multiplier,
+        dtype="float32",
+    )
+    F64 = Model(
+        F64.vocab,
+        F64.W_E,
+        W_pos=F64.W_pos,
+        layers=layers,
+        W_U=F64.W_U,
+        ln_final=LayerNorm(),
+        qk_multiplier=F64.qk_multiplier,
+    )
     ids = np.random.default_rng(3).integers(0, 6, size=(4, 12))
     t32, t64 = F32.run_ids(ids), F64.run_ids(ids)
     assert t32.logits.dtype == np.float32 and t32.layers[1].pattern.dtype == np.float32
@@ -479,15 +611,27 @@ def test_a_mask_is_checked_when_made():
     with pytest.raises(CircuitError, match=r"^the model has mask=None; choose one of"):
         Model(Vocab.chars_of("ab"), np.eye(2), mask=None)
     with pytest.raises(CircuitError, match=r"^head 0.0 has mask='bidirectional' with window = 2"):
-        Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2), window=2)]],
-              mask="bidirectional")
+        Model(
+            Vocab.chars_of("ab"),
+            np.eye(2),
+            layers=[[Head(W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2), window=2)]],
+            mask="bidirectional",
+        )
 
 
 def test_a_bidirectional_model_is_not_written_as_gpt2():
     from circuits.io import gpt
 
     m = random_model(seed=5, d=6, d_head=3)
-    both = Model(m.vocab, m.W_E, W_pos=m.W_pos, layers=m.layers, W_U=m.W_U, ln_final=LayerNorm(),
-                 qk_multiplier=m.qk_multiplier, mask="bidirectional")
+    both = Model(
+        m.vocab,
+        m.W_E,
+        W_pos=m.W_pos,
+        layers=m.layers,
+        W_U=m.W_U,
+        ln_final=LayerNorm(),
+        qk_multiplier=m.qk_multiplier,
+        mask="bidirectional",
+    )
     with pytest.raises(CircuitError, match=r"^head 0.0 has mask='bidirectional'; gpt2 is causal$"):
         gpt.to_hf_state_dict(both, "gpt2")

@@ -19,9 +19,9 @@ from circuits.checking import diagnosis
 from circuits.checking.checker import check
 from circuits.checking.mutants import mutants
 from circuits.checking.targets import Attention, NextToken, Output
-from circuits.display.report import target_report
-from circuits.display.render import to_text
 from circuits.display import words
+from circuits.display.render import to_text
+from circuits.display.report import target_report
 
 PER_PUZZLE = 6
 STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))
@@ -74,7 +74,7 @@ def stray_names(text: str, ok: set[str]) -> list[str]:
     stray = []
     for m in NAME.finditer(text):
         name = m.group(0).translate(SUPERSCRIPT)
-        given = text[m.end():].startswith(" (a given)") and name in GIVEN_ROLES
+        given = text[m.end() :].startswith(" (a given)") and name in GIVEN_ROLES
         if name not in ok and not given:
             stray.append(name)
     return stray

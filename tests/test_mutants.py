@@ -12,17 +12,43 @@ from conftest import MUTATION_AUDITS
 from helpers import solution
 
 from circuits.checking.allowed_mutants import ALLOWED, POINTER, allowed_for
-from circuits.checking.mutants import (FAST_RANDOM, Numbers, allow_entry, audit, matches, mutants, passes_in_full,
-                                       rejects, shown_name, tolerance_probes)
+from circuits.checking.mutants import (
+    FAST_RANDOM,
+    Numbers,
+    allow_entry,
+    audit,
+    matches,
+    mutants,
+    passes_in_full,
+    rejects,
+    shown_name,
+    tolerance_probes,
+)
 from circuits.display.words import audit_summary
 
-PUZZLES = ["00_attention", "01_consonants", "02_first_consonant", "03_uniform", "04_previous_token",
-           "05_virtual_head", "06_induction_pointer", "07_induction_k_composition", "08_induction_repeated"]
+PUZZLES = [
+    "00_attention",
+    "01_consonants",
+    "02_first_consonant",
+    "03_uniform",
+    "04_previous_token",
+    "05_virtual_head",
+    "06_induction_pointer",
+    "07_induction_k_composition",
+    "08_induction_repeated",
+]
 
 
 # ── curriculum A (puzzles 09–15); their allow-lists are in circuits/checking/allowed_mutants.py ──────────
-PUZZLES += ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head", "13_copy_suppression",
-            "14_skip_trigram", "15_q_composition"]
+PUZZLES += [
+    "09_duplicate_token",
+    "10_seen_before",
+    "11_copying_head",
+    "12_successor_head",
+    "13_copy_suppression",
+    "14_skip_trigram",
+    "15_q_composition",
+]
 
 # --- curriculum B (puzzles 16-21); their allow-lists are in circuits/checking/allowed_mutants.py ----------
 PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
@@ -45,8 +71,11 @@ def audits(request):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    wanted = {item.callspec.params["stem"] for item in request.session.items
-              if item.module is request.module and "stem" in getattr(getattr(item, "callspec", None), "params", {})}
+    wanted = {
+        item.callspec.params["stem"]
+        for item in request.session.items
+        if item.module is request.module and "stem" in getattr(getattr(item, "callspec", None), "params", {})
+    }
     pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))  # no fork of a threaded pytest
     running = {stem: pool.submit(audit_of, stem) for stem in sorted(wanted, key=PUZZLES.index)}
     done: dict = {}
@@ -93,8 +122,11 @@ def test_sharing_the_plan_across_mutants_changes_no_verdict(stem, audits):
     attempt = solution(stem)
     shared = audits(stem)
     alone = one_at_a_time(attempt, allowed_for(attempt))
-    verdicts = {**{n: "killed" for n in shared.killed}, **{n: "allowed" for n, _ in shared.allowed},
-                **{n: "survived" for n in shared.survived}}
+    verdicts = {
+        **{n: "killed" for n in shared.killed},
+        **{n: "allowed" for n, _ in shared.allowed},
+        **{n: "survived" for n in shared.survived},
+    }
     edits = {n: v for n, v in verdicts.items() if not n.endswith("(tolerance probe)")}  # one_at_a_time: the edits
     assert len(alone) == len(edits) >= 10
     assert edits == alone

@@ -15,10 +15,10 @@ import subprocess
 import sys
 
 import pytest
-
-from circuits import CircuitError, MLPOut, OVCircuit
 from helpers import ROOT, fresh_project, stub
 from test_cli_safety import CIRCUITS, ENV, ctrl_c_default, hashes
+
+from circuits import CircuitError, MLPOut, OVCircuit
 
 STEMS = ("01_consonants", "03_uniform", "11_copying_head", "16_xor_mlp")
 MARK = "# ── your answer"
@@ -36,8 +36,15 @@ def env_for(root, **extra) -> dict:
 
 
 def run(root, *argv, timeout: float = 120, stdin: str | None = None, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([*CIRCUITS, *argv], cwd=root, env=env_for(root, **env), capture_output=True, text=True,
-                          timeout=timeout, input=stdin)
+    return subprocess.run(
+        [*CIRCUITS, *argv],
+        cwd=root,
+        env=env_for(root, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+    )
 
 
 def one_line(result, code: int, *culprit: str) -> str:
@@ -82,8 +89,12 @@ def own(root, stem: str, replace: tuple[str, str]) -> str:
 
 # --- Lost: reset writes only a learner's puzzle file; new writes both files or neither ---------------------------
 def test_reset_refuses_a_reference_solution(project):
-    refused(project, "reset", "solutions/01_consonants.py",
-            culprit=["reset: solutions/01_consonants.py is a reference solution", "circuits reset 01_consonants"])
+    refused(
+        project,
+        "reset",
+        "solutions/01_consonants.py",
+        culprit=["reset: solutions/01_consonants.py is a reference solution", "circuits reset 01_consonants"],
+    )
     assert not (project.parent / "data").exists(), "a backup was made of a file that is not reset"
 
 
@@ -123,8 +134,12 @@ def test_new_with_a_read_only_solutions_folder_writes_neither_file(tmp_path):
     (course / "solutions").chmod(0o500)
     try:
         before = _new_files(tmp_path)
-        one_line(run(tmp_path, "new", "91_dup", "course"), 2, "new: cannot write course/solutions/91_dup.py",
-                 "nothing was written")
+        one_line(
+            run(tmp_path, "new", "91_dup", "course"),
+            2,
+            "new: cannot write course/solutions/91_dup.py",
+            "nothing was written",
+        )
         assert _new_files(tmp_path) == before
     finally:
         (course / "solutions").chmod(0o700)
@@ -141,8 +156,15 @@ def test_new_that_fails_on_the_second_file_writes_neither(tmp_path):
     puzzle_size = len(scaffold.HEAD.encode()) + len(scaffold.PUZZLE_ANSWER.encode())
     assert puzzle_size + 100 < len(scaffold.HEAD.encode()) + len(scaffold.SOLUTION_ANSWER.encode())
     before = _new_files(tmp_path)
-    result = subprocess.run([*CIRCUITS, "new", "91_dup", "course"], cwd=tmp_path, env=env_for(tmp_path),
-                            capture_output=True, text=True, timeout=120, preexec_fn=_file_size_limit(puzzle_size + 50))
+    result = subprocess.run(
+        [*CIRCUITS, "new", "91_dup", "course"],
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_file_size_limit(puzzle_size + 50),
+    )
     one_line(result, 2, "new: cannot write course/solutions/91_dup.py", "nothing was written")
     assert _new_files(tmp_path) == before  # not even the folders it made
 
@@ -178,8 +200,14 @@ def _spoil():
 @pytest.mark.parametrize("when", ["on import", "during the check"])
 def test_a_file_saved_again_while_checked_is_cached_under_what_was_checked(project, when):
     hook = "_spoil()\n" if when == "on import" else ""
-    own(project, "01_consonants", ("    out, seen = [], False\n", "    out, seen = [], False\n"
-                                                 + ("    if len(letters) > 30:\n        _spoil()\n" if not hook else "")))
+    own(
+        project,
+        "01_consonants",
+        (
+            "    out, seen = [], False\n",
+            "    out, seen = [], False\n" + ("    if len(letters) > 30:\n        _spoil()\n" if not hook else ""),
+        ),
+    )
     path = project / "puzzles" / "81_consonants.py"
     text = path.read_text(encoding="utf-8").replace(", batched=spec_batched", "")
     path.write_text(text.replace("# ── givens", SELF_REWRITE + hook + "# ── givens", 1), encoding="utf-8")
@@ -236,8 +264,9 @@ def solved_entry(tmp_path_factory):
     return entry.name, entry.read_bytes()
 
 
-@pytest.mark.parametrize("kind", ["fifo", "folder", "symlink", "truncated", "wrong types", "wrong coverage",
-                                  "not a dict"])
+@pytest.mark.parametrize(
+    "kind", ["fifo", "folder", "symlink", "truncated", "wrong types", "wrong coverage", "not a dict"]
+)
 def test_a_cache_entry_is_a_hint_never_trusted(project, solved_entry, kind):
     answered(project, "03_uniform")
     name, data = solved_entry
@@ -265,13 +294,26 @@ def test_a_sound_cache_entry_copied_beside_the_same_file_answers(project, solved
 
 # --- Hangs and resources ----------------------------------------------------------------------------------------
 def test_a_spec_stuck_on_long_inputs_is_stopped_by_the_target_limit(project):
-    own(project, "01_consonants", ("    out, seen = [], False\n",
-                                                "    out, seen = [], False\n    while len(letters) > 20:\n        pass\n"))
+    own(
+        project,
+        "01_consonants",
+        ("    out, seen = [], False\n", "    out, seen = [], False\n    while len(letters) > 20:\n        pass\n"),
+    )
     path = project / "puzzles" / "81_consonants.py"
     path.write_text(path.read_text(encoding="utf-8").replace(", batched=spec_batched", ""), encoding="utf-8")
-    line = refused(project, "check", "81", "--no-cache", CIRCUITS_TARGET_SECONDS="2",
-                   culprit=["puzzles/81_consonants.py: checking target \"head 0.0's result", "took longer than 2 s",
-                            "at line 51", "CIRCUITS_TARGET_SECONDS"])
+    line = refused(
+        project,
+        "check",
+        "81",
+        "--no-cache",
+        CIRCUITS_TARGET_SECONDS="2",
+        culprit=[
+            "puzzles/81_consonants.py: checking target \"head 0.0's result",
+            "took longer than 2 s",
+            "at line 51",
+            "CIRCUITS_TARGET_SECONDS",
+        ],
+    )
     assert "CIRCUITS_CHECK_SECONDS" not in line  # the target's own limit stopped it, not the whole check's
 
 
@@ -292,19 +334,35 @@ def test_audit_of_a_huge_answer_samples_says_so_and_stops_in_its_time(project):
     result = run(project, "audit", "16", timeout=300, CIRCUITS_AUDIT_SECONDS="1")
     assert "Traceback" not in result.stdout + result.stderr, result.stderr
     assert result.returncode == 1 and not result.stderr, result.stderr  # cut short: not a pass
-    assert re.search(rf"sampled {MAX_MUTANTS:,} of 1,[\d]{{3}} mutants \(MAX_MUTANTS = {MAX_MUTANTS:,}\)", result.stdout), \
-        result.stdout
-    assert re.search(r"stopped after 1 s with [\d,]+ mutants not run \(to allow more time, set "
-                     r"CIRCUITS_AUDIT_SECONDS\)", result.stdout), result.stdout
+    assert re.search(
+        rf"sampled {MAX_MUTANTS:,} of 1,[\d]{{3}} mutants \(MAX_MUTANTS = {MAX_MUTANTS:,}\)", result.stdout
+    ), result.stdout
+    assert re.search(
+        r"stopped after 1 s with [\d,]+ mutants not run \(to allow more time, set "
+        r"CIRCUITS_AUDIT_SECONDS\)",
+        result.stdout,
+    ), result.stdout
     assert hashes(project) == before
 
 
 def test_an_mlp_beyond_the_size_limit_blames_the_answer(project):
-    answered(project, "16_xor_mlp", extra="import numpy as np\nW_in = np.zeros((200_000, 4))\n"
-                                          "W_out = np.zeros((4, 200_000))\n")
-    refused(project, "check", "16", "--no-cache",
-            culprit=["puzzles/16_xor_mlp.py: W_in of the MLP in layer 0 has shape (200000, 4)", "200,000",
-                     "at most 16,384", "MAX_D_MLP"])
+    answered(
+        project,
+        "16_xor_mlp",
+        extra="import numpy as np\nW_in = np.zeros((200_000, 4))\nW_out = np.zeros((4, 200_000))\n",
+    )
+    refused(
+        project,
+        "check",
+        "16",
+        "--no-cache",
+        culprit=[
+            "puzzles/16_xor_mlp.py: W_in of the MLP in layer 0 has shape (200000, 4)",
+            "200,000",
+            "at most 16,384",
+            "MAX_D_MLP",
+        ],
+    )
 
 
 # --- Tracebacks -------------------------------------------------------------------------------------------------
@@ -322,9 +380,15 @@ def _interrupt_when(proc, ready) -> tuple[str, str]:
 
 def test_ctrl_c_while_the_command_is_still_importing(project):
     """`-X importtime` prints a line as each module is imported: Ctrl-C right after circuits.model's."""
-    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "circuits.cli", "check", "3"], cwd=project,
-                            env=env_for(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=ctrl_c_default)  # a suite started in the background ignores Ctrl-C
+    proc = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "circuits.cli", "check", "3"],
+        cwd=project,
+        env=env_for(project),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ctrl_c_default,
+    )  # a suite started in the background ignores Ctrl-C
     out, err = _interrupt_when(proc, lambda line: line.rstrip().endswith("circuits.model.vocab"))
     said = [line for line in err.splitlines() if not line.startswith("import time:")]
     assert "Traceback" not in out + err, err
@@ -334,15 +398,27 @@ def test_ctrl_c_while_the_command_is_still_importing(project):
 
 def test_ctrl_c_while_a_target_is_checked(project):
     """The spec says when the check has started (a line on stderr), then keeps the check busy."""
-    own(project, "01_consonants", (
-        "    out, seen = [], False\n",
-        "    out, seen = [], False\n    if len(letters) > 20:\n        import sys\n"
-        "        print('checking now', file=sys.stderr, flush=True)\n        while True:\n            pass\n"))
+    own(
+        project,
+        "01_consonants",
+        (
+            "    out, seen = [], False\n",
+            "    out, seen = [], False\n    if len(letters) > 20:\n        import sys\n"
+            "        print('checking now', file=sys.stderr, flush=True)\n        while True:\n            pass\n",
+        ),
+    )
     path = project / "puzzles" / "81_consonants.py"
     path.write_text(path.read_text(encoding="utf-8").replace(", batched=spec_batched", ""), encoding="utf-8")
     before = hashes(project)
-    proc = subprocess.Popen([*CIRCUITS, "check", "81", "--no-cache"], cwd=project, env=env_for(project),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)
+    proc = subprocess.Popen(
+        [*CIRCUITS, "check", "81", "--no-cache"],
+        cwd=project,
+        env=env_for(project),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ctrl_c_default,
+    )
     out, err = _interrupt_when(proc, lambda line: "checking now" in line)
     assert "Traceback" not in out + err, err
     assert proc.returncode == 130
@@ -386,29 +462,50 @@ def test_allowed_mutants_as_a_string(project):
     """A course's own puzzle (83: no shipped twin), whose solution holds the allow-list."""
     text = (ROOT / "solutions" / "03_uniform.py").read_text(encoding="utf-8").replace("number=3,", "number=83,")
     (project / "solutions" / "83_uniform.py").write_text(text + "ALLOWED_MUTANTS = 'W_Q'\n", encoding="utf-8")
-    refused(project, "audit", "83", culprit=["solutions/83_uniform.py: ALLOWED_MUTANTS: found the string 'W_Q'",
-                                             "(mutant or pattern, reason) pairs"])
+    refused(
+        project,
+        "audit",
+        "83",
+        culprit=[
+            "solutions/83_uniform.py: ALLOWED_MUTANTS: found the string 'W_Q'",
+            "(mutant or pattern, reason) pairs",
+        ],
+    )
 
 
 def test_ov_circuit_with_a_string_score(project):
     answered(project, "11_copying_head", replace=("min_score=0.9", "min_score='0.9'"))
-    refused(project, "check", "11", culprit=["puzzles/11_copying_head.py: OVCircuit", "min_score is the string '0.9'",
-                                             "needs a finite number"])
+    refused(
+        project,
+        "check",
+        "11",
+        culprit=["puzzles/11_copying_head.py: OVCircuit", "min_score is the string '0.9'", "needs a finite number"],
+    )
 
 
 def test_mlp_out_of_a_layer_the_model_does_not_have(project):
     own(project, "16_xor_mlp", ("MLPOutput(MLPOut(0)", "MLPOutput(MLPOut(3)"))
-    refused(project, "check", "96", "--no-cache",
-            culprit=["puzzles/96_xor_mlp.py: MLPOut(3) reads the MLP of layer 3, but the model has 1 layer",
-                     "a mistake in the puzzle's targets"])
+    refused(
+        project,
+        "check",
+        "96",
+        "--no-cache",
+        culprit=[
+            "puzzles/96_xor_mlp.py: MLPOut(3) reads the MLP of layer 3, but the model has 1 layer",
+            "a mistake in the puzzle's targets",
+        ],
+    )
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: OVCircuit("copies", min_score="0.9"), "OVCircuit('copies'): min_score is the string '0.9'"),
-    (lambda: OVCircuit("copies", layer=-1), "layer is -1"),
-    (lambda: MLPOut("3"), "MLPOut: layer is the string '3'; it needs a whole number ≥ 0"),
-    (lambda: MLPOut(0, directions="xor"), "directions is the string 'xor'; it needs a tuple of names"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: OVCircuit("copies", min_score="0.9"), "OVCircuit('copies'): min_score is the string '0.9'"),
+        (lambda: OVCircuit("copies", layer=-1), "layer is -1"),
+        (lambda: MLPOut("3"), "MLPOut: layer is the string '3'; it needs a whole number ≥ 0"),
+        (lambda: MLPOut(0, directions="xor"), "directions is the string 'xor'; it needs a tuple of names"),
+    ],
+)
 def test_targets_check_their_fields_when_made(make, message):
     with pytest.raises(CircuitError, match=re.escape(message)):
         make()
@@ -421,11 +518,14 @@ def uniform_model():
     return solution("03_uniform").model()
 
 
-@pytest.mark.parametrize("keep, message", [
-    (None, "keep=None: choose \"all\" (the default), () for the final residual stream and logits only"),
-    (5, "keep=5: choose"),
-    ([1], "keep holds 1, not a name"),
-])
+@pytest.mark.parametrize(
+    "keep, message",
+    [
+        (None, 'keep=None: choose "all" (the default), () for the final residual stream and logits only'),
+        (5, "keep=5: choose"),
+        ([1], "keep holds 1, not a name"),
+    ],
+)
 def test_keep_that_is_not_names(uniform_model, keep, message):
     with pytest.raises(CircuitError, match=re.escape(message)):
         uniform_model.run([["a", "b"]], keep=keep)
@@ -435,18 +535,26 @@ def test_keep_that_is_not_names(uniform_model, keep, message):
 def test_path_decomposition_of_a_trace_without_what_it_needs(uniform_model, keep):
     from circuits.analysis.paths import path_decomposition
 
-    with pytest.raises(CircuitError, match=re.escape('needs the embedding and every attention pattern, which this '
-                                                     'trace does not hold: run the model with keep=("embed", "pattern")')):
+    with pytest.raises(
+        CircuitError,
+        match=re.escape(
+            "needs the embedding and every attention pattern, which this "
+            'trace does not hold: run the model with keep=("embed", "pattern")'
+        ),
+    ):
         path_decomposition(uniform_model.run([["a", "b"]], keep=keep))
     assert path_decomposition(uniform_model.run([["a", "b"]], keep=("embed", "pattern")))  # and with them, it works
 
 
 # --- Silence ----------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("value, said", [
-    ("loop", "loop is a symlink loop (it never reaches a folder)"),
-    ("my_course", "my_course does not exist (a typo?)"),
-    ("puzzles/03_uniform.py", "puzzles/03_uniform.py is a file, not a folder"),
-])
+@pytest.mark.parametrize(
+    "value, said",
+    [
+        ("loop", "loop is a symlink loop (it never reaches a folder)"),
+        ("my_course", "my_course does not exist (a typo?)"),
+        ("puzzles/03_uniform.py", "puzzles/03_uniform.py is a file, not a folder"),
+    ],
+)
 def test_circuits_paths_that_name_no_folder(project, pytester, monkeypatch, value, said):
     monkeypatch.chdir(project)
     (project / "loop").symlink_to("loop")
@@ -465,8 +573,12 @@ def test_an_undeclared_course_folder_is_named_in_the_summary(pytester):
     shutil.copy2(ROOT / "solutions" / "03_uniform.py", pytester.path / "mycourse" / "03_uniform.py")
     result = pytester.runpytest("-p", "no:cacheprovider", "mycourse/")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["circuits: mycourse/03_uniform.py was not checked: add mycourse to the ini option "
-                                 "circuits_paths, or name the file"])
+    result.stdout.fnmatch_lines(
+        [
+            "circuits: mycourse/03_uniform.py was not checked: add mycourse to the ini option "
+            "circuits_paths, or name the file"
+        ]
+    )
 
 
 WARNS = ("    out, seen = [], False\n", "    out, seen = [], False\n    np.log(np.zeros(1))\n")
@@ -476,8 +588,12 @@ def test_numpy_warnings_come_after_the_report_in_one_line(project):
     own(project, "01_consonants", WARNS)
     result = run(project, "check", "81", "--no-cache", "--no-margins")
     assert result.returncode == 0, result.stderr
-    line = one_line(result, 0, "circuits: note: the puzzle file's code warned: puzzles/81_consonants.py line ",
-                    "RuntimeWarning: divide by zero encountered in log")
+    line = one_line(
+        result,
+        0,
+        "circuits: note: the puzzle file's code warned: puzzles/81_consonants.py line ",
+        "RuntimeWarning: divide by zero encountered in log",
+    )
     assert str(project) not in line  # paths as the learner types them
 
 
@@ -492,22 +608,34 @@ def test_numpy_warnings_in_pytest_come_after_the_summary(project, pytester, monk
 
 
 def test_scan_with_no_behaviour_named(project):
-    refused(project, "scan", "--npz", "model.npz", "--behaviour", ",",
-            culprit=["circuits scan: argument --behaviour: ',' names no behaviour; choose from"])
+    refused(
+        project,
+        "scan",
+        "--npz",
+        "model.npz",
+        "--behaviour",
+        ",",
+        culprit=["circuits scan: argument --behaviour: ',' names no behaviour; choose from"],
+    )
 
 
 # --- more of the same kinds ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("old, new, culprit", [
-    ("    number=3,", "    number='3',", "Puzzle: number is the string '3'; it needs a whole number ≥ 0"),
-    ("max_len=40,", "max_len='40',", "Inputs: max_len is the string '40'; it needs a whole number ≥ 0"),
-])
+@pytest.mark.parametrize(
+    "old, new, culprit",
+    [
+        ("    number=3,", "    number='3',", "Puzzle: number is the string '3'; it needs a whole number ≥ 0"),
+        ("max_len=40,", "max_len='40',", "Inputs: max_len is the string '40'; it needs a whole number ≥ 0"),
+    ],
+)
 def test_a_puzzle_declared_with_a_wrong_type(project, old, new, culprit):
     answered(project, "03_uniform", replace=(old, new))
     refused(project, "check", "3", "--no-cache", culprit=[f"puzzles/03_uniform.py: {culprit}"])
 
 
-@pytest.mark.parametrize("kind, said", [("fifo", "not a regular file (a named pipe or a device?)"),
-                                        ("loop", "a symlink loop (it never reaches a file)")])
+@pytest.mark.parametrize(
+    "kind, said",
+    [("fifo", "not a regular file (a named pipe or a device?)"), ("loop", "a symlink loop (it never reaches a file)")],
+)
 def test_scan_of_a_model_file_that_is_no_file(project, kind, said):
     path = project / "model.npz"
     os.mkfifo(path) if kind == "fifo" else path.symlink_to("model.npz")
@@ -515,10 +643,24 @@ def test_scan_of_a_model_file_that_is_no_file(project, kind, said):
 
 
 def test_running_out_of_memory_is_not_blamed_on_the_puzzles_code(project):
-    own(project, "01_consonants", ("    out, seen = [], False\n",
-                                                "    out, seen = [], False\n    if len(letters) > 20:\n"
-                                                "        raise MemoryError('Unable to allocate 7.6 GiB')\n"))
-    line = refused(project, "check", "81", "--no-cache",
-                   culprit=["puzzles/81_consonants.py: out of memory on input '", "Unable to allocate 7.6 GiB",
-                            "the model the answer builds is too large for the checker"])
+    own(
+        project,
+        "01_consonants",
+        (
+            "    out, seen = [], False\n",
+            "    out, seen = [], False\n    if len(letters) > 20:\n"
+            "        raise MemoryError('Unable to allocate 7.6 GiB')\n",
+        ),
+    )
+    line = refused(
+        project,
+        "check",
+        "81",
+        "--no-cache",
+        culprit=[
+            "puzzles/81_consonants.py: out of memory on input '",
+            "Unable to allocate 7.6 GiB",
+            "the model the answer builds is too large for the checker",
+        ],
+    )
     assert "a mistake in the puzzle's own code" not in line

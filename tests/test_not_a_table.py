@@ -45,15 +45,19 @@ def features(g, t: float) -> tuple[float, float]:
 def table(threshold: float = 1.65, pairs: int = 25):
     """One unit per pair (a, b): it fires only there (a's and b's features both match, above the threshold on
     `one`) and writes the answer's cos and sin. A low threshold makes it soft: neighbours fire a little too."""
+
     def edit(answer, g):
         W_in, W_out = g["blank"](pairs, g["resid"]), g["blank"](g["resid"], pairs)
         for u in range(pairs):
             a, b = divmod(u, g["P"])
             (W_in[u, "prev:cos"], W_in[u, "prev:sin"]), (W_in[u, "tok:cos"], W_in[u, "tok:sin"]) = (
-                features(g, a), features(g, b))
+                features(g, a),
+                features(g, b),
+            )
             W_in[u, "one"] = -threshold
             W_out["sum:cos", u], W_out["sum:sin", u] = (v / (2 - threshold) for v in features(g, a + b))
         answer.W_in, answer.W_out = W_in, W_out
+
     return edit
 
 
@@ -77,6 +81,7 @@ def gated(on: str = "prev", sharpness: float = 5):
         W_in[2 * P, "one"] = 1
         W_out["sum:cos", 2 * P] = W_out["sum:sin", 2 * P] = -1
         answer.W_in, answer.W_out = W_in, W_out
+
     return edit
 
 
@@ -93,8 +98,14 @@ def products_of_the_grid(answer, g):
     """Each product as one unit relu(x + y − 1) that fires only where both features are near 1: right at the
     tokens' angles where it matters for the readout's peak, a lookup of the largest products only."""
     W_in, W_out = g["blank"](4, g["resid"]), g["blank"](g["resid"], 4)
-    for u, (x, y, into) in enumerate((("prev:cos", "tok:cos", "sum:cos"), ("prev:sin", "tok:sin", "sum:cos"),
-                                      ("prev:sin", "tok:cos", "sum:sin"), ("prev:cos", "tok:sin", "sum:sin"))):
+    for u, (x, y, into) in enumerate(
+        (
+            ("prev:cos", "tok:cos", "sum:cos"),
+            ("prev:sin", "tok:sin", "sum:cos"),
+            ("prev:sin", "tok:cos", "sum:sin"),
+            ("prev:cos", "tok:sin", "sum:sin"),
+        )
+    ):
         W_in[u, x], W_in[u, y], W_in[u, "one"] = 1, 1, -1
         W_out[into, u] = -1 if (x, y) == ("prev:sin", "tok:sin") else 1
     answer.W_in, answer.W_out = W_in, W_out
@@ -112,8 +123,10 @@ def test_the_lookup_table_fails_with_one_line_naming_what_is_missing(reference):
     assert result.status == "failing"
     line = failure_line(next(t for t in result.targets if t.status == "failed"))
     assert "\n" not in line
-    assert line == ("✗ no table of the pairs: your MLP has at most 24 hidden units, fewer than the 25 pairs: W_in of "
-                    "the MLP in layer 0 has shape (25, 7): d_mlp = 25 hidden units, at most 24 allowed")
+    assert line == (
+        "✗ no table of the pairs: your MLP has at most 24 hidden units, fewer than the 25 pairs: W_in of "
+        "the MLP in layer 0 has shape (25, 7): d_mlp = 25 hidden units, at most 24 allowed"
+    )
     angles = failure_line(next(t for t in result.targets if t.label.startswith(ANGLES)))
     assert "\n" not in angles and "it writes sum:cos 0, sum:sin 0, expected" in angles  # between the pairs: nothing
 
@@ -121,16 +134,24 @@ def test_the_lookup_table_fails_with_one_line_naming_what_is_missing(reference):
 # ── shortcuts a learner would try next ─────────────────────────────────────────────────────────────────────────────
 CASES = [  # (name, edit, what the key line says)
     ("a soft table of the 25 pairs: right between them too, but a unit per pair", table(threshold=1.2), WIDTH),
-    ("a table of 24 pairs, one left out to fit the bound", table(pairs=24),
-     "after position 1 '4' the expected next token has log-prob"),
-    ("a table over a alone, b's features turned by a's angle", gated("prev"),
-     ANGLES + ": fed cos θ, sin θ in prev: and cos φ, sin φ in tok:, it writes"),
+    (
+        "a table of 24 pairs, one left out to fit the bound",
+        table(pairs=24),
+        "after position 1 '4' the expected next token has log-prob",
+    ),
+    (
+        "a table over a alone, b's features turned by a's angle",
+        gated("prev"),
+        ANGLES + ": fed cos θ, sin θ in prev: and cos φ, sin φ in tok:, it writes",
+    ),
     ("a table over b alone, a's features turned by b's angle", gated("tok"), ANGLES),
     ("a table over a with gates 10 times sharper", gated("prev", sharpness=10), "off by 2 (tolerance 0.5)"),
-    ("sum: as the sum of the features, not of the angles", sum_of_features,
-     "the expected next token has log-prob"),
-    ("one unit per product, firing only where both features are near 1", products_of_the_grid,
-     "the expected next token has log-prob"),
+    ("sum: as the sum of the features, not of the angles", sum_of_features, "the expected next token has log-prob"),
+    (
+        "one unit per product, firing only where both features are near 1",
+        products_of_the_grid,
+        "the expected next token has log-prob",
+    ),
 ]
 
 
@@ -161,12 +182,15 @@ def test_the_reference_passes(reference):
 
 
 # ── the two kinds, apart from 26 ──────────────────────────────────────────────────────────────────────────────────
-@pytest.mark.parametrize("make, said", [
-    (lambda: PatchedMLP("adds", cases=None), "PatchedMLP('adds'): cases is None (NoneType); it needs a function"),
-    (lambda: PatchedMLP("adds", cases=list, tol="0.5"), "PatchedMLP('adds'): tol is the string '0.5'"),
-    (lambda: PatchedMLP("adds", cases=list, layer=-1), "PatchedMLP('adds'): layer is -1 (int)"),
-    (lambda: MLPWidth("narrow", most=0), "MLPWidth('narrow'): most is 0 (int); it needs a whole number ≥ 1"),
-])
+@pytest.mark.parametrize(
+    "make, said",
+    [
+        (lambda: PatchedMLP("adds", cases=None), "PatchedMLP('adds'): cases is None (NoneType); it needs a function"),
+        (lambda: PatchedMLP("adds", cases=list, tol="0.5"), "PatchedMLP('adds'): tol is the string '0.5'"),
+        (lambda: PatchedMLP("adds", cases=list, layer=-1), "PatchedMLP('adds'): layer is -1 (int)"),
+        (lambda: MLPWidth("narrow", most=0), "MLPWidth('narrow'): most is 0 (int); it needs a whole number ≥ 1"),
+    ],
+)
 def test_a_target_declared_wrong_is_one_line_naming_it(make, said):
     with pytest.raises(CircuitError) as e:
         make()
@@ -177,18 +201,21 @@ def test_a_patched_mlp_reads_only_what_it_feeds(reference):
     """A case that feeds one direction: the MLP sees it alone (the others are 0, not the tokens')."""
     model = reference.model()
     target = PatchedMLP("x", cases=lambda: [("one alone", {"one": 1.0}, {"sum:cos": 0.0, "sum:sin": 0.0})], tol=1e-9)
-    (facts, _, _, ok), = target.run(reference.answer, model)
+    ((facts, _, _, ok),) = target.run(reference.answer, model)
     assert ok and facts.yours == (0.0, 0.0)  # the reference's units read no `one`: all off
     target = PatchedMLP("x", cases=lambda: [("a = b = 0", {"prev:cos": 1, "tok:cos": 1}, {"sum:cos": 0.0})], tol=0.1)
-    (facts, _, _, ok), = target.run(reference.answer, model)
+    ((facts, _, _, ok),) = target.run(reference.answer, model)
     assert not ok and facts.yours == (pytest.approx(1.0),) and facts.names == ("sum:cos",)
 
 
-@pytest.mark.parametrize("cases, said", [
-    (lambda: 1 / 0, "cases() raised ZeroDivisionError"),
-    (lambda: [], "cases() yielded nothing to feed the MLP"),
-    (lambda: [("x", {"one": 1})], "cases() yielded ('x', {'one': 1}) at 0; it needs (name, fed, wanted)"),
-])
+@pytest.mark.parametrize(
+    "cases, said",
+    [
+        (lambda: 1 / 0, "cases() raised ZeroDivisionError"),
+        (lambda: [], "cases() yielded nothing to feed the MLP"),
+        (lambda: [("x", {"one": 1})], "cases() yielded ('x', {'one': 1}) at 0; it needs (name, fed, wanted)"),
+    ],
+)
 def test_a_puzzles_cases_that_cannot_be_fed_are_one_line_when_it_loads(cases, said):
     with pytest.raises(CircuitError) as e:
         PatchedMLP("adds", cases=cases).validate([], [], CircuitError)

@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+
 import circuits
 from circuits import CircuitError, Head, Layer, Model, Vocab
 from circuits.checking.curriculum import reference_file
@@ -20,6 +21,7 @@ WRONG_01 = {"W_Q": [[1, 1]], "W_K": [[0, 5]], "W_V": [[1, 0], [0, 1]]}  # aimed 
 
 def pretty(obj) -> str:
     """What IPython's pretty printer shows of `obj` (its _repr_pretty_), without needing IPython."""
+
     class Printer:
         parts: list = []
 
@@ -119,8 +121,9 @@ def test_an_attention_failure_outlines_the_expected_keys():
 def test_answer_names_are_checked_in_one_line():
     with pytest.raises(CircuitError) as e:
         circuits.check("consonants", W_Q=[[1, 1]], W_X=[[0]])
-    assert str(e.value) == ("circuits.check('01_consonants'): W_X is not part of the answer; it is W_Q, W_K, W_V "
-                            "(optional: params)")
+    assert str(e.value) == (
+        "circuits.check('01_consonants'): W_X is not part of the answer; it is W_Q, W_K, W_V (optional: params)"
+    )
     with pytest.raises(CircuitError, match=r"^circuits.check\('01_consonants'\): give W_K, W_V too"):
         circuits.check("consonants", W_Q=[[1, 1]])
     with pytest.raises(CircuitError, match=r"no puzzle named 'consonant'; did you mean 'consonants'"):
@@ -164,10 +167,13 @@ def big_model(n_layers=12, n_heads=12, d=16, n_vocab=50, n_ctx=128):
     """GPT-2's shape of heads and context, with small matrices: built here, nothing downloaded."""
     rng = np.random.default_rng(0)
     r = lambda *s: rng.normal(size=s)  # noqa: E731
-    layers = [Layer(heads=[Head(W_Q=r(4, d), W_K=r(4, d), W_V=r(4, d), W_O=r(d, 4)) for _ in range(n_heads)])
-              for _ in range(n_layers)]
-    return Model(Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d),
-                 name="big")
+    layers = [
+        Layer(heads=[Head(W_Q=r(4, d), W_K=r(4, d), W_V=r(4, d), W_O=r(d, 4)) for _ in range(n_heads)])
+        for _ in range(n_layers)
+    ]
+    return Model(
+        Vocab.numbered(n_vocab), r(d, n_vocab), W_pos=r(d, n_ctx), layers=layers, W_U=r(n_vocab, d), name="big"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -208,9 +214,11 @@ def test_a_notebook_renders_the_report(tmp_path):
     from nbclient import NotebookClient
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import circuits"),
-                nbformat.v4.new_code_cell(f"circuits.check('consonants', **{WRONG_01!r})"),
-                nbformat.v4.new_code_cell("circuits.hint('consonants')")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("import circuits"),
+        nbformat.v4.new_code_cell(f"circuits.check('consonants', **{WRONG_01!r})"),
+        nbformat.v4.new_code_cell("circuits.hint('consonants')"),
+    ]
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     [check_out] = nb.cells[1].outputs
     assert check_out.output_type == "execute_result"
@@ -242,9 +250,12 @@ def test_show_prints_what_each_mlp_writes_by_direction():
     from helpers import solution
 
     answer = solution("26_modular_addition").answer
-    trace = circuits.show("modular_addition", "12", W_in=answer.W_in, W_out=answer.W_out, W_U=answer.W_U,
-                          params=answer.params)
+    trace = circuits.show(
+        "modular_addition", "12", W_in=answer.W_in, W_out=answer.W_out, W_U=answer.W_U, params=answer.params
+    )
     said = str(trace)
     assert "the MLP of layer 0 writes" in said and "sum:cos" in said and "sum:sin" in said, said
-    row = [line for line in said.splitlines() if line.strip().startswith("1 2")][-1]  # the MLP's row, after the heatmap's
+    row = [line for line in said.splitlines() if line.strip().startswith("1 2")][
+        -1
+    ]  # the MLP's row, after the heatmap's
     assert "-0.8968" in row and "-0.5" in row, row  # cos(w·3) ≈ −0.809, approximated by the ReLUs

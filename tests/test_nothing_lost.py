@@ -58,8 +58,10 @@ def runs(tmp_path_factory):
     shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HYPOTHESIS", "PYTEST", "PYTHONDONTWRITEBYTECODE"))}
     before = snapshot(root)
-    running = [subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for cmd in COMMANDS]  # side by side: they only read the files
+    running = [
+        subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for cmd in COMMANDS
+    ]  # side by side: they only read the files
     done = []
     for cmd, proc in zip(COMMANDS, running):
         out, err = proc.communicate(timeout=300)
@@ -77,7 +79,8 @@ def test_every_command_ran_without_a_traceback(runs):
 
 def test_no_command_changes_a_puzzle_or_a_solution(runs):
     _, before, after, _ = runs
-    mine = lambda snap: {k: v for k, v in snap.items() if k.split("/")[0] in ("puzzles", "solutions")}
+    def mine(snap):
+        return {k: v for k, v in snap.items() if k.split("/")[0] in ("puzzles", "solutions")}
     assert mine(after) == mine(before)
 
 
@@ -97,12 +100,18 @@ def test_reset_loses_nothing(runs, tmp_path):
     shutil.copytree(root / "puzzles", project / "puzzles")
     shutil.copytree(root / "solutions", project / "solutions")
     target = project / "puzzles" / "04_previous_token.py"
-    mine = target.read_bytes().replace(b'W_K_self = FILL_ME_IN("(4, 8)")',
-                                       b"W_K_self = blank(4, resid)  # mine, half done") + "\n# é, ✓\n".encode()
+    mine = (
+        target.read_bytes().replace(
+            b'W_K_self = FILL_ME_IN("(4, 8)")', b"W_K_self = blank(4, resid)  # mine, half done"
+        )
+        + "\n# é, ✓\n".encode()
+    )
     target.write_bytes(mine)
     before = snapshot(project)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HYPOTHESIS", "PYTEST"))}
-    done = subprocess.run([*CIRCUITS, "reset", "4"], cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [*CIRCUITS, "reset", "4"], cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     backup = done.stdout.split(" to ", 1)[1].split("\n", 1)[0]
     assert Path(backup).read_bytes() == mine

@@ -19,12 +19,14 @@ def test_stubs_are_skipped_as_not_attempted(pytester):
     setup_project(pytester)
     result = pytester.runpytest("puzzles/", "-rs")
     result.assert_outcomes(skipped=2)
-    result.stdout.fnmatch_lines([
-        "*circuits · your puzzles*",
-        "*01_consonants*not attempted*",
-        "*03_uniform*not attempted*",
-        "SKIPPED * puzzles/01_consonants.py*: not attempted: fill in W_Q, W_K, W_V in puzzles/01_consonants.py",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*circuits · your puzzles*",
+            "*01_consonants*not attempted*",
+            "*03_uniform*not attempted*",
+            "SKIPPED * puzzles/01_consonants.py*: not attempted: fill in W_Q, W_K, W_V in puzzles/01_consonants.py",
+        ]
+    )
     assert result.ret == 0
 
 
@@ -33,13 +35,15 @@ def test_a_wrong_answer_fails_with_the_shrunk_counterexample(pytester):
     answer(pytester, "01_consonants", "W_Q = [[1, 1]]\nW_K = [[0, 5]]\nW_V = [[1, 0], [0, 1]]\n")
     result = pytester.runpytest("puzzles/", "--no-margins", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1, skipped=1)
-    result.stdout.fnmatch_lines([
-        "*shortest failing input: 'aaaaaaaaaaaaaaaaab' (18 tokens)*",
-        "*yours vs expected, per position:*",
-        "*attention of head 0.0*",
-        "*hint: attention is aimed right but not sharp enough*",
-        "*01_consonants*failing*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*shortest failing input: 'aaaaaaaaaaaaaaaaab' (18 tokens)*",
+            "*yours vs expected, per position:*",
+            "*attention of head 0.0*",
+            "*hint: attention is aimed right but not sharp enough*",
+            "*01_consonants*failing*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
@@ -55,7 +59,9 @@ def test_one_item_per_target(pytester):
     setup_project(pytester, stems=("05_virtual_head",))
     result = pytester.runpytest("puzzles/", "--solutions", "-v", "--no-margins")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*05_virtual_head.py::1. dimensions 8–15*PASSED*", "*05_virtual_head.py::2. W_net*PASSED*"])
+    result.stdout.fnmatch_lines(
+        ["*05_virtual_head.py::1. dimensions 8–15*PASSED*", "*05_virtual_head.py::2. W_net*PASSED*"]
+    )
 
 
 def test_a_broken_puzzle_file_is_one_clear_failure(pytester):
@@ -71,7 +77,9 @@ def test_other_python_files_are_not_collected(pytester):
     setup_project(pytester, stems=("03_uniform",))
     (pytester.path / "puzzles" / "helpers.py").write_text("raise RuntimeError('must not be imported')\n")
     (pytester.path / "other").mkdir()
-    (pytester.path / "other" / "01_thing.py").write_text("from circuits.checking.puzzle import Puzzle\nraise RuntimeError\n")
+    (pytester.path / "other" / "01_thing.py").write_text(
+        "from circuits.checking.puzzle import Puzzle\nraise RuntimeError\n"
+    )
     result = pytester.runpytest("puzzles/", "other/")
     result.assert_outcomes(skipped=1)
 

@@ -37,8 +37,11 @@ def answer(root, stem: str, block: str) -> None:
 
 def everything(root) -> list[str]:
     """The project's files and any pytest cache in it (pytester keeps its own runpytest-N folders beside them)."""
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if p.parts[len(root.parts)] in ("puzzles", "solutions") or "pytest_cache" in p.name)
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.parts[len(root.parts)] in ("puzzles", "solutions") or "pytest_cache" in p.name
+    )
 
 
 # --- xdist ------------------------------------------------------------------------------------------------
@@ -47,8 +50,19 @@ def everything(root) -> list[str]:
 def test_xdist_keeps_each_puzzle_file_on_one_worker_and_prints_the_summary(pytester, dist):
     stems = ("01_consonants", "03_uniform", "05_virtual_head", "06_induction_pointer")
     project(pytester, stems)
-    result = pytester.runpytest_subprocess("puzzles/", "--solutions", "--no-margins", "--no-cache", "-n", "2",
-                                           "--dist", dist, "-v", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "puzzles/",
+        "--solutions",
+        "--no-margins",
+        "--no-cache",
+        "-n",
+        "2",
+        "--dist",
+        dist,
+        "-v",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(passed=sum(len(load(ROOT / "solutions" / f"{s}.py").puzzle.targets) for s in stems))
     workers: dict[str, set[str]] = {}
     for line in result.stdout.lines:
@@ -58,8 +72,9 @@ def test_xdist_keeps_each_puzzle_file_on_one_worker_and_prints_the_summary(pytes
     assert sorted(workers) == [f"puzzles/{s}.py" for s in stems]
     assert all(len(w) == 1 for w in workers.values()), workers  # each file checked on one worker only
     assert len(set().union(*workers.values())) == 2  # and the work was shared
-    result.stdout.fnmatch_lines(["*circuits · solutions*", *(f"*{s}*solved*" for s in stems),
-                                 "solved 4 of 4 *every puzzle solved"])  # rows in collection order
+    result.stdout.fnmatch_lines(
+        ["*circuits · solutions*", *(f"*{s}*solved*" for s in stems), "solved 4 of 4 *every puzzle solved"]
+    )  # rows in collection order
 
 
 @needs_xdist
@@ -76,8 +91,11 @@ def test_every_dist_mode_keeps_a_puzzle_files_targets_together(pytester, dist):
         return
     assert type(scheduler).__name__ == "PuzzleFileScheduling"
     target = "puzzles/01_consonants.py::1. head 0.0's result is [1, 0] before the first consonant and …"
-    assert scheduler._split_scope(target) == scheduler._split_scope("puzzles/01_consonants.py::2. x") \
+    assert (
+        scheduler._split_scope(target)
+        == scheduler._split_scope("puzzles/01_consonants.py::2. x")
         == "puzzles/01_consonants.py"
+    )
     assert scheduler._split_scope("tests/test_x.py::test_a[1]@width") == "width"
     assert scheduler._split_scope("tests/test_x.py::test_a[1@2]") == "tests/test_x.py::test_a[1@2]"
 
@@ -86,13 +104,20 @@ def test_every_dist_mode_keeps_a_puzzle_files_targets_together(pytester, dist):
 def test_the_controller_summary_says_what_failed_and_what_is_not_attempted(pytester):
     root = project(pytester, ("01_consonants", "03_uniform", "05_virtual_head"), answered=("03_uniform",))
     answer(root, "01_consonants", WRONG_01)
-    result = pytester.runpytest_subprocess("puzzles/", "--no-margins", "--no-cache", "-n", "2",
-                                           "-p", "no:cacheprovider", "--junitxml", "out.xml")
+    result = pytester.runpytest_subprocess(
+        "puzzles/", "--no-margins", "--no-cache", "-n", "2", "-p", "no:cacheprovider", "--junitxml", "out.xml"
+    )
     result.assert_outcomes(failed=1, passed=1, skipped=2)
     junit_has_whole_lines(root, result)  # the XML the controller writes from the workers' reports (see below)
-    result.stdout.fnmatch_lines(["*01_consonants*failing*fails: head 0.0*", "*03_uniform*solved*",
-                                 "*05_virtual_head*not attempted*fill in*", "solved 1 of 3 *",
-                                 "next: puzzles/01_consonants.py (circuits watch 1)"])
+    result.stdout.fnmatch_lines(
+        [
+            "*01_consonants*failing*fails: head 0.0*",
+            "*03_uniform*solved*",
+            "*05_virtual_head*not attempted*fill in*",
+            "solved 1 of 3 *",
+            "next: puzzles/01_consonants.py (circuits watch 1)",
+        ]
+    )
     result.stdout.fnmatch_lines(["*shortest failing input: 'aaaaaaaaaaaaaaaaab'*"])  # the worker's report, whole
     assert "Traceback" not in result.stdout.str()
 
@@ -118,11 +143,13 @@ def test_lf_reruns_only_the_failing_puzzle_and_nothing_is_written_in_the_project
     assert "03_uniform" not in again.stdout.str()
     assert everything(root) == before  # no .pytest_cache beside the puzzles
     [kept] = (tmp_path / "cache" / "circuits" / "pytest").glob("*/v/cache/lastfailed")  # in the user's cache
-    assert kept.parents[2] in (project_cache_dir(root, tmp_path / "cache"),
-                               project_cache_dir(root / "puzzles", tmp_path / "cache"))
+    assert kept.parents[2] in (
+        project_cache_dir(root, tmp_path / "cache"),
+        project_cache_dir(root / "puzzles", tmp_path / "cache"),
+    )
 
     if workers:  # what follows is pytest's own lastfailed bookkeeping, kept in the same folder either way: once
-        return   # is enough (serially; xdist's run above showed the folder and the rerun of the failure alone)
+        return  # is enough (serially; xdist's run above showed the folder and the rerun of the failure alone)
     shutil.copy(ROOT / "solutions" / "01_consonants.py", root / "puzzles" / "01_consonants.py")
     run("--lf").assert_outcomes(passed=1)
     run("--lf").assert_outcomes(passed=2)  # no failure left: --lf runs everything
@@ -157,8 +184,9 @@ def test_junit_failure_message_is_the_whole_line_and_the_name_whole(pytester):
     """Serially here; under xdist in test_the_controller_summary_says_what_failed_and_what_is_not_attempted."""
     root = project(pytester, ("01_consonants", "03_uniform"), answered=("03_uniform",))
     answer(root, "01_consonants", WRONG_01)
-    result = pytester.runpytest("puzzles/", "--no-margins", "--no-cache", "-p", "no:cacheprovider",
-                                "--junitxml", "out.xml")
+    result = pytester.runpytest(
+        "puzzles/", "--no-margins", "--no-cache", "-p", "no:cacheprovider", "--junitxml", "out.xml"
+    )
     result.assert_outcomes(failed=1, passed=1)
     junit_has_whole_lines(root, result)
 

@@ -14,7 +14,6 @@ import sys
 import time
 
 import pytest
-
 from helpers import ROOT
 
 MARK = "# ── your answer"
@@ -62,8 +61,14 @@ def run(pytester, *args, subprocess_: bool = False, limits: dict | None = None):
 
 def cli(root, *argv: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "circuits.cli", *argv], cwd=root, env=full, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "circuits.cli", *argv],
+        cwd=root,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def one_line(proc: subprocess.CompletedProcess, *culprit: str) -> str:
@@ -79,8 +84,10 @@ def one_line(proc: subprocess.CompletedProcess, *culprit: str) -> str:
 # --- 1. every NN_*.py in puzzles/ is a row: nothing vanishes ------------------------------------------------
 VANISHING = {
     "10_empty.py": ("", "puzzles/10_empty.py is empty (expected a puzzle file declaring `puzzle = Puzzle(...)`)"),
-    "11_docstring.py": ('"""Puzzle 11 · truncated to its docstring."""\n',
-                        "puzzles/11_docstring.py declares no puzzle (expected `puzzle = Puzzle(...)`)"),
+    "11_docstring.py": (
+        '"""Puzzle 11 · truncated to its docstring."""\n',
+        "puzzles/11_docstring.py declares no puzzle (expected `puzzle = Puzzle(...)`)",
+    ),
     "12_no_puzzle.py": ("x = 1\n", "puzzles/12_no_puzzle.py declares no puzzle (expected `puzzle = Puzzle(...)`)"),
     "13_exits.py": ("import os\nos._exit(0)\n", "puzzles/13_exits.py called os._exit() on import at line 2; remove it"),
     "14_base.py": ("raise BaseException\n", "puzzles/14_base.py raised BaseException on import at line 1"),
@@ -96,10 +103,13 @@ def test_no_puzzle_file_vanishes_from_the_run(project, pytester):
     result = run(pytester, "puzzles/", subprocess_=True)  # os._exit would end an in-process run
     assert result.ret == 1
     result.assert_outcomes(passed=2, failed=len(VANISHING) + 2)
-    result.stdout.fnmatch_lines_random([message for _, message in VANISHING.values()] + [
-        "puzzles/15_dangling.py is a symbolic link to nowhere.py, which does not exist; point it at a puzzle file or delete it",
-        "puzzles/16_folder.py is a folder, not a puzzle file; rename it (NN_name.py is for puzzle files)",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [message for _, message in VANISHING.values()]
+        + [
+            "puzzles/15_dangling.py is a symbolic link to nowhere.py, which does not exist; point it at a puzzle file or delete it",
+            "puzzles/16_folder.py is a folder, not a puzzle file; rename it (NN_name.py is for puzzle files)",
+        ]
+    )
     summary = result.stdout.str().split("circuits · your puzzles")[1]
     for stem in (*STEMS, *(n[:-3] for n in VANISHING), "15_dangling", "16_folder"):
         assert stem in summary, f"{stem} is not a row of the summary"
@@ -129,11 +139,13 @@ def test_an_import_that_never_ends_is_stopped(project, pytester):
     result = run(pytester, "puzzles/", limits={"CIRCUITS_IMPORT_SECONDS": "1"})
     assert time.process_time() - start < 20  # stopped by the 1 s limit, not the default 30 s one
     result.assert_outcomes(passed=2, failed=2)
-    result.stdout.fnmatch_lines_random([
-        "puzzles/10_loop.py: importing took longer than 1 s and was stopped at line 1 (an endless loop, or waiting "
-        "for input? to allow more time, set CIRCUITS_IMPORT_SECONDS)",
-        "puzzles/11_pipe.py is not a regular file (a named pipe or a device?); a puzzle file is a plain text file",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "puzzles/10_loop.py: importing took longer than 1 s and was stopped at line 1 (an endless loop, or waiting "
+            "for input? to allow more time, set CIRCUITS_IMPORT_SECONDS)",
+            "puzzles/11_pipe.py is not a regular file (a named pipe or a device?); a puzzle file is a plain text file",
+        ]
+    )
 
 
 def test_a_check_that_runs_too_long_names_the_target(project, pytester):
@@ -141,27 +153,39 @@ def test_a_check_that_runs_too_long_names_the_target(project, pytester):
     # 8 s: long enough for 03's real check on a busy machine (2.5 s seen at load 10 on 2 cores).
     result = run(pytester, "puzzles/", limits={"CIRCUITS_CHECK_SECONDS": "8"})
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        "puzzles/81_consonants.py: checking target \"head 0.0's result is [[]1, 0[]] before the first consonant and …\" "
-        "took longer than 8 s and was stopped at line ?? (an endless loop, or waiting for input? to allow more time, "
-        "set CIRCUITS_CHECK_SECONDS)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            'puzzles/81_consonants.py: checking target "head 0.0\'s result is [[]1, 0[]] before the first consonant and …" '
+            "took longer than 8 s and was stopped at line ?? (an endless loop, or waiting for input? to allow more time, "
+            "set CIRCUITS_CHECK_SECONDS)",
+        ]
+    )
 
 
 def test_a_thread_left_running_does_not_keep_pytest_alive(project, pytester):
     forever = "import threading, time\n\ndef forever():\n    while True:\n        time.sleep(0.05)\n\n\n"
-    replace(project, "# ── givens", forever + "threading.Thread(target=forever, daemon=False).start()\n"
-                                     "threading.Thread(target=forever).start()\n# ── givens")
+    replace(
+        project,
+        "# ── givens",
+        forever + "threading.Thread(target=forever, daemon=False).start()\n"
+        "threading.Thread(target=forever).start()\n# ── givens",
+    )
     result = pytester.runpytest_subprocess("puzzles/", "--no-margins", "-p", "no:cacheprovider", timeout=120)
     assert result.ret == 0
     result.assert_outcomes(passed=2)
 
 
 # --- 3. one line, not a traceback ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("broken, message", [
-    ("W_Q = [[1, 1]\n", "puzzles/01_consonants.py line * syntax error*"),
-    ("W_Q = undefined_name\n", "puzzles/01_consonants.py raised NameError on import at line *: name 'undefined_name' is not defined"),
-])
+@pytest.mark.parametrize(
+    "broken, message",
+    [
+        ("W_Q = [[1, 1]\n", "puzzles/01_consonants.py line * syntax error*"),
+        (
+            "W_Q = undefined_name\n",
+            "puzzles/01_consonants.py raised NameError on import at line *: name 'undefined_name' is not defined",
+        ),
+    ],
+)
 def test_a_puzzle_file_named_alone_is_one_line(project, pytester, broken, message):
     path = project / "puzzles" / "01_consonants.py"
     path.write_text(path.read_text(encoding="utf-8") + broken, encoding="utf-8")
@@ -172,7 +196,9 @@ def test_a_puzzle_file_named_alone_is_one_line(project, pytester, broken, messag
 
 def test_closing_stdout_in_a_puzzle_file_keeps_the_report(project, pytester):
     path = project / "puzzles" / "01_consonants.py"
-    path.write_text(path.read_text(encoding="utf-8") + "import sys\nsys.stdout.close()\nsys.stderr.close()\n", encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8") + "import sys\nsys.stdout.close()\nsys.stderr.close()\n", encoding="utf-8"
+    )
     result = run(pytester, "puzzles/", "-s", subprocess_=True)
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*01_consonants*solved*"])
@@ -182,19 +208,26 @@ def test_build_that_returns_no_model(project, pytester):
     replace(project, "    return Model(", "    Model(")
     result = run(pytester, "puzzles/")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["puzzles/81_consonants.py: build() returned None, not a Model; end it with `return Model(...)`"])
+    result.stdout.fnmatch_lines(
+        ["puzzles/81_consonants.py: build() returned None, not a Model; end it with `return Model(...)`"]
+    )
 
 
 def test_the_puzzles_spec_raising_names_spec_target_and_input(project, pytester):
-    replace(project, "        seen = seen or letter not in VOWELS", "        seen = seen or letter not in VOWELS\n"
-                                                                       "        assert letter != 'q', 'no q'")
+    replace(
+        project,
+        "        seen = seen or letter not in VOWELS",
+        "        seen = seen or letter not in VOWELS\n        assert letter != 'q', 'no q'",
+    )
     result = run(pytester, "puzzles/")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        "puzzles/81_consonants.py: the puzzle's spec raised AssertionError at line * on input '*q*' while checking "
-        "target \"head 0.0's result is [[]1, 0[]] before the first consonant and …\": no q (a mistake in the puzzle's "
-        "own code, not in the answer)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "puzzles/81_consonants.py: the puzzle's spec raised AssertionError at line * on input '*q*' while checking "
+            "target \"head 0.0's result is [[]1, 0[]] before the first consonant and …\": no q (a mistake in the puzzle's "
+            "own code, not in the answer)",
+        ]
+    )
 
 
 # --- 4., 5. a byte-order mark is Python; helper modules leave no __pycache__ --------------------------------------
@@ -208,8 +241,12 @@ def test_a_byte_order_mark_is_accepted(project, pytester):
 def test_a_helper_module_leaves_no_pycache(project, pytester, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as for a learner without PYTHONDONTWRITEBYTECODE
     (project / "puzzles" / "helper_values.py").write_text("SHARP = 20\n")
-    replace(project, "from circuits import", "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
-                                             "import helper_values  # noqa: E402\nfrom circuits import")
+    replace(
+        project,
+        "from circuits import",
+        "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+        "import helper_values  # noqa: E402\nfrom circuits import",
+    )
     before = files(project)
     result = run(pytester, "puzzles/")
     result.assert_outcomes(passed=2)
@@ -220,8 +257,10 @@ def test_a_helper_module_leaves_no_pycache(project, pytester, monkeypatch):
 # --- 6., 7. two files with one number; one named file with --solutions ----------------------------------------------
 def test_two_files_with_one_number_are_an_error_naming_both(project, pytester):
     shutil.copy(project / "puzzles" / "01_consonants.py", project / "puzzles" / "01_consonants copy.py")
-    message = ("puzzles/01_consonants copy.py and puzzles/01_consonants.py have the same number, 01: keep one "
-               "(rename or move the other out of puzzles/)")
+    message = (
+        "puzzles/01_consonants copy.py and puzzles/01_consonants.py have the same number, 01: keep one "
+        "(rename or move the other out of puzzles/)"
+    )
     result = run(pytester, "puzzles/")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines([message, message])
@@ -251,7 +290,13 @@ def test_the_cli_gets_the_same_limits_and_lines(project):
     one_line(cli(project, "check", "11", env=limit), "circuits: puzzles/11_pipe.py is not a regular file")
     one_line(cli(project, "check", "12"), "circuits: puzzles/12_exits.py called os._exit() on import at line 2")
     one_line(cli(project, "check", "13"), "circuits: puzzles/13_folder.py is a folder, not a puzzle file")
-    one_line(cli(project, "check", "14", timeout=60), "circuits: puzzles/14_thread.py raised BaseException on import at line 3: stop")
-    one_line(cli(project, "check", "81", env={"CIRCUITS_CHECK_SECONDS": "1"}),
-             "circuits: puzzles/81_consonants.py: checking target \"head 0.0's result", "took longer than 1 s")
+    one_line(
+        cli(project, "check", "14", timeout=60),
+        "circuits: puzzles/14_thread.py raised BaseException on import at line 3: stop",
+    )
+    one_line(
+        cli(project, "check", "81", env={"CIRCUITS_CHECK_SECONDS": "1"}),
+        "circuits: puzzles/81_consonants.py: checking target \"head 0.0's result",
+        "took longer than 1 s",
+    )
     assert files(project) == before

@@ -43,8 +43,9 @@ def test_a_fresh_puzzle_is_not_attempted_and_says_how_much_to_write(stem, tmp_pa
         if curriculum.level(stem)[0] == 1:
             assert re.search(r"\broughly \d+\b", hint), f"{stem}: FILL_ME_IN({hint!r}) does not say how much to write"
         else:
-            assert re.fullmatch(r"\((d_head|d_mlp|\d+), (d_head|d_mlp|\d+)\)", hint), \
+            assert re.fullmatch(r"\((d_head|d_mlp|\d+), (d_head|d_mlp|\d+)\)", hint), (
                 f"{stem} (★★ or more): FILL_ME_IN({hint!r}) should give the shape only"
+            )
     assert check(attempt).status == "not attempted"
     number, _, slug = stem.partition("_")
     assert (attempt.puzzle.number, attempt.puzzle.name) == (int(number), slug)

@@ -73,7 +73,8 @@ def test_21_the_latest_name_by_position_passes_every_target_but_is_refused_for_w
     assert all(t.status == "error" for t in behaviour.targets)  # every target passed: only the reads refuse it
     assert words.said(behaviour).endswith(
         "W_K1 reads tok:Ann (W_K1[0, tok:Ann] = 1) (and tok:Bob, tok:Cat …), but this puzzle lets it read only dup: "
-        "that column of W_K1 must be 0")
+        "that column of W_K1 must be 0"
+    )
     without = dataclass_replace(trial, reads={"head 1.0 W_K": ["*"]})  # the reads opened: behaviour alone passes it
     assert check(without, n_random=300, margins=False).status == "solved"
     mechanism = check(edited("21_ioi_mini", _latest_name, mechanisms=True), n_random=300, margins=False)
@@ -94,29 +95,35 @@ def test_13_a_query_reading_the_current_token_instead_of_the_prediction_is_refus
         for c in list(a.W_Q.cols.labels):
             if c.startswith("pred:"):
                 a.W_Q[0, "tok:" + c[5:]] = s / 4  # the current token, beside the prediction
+
     assert "W_Q reads tok:" in refused("13_copy_suppression", current_token)
 
 
 def test_07_keys_that_also_read_bos_or_a_position_are_refused():
     def bos(a):
         a.W_K2[0, "bos"] = 0.1
+
     assert refused("07_induction_k_composition", bos).endswith(
-        "W_K2 reads bos (W_K2[0, bos] = 0.1), but this puzzle lets it read only prev:*: that column of W_K2 must be 0")
+        "W_K2 reads bos (W_K2[0, bos] = 0.1), but this puzzle lets it read only prev:*: that column of W_K2 must be 0"
+    )
 
     def position(a):
         a.W_K2[1, "cos:0"] = 0.05
+
     assert "W_K2 reads cos:0 (W_K2[1, cos:0] = 0.05)" in refused("07_induction_k_composition", position)
 
 
 def test_15_a_query_that_also_reads_start_is_refused():
     def start(a):
         a.W_Q1[4, "start"] = s / 4
+
     assert "W_Q1 reads start" in refused("15_q_composition", start)
 
 
 def test_06_b_reading_the_smaller_position_pairs_is_refused():
     def small_pairs(a):
         a.W_Q_b[0, "cos:2"] = s / 100  # a third pair, a little: its own position still wins
+
     said = refused("06_induction_pointer", small_pairs)
     assert "W_Q_b reads cos:2" in said and "read only cos:0, sin:0, cos:1, sin:1" in said
 
@@ -124,14 +131,16 @@ def test_06_b_reading_the_smaller_position_pairs_is_refused():
 def test_08_a_bigram_bias_in_W_U_is_refused():
     def bigram(a):
         a.W_U["b", "prev:a"] = 0.5
+
     assert refused("08_induction_repeated", bigram).endswith(
-        "W_U reads prev:a (W_U[b, prev:a] = 0.5), but this puzzle lets it read only out:*: that column of W_U must "
-        "be 0")
+        "W_U reads prev:a (W_U[b, prev:a] = 0.5), but this puzzle lets it read only out:*: that column of W_U must be 0"
+    )
 
 
 def test_a_failing_answer_that_also_reads_outside_says_so_after_its_hint():
     def wrong_and_stray(a):
         a.W_K2[0, "bos"] = 30.0  # so much that every query looks at BOS: a failure, and a stray read
+
     result = check(edited("07_induction_k_composition", wrong_and_stray), n_random=300, margins=False)
     assert result.status == "failing"
     assert "Note: W_K2 reads bos" in said_of_first_failure(result)
@@ -140,6 +149,7 @@ def test_a_failing_answer_that_also_reads_outside_says_so_after_its_hint():
 # --- what is not a read ------------------------------------------------------------------------------------------
 def test_a_query_row_that_meets_no_key_row_reads_nothing():
     """Only W_Q^T W_K reaches a score: a W_Q column paired with a zero W_K row cannot change any attention."""
+
     def idle_row(a):
         a.W_Q2 = blank(5, a.W_Q2.cols)
         a.W_K2 = blank(5, a.W_K2.cols)
@@ -147,6 +157,7 @@ def test_a_query_row_that_meets_no_key_row_reads_nothing():
             a.W_Q2[k, f"tok:{t}"] = s
             a.W_K2[k, f"prev:{t}"] = 1
         a.W_Q2[4, "bos"] = 3 * s  # row 4 of W_K2 is 0: this column meets nothing
+
     assert check(edited("07_induction_k_composition", idle_row), n_random=300, margins=False).status == "solved"
 
 
@@ -160,8 +171,9 @@ def test_an_mlp_unit_that_writes_nothing_reads_nothing():
 def test_the_query_and_key_reads_come_from_the_qk_circuit():
     W_Q = np.array([[1.0, 0, 0], [0, 2, 0]])  # row 1 reads direction 1 but meets no key row
     W_K = np.array([[0, 0, 1.0], [0, 0, 0]])
-    head = types.SimpleNamespace(name="head 0.0", W_Q=W_Q, W_K=W_K, W_V=np.zeros((1, 3)), W_O=np.zeros((3, 1)),
-                                 b_Q=np.array([0, 5.0]))
+    head = types.SimpleNamespace(
+        name="head 0.0", W_Q=W_Q, W_K=W_K, W_V=np.zeros((1, 3)), W_O=np.zeros((3, 1)), b_Q=np.array([0, 5.0])
+    )
     q, k, v = guarantees._head_readers(head)
     labels = ["a", "b", "c"]
     assert list(guarantees.read(q, labels)) == ["a"]
@@ -188,12 +200,18 @@ def test_a_challenge_whose_mechanism_is_yours_declares_no_read():
     assert guarantees.reads_for(solution("21_ioi_mini"))["head 1.0 W_K"] == ["dup"]
 
 
-@pytest.mark.parametrize("bad, said", [
-    ('reads={"head 1.0": ["x"]},', r'reads: \'head 1.0\' is not "head L.H W_Q" \(or W_K, W_V\), "mlp L W_in" or "W_U"'),
-    ('reads={"mlp 0 W_out": ["x"]},', r"reads: 'mlp 0 W_out' is not"),
-    ('reads={"head 0.0 W_V": "out"},', r"reads\['head 0.0 W_V'\]: needs a list of direction names or patterns"),
-    ('reads=["x"],', r"reads: found list, needs a dict such as"),
-])
+@pytest.mark.parametrize(
+    "bad, said",
+    [
+        (
+            'reads={"head 1.0": ["x"]},',
+            r'reads: \'head 1.0\' is not "head L.H W_Q" \(or W_K, W_V\), "mlp L W_in" or "W_U"',
+        ),
+        ('reads={"mlp 0 W_out": ["x"]},', r"reads: 'mlp 0 W_out' is not"),
+        ('reads={"head 0.0 W_V": "out"},', r"reads\['head 0.0 W_V'\]: needs a list of direction names or patterns"),
+        ('reads=["x"],', r"reads: found list, needs a dict such as"),
+    ],
+)
 def test_a_read_declaration_is_checked_when_the_puzzle_loads(tmp_path, bad, said):
     from test_guarantees import writer
 
@@ -208,7 +226,8 @@ def test_a_declared_read_refuses_a_course_puzzles_value_reading_outside(tmp_path
     assert check(load(writer(tmp_path, declared)), n_random=200, margins=False).status == "solved"
     result = check(load(writer(tmp_path, declared, 'W_V[0, "tok:b"] = 1e-6')), n_random=200, margins=False)
     assert result.status == "failing" or words.said(result).endswith(
-        "W_V reads tok:b (W_V[0, tok:b] = 1e-06), but this puzzle lets it read only tok:a: that column of W_V must be 0")
+        "W_V reads tok:b (W_V[0, tok:b] = 1e-06), but this puzzle lets it read only tok:a: that column of W_V must be 0"
+    )
     assert "W_V reads tok:b" in (words.said(result) or said_of_first_failure(result))
 
 

@@ -7,14 +7,18 @@ import importlib.util
 
 import numpy as np
 import pytest
+from test_analysis import random_model
 
 from circuits import CircuitError, CircuitWarning, LayerNorm
 from circuits.io.export import load, save, to_tl_state_dict
-from test_analysis import random_model
 
 HAS = {name: importlib.util.find_spec(name) is not None for name in ("safetensors", "torch", "transformers")}
-SUFFIXES = [".npz", pytest.param(".safetensors", marks=pytest.mark.skipif(not HAS["safetensors"],
-                                                                          reason="needs safetensors (the [hf] extra)"))]
+SUFFIXES = [
+    ".npz",
+    pytest.param(
+        ".safetensors", marks=pytest.mark.skipif(not HAS["safetensors"], reason="needs safetensors (the [hf] extra)")
+    ),
+]
 
 
 @pytest.mark.parametrize("suffix", SUFFIXES)
@@ -45,12 +49,29 @@ def gpt2_like(seed=0, d=16, heads=2, layers=2, n_vocab=11, n_ctx=12):
     rng = np.random.default_rng(seed)
     r = lambda *s: rng.normal(0, 0.3, s)  # noqa: E731
     dh = d // heads
-    blocks = [Layer(heads=[Head(W_Q=r(dh, d), W_K=r(dh, d), W_V=r(dh, d), W_O=r(d, dh), b_Q=r(dh), b_K=r(dh),
-                                b_V=r(dh)) for _ in range(heads)], b_O=r(d),
-                    mlp=MLP(r(4 * d, d), r(d, 4 * d), b_in=r(4 * d), b_out=r(d), act="gelu_tanh"),
-                    ln_attn=LayerNorm(1 + r(d), r(d)), ln_mlp=LayerNorm(1 + r(d), r(d))) for _ in range(layers)]
-    return Model(Vocab.numbered(n_vocab), r(d, n_vocab), r(d, n_ctx), layers=blocks, W_U=r(n_vocab, d),
-                 ln_final=LayerNorm(1 + r(d), r(d)), qk_multiplier="1/sqrt(d_head)", name="small gpt2")
+    blocks = [
+        Layer(
+            heads=[
+                Head(W_Q=r(dh, d), W_K=r(dh, d), W_V=r(dh, d), W_O=r(d, dh), b_Q=r(dh), b_K=r(dh), b_V=r(dh))
+                for _ in range(heads)
+            ],
+            b_O=r(d),
+            mlp=MLP(r(4 * d, d), r(d, 4 * d), b_in=r(4 * d), b_out=r(d), act="gelu_tanh"),
+            ln_attn=LayerNorm(1 + r(d), r(d)),
+            ln_mlp=LayerNorm(1 + r(d), r(d)),
+        )
+        for _ in range(layers)
+    ]
+    return Model(
+        Vocab.numbered(n_vocab),
+        r(d, n_vocab),
+        r(d, n_ctx),
+        layers=blocks,
+        W_U=r(n_vocab, d),
+        ln_final=LayerNorm(1 + r(d), r(d)),
+        qk_multiplier="1/sqrt(d_head)",
+        name="small gpt2",
+    )
 
 
 @pytest.mark.skipif(not (HAS["torch"] and HAS["transformers"]), reason="needs torch and transformers (the [hf] extra)")
@@ -67,8 +88,10 @@ def test_to_hf_save_pretrained_round_trips_exactly(tmp_path):
     np.testing.assert_array_equal(back.run_ids(ids).logits, model.run_ids(ids).logits)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("transformer_lens") is None or not HAS["transformers"],
-                    reason="needs transformer-lens and the [hf] extra")
+@pytest.mark.skipif(
+    importlib.util.find_spec("transformer_lens") is None or not HAS["transformers"],
+    reason="needs transformer-lens and the [hf] extra",
+)
 def test_the_transformer_lens_recipe_gives_circuits_logits_and_patterns(tmp_path):
     import importlib.util as iu
 

@@ -7,16 +7,15 @@ import sys
 import numpy as np
 import pytest
 
-from circuits import CircuitError, Head, Layer, LayerNorm, MLP, Model, Vocab, blank, names
-
+from circuits import MLP, CircuitError, Head, Layer, LayerNorm, Model, Vocab, blank, names
+from circuits.analysis.scan import repeated_inputs, scan, targets_for
+from circuits.checking.behaviours import mass_on_target
+from circuits.cli import cli_scan
+from circuits.display.render import to_text
+from circuits.display.tables import scan_table
+from circuits.io.export import save
 from circuits.model import functional as F
 from circuits.model.basis import Basis
-from circuits.checking.behaviours import mass_on_target
-from circuits.io.export import save
-from circuits.display.render import to_text
-from circuits.analysis.scan import repeated_inputs, scan, targets_for
-from circuits.cli import cli_scan
-from circuits.display.tables import scan_table
 
 N_TOKENS, SEQ_LEN = 16, 8
 STRENGTH = 20.0  # q·k for a match: e^20 outweighs every other key
@@ -48,8 +47,11 @@ def induction_model() -> Model:
         copy_v[t, f"tok:{t}"] = 1
         copy_o[f"prev:{t}", t] = 1
     rng = np.random.default_rng(0)
-    noise = Head(W_Q=rng.normal(0, 0.1, (4, len(resid))), W_K=rng.normal(0, 0.1, (4, len(resid))),
-                 W_V=rng.normal(0, 0.1, (4, len(resid))))
+    noise = Head(
+        W_Q=rng.normal(0, 0.1, (4, len(resid))),
+        W_K=rng.normal(0, 0.1, (4, len(resid))),
+        W_V=rng.normal(0, 0.1, (4, len(resid))),
+    )
 
     ind_q, ind_k = blank(V, resid), blank(V, resid)  # current token against the previous token's copy
     dup_q, dup_k = blank(V + n_ctx, resid), blank(V + n_ctx, resid)  # same token, not the same position
@@ -60,7 +62,11 @@ def induction_model() -> Model:
         dup_q[V + i, f"pos:{i}"], dup_k[V + i, f"pos:{i}"] = -STRENGTH, 1
     layers = [
         [Head(W_Q=prev_q, W_K=prev_k, W_V=copy_v, W_O=copy_o), noise],
-        [Head(W_V=copy_v, pattern="first"), Head(W_Q=ind_q, W_K=ind_k, W_V=copy_v), Head(W_Q=dup_q, W_K=dup_k, W_V=copy_v)],
+        [
+            Head(W_V=copy_v, pattern="first"),
+            Head(W_Q=ind_q, W_K=ind_k, W_V=copy_v),
+            Head(W_Q=dup_q, W_K=dup_k, W_V=copy_v),
+        ],
     ]
     return Model(vocab, W_E, W_pos, layers=layers, residual=resid, name="hand-made induction")
 
@@ -111,11 +117,26 @@ def random_gpt(rng, V=50, d=64, n_heads=2, n_layers=2, n_ctx=32) -> Model:
     dh = d // n_heads
     w = lambda *shape: rng.normal(0, 0.02, shape)  # noqa: E731
     ln = lambda: LayerNorm(w=1 + w(d), b=w(d))  # noqa: E731
-    layers = [Layer(heads=[Head(W_Q=w(dh, d), W_K=w(dh, d), W_V=w(dh, d), W_O=w(d, dh), b_Q=w(dh)) for _ in range(n_heads)],
-                    b_O=w(d), mlp=MLP(W_in=w(4 * d, d), W_out=w(d, 4 * d), b_in=w(4 * d), act="gelu_tanh"),
-                    ln_attn=ln(), ln_mlp=ln()) for _ in range(n_layers)]
-    return Model(Vocab.numbered(V - 1, bos="BOS"), w(d, V), rng.normal(0, 1.0, (d, n_ctx)), layers=layers,
-                 W_U=w(V, d), ln_final=ln(), qk_multiplier="1/sqrt(d_head)", name="random")
+    layers = [
+        Layer(
+            heads=[Head(W_Q=w(dh, d), W_K=w(dh, d), W_V=w(dh, d), W_O=w(d, dh), b_Q=w(dh)) for _ in range(n_heads)],
+            b_O=w(d),
+            mlp=MLP(W_in=w(4 * d, d), W_out=w(d, 4 * d), b_in=w(4 * d), act="gelu_tanh"),
+            ln_attn=ln(),
+            ln_mlp=ln(),
+        )
+        for _ in range(n_layers)
+    ]
+    return Model(
+        Vocab.numbered(V - 1, bos="BOS"),
+        w(d, V),
+        rng.normal(0, 1.0, (d, n_ctx)),
+        layers=layers,
+        W_U=w(V, d),
+        ln_final=ln(),
+        qk_multiplier="1/sqrt(d_head)",
+        name="random",
+    )
 
 
 def previous_token_qk(X: np.ndarray, d_head: int, strength: float) -> tuple[np.ndarray, np.ndarray]:
@@ -135,8 +156,15 @@ def plant_previous_token(model: Model, layer: int, head: int, T: int) -> Model:
     W_Q, W_K = previous_token_qk(X, h.W_Q.shape[0], 30.0 / h.scale)
     layers = [dataclasses.replace(lay, heads=list(lay.heads)) for lay in model.layers]
     layers[layer].heads[head] = Head(W_Q=W_Q, W_K=W_K, W_V=h.W_V, W_O=h.W_O)
-    return Model(model.vocab, model.W_E, model.W_pos, layers=layers, W_U=model.W_U,
-                 ln_final=LayerNorm(*model.ln_final), qk_multiplier=model.qk_multiplier)
+    return Model(
+        model.vocab,
+        model.W_E,
+        model.W_pos,
+        layers=layers,
+        W_U=model.W_U,
+        ln_final=LayerNorm(*model.ln_final),
+        qk_multiplier=model.qk_multiplier,
+    )
 
 
 def test_scan_finds_a_previous_token_head_planted_in_a_random_model():
@@ -188,13 +216,16 @@ def test_cli_json(saved, capsys):
     assert (best["layer"], best["head"]) == (1, 1) and best["score"] > 0.9 and data["threshold"] == 0.5
 
 
-@pytest.mark.parametrize("argv, message", [
-    ([], "one of the arguments --hf --npz is required"),
-    (["--npz", "nowhere.npz"], "nowhere.npz: no such file"),
-    (["--npz", "x.npz", "--behaviour", "copying"], "unknown behaviour 'copying'"),
-    (["--npz", "x.npz", "--threshold", "lots"], "invalid float value: 'lots'"),
-    (["--npz", "x.npz", "--hf", "gpt2"], "not allowed with argument"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ([], "one of the arguments --hf --npz is required"),
+        (["--npz", "nowhere.npz"], "nowhere.npz: no such file"),
+        (["--npz", "x.npz", "--behaviour", "copying"], "unknown behaviour 'copying'"),
+        (["--npz", "x.npz", "--threshold", "lots"], "invalid float value: 'lots'"),
+        (["--npz", "x.npz", "--hf", "gpt2"], "not allowed with argument"),
+    ],
+)
 def test_cli_errors_are_one_line_and_exit_2(argv, message, capsys):
     assert cli_scan(argv) == 2
     err = capsys.readouterr().err

@@ -10,7 +10,6 @@ killed mid-check) each end within their deadline, in one line, with nothing left
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from helpers import ROOT, SOLUTIONS
 
 MARK = "# ── your answer"
@@ -83,8 +81,14 @@ def answered(stem: str, code: str = "", old_new: tuple[str, str] | None = None) 
 
 def cli(root: Path, *argv: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "circuits.cli", *argv], cwd=root, env=full, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "circuits.cli", *argv],
+        cwd=root,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -108,9 +112,24 @@ def test_a_forge_fails_circuits_check_with_its_real_verdict(forged, n):
 def test_a_forge_fails_in_pytest_and_in_its_junit_xml(forged, n, tmp_path):
     xml = tmp_path / "out.xml"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "puzzles/", "-p", "no:cacheprovider", "--no-margins",
-                           f"--junitxml={xml}", "-q"], cwd=forged / f"f{n}", env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "puzzles/",
+            "-p",
+            "no:cacheprovider",
+            "--no-margins",
+            f"--junitxml={xml}",
+            "-q",
+        ],
+        cwd=forged / f"f{n}",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stdout[-3000:]
     cases = ET.parse(xml).getroot().iter("testcase")
     failed = [c for c in cases if c.find("failure") is not None]
@@ -184,10 +203,11 @@ for _ in itertools.count():
 
 HUGE = {
     "ten million entries": ("import numpy as np\nW_Q = np.zeros((2, 3_000_000))\n", "W_Q"),
-    "a huge exponent": ("import sympy\ns = sympy.Symbol('s')\nW_Q = [[s**(10**7), 1]]\nparams = {'s': 2}\n",
-                        "degree"),
-    "a huge negative exponent": ("import sympy\ns = sympy.Symbol('s')\nW_Q = [[s**(-10**7), 1]]\nparams = {'s': 2}\n",
-                                 "degree"),
+    "a huge exponent": ("import sympy\ns = sympy.Symbol('s')\nW_Q = [[s**(10**7), 1]]\nparams = {'s': 2}\n", "degree"),
+    "a huge negative exponent": (
+        "import sympy\ns = sympy.Symbol('s')\nW_Q = [[s**(-10**7), 1]]\nparams = {'s': 2}\n",
+        "degree",
+    ),
 }
 
 
@@ -216,8 +236,13 @@ SEGFAULT = "\nimport ctypes\nctypes.string_at(0)\n"
 
 
 def test_a_segfaulting_file_is_its_own_line_in_list_and_the_others_are_checked(tmp_path):
-    root = project(tmp_path, {"01_consonants.py": answered("01_consonants") + SEGFAULT,
-                              "03_uniform.py": (SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8")})
+    root = project(
+        tmp_path,
+        {
+            "01_consonants.py": answered("01_consonants") + SEGFAULT,
+            "03_uniform.py": (SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8"),
+        },
+    )
     proc = cli(root, "list", "--no-cache")
     assert "crashed (segmentation fault)" in proc.stderr, proc.stderr
     assert "03_uniform" in proc.stdout and "solved" in proc.stdout
@@ -225,11 +250,22 @@ def test_a_segfaulting_file_is_its_own_line_in_list_and_the_others_are_checked(t
 
 def test_a_segfaulting_file_under_pytest_n_2_leaves_the_others_reported(tmp_path):
     pytest.importorskip("xdist")
-    root = project(tmp_path, {"01_consonants.py": answered("01_consonants") + SEGFAULT,
-                              "03_uniform.py": (SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8")})
+    root = project(
+        tmp_path,
+        {
+            "01_consonants.py": answered("01_consonants") + SEGFAULT,
+            "03_uniform.py": (SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8"),
+        },
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "puzzles/", "-n", "2", "-p", "no:cacheprovider",
-                           "--no-margins", "-q"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "puzzles/", "-n", "2", "-p", "no:cacheprovider", "--no-margins", "-q"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "crashed (segmentation fault)" in proc.stdout, proc.stdout[-3000:]
     assert "03_uniform" in proc.stdout and "1 failed" in proc.stdout, proc.stdout[-3000:]
 
@@ -255,8 +291,13 @@ def test_sigterm_to_the_checker_mid_check_leaves_nothing_running(tmp_path):
     root = project(tmp_path, {"01_consonants.py": answered("01_consonants") + hang})
     before = set(_zygote_family(0))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "circuits.cli", "check", "1", "--no-cache"], cwd=root, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "circuits.cli", "check", "1", "--no-cache"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while len(set(_zygote_family(0)) - before) < 2 and time.monotonic() < deadline:  # the zygote and its fork
         time.sleep(0.05)
@@ -276,7 +317,7 @@ def test_the_cache_is_keyed_by_the_answer_not_by_what_the_file_read(tmp_path, mo
     from circuits.checking.cache import cached_check
 
     data = tmp_path / "puzzles" / "k.txt"
-    code = ("import pathlib\nW_K = [[0, float(pathlib.Path(__file__).with_name('k.txt').read_text())]]\n")
+    code = "import pathlib\nW_K = [[0, float(pathlib.Path(__file__).with_name('k.txt').read_text())]]\n"
     root = project(tmp_path, {"01_consonants.py": answered("01_consonants") + code})
     monkeypatch.chdir(root)
     data.write_text("20")
@@ -295,12 +336,16 @@ def test_an_inf_in_one_puzzle_costs_only_that_puzzle_when_graded(tmp_path):
 
     folder = tmp_path / "alice"
     folder.mkdir()
-    (folder / "01_consonants.py").write_text(answered("01_consonants", "", ("W_K = [[0, 20]]", 'W_K = [[0, float("inf")]]')))
+    (folder / "01_consonants.py").write_text(
+        answered("01_consonants", "", ("W_K = [[0, 20]]", 'W_K = [[0, float("inf")]]'))
+    )
     s4 = (SOLUTIONS / "04_previous_token.py").read_text(encoding="utf-8")
     (folder / "04_previous_token.py").write_text(s4 + "\nparams = {'s': float('inf')}\n")
     (folder / "03_uniform.py").write_text((SOLUTIONS / "03_uniform.py").read_text(encoding="utf-8"))
     rows = {p.puzzle: p for p in grade(folder, ["01_consonants", "03_uniform", "04_previous_token"]).puzzles}
-    assert rows["01_consonants"].status == "error" and "W_K of head 0.0 has inf at [0, 1]" in rows["01_consonants"].detail
+    assert (
+        rows["01_consonants"].status == "error" and "W_K of head 0.0 has inf at [0, 1]" in rows["01_consonants"].detail
+    )
     assert rows["04_previous_token"].status == "error" and "'s' is bound to inf" in rows["04_previous_token"].detail
     assert rows["03_uniform"].status == "solved"
 
@@ -321,6 +366,8 @@ def test_an_entry_that_is_no_polynomial_in_the_sharpness_is_named_with_why(tmp_p
     root = project(tmp_path, {"09_duplicate_token.py": answered("09_duplicate_token", old_new=bad)})
     proc = cli(root, "check", "9", "--no-cache", timeout=120)
     assert proc.returncode != 0 and "Traceback" not in proc.stdout + proc.stderr
-    assert proc.stderr.strip() == ("circuits: puzzles/09_duplicate_token.py: W_K cannot be read: entry [0, 0] is "
-                                   "1/(s + 1), not a polynomial in s (entries must be polynomials in the symbols, or "
-                                   "one over a power of them)"), proc.stderr
+    assert proc.stderr.strip() == (
+        "circuits: puzzles/09_duplicate_token.py: W_K cannot be read: entry [0, 0] is "
+        "1/(s + 1), not a polynomial in s (entries must be polynomials in the symbols, or "
+        "one over a power of them)"
+    ), proc.stderr

@@ -12,8 +12,10 @@ from circuits.checking import sharpening
 from circuits.checking.checker import check
 from circuits.display.explanations import hint
 
-FACTOR = re.compile(r"raise (?:your sharpness symbol )?s ×(\d+(?:\.\d+)?)"  # and as hints said it before sizing:
-                    r"|×(\d+(?:\.\d+)?) \(raise your sharpness symbol s by that much\)")
+FACTOR = re.compile(
+    r"raise (?:your sharpness symbol )?s ×(\d+(?:\.\d+)?)"  # and as hints said it before sizing:
+    r"|×(\d+(?:\.\d+)?) \(raise your sharpness symbol s by that much\)"
+)
 
 
 def _with_s(stem: str) -> bool:
@@ -69,7 +71,6 @@ def test_said_factors_round_up():
     assert sharpening.rounded_up(1.0001) == 1.01
     assert sharpening.rounded_up(4.0) == 4.0
     assert sharpening.rounded_up(12.31) == 12.4
-
 
 
 def test_10_with_too_small_an_s_says_raise_s():

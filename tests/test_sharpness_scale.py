@@ -33,9 +33,9 @@ NOT_A_SCALE = "so s is not a scale — write s into the scores once, as a factor
 EVERY_HEAD = "so s is not a scale — write s into the scores of every head you write, as one factor"
 
 
-
 def entries(name: str, change):
     """An edit that rewrites every non-zero entry x of the labelled matrix `name` as change(row, x)."""
+
     def edit(a, g):
         W = getattr(a, name)
         values = W.values.copy()
@@ -43,8 +43,8 @@ def entries(name: str, change):
             if x != 0:
                 values[r, c] = change(r, x)
         setattr(a, name, NamedMatrix(W.rows, W.cols, values))
-    return edit
 
+    return edit
 
 
 def bound(value):
@@ -56,49 +56,64 @@ def bound(value):
 SHORTCUTS = {
     # (a) the scale baked into the numbers, s on one row: 15 says "s can shrink to 0.22×" and fails at s = 60
     "15 baked, s on the start row only": (
-        "15_q_composition", entries("W_Q1", lambda r, x: 20 if r < 4 else x),
+        "15_q_composition",
+        entries("W_Q1", lambda r, x: 20 if r < 4 else x),
         f"W_Q1 has 20 at [0, first:a], without s (as [4, first:a] has it): those scores of head 1.0 stay the same "
-        f"as s grows, {NOT_A_SCALE}"),
+        f"as s grows, {NOT_A_SCALE}",
+    ),
     # (b) s·A against B/s: s cancels in every score, and an answer with 1/s cannot be built at s = 0
     "09 s·A against 20·B/s": (
-        "09_duplicate_token", entries("W_K", lambda r, x: x * 20 / s),
-        f"W_K divides by s (entry [0, tok:a] = 20/s): every score of head 0.0 stays the same as s grows, {NOT_A_SCALE}"),
+        "09_duplicate_token",
+        entries("W_K", lambda r, x: x * 20 / s),
+        f"W_K divides by s (entry [0, tok:a] = 20/s): every score of head 0.0 stays the same as s grows, {NOT_A_SCALE}",
+    ),
     "22 s·A against 5·B/s": (
-        "22_recent_vowel", entries("W_K", lambda r, x: x * 5 / s),
+        "22_recent_vowel",
+        entries("W_K", lambda r, x: x * 5 / s),
         f"W_K divides by s (entry [0, vowel] = 100/s): every score of head 0.0 stays the same as s grows, "
-        f"{NOT_A_SCALE}"),
+        f"{NOT_A_SCALE}",
+    ),
     # (a) s on some heads only
     "21 head 1.0 baked, s on heads 0.0 and 2.0": (
-        "21_ioi_mini", entries("W_Q1", bound(20)),
+        "21_ioi_mini",
+        entries("W_Q1", bound(20)),
         f"head 1.0's scores do not grow with s (W_Q1 and W_K1 hold no s): its attention stays as sharp as its numbers "
-        f"make it, {EVERY_HEAD}"),
+        f"make it, {EVERY_HEAD}",
+    ),
     "07 head 1.0 baked, s on head 0.0 only": (
-        "07_induction_k_composition", entries("W_Q2", bound(30)),
+        "07_induction_k_composition",
+        entries("W_Q2", bound(30)),
         f"head 1.0's scores do not grow with s (W_Q2 and W_K2 hold no s): its attention stays as sharp as its numbers "
-        f"make it, {EVERY_HEAD}"),
+        f"make it, {EVERY_HEAD}",
+    ),
     # s on both sides: the scores grow as s²
     "09 s·A against s·B/20": (
-        "09_duplicate_token", entries("W_K", lambda r, x: x * s / 20),
-        f"W_Q has s at [0, tok:a] and W_K has s/20 at [0, tok:a]: every score of head 0.0 grows as s², "
-        f"{NOT_A_SCALE}"),
+        "09_duplicate_token",
+        entries("W_K", lambda r, x: x * s / 20),
+        f"W_Q has s at [0, tok:a] and W_K has s/20 at [0, tok:a]: every score of head 0.0 grows as s², {NOT_A_SCALE}",
+    ),
     # the attention baked, s moved into the readout: the reference writes its scores with s, so they must scale
     "08 attention baked, s moved into W_U": (
-        "08_induction_repeated", both(entries("W_Q", bound(30)), entries("W_U", lambda r, x: x * s / 30)),
+        "08_induction_repeated",
+        both(entries("W_Q", bound(30)), entries("W_U", lambda r, x: x * s / 30)),
         f"head 1.0's scores do not grow with s (W_Q and W_K hold no s): its attention stays as sharp as its numbers "
-        f"make it, {EVERY_HEAD}"),
+        f"make it, {EVERY_HEAD}",
+    ),
     # proportional scores that lean on s staying small: BOS a hair above a match, a tie only while s is small
     "18 BOS a hair above a match": (
-        "18_histogram", lambda a, g: setattr(a, "W_Q", [*a.W_Q[:4], [x * (1 + sympy.Rational(1, 10**5))
-                                                                    for x in a.W_Q[4]]]),
-        "at s = 2000 (100× yours) target \"head 0.0's result is 1/(n + 1), n = the count of the curren…\" fails on "
+        "18_histogram",
+        lambda a, g: setattr(a, "W_Q", [*a.W_Q[:4], [x * (1 + sympy.Rational(1, 10**5)) for x in a.W_Q[4]]]),
+        'at s = 2000 (100× yours) target "head 0.0\'s result is 1/(n + 1), n = the count of the curren…" fails on '
         "'a' (the shortest input it fails on), so s is not a scale that only sharpens: what your answer gets right "
-        "must not depend on s staying small"),
+        "must not depend on s staying small",
+    ),
     # a prediction's sharpness: W_U baked, s on the row of one answer only
     "26 W_U baked, s on row 4 only": (
-        "26_modular_addition", lambda a, g: setattr(a, "W_U", [[sympy.sympify(x).subs(s, 10) for x in row]
-                                                                for row in a.W_U[:4]] + a.W_U[4:]),
+        "26_modular_addition",
+        lambda a, g: setattr(a, "W_U", [[sympy.sympify(x).subs(s, 10) for x in row] for row in a.W_U[:4]] + a.W_U[4:]),
         "at s = 30 (3× yours) target \"after every pair a, b the answer (a + b) mod 5 has log-prob…\" fails on '00' "
-        "(the shortest input it fails on), so s is not a scale that only sharpens"),
+        "(the shortest input it fails on), so s is not a scale that only sharpens",
+    ),
 }
 
 
@@ -120,8 +135,14 @@ def test_each_shortcut_passes_every_target_without_the_guarantee(reference, case
 
 # ── the references ────────────────────────────────────────────────────────────────────────
 SHARP = [p.stem for p in sorted(SOLUTIONS.glob("[0-9][0-9]_*.py")) if load(p).puzzle.sharpness]
-ATTENTION = {"01_consonants": ["W_Q"], "02_first_consonant": ["W_Q"], "11_copying_head": [], "12_successor_head": [],
-             "26_modular_addition": [], "27_centred_copy": []}  # every other one writes its scores with s
+ATTENTION = {
+    "01_consonants": ["W_Q"],
+    "02_first_consonant": ["W_Q"],
+    "11_copying_head": [],
+    "12_successor_head": [],
+    "26_modular_addition": [],
+    "27_centred_copy": [],
+}  # every other one writes its scores with s
 
 
 def probe_of(attempt, model):
@@ -171,7 +192,8 @@ def test_both_paths_see_s_cancel_and_a_reference_scale(reference):
     model = cancelled.model()
     assert scale.proportional(model, scale.at_factors(cancelled), head_matrices(cancelled, model), ["s"]) == (
         "head 0.0's scores do not grow in proportion to s: W_Qᵀ W_K at [tok:a, tok:a] is 20 with yours and 20 at 3× "
-        f"(not 60), {NOT_A_SCALE}")
+        f"(not 60), {NOT_A_SCALE}"
+    )
 
 
 def test_the_numeric_path_catches_what_the_entries_do_not_show(tmp_path):
@@ -179,15 +201,18 @@ def test_the_numeric_path_catches_what_the_entries_do_not_show(tmp_path):
     does not. Only the model built at 3× shows it."""
     text = write(tmp_path).read_text()
     text = text.replace('answer=["W_Q", "W_K", "W_V"]', 'answer=["W_Q", "W_K", "W_V", "b_Q"]')
-    text = text.replace("Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)",
-                        "Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V, b_Q=answer.b_Q)")
+    text = text.replace(
+        "Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V)",
+        "Head(W_Q=answer.W_Q, W_K=answer.W_K, W_V=answer.W_V, b_Q=answer.b_Q)",
+    )
     path = tmp_path / "92_first.py"
     path.write_text(text + "b_Q = [1]\n")
     result = check(load_file(path), n_random=300, margins=False)
     assert result.status == "error"
     assert words.said(result).endswith(
         f"head 0.0's scores do not grow in proportion to s: b_Qᵀ W_K at first is 1 with yours and 1 at 3× (not 3), "
-        f"{NOT_A_SCALE}")
+        f"{NOT_A_SCALE}"
+    )
     path.write_text(text + "b_Q = [s / 10]\n")
     assert check(load_file(path), n_random=300, margins=False).status == "solved"
 
@@ -209,8 +234,10 @@ def test_the_range_alone_refuses_15s_baked_answer(reference):
     attempt = wrong(reference("15_q_composition"), SHORTCUTS["15 baked, s on the start row only"][1])
     with context():
         said = scale.holds_range(attempt, scale.at_factors(attempt), probe_of(attempt, attempt.model()), evaluate)
-    assert said.startswith("at s = 60 (3× yours) target \"(b) head 1.0 puts ≥ 0.9 on the later repeats of the first "
-                           "t…\" fails on 'db' (the shortest input it fails on)")  # key 0 scores 20 − 60/2 < key 1's 0
+    assert said.startswith(
+        'at s = 60 (3× yours) target "(b) head 1.0 puts ≥ 0.9 on the later repeats of the first '
+        "t…\" fails on 'db' (the shortest input it fails on)"
+    )  # key 0 scores 20 − 60/2 < key 1's 0
 
 
 # ── the margins and the mutation audit ────────────────────────────────────────────────────

@@ -21,7 +21,7 @@ def test_04_shows_both_heads_with_their_expected_keys(capsys):
     out = show(capsys, "04", "abcab")
     assert "head 0.0 — head 0.0 puts ≥ 0.9 of its attention on its own position (* = expected key)" in out
     assert "head 0.1 — head 0.1 puts ≥ 0.9 of its attention on the previous position (* = expected key)" in out
-    previous = out[out.index("head 0.1 —"):]
+    previous = out[out.index("head 0.1 —") :]
     assert "1 b 1.*   0" in previous  # query 1 expects key 0
 
 

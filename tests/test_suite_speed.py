@@ -8,21 +8,31 @@ import importlib.util
 import shutil
 import textwrap
 
-import pytest
-
 import conftest
+import pytest
 from helpers import ROOT
 
-needs_xdist = pytest.mark.skipif(importlib.util.find_spec("xdist") is None,
-                                 reason="pytest-xdist is not installed (the dev extra has it)")
+needs_xdist = pytest.mark.skipif(
+    importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed (the dev extra has it)"
+)
 TWO_CORES = pytest.mark.skipif(conftest._cores() < 2, reason="one core: the suite runs serially")
 
 
 @needs_xdist
 @TWO_CORES
-@pytest.mark.parametrize("args, parallel", [((), True), (("tests",), False), (("tests/test_a.py::test_one",), False),
-                                            (("-n", "0"), False), (("-n", "3"), False), (("--pdb",), False),
-                                            (("-p", "no:xdist"), False), (("--collect-only",), False)])
+@pytest.mark.parametrize(
+    "args, parallel",
+    [
+        ((), True),
+        (("tests",), False),
+        (("tests/test_a.py::test_one",), False),
+        (("-n", "0"), False),
+        (("-n", "3"), False),
+        (("--pdb",), False),
+        (("-p", "no:xdist"), False),
+        (("--collect-only",), False),
+    ],
+)
 def test_only_the_whole_suite_asked_for_plainly_goes_on_the_workers(pytester, args, parallel):
     """`pytest` alone (the README's command: the testpaths) takes one worker per core; naming tests or choosing
     workers, a debugger or no xdist keeps what was asked (`-n 3` stays 3, with xdist's own scheduling)."""
@@ -46,7 +56,8 @@ def test_a_workers_groups_and_records_reach_the_controller(pytester):
         shutil.copy(ROOT / "tests" / name, tests / name)
     (pytester.path / "puzzles").mkdir()
     (pytester.path / "puzzles" / "01_x.py").write_text("x = 1\n")
-    (tests / "test_shared.py").write_text(textwrap.dedent("""
+    (tests / "test_shared.py").write_text(
+        textwrap.dedent("""
         import os
         import pytest
 
@@ -58,8 +69,10 @@ def test_a_workers_groups_and_records_reach_the_controller(pytester):
         @pytest.mark.parametrize("k", range(6))
         def test_uses_it(built, k):
             assert built == os.environ["PYTEST_XDIST_WORKER"]
-        """))
-    (tests / "test_alone.py").write_text(textwrap.dedent("""
+        """)
+    )
+    (tests / "test_alone.py").write_text(
+        textwrap.dedent("""
         import os
 
         def test_free():
@@ -67,7 +80,8 @@ def test_a_workers_groups_and_records_reach_the_controller(pytester):
 
         def test_reads_the_learners_files():
             os.listdir(os.path.join(os.path.dirname(os.path.dirname(__file__)), "puzzles"))
-        """))
+        """)
+    )
     result = pytester.runpytest_subprocess("tests", "-n", "2", "-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=8)
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the learner's files were read in a worker: the run fails
@@ -80,6 +94,7 @@ def test_a_workers_groups_and_records_reach_the_controller(pytester):
 
 def test_the_kill_rates_a_worker_sends_are_printed_by_the_controller(pytester):
     """The controller's summary prints what workers sent as (puzzle, line), sorted by puzzle, as a serial run's."""
+
     class Reporter:
         def __init__(self):
             self.lines = []

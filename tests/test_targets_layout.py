@@ -12,8 +12,9 @@ from circuits.checking import targets
 PACKAGE = Path(circuits.__file__).parent
 CHECKING = PACKAGE / "checking"
 # every kind of target: the classes of the targets package that are targets, base included
-TARGET_CLASSES = {name for name, value in vars(targets).items()
-                  if isinstance(value, type) and issubclass(value, targets.Target)}
+TARGET_CLASSES = {
+    name for name, value in vars(targets).items() if isinstance(value, type) and issubclass(value, targets.Target)
+}
 
 
 def _module(path: Path) -> str:
@@ -47,9 +48,14 @@ def private_imports(source: str, module: str, is_package: bool = False) -> list[
                 if alias.name.startswith("circuits.checking") and alias.asname:
                     aliases[alias.asname] = alias.name
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
-                and node.attr.startswith("_") and not node.attr.startswith("__")
-                and aliases[node.value.id] != module):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and aliases[node.value.id] != module
+        ):
             found.append(f"{module}: {node.value.id}.{node.attr}")
     return sorted(found)
 
@@ -71,8 +77,12 @@ def kind_ladders(source: str, module: str) -> list[str]:
     """`isinstance(…, <a target class>)` in `module`: per-kind behaviour that belongs on the target classes."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
-                and len(node.args) == 2:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance"
+            and len(node.args) == 2
+        ):
             hit = [n for n in _names(node.args[1]) if n in TARGET_CLASSES]
             if hit:
                 found.append(f"{module}:{node.lineno}: isinstance(…, {' | '.join(hit)})")
@@ -81,8 +91,12 @@ def kind_ladders(source: str, module: str) -> list[str]:
 
 # kinds whose explanation (summary and hint) is facts that display/explanations.py words: module → its target class
 # and the methods an explanation starts from (MLPOutput's `_hint` is called by Output.explain, its base's)
-WORDED_BY_DISPLAY = {"attention": ("Attention", ("explain",)), "next_token": ("NextToken", ("explain",)),
-                     "output": ("Output", ("explain",)), "mlp": ("MLPOutput", ("explain", "_hint"))}
+WORDED_BY_DISPLAY = {
+    "attention": ("Attention", ("explain",)),
+    "next_token": ("NextToken", ("explain",)),
+    "output": ("Output", ("explain",)),
+    "mlp": ("MLPOutput", ("explain", "_hint")),
+}
 SENTENCE = re.compile(r"[A-Za-z][ ,;:]+[A-Za-z]")  # two words: a sentence's piece, not a label, key or code
 
 
@@ -112,9 +126,13 @@ def explain_path(tree: ast.Module, cls: str, starts=("explain",)) -> dict[str, a
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
                 todo.append(functions[node.func.id])
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
-                  and node.func.attr in methods):
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"
+                and node.func.attr in methods
+            ):
                 todo.append(methods[node.func.attr])
     return seen
 
@@ -130,8 +148,12 @@ def sentences(source: str, cls: str, module: str, starts=("explain",)) -> list[s
         for node in ast.walk(fn):
             if id(node) in raised:
                 continue
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
-                    and SENTENCE.search(node.value):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docs
+                and SENTENCE.search(node.value)
+            ):
                 found.append(f"{module}.{name}:{node.lineno}: {node.value!r}")
     return sorted(found)
 
@@ -159,11 +181,15 @@ def test_the_kinds_worded_by_display_build_no_sentence_when_they_explain():
 
 def hint_edits(source: str, module: str) -> list[str]:
     """Assignments to an explanation's `hint` or `summary` (`e.hint = …`, `f.explanation.hint += …`) in `module`."""
-    return [f"{module}:{node.lineno}" for node in ast.walk(ast.parse(source))
-            if isinstance(node, (ast.Assign, ast.AugAssign))
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            if isinstance(target, ast.Attribute) and target.attr in ("hint", "summary")
-            and not (isinstance(target.value, ast.Name) and target.value.id == "self")]
+    return [
+        f"{module}:{node.lineno}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, (ast.Assign, ast.AugAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Attribute)
+        and target.attr in ("hint", "summary")
+        and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+    ]
 
 
 def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
@@ -176,21 +202,28 @@ def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 value = getattr(module, node.func.id, None)
-                if (isinstance(value, type) and dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen
-                        and value.__module__.startswith("circuits.checking")):
+                if (
+                    isinstance(value, type)
+                    and dataclasses.is_dataclass(value)
+                    and value.__dataclass_params__.frozen
+                    and value.__module__.startswith("circuits.checking")
+                ):
                     found.add(value)
     return found
 
 
 # kinds whose finding (and report rows) are facts that display/findings.py words: module of checking → (class, or
 # None for the module's functions, and where a finding starts)
-FOUND_BY_DISPLAY = {"targets.ov": ("OVCircuit", ("run",)), "targets.structure": ("Structure", ("run", "finding")),
-                    "targets.patched": ("PatchedMLP", ("run", "finding")),
-                    "targets.width": ("MLPWidth", ("run", "finding")),
-                    "targets.depends": ("Depends", ("run",)),
-                    "checker": (None, ("check_structure", "check_mechanism", "code_verdict", "check_code_on",
-                                       "check_code")),
-                    "validate": (None, ("code_mistake",)), "reference": (None, ("compare_attention", "compare_mask"))}
+FOUND_BY_DISPLAY = {
+    "targets.ov": ("OVCircuit", ("run",)),
+    "targets.structure": ("Structure", ("run", "finding")),
+    "targets.patched": ("PatchedMLP", ("run", "finding")),
+    "targets.width": ("MLPWidth", ("run", "finding")),
+    "targets.depends": ("Depends", ("run",)),
+    "checker": (None, ("check_structure", "check_mechanism", "code_verdict", "check_code_on", "check_code")),
+    "validate": (None, ("code_mistake",)),
+    "reference": (None, ("compare_attention", "compare_mask")),
+}
 
 
 def test_the_kinds_whose_findings_display_words_build_no_sentence():
@@ -208,22 +241,40 @@ def test_every_fact_a_finding_makes_has_its_words_in_display():
     for name, (cls, starts) in FOUND_BY_DISPLAY.items():
         module = importlib.import_module(f"circuits.checking.{name}")
         made |= facts_made((CHECKING / f"{name.replace('.', '/')}.py").read_text(), cls, module, starts)
-    assert {"MatrixDiffers", "CopyingScore", "ScoreBound", "RaisedMost", "YourCodeRaised", "Raised", "NanAt",
-            "ValuesDiffer", "MaskEntry", "AttentionCase", "PatchedMiss", "Width", "AtMost", "Unfollowed", "Unbroken",
-            "Interventions"} <= {c.__name__ for c in made}
+    assert {
+        "MatrixDiffers",
+        "CopyingScore",
+        "ScoreBound",
+        "RaisedMost",
+        "YourCodeRaised",
+        "Raised",
+        "NanAt",
+        "ValuesDiffer",
+        "MaskEntry",
+        "AttentionCase",
+        "PatchedMiss",
+        "Width",
+        "AtMost",
+        "Unfollowed",
+        "Unbroken",
+        "Interventions",
+    } <= {c.__name__ for c in made}
     assert sorted(c.__name__ for c in made if c not in findings.FINDINGS) == []
 
 
 def test_the_finding_rule_catches_a_planted_sentence():
     """A checker function that words its finding is caught; one that hands display the facts is not."""
-    planted = ('def check_structure(target, rows):\n'
-               '    """A docstring is not a sentence the report prints."""\n'
-               '    bad = [r for r in rows if not r[3]]\n'
-               '    return Failure(EXACT, finding=_said(bad[0][0]))\n'
-               'def _said(what):\n    return f"{what} differs from the expected matrix"\n'
-               'def check_facts(rows):\n    return Failure(EXACT, finding=MatrixDiffers(rows[0][0]))\n')
+    planted = (
+        "def check_structure(target, rows):\n"
+        '    """A docstring is not a sentence the report prints."""\n'
+        "    bad = [r for r in rows if not r[3]]\n"
+        "    return Failure(EXACT, finding=_said(bad[0][0]))\n"
+        'def _said(what):\n    return f"{what} differs from the expected matrix"\n'
+        "def check_facts(rows):\n    return Failure(EXACT, finding=MatrixDiffers(rows[0][0]))\n"
+    )
     assert sentences(planted, None, "checker", ("check_structure",)) == [
-        "checker._said:6: ' differs from the expected matrix'"]
+        "checker._said:6: ' differs from the expected matrix'"
+    ]
     assert sentences(planted, None, "checker", ("check_facts",)) == []
 
 
@@ -246,23 +297,29 @@ def test_the_checker_leaves_a_hint_to_display():
     assignment to an explanation's `hint` or `summary` in checking/ outside the kinds that make it."""
     inside = CHECKING / "targets"
     assert [v for p in _files(CHECKING) if inside not in p.parents for v in hint_edits(p.read_text(), _module(p))] == []
-    planted = ("def f(e, r, self):\n    e.hint = e.hint + '.'\n    r.failure.explanation.summary += 'x'\n"
-               "    self.hint = 1\n    hint = 2\n")
+    planted = (
+        "def f(e, r, self):\n    e.hint = e.hint + '.'\n    r.failure.explanation.summary += 'x'\n"
+        "    self.hint = 1\n    hint = 2\n"
+    )
     assert hint_edits(planted, "circuits.checking.checker") == [
-        "circuits.checking.checker:2", "circuits.checking.checker:3"]
+        "circuits.checking.checker:2",
+        "circuits.checking.checker:3",
+    ]
 
 
 def test_the_sentence_rule_catches_a_planted_sentence():
-    planted = ('def _why(x):\n'
-               '    """A docstring is not a sentence the report prints."""\n'
-               '    return f"key {x} scores higher", ("keys", "cos/sin:*", "tok:*, pos:*")\n'
-               'def _unused():\n    return "not on the path"\n'
-               'class Attention:\n'
-               '    def explain(self, trace, tokens):\n'
-               '        """Also a docstring."""\n'
-               '        return self._hint(_why(1), "key_sets")\n'
-               '    def _hint(self, a, b):\n        if a:\n            raise ValueError(f"{a} is not a key")\n'
-               '        return "look at W_Q"\n')
+    planted = (
+        "def _why(x):\n"
+        '    """A docstring is not a sentence the report prints."""\n'
+        '    return f"key {x} scores higher", ("keys", "cos/sin:*", "tok:*, pos:*")\n'
+        'def _unused():\n    return "not on the path"\n'
+        "class Attention:\n"
+        "    def explain(self, trace, tokens):\n"
+        '        """Also a docstring."""\n'
+        '        return self._hint(_why(1), "key_sets")\n'
+        '    def _hint(self, a, b):\n        if a:\n            raise ValueError(f"{a} is not a key")\n'
+        '        return "look at W_Q"\n'
+    )
     assert sentences(planted, "Attention", "attention") == [
         "attention._hint:13: 'look at W_Q'",
         "attention._why:3: ' scores higher'",
@@ -270,10 +327,12 @@ def test_the_sentence_rule_catches_a_planted_sentence():
 
 
 def test_the_private_import_rule_catches_a_planted_violation():
-    planted = ("from circuits.checking.targets.formats import _fmt_vec, fmt_num\n"
-               "from circuits.checking import checker\n"
-               "from . import plan as p\n"
-               "def f():\n    return checker._check(1), p._helper, checker.check\n")
+    planted = (
+        "from circuits.checking.targets.formats import _fmt_vec, fmt_num\n"
+        "from circuits.checking import checker\n"
+        "from . import plan as p\n"
+        "def f():\n    return checker._check(1), p._helper, checker.check\n"
+    )
     assert private_imports(planted, "circuits.checking.audit") == [
         "circuits.checking.audit: checker._check",
         "circuits.checking.audit: from circuits.checking.targets.formats import _fmt_vec",
@@ -281,38 +340,71 @@ def test_the_private_import_rule_catches_a_planted_violation():
     ]
     # relative, from inside the targets package; a module's own private names are its own business
     assert private_imports("from .base import _hidden\n", "circuits.checking.targets.mlp") == [
-        "circuits.checking.targets.mlp: from circuits.checking.targets.base import _hidden"]
+        "circuits.checking.targets.mlp: from circuits.checking.targets.base import _hidden"
+    ]
     assert private_imports("from circuits.checking.checker import _x\n", "circuits.checking.checker") == []
-    assert private_imports("from numpy import _core\nfrom circuits.checking.targets import Attention\n",
-                           "circuits.checking.cache") == []
+    assert (
+        private_imports(
+            "from numpy import _core\nfrom circuits.checking.targets import Attention\n", "circuits.checking.cache"
+        )
+        == []
+    )
 
 
 def test_the_kind_rule_catches_a_planted_ladder():
-    planted = ("def shown(t):\n"
-               "    if isinstance(t, Attention):\n        return 1\n"
-               "    elif isinstance(t, Output | NextToken):\n        return 2\n"
-               "    elif isinstance(t, (targets.Structure, int)):\n        return 3\n"
-               "    return isinstance(t, dict)\n")
+    planted = (
+        "def shown(t):\n"
+        "    if isinstance(t, Attention):\n        return 1\n"
+        "    elif isinstance(t, Output | NextToken):\n        return 2\n"
+        "    elif isinstance(t, (targets.Structure, int)):\n        return 3\n"
+        "    return isinstance(t, dict)\n"
+    )
     assert kind_ladders(planted, "circuits.cli") == [
         "circuits.cli:2: isinstance(…, Attention)",
         "circuits.cli:4: isinstance(…, Output | NextToken)",
         "circuits.cli:6: isinstance(…, Structure)",
     ]
-    assert {"Target", "Output", "Attention", "NextToken", "MLPOutput", "Structure", "OVCircuit", "Code",
-            "Depends"} <= TARGET_CLASSES
+    assert {
+        "Target",
+        "Output",
+        "Attention",
+        "NextToken",
+        "MLPOutput",
+        "Structure",
+        "OVCircuit",
+        "Code",
+        "Depends",
+    } <= TARGET_CLASSES
 
 
 def test_every_old_import_path_still_works():
     """Shipped puzzles, learners' files and instructors' puzzles import targets from these paths."""
     from circuits.checking import targets_mlp, targets_ov
     from circuits.checking.targets import (  # noqa: F401  (every public name the single module had)
-        NEAR_TIE, Attention, Code, Evaluation, Explanation, HeadOutput, HeadZ, NextToken, Output, Readout,
-        Residual, Structure, Target, Tokens, factor_needed)
+        NEAR_TIE,
+        Attention,
+        Code,
+        Evaluation,
+        Explanation,
+        HeadOutput,
+        HeadZ,
+        NextToken,
+        Output,
+        Readout,
+        Residual,
+        Structure,
+        Target,
+        Tokens,
+        factor_needed,
+    )
 
     assert targets_mlp.MLPOutput is targets.MLPOutput and targets_mlp.MLPOut is targets.MLPOut
     assert targets_ov.OVCircuit is targets.OVCircuit is circuits.OVCircuit
     assert (targets_ov.full_ov, targets_ov.copying_score, targets_ov.raised) == (
-        targets.full_ov, targets.copying_score, targets.raised)
+        targets.full_ov,
+        targets.copying_score,
+        targets.raised,
+    )
     assert circuits.Attention is Attention and circuits.MLPOutput is targets.MLPOutput
 
 
@@ -350,7 +442,9 @@ def test_a_target_that_expects_nothing_is_found_by_its_own_kind():
     probe = [list("ab"), list("abc")]
     nothing = lambda toks: [None] * len(toks)  # noqa: E731
     assert targets.Output(targets.Residual(("x",)), nothing).checks_nothing(probe)
-    assert not targets.Output(targets.Residual(("x",)), lambda toks: [None, *[1] * (len(toks) - 1)]).checks_nothing(probe)
+    assert not targets.Output(targets.Residual(("x",)), lambda toks: [None, *[1] * (len(toks) - 1)]).checks_nothing(
+        probe
+    )
     assert targets.NextToken(nothing).checks_nothing(probe)
     assert not targets.NextToken(nothing, after_bos=lambda toks: "a").checks_nothing(probe)  # it reads BOS's prediction
     assert targets.Attention(0, 0, nothing, per_input=True).checks_nothing(probe)
@@ -363,14 +457,23 @@ def test_each_kind_validates_its_own_functions_with_one_line_naming_them():
     fail = lambda what: CircuitError(f"91_x.py: targets[0]: {what}")  # noqa: E731
     examples, alphabet = [list("abc")], list("abc")
     cases = [
-        (targets.Output(targets.Residual(("x", "y")), lambda toks: [[1, 2, 3]] * len(toks)),
-         "spec('abc') gives 3 numbers per position; the readout has 2 directions"),
+        (
+            targets.Output(targets.Residual(("x", "y")), lambda toks: [[1, 2, 3]] * len(toks)),
+            "spec('abc') gives 3 numbers per position; the readout has 2 directions",
+        ),
         (targets.NextToken(lambda toks: [1] * len(toks)), "spec('abc')[0] is 1, needs the expected next token"),
-        (targets.NextToken(lambda toks: [None] * len(toks), after_bos=lambda toks: "z"),
-         "after_bos('abc') returned 'z', which is not a token of the puzzle's alphabet"),
-        (targets.Attention(0, 0, "previous-token", min_mass=1.5), "min_mass is 1.5, needs a share of attention in (0, 1]"),
-        (targets.Attention(0, 0, lambda toks: [None, 2, None], per_input=True),
-         "where('abc')[1] is 2, needs a key position 0..1"),
+        (
+            targets.NextToken(lambda toks: [None] * len(toks), after_bos=lambda toks: "z"),
+            "after_bos('abc') returned 'z', which is not a token of the puzzle's alphabet",
+        ),
+        (
+            targets.Attention(0, 0, "previous-token", min_mass=1.5),
+            "min_mass is 1.5, needs a share of attention in (0, 1]",
+        ),
+        (
+            targets.Attention(0, 0, lambda toks: [None, 2, None], per_input=True),
+            "where('abc')[1] is 2, needs a key position 0..1",
+        ),
         (targets.Attention(0, 0, lambda toks: 1 / 0, per_input=True), "where('abc') raised ZeroDivisionError"),
     ]
     for target, said in cases:
@@ -380,7 +483,9 @@ def test_each_kind_validates_its_own_functions_with_one_line_naming_them():
             assert said in str(e) and str(e).startswith("91_x.py: targets[0]: "), (target, str(e))
         else:
             raise AssertionError(f"{target.label}: no error, expected {said!r}")
-    targets.Output(targets.Residual(("x",)), lambda toks: [1] * len(toks)).validate(examples, alphabet, fail)  # right: silent
+    targets.Output(targets.Residual(("x",)), lambda toks: [1] * len(toks)).validate(
+        examples, alphabet, fail
+    )  # right: silent
 
 
 def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
@@ -396,18 +501,26 @@ def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
         return table(targets.Explanation(0, "", facts, ""))
 
     nan = np.nan
-    readout = ReadoutPositions(["a", "b"], np.array([[1.0, 0.0], [nan, nan]]), np.array([[0.5, 0.0], [2.0, 1e-4]]),
-                               np.array([0.5, 0.0]), 0.1)
-    assert of(readout) == (["pos", "token", "expected", "yours", "error", ""],
-                           [["0", "'a'", "[1, 0]", "[0.5, 0]", "0.5", "✗"], ["1", "'b'", "—", "[2, 0]", "0", "✓"]])
+    readout = ReadoutPositions(
+        ["a", "b"], np.array([[1.0, 0.0], [nan, nan]]), np.array([[0.5, 0.0], [2.0, 1e-4]]), np.array([0.5, 0.0]), 0.1
+    )
+    assert of(readout) == (
+        ["pos", "token", "expected", "yours", "error", ""],
+        [["0", "'a'", "[1, 0]", "[0.5, 0]", "0.5", "✗"], ["1", "'b'", "—", "[2, 0]", "0", "✓"]],
+    )
     readout.names = ["x", "y"]  # an MLP's: by name
     assert of(readout)[1][0][2:4] == ["x 1", "x 0.5"]
     pattern = np.array([[1.0, 0.0, 0.0], [0.7, 0.3, 0.0], [0.2, 0.4, 0.4]])
     keys = np.array([[False] * 3, [True, False, False], [False, True, True]])
     attention = AttentionPositions(["a", "b", "c"], pattern, keys, np.array([-1, 0, 2]), np.array([nan, 0.7, 0.8]), 0.9)
-    assert of(attention) == (["query", "token", "target key", "argmax key (weight)", "on target", ""],
-                             [["0", "'a'", "—", "0 (1.000)", "—", ""], ["1", "'b'", "0 'a'", "0 (0.700)", "0.700", "✗"],
-                              ["2", "'c'", "1, 2", "1 (0.400)", "0.800", "✗"]])
+    assert of(attention) == (
+        ["query", "token", "target key", "argmax key (weight)", "on target", ""],
+        [
+            ["0", "'a'", "—", "0 (1.000)", "—", ""],
+            ["1", "'b'", "0 'a'", "0 (0.700)", "0.700", "✗"],
+            ["2", "'c'", "1, 2", "1 (0.400)", "0.800", "✗"],
+        ],
+    )
     next_token = NextTokenPositions(["a", "b"], [None, "c"], ["b", "c"], np.array([nan, -0.25]))
     assert of(next_token)[1] == [["0", "'a'", "—", "'b'", "—"], ["1", "'b'", "'c'", "'c'", "-0.250"]]
 
@@ -418,7 +531,10 @@ def test_every_kind_of_per_position_facts_has_its_words():
 
     from circuits.display.explanations import COLUMNS, ROWS
 
-    kinds = {value.kind for info in pkgutil.iter_modules(targets.__path__)
-             for value in vars(importlib.import_module(f"{targets.__name__}.{info.name}")).values()
-             if isinstance(value, type) and value.__name__.endswith("Positions")}
+    kinds = {
+        value.kind
+        for info in pkgutil.iter_modules(targets.__path__)
+        for value in vars(importlib.import_module(f"{targets.__name__}.{info.name}")).values()
+        if isinstance(value, type) and value.__name__.endswith("Positions")
+    }
     assert kinds == {"readout", "attention", "next-token"} and kinds <= set(COLUMNS) and kinds <= set(ROWS)

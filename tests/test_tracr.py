@@ -42,8 +42,7 @@ PROGRAMS = {
     "detect_pattern": (lambda: lib.detect_pattern(rasp.tokens, "ab"), LETTERS),
     "count_less_freq": (lambda: lib.make_count_less_freq(2), LETTERS),
     "count": (lambda: lib.make_count(rasp.tokens, "a"), LETTERS),
-    "nary_sequencemap": (lambda: lib.make_nary_sequencemap(lambda x, y: x + y, rasp.tokens, rasp.indices),
-                         DIGITS),
+    "nary_sequencemap": (lambda: lib.make_nary_sequencemap(lambda x, y: x + y, rasp.tokens, rasp.indices), DIGITS),
 }
 # tracr's lib: length … shuffle_dyck, hist, count_less_freq work only bidirectionally (as RASP means them); the
 # others under both. Parity with tracr's forward holds either way, so a few are compiled causally too.
@@ -126,7 +125,8 @@ def test_parity_with_tracr(compiled, name, causal):
         assert mine == theirs
     else:
         assert [len(r) for r in mine] == [len(r) for r in theirs]
-        flat = lambda rows: np.array([v for r in rows for v in r], dtype=float)
+        def flat(rows):
+            return np.array([v for r in rows for v in r], dtype=float)
         assert np.allclose(flat(mine), flat(theirs), atol=ATOL, rtol=0)
     assert logits <= ATOL * 1e3  # scores are tracr's: q·k / sqrt(key_size), of size up to ~1e4
 

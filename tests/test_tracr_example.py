@@ -130,12 +130,14 @@ def test_the_report_fits_80_columns_and_says_what_the_docs_quote(ex, m):
     ex.report(out, m)
     text = out.getvalue()
     assert max(len(line) for line in text.splitlines()) <= 80
-    for line in ("  score gap    40.8 (largest − smallest visible score on 'abca')",
-                 "  score gap    20.0 (largest − smallest visible score on 'abca')",
-                 "  result       0.5 0.5 0.5 0.333 (on 'abca', one per token)",
-                 "  result       1 0.5 0.333 0.25 0.4 (on 'abcce', one per token)",
-                 "  result       1 0 -0.333 0 (on '())(', one per token)",
-                 "  head 1.0's value reads neg, which MLP 0 writes"):
+    for line in (
+        "  score gap    40.8 (largest − smallest visible score on 'abca')",
+        "  score gap    20.0 (largest − smallest visible score on 'abca')",
+        "  result       0.5 0.5 0.5 0.333 (on 'abca', one per token)",
+        "  result       1 0.5 0.333 0.25 0.4 (on 'abcce', one per token)",
+        "  result       1 0 -0.333 0 (on '())(', one per token)",
+        "  head 1.0's value reads neg, which MLP 0 writes",
+    ):
         assert line in text.splitlines()
     docs = (EXAMPLE.parents[1] / "docs" / "tracr.md").read_text()
     for line in ("score gap    40.8", "score gap    20.0", "0.5 0.5 0.5 0.333", "1 0 -0.333 0"):

@@ -28,14 +28,17 @@ from circuits.checking.reset import stub_text
 from circuits.cli import main
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
-       "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "COLUMNS": "80"}
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
+    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    "COLUMNS": "80",
+}
 STEMS = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.py"))
 WIDTH = 80
 
 # Appended to a reference solution, this replaces its answer with mutant number K of circuits.mutants: a wrong
 # answer for any puzzle, written by the same code that mutation-tests the checker.
-WRONG = '''
+WRONG = """
 # ── a wrong edit, for tests/test_width.py
 import types as _types
 from pathlib import Path as _Path
@@ -49,7 +52,7 @@ _answer = _types.SimpleNamespace(**{"params": globals().get("params", {}), **{n:
 _mutant = _mutants(_Attempt(_Path(__file__), _puzzle, _answer))[K]
 for _name in [*_puzzle.answer, "params"]:
     globals()[_name] = getattr(_mutant.answer, _name)
-'''
+"""
 
 
 @dataclass
@@ -79,8 +82,9 @@ def in_process(args: list[str]) -> Run:
 
 
 def in_a_process(args: list[str], cwd, env: dict | None = None) -> Run:
-    done = subprocess.run([*CIRCUITS, *args], cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=900,
-                          check=False)
+    done = subprocess.run(
+        [*CIRCUITS, *args], cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=900, check=False
+    )
     return Run(list(args), done.returncode, done.stdout, done.stderr, process=True)
 
 
@@ -187,9 +191,15 @@ def test_a_failing_pytest_report_fits_80_columns(wrong_project, ci):
     env = {k: v for k, v in ENV.items() if k not in ("CI", "BUILD_NUMBER")} | ({"CI": "true"} if ci else {})
     stems = STEMS if ci else TERMINAL_STEMS
     files = ["puzzles/"] if ci else [f"puzzles/{stem}.py" for stem in stems]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *files, "--no-margins",
-                        "--no-cache"], cwd=wrong_project, env=env, capture_output=True, text=True, timeout=900,
-                       check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *files, "--no-margins", "--no-cache"],
+        cwd=wrong_project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert r.returncode == 1 and "Traceback" not in r.stdout, r.stdout[-3000:]
     for stem in stems:
         assert f"FAILED puzzles/{stem}.py" in r.stdout, f"{stem} did not fail:\n{r.stdout[-3000:]}"
@@ -203,7 +213,7 @@ def circuits_lines(out: str) -> str:
     it): from the first line after "collected N items" on, which is what circuits writes or trims."""
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if re.match(r"(collected|\d+ workers) \d+ item", line))
-    return "\n".join(lines[start + 1:])
+    return "\n".join(lines[start + 1 :])
 
 
 def test_circuits_lines_skip_only_pytests_header():

@@ -26,8 +26,17 @@ from circuits.checking.targets import MLPWidth, PatchedMLP
 
 STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))
 # the worksheets that state what they are checked on (issue 23 named the first seven as overclaiming)
-CLAIMING = ["07_induction_k_composition", "09_duplicate_token", "10_seen_before", "14_skip_trigram",
-            "15_q_composition", "17_kv_memory", "21_ioi_mini", "19_balanced_parens", "20_find_min"]
+CLAIMING = [
+    "07_induction_k_composition",
+    "09_duplicate_token",
+    "10_seen_before",
+    "14_skip_trigram",
+    "15_q_composition",
+    "17_kv_memory",
+    "21_ioi_mini",
+    "19_balanced_parens",
+    "20_find_min",
+]
 
 
 def statement(stem: str) -> str:
@@ -40,13 +49,15 @@ def claims(text: str) -> dict[str, list[int]]:
     def numbers(pattern: str) -> list[int]:
         return [int(m.replace(",", "")) for m in re.findall(pattern, text, flags=re.IGNORECASE)]
 
-    return {"exhaustive to": numbers(r"checked on every string of 1 to (\d+)"),
-            "random up to": numbers(r"random strings of up to (\d+)"),
-            "exhaustive count": numbers(r"\(all ([\d,]+) of them\)"),
-            "sentences": numbers(r"every sentence of the template \((\d+)"),
-            "halves from": numbers(r"(\d+)–\d+ random \w+ written twice"),
-            "halves to": numbers(r"\d+–(\d+) random \w+ written twice"),
-            "n_ctx": numbers(r"\bn_ctx = (\d+)")}
+    return {
+        "exhaustive to": numbers(r"checked on every string of 1 to (\d+)"),
+        "random up to": numbers(r"random strings of up to (\d+)"),
+        "exhaustive count": numbers(r"\(all ([\d,]+) of them\)"),
+        "sentences": numbers(r"every sentence of the template \((\d+)"),
+        "halves from": numbers(r"(\d+)–\d+ random \w+ written twice"),
+        "halves to": numbers(r"\d+–(\d+) random \w+ written twice"),
+        "n_ctx": numbers(r"\bn_ctx = (\d+)"),
+    }
 
 
 def coverage(stem: str) -> dict[str, int]:
@@ -57,21 +68,40 @@ def coverage(stem: str) -> dict[str, int]:
     targets = [t for t in puzzle.targets if t.kind == "behaviour"]
     plan = Plan.of(puzzle, None, inputs)
     small = plan.small(model, targets).inputs
-    sentences = [x for f in inputs.families if hasattr(f, "extremes") and "sentence" in f.name
-                 for x in f.extremes(inputs.min_len, inputs.max_len)]
+    sentences = [
+        x
+        for f in inputs.families
+        if hasattr(f, "extremes") and "sentence" in f.name
+        for x in f.extremes(inputs.min_len, inputs.max_len)
+    ]
     halves = [len(x) // 2 for x in plan.random]  # what a random input written twice is made of
-    return {"exhaustive to": max(map(len, small), default=0), "random up to": inputs.max_len,
-            "exhaustive count": len(small), "sentences": len(sentences), "halves from": min(halves, default=0),
-            "halves to": max(halves, default=0), "n_ctx": model.n_ctx}
+    return {
+        "exhaustive to": max(map(len, small), default=0),
+        "random up to": inputs.max_len,
+        "exhaustive count": len(small),
+        "sentences": len(sentences),
+        "halves from": min(halves, default=0),
+        "halves to": max(halves, default=0),
+        "n_ctx": model.n_ctx,
+    }
 
 
 def test_the_claims_are_read():
     """The patterns find the claims they are meant to (a regex that matches nothing would pass every worksheet)."""
-    text = ("Checked on every string of 1 to 6 tokens and on random strings of up to 15 (all 8,190 of "
-            "them); every sentence of the template (504: …); BOS + 2–20 random letters written twice, up to "
-            "the model's n_ctx = 41")
-    assert claims(text) == {"exhaustive to": [6], "random up to": [15], "exhaustive count": [8190], "sentences": [504],
-                            "halves from": [2], "halves to": [20], "n_ctx": [41]}
+    text = (
+        "Checked on every string of 1 to 6 tokens and on random strings of up to 15 (all 8,190 of "
+        "them); every sentence of the template (504: …); BOS + 2–20 random letters written twice, up to "
+        "the model's n_ctx = 41"
+    )
+    assert claims(text) == {
+        "exhaustive to": [6],
+        "random up to": [15],
+        "exhaustive count": [8190],
+        "sentences": [504],
+        "halves from": [2],
+        "halves to": [20],
+        "n_ctx": [41],
+    }
 
 
 @pytest.mark.parametrize("stem", CLAIMING)
@@ -87,8 +117,9 @@ def test_each_coverage_claim_matches_the_checker(stem):
     runs = coverage(stem)
     for what, values in said.items():
         for value in values:
-            assert value == runs[what], (f"{stem}: the worksheet says {what} {value}, the checker runs "
-                                         f"{what} {runs[what]}")
+            assert value == runs[what], (
+                f"{stem}: the worksheet says {what} {value}, the checker runs {what} {runs[what]}"
+            )
 
 
 def test_an_overclaim_is_caught():
@@ -107,14 +138,16 @@ def test_08s_old_lengths_are_caught():
 
 
 # --- writes: refused outright, or held to a tolerance ---------------------------------------------------------------
-REFUSED = re.compile(r"nothing at all into (.+?): (?:their|the) rows of .+? must be 0 \(any entry above 10⁻([⁰¹²³⁴⁵⁶⁷⁸⁹]+) "
-                     r"there is refused\)")
+REFUSED = re.compile(
+    r"nothing at all into (.+?): (?:their|the) rows of .+? must be 0 \(any entry above 10⁻([⁰¹²³⁴⁵⁶⁷⁸⁹]+) "
+    r"there is refused\)"
+)
 SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 TOLERATED = re.compile(r"nothing into ([\w:]+(?:(?:, | or | and )[\w:]+)*)[^().]*\((?:each )?within")
 
 
 def directions(said: str) -> list[str]:
-    """"x, y or one" -> ["x", "y", "one"]; "tok:" names the family tok:*."""
+    """ "x, y or one" -> ["x", "y", "one"]; "tok:" names the family tok:*."""
     return [d.strip() for d in re.split(r", | or | and ", said) if d.strip()]
 
 
@@ -137,15 +170,22 @@ def refused_writes(stem: str) -> list[str]:
         for d in directions(said):
             found = matching(d, labels)
             assert found, f"{stem}: the worksheet names {d!r}, which is no direction of the model"
-            wrong += [f"{lab} for {w}" for w in writes if w.startswith("mlp") for lab in found
-                      if guarantees.allowed(writes[w], lab)]
+            wrong += [
+                f"{lab} for {w}"
+                for w in writes
+                if w.startswith("mlp")
+                for lab in found
+                if guarantees.allowed(writes[w], lab)
+            ]
     return wrong
 
 
 def tolerated_but_refused(text: str, writes: dict, labels) -> list[str]:
     """The directions `text` holds to a tolerance ("nothing into x (within 0.1 …)") that no writer may write at all."""
     said = [d for m in TOLERATED.findall(text) for d in directions(m)]
-    return [lab for d in said for lab in matching(d, labels) if not any(guarantees.allowed(g, lab) for g in writes.values())]
+    return [
+        lab for d in said for lab in matching(d, labels) if not any(guarantees.allowed(g, lab) for g in writes.values())
+    ]
 
 
 @pytest.mark.parametrize("stem", ["16_xor_mlp", "17_kv_memory", "19_balanced_parens", "25_equal_mlp"])
@@ -168,7 +208,10 @@ def test_the_old_tolerance_wording_is_caught():
     attempt = solution("16_xor_mlp")
     old = "it writes x XOR y into xor, and nothing into x, y or one (within 0.1 in each direction), for every string"
     assert tolerated_but_refused(old, guarantees.writes_for(attempt), attempt.model().residual.labels) == [
-        "x", "y", "one"]
+        "x",
+        "y",
+        "one",
+    ]
     assert refused_writes("16_xor_mlp") == [] and guarantees.WRITE_TOL == 1e-9
 
 
@@ -191,8 +234,33 @@ def test_08_names_seed_000s_own_sequence_right():
     """Seed 000 shows the tail of its 41 tokens: the last 5 random tokens, then all 20 again (ids from
     torch.manual_seed(2025); randint(0, 100), GPT-2's tokens 0–93 being the printable characters from '!').
     Renamed to letters in order of first appearance, those 20 tokens are the worked example 08 gives."""
-    tail = ['N', 'Y', '"', 'D', '"', 'O', '/', 'C', 'c', 'A', ']', 'l', '(', 'Y', 'a', 'o', '=', '^', 'c', 'O',
-            'N', 'Y', '"', 'D', '"']  # as printed in seed 000, exercise 1.2
+    tail = [
+        "N",
+        "Y",
+        '"',
+        "D",
+        '"',
+        "O",
+        "/",
+        "C",
+        "c",
+        "A",
+        "]",
+        "l",
+        "(",
+        "Y",
+        "a",
+        "o",
+        "=",
+        "^",
+        "c",
+        "O",
+        "N",
+        "Y",
+        '"',
+        "D",
+        '"',
+    ]  # as printed in seed 000, exercise 1.2
     tokens = tail[5:]
     assert tokens[-5:] == tail[:5]  # the shown tail starts inside the first copy: the sequence repeats
     names: dict[str, str] = {}

@@ -16,8 +16,17 @@ from helpers import SOLUTIONS, solution
 ANSWER_LINE = "# ── your answer"
 STUB_LINE = "# ── stub"
 # each chapter's first puzzle may walk through a construction; 22–25 and 27–29 are the challenges, 26 the capstone
-OPENERS = {"00_attention", "01_consonants", "04_previous_token", "09_duplicate_token", "11_copying_head",
-           "14_skip_trigram", "16_xor_mlp", "18_histogram", "21_ioi_mini"}
+OPENERS = {
+    "00_attention",
+    "01_consonants",
+    "04_previous_token",
+    "09_duplicate_token",
+    "11_copying_head",
+    "14_skip_trigram",
+    "16_xor_mlp",
+    "18_histogram",
+    "21_ioi_mini",
+}
 CHALLENGES = {"22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"}
 CHALLENGES |= {"27_centred_copy", "28_same_predecessor", "29_smaller_before"}
 STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))
@@ -107,10 +116,11 @@ def test_each_leak_is_caught(monkeypatch):
     """Every kind of leak, written into a worksheet, is found (a check that finds nothing would pass all)."""
     stem = "02_first_consonant"
     clean = docstring(stem)
-    for leak in ["W_V = [[0, 1, 0], [0, 0, 0]]",            # an assignment line of the answer
-                 "one gets there with W_K[0, \"first\"] large",  # an entry by index
-                 "a value [[0, 1, 0], [0, 0, 0]] does it",      # a literal matrix equal to W_V
-                 ]:
+    for leak in [
+        "W_V = [[0, 1, 0], [0, 0, 0]]",  # an assignment line of the answer
+        'one gets there with W_K[0, "first"] large',  # an entry by index
+        "a value [[0, 1, 0], [0, 0, 0]] does it",  # a literal matrix equal to W_V
+    ]:
         monkeypatch.setattr(__import__(__name__), "docstring", lambda s, leak=leak: clean + "\n" + leak + "\n")
         assert leaks(stem), leak
     stem = "10_seen_before"
@@ -156,7 +166,9 @@ def rows_03():
 def rows_05():
     ns = namespace("05_virtual_head")
     out = [row(t, *map(fmt, ns["EMBED"][t][:8])) for t in "ab"]
-    return out + [row(f"position {i} '{t}'", *map(fmt, r)) for i, (t, r) in enumerate(zip("abc", ns["spec"](list("abc"))))]
+    return out + [
+        row(f"position {i} '{t}'", *map(fmt, r)) for i, (t, r) in enumerate(zip("abc", ns["spec"](list("abc"))))
+    ]
 
 
 def rows_06():
@@ -171,10 +183,20 @@ def rows_06():
     for q, t in enumerate("abcab"):
         keys = lambda m: ", ".join(map(str, np.flatnonzero(m))) or "—"  # noqa: E731
         e = "—" if pos[q] is None else next(f"position {n}" for n, p in enumerate(ns["POSITIONS"]) if p == pos[q])
-        out.append(row(f"{q} {t}", keys(same[q]), own[q], prev[q] if prev[q] >= 0 else "—", keys(copies[q]), e,
-                       after[q] if after[q] >= 0 else "—"))
-    out[3] = out[3].replace("position 0", "position 0 = (" + ", ".join(
-        f"{v:g}".replace("0.", ".") for v in ns["POSITIONS"][0]) + ")")
+        out.append(
+            row(
+                f"{q} {t}",
+                keys(same[q]),
+                own[q],
+                prev[q] if prev[q] >= 0 else "—",
+                keys(copies[q]),
+                e,
+                after[q] if after[q] >= 0 else "—",
+            )
+        )
+    out[3] = out[3].replace(
+        "position 0", "position 0 = (" + ", ".join(f"{v:g}".replace("0.", ".") for v in ns["POSITIONS"][0]) + ")"
+    )
     return out
 
 
@@ -200,10 +222,18 @@ def rows_08():
     first, second, attends = ns["first_half"](tokens), ns["second_half"](tokens), ns["after_a_copy"](tokens)
     half = ["first" if f else "second" if s else "—" for f, s in zip(first, second)]
     name = lambda ks: "BOS" if ks == [-1] else ", ".join(f"{k} '{tokens[k]}'" for k in ks)  # noqa: E731
-    return [row("next letter", *(n or "—" for n in nxt)), row("half", *half),
-            row("head 1.0 attends", *map(name, attends)),
-            row("prediction", *("flat" if h == "first" else n if h == "second" else tokens[ks[0]] if ks != [-1] else "—"
-                                for h, n, ks in zip(half, nxt, attends)))]
+    return [
+        row("next letter", *(n or "—" for n in nxt)),
+        row("half", *half),
+        row("head 1.0 attends", *map(name, attends)),
+        row(
+            "prediction",
+            *(
+                "flat" if h == "first" else n if h == "second" else tokens[ks[0]] if ks != [-1] else "—"
+                for h, n, ks in zip(half, nxt, attends)
+            ),
+        ),
+    ]
 
 
 def rows_10():
@@ -267,14 +297,27 @@ def rows_19():
 
     ns = namespace("19_balanced_parens")
     frac = lambda v: str(Fraction(v).limit_denominator(100)).replace("-", "−")  # noqa: E731
-    return [row(i, b, *(frac(r[k]) for k in ("bal", "neg", "ever", "balanced")))
-            for i, (b, r) in enumerate(zip("())(", ns["dyck"](list("())("))))]
+    return [
+        row(i, b, *(frac(r[k]) for k in ("bal", "neg", "ever", "balanced")))
+        for i, (b, r) in enumerate(zip("())(", ns["dyck"](list("())("))))
+    ]
 
 
-TABLES = {"19_balanced_parens": rows_19, "02_first_consonant": rows_02, "03_uniform": rows_03, "05_virtual_head": rows_05,
-          "06_induction_pointer": rows_06, "07_induction_k_composition": rows_07, "08_induction_repeated": rows_08,
-          "10_seen_before": rows_10, "12_successor_head": rows_12, "13_copy_suppression": rows_13,
-          "15_q_composition": rows_15, "17_kv_memory": rows_17, "20_find_min": rows_20}
+TABLES = {
+    "19_balanced_parens": rows_19,
+    "02_first_consonant": rows_02,
+    "03_uniform": rows_03,
+    "05_virtual_head": rows_05,
+    "06_induction_pointer": rows_06,
+    "07_induction_k_composition": rows_07,
+    "08_induction_repeated": rows_08,
+    "10_seen_before": rows_10,
+    "12_successor_head": rows_12,
+    "13_copy_suppression": rows_13,
+    "15_q_composition": rows_15,
+    "17_kv_memory": rows_17,
+    "20_find_min": rows_20,
+}
 
 
 @pytest.mark.parametrize("stem", sorted(TABLES))

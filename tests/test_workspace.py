@@ -28,8 +28,10 @@ def test_init_makes_a_workspace_and_never_writes_over_a_file(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     assert main(["init", "course"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines() == [f"created course/: {len(STEMS)} puzzles in course/puzzles, README.md and pytest.ini",
-                                "next: cd course && circuits watch"]
+    assert out.splitlines() == [
+        f"created course/: {len(STEMS)} puzzles in course/puzzles, README.md and pytest.ini",
+        "next: cd course && circuits watch",
+    ]
     course = tmp_path / "course"
     assert sorted(p.stem for p in (course / "puzzles").iterdir()) == STEMS
     assert (course / "puzzles" / "03_uniform.py").read_text(encoding="utf-8") == stub("03_uniform")
@@ -42,8 +44,10 @@ def test_init_makes_a_workspace_and_never_writes_over_a_file(tmp_path, monkeypat
     (course / "puzzles" / "05_virtual_head.py").unlink()  # e.g. a puzzle new in this release
     assert main(["init", "course"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[:2] == ["added to course/: 05_virtual_head.py",
-                                    f"kept as they are: {len(STEMS) + 1} files already there"]
+    assert out.splitlines()[:2] == [
+        "added to course/: 05_virtual_head.py",
+        f"kept as they are: {len(STEMS) + 1} files already there",
+    ]
     assert (course / "puzzles" / "03_uniform.py").read_text(encoding="utf-8") == mine
     assert (course / "README.md").read_text(encoding="utf-8") == "my notes\n"
     assert main(["init", "course"]) == 0
@@ -62,8 +66,9 @@ def test_init_into_a_file_is_one_line(tmp_path, monkeypatch, capsys):
 def test_in_a_workspace_pytest_reports_every_puzzle_not_attempted(pytester):
     assert main(["init", str(pytester.path)]) == 0
     result = pytester.runpytest("--no-cache")
-    result.assert_outcomes(skipped=sum(len(load(shipped("puzzles", s, pytester.path / "x")).puzzle.targets)
-                                       for s in STEMS))
+    result.assert_outcomes(
+        skipped=sum(len(load(shipped("puzzles", s, pytester.path / "x")).puzzle.targets) for s in STEMS)
+    )
     result.stdout.fnmatch_lines([f"solved 0 of {len(STEMS)} *", "next: puzzles/00_attention.py (circuits watch 0)"])
 
 
@@ -90,8 +95,10 @@ def test_every_command_works_in_a_workspace(tmp_path, monkeypatch, capsys):
 
 
 # --- the shipped puzzle is what is checked ------------------------------------------------------------------------
-CHEAT = ("\nimport dataclasses\n"
-         "puzzle = dataclasses.replace(puzzle, targets=[dataclasses.replace(t, tol=10.0) for t in puzzle.targets])\n")
+CHEAT = (
+    "\nimport dataclasses\n"
+    "puzzle = dataclasses.replace(puzzle, targets=[dataclasses.replace(t, tol=10.0) for t in puzzle.targets])\n"
+)
 
 
 def test_a_file_that_loosens_its_own_targets_is_checked_against_the_shipped_ones(tmp_path):
@@ -100,8 +107,12 @@ def test_a_file_that_loosens_its_own_targets_is_checked_against_the_shipped_ones
     path.parent.mkdir()
     path.write_text(text, encoding="utf-8")
     attempt = load(path)
-    line = text.splitlines().index("puzzle = dataclasses.replace(puzzle, targets=[dataclasses.replace(t, tol=10.0) "
-                                   "for t in puzzle.targets])") + 1
+    line = (
+        text.splitlines().index(
+            "puzzle = dataclasses.replace(puzzle, targets=[dataclasses.replace(t, tol=10.0) for t in puzzle.targets])"
+        )
+        + 1
+    )
     assert [(e.name, e.line) for e in attempt.edits] == [("puzzle", line)]
     assert attempt.puzzle.targets[0].tol == 0.1
     result = check(attempt, n_random=500, margins=False)
@@ -112,8 +123,10 @@ def test_an_edited_given_is_named_with_its_line_and_the_original_is_used(tmp_pat
     from helpers import SOLUTIONS
 
     solution = (SOLUTIONS / "01_consonants.py").read_text(encoding="utf-8")
-    text = solution.replace('    W_E["vowel" if letter in VOWELS else "consonant", letter] = 1',
-                            '    W_E["vowel" if letter in VOWELS else "consonant", letter] = 2')
+    text = solution.replace(
+        '    W_E["vowel" if letter in VOWELS else "consonant", letter] = 1',
+        '    W_E["vowel" if letter in VOWELS else "consonant", letter] = 2',
+    )
     assert text != solution
     (tmp_path / "puzzles").mkdir()
     (tmp_path / "puzzles" / "01_consonants.py").write_text(text, encoding="utf-8")
@@ -165,7 +178,9 @@ def test_the_projects_puzzle_tests_pass_whatever_the_learners_folder_holds(pytes
     puzzles.mkdir()
     if state == "solved":
         shipped("solutions", "03_uniform", puzzles)
-    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "test_puzzle_files.py", "-k", "uniform or there_are")
+    result = pytester.runpytest_subprocess(
+        "-q", "-p", "no:cacheprovider", "test_puzzle_files.py", "-k", "uniform or there_are"
+    )
     result.assert_outcomes(passed=3)
     assert os.listdir(puzzles) == (["03_uniform.py"] if state == "solved" else [])
 
@@ -174,10 +189,18 @@ def test_a_helper_module_or_data_file_the_puzzle_reads_is_part_of_its_cached_ver
     monkeypatch.chdir(tmp_path)
     shipped("puzzles", "03_uniform", tmp_path / "puzzles")
     path = tmp_path / "puzzles" / "03_uniform.py"
-    path.write_text(answered("03_uniform", "\nimport json, os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
-                             "import mylib\nW_Q = W_K = mylib.ZERO\n"
-                             "W_V = json.load(open(os.path.join(os.path.dirname(__file__), 'v.json')))\n",
-                             W_Q="None", W_K="None", W_V="None"), encoding="utf-8")
+    path.write_text(
+        answered(
+            "03_uniform",
+            "\nimport json, os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+            "import mylib\nW_Q = W_K = mylib.ZERO\n"
+            "W_V = json.load(open(os.path.join(os.path.dirname(__file__), 'v.json')))\n",
+            W_Q="None",
+            W_K="None",
+            W_V="None",
+        ),
+        encoding="utf-8",
+    )
     (tmp_path / "puzzles" / "mylib.py").write_text("ZERO = [[0, 0]]\n", encoding="utf-8")
     (tmp_path / "puzzles" / "v.json").write_text("[[1, 0]]", encoding="utf-8")
     assert main(["check", "3", "--no-margins"]) == 0
@@ -199,7 +222,11 @@ def test_every_command_works_in_a_folder_declared_with_circuits_paths(tmp_path, 
     (tmp_path / "pytest.ini").write_text("[pytest]\ncircuits_paths = mycourse\n", encoding="utf-8")
     course = tmp_path / "mycourse"
     course.mkdir()
-    text = stub("03_uniform").replace("number=3,", "number=80,").replace('title="', 'hints=["look at W_V", "x", "y"], title="')
+    text = (
+        stub("03_uniform")
+        .replace("number=3,", "number=80,")
+        .replace('title="', 'hints=["look at W_V", "x", "y"], title="')
+    )
     (course / "80_uniform.py").write_text(text, encoding="utf-8")
     assert main(["list", "--no-cache"]) == 0
     assert "next: mycourse/80_uniform.py (circuits watch 80)" in capsys.readouterr().out
@@ -209,8 +236,9 @@ def test_every_command_works_in_a_folder_declared_with_circuits_paths(tmp_path, 
     assert "80_uniform · Uniform attention" in capsys.readouterr().out
     (tmp_path / "pytest.ini").write_text("[pytest]\ncircuits_paths = mycourse my_course\n", encoding="utf-8")
     assert main(["list"]) == 2
-    assert capsys.readouterr().err == ("circuits: pytest.ini: circuits_paths names my_course, which is not there; "
-                                       "it lists folders of puzzle files\n")
+    assert capsys.readouterr().err == (
+        "circuits: pytest.ini: circuits_paths names my_course, which is not there; it lists folders of puzzle files\n"
+    )
 
 
 def test_watch_runs_the_loop_in_a_fresh_workspace(tmp_path):
@@ -220,8 +248,15 @@ def test_watch_runs_the_loop_in_a_fresh_workspace(tmp_path):
 
     assert main(["init", str(tmp_path / "course")]) == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    done = subprocess.run([sys.executable, "-m", "circuits.cli", "watch"], cwd=tmp_path / "course", input="q\n",
-                          capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "circuits.cli", "watch"],
+        cwd=tmp_path / "course",
+        input="q\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert "00_attention · Attention by hand · not attempted" in done.stdout
     assert "watching puzzles/00_attention.py" in done.stdout
@@ -239,11 +274,17 @@ def test_init_where_puzzles_is_a_file_fails_in_one_line_and_writes_nothing(tmp_p
     assert (tmp_path / "puzzles").read_text() == "mine\n"
 
 
-@pytest.mark.parametrize("name, text", [("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'),
-                                        ("setup.cfg", "[tool:pytest]\ntestpaths = tests\n"),
-                                        ("tox.ini", "[pytest]\ntestpaths = tests\n")])
-def test_init_never_adds_a_pytest_ini_that_overrides_the_projects_own_settings(tmp_path, monkeypatch, capsys,
-                                                                               name, text):
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'),
+        ("setup.cfg", "[tool:pytest]\ntestpaths = tests\n"),
+        ("tox.ini", "[pytest]\ntestpaths = tests\n"),
+    ],
+)
+def test_init_never_adds_a_pytest_ini_that_overrides_the_projects_own_settings(
+    tmp_path, monkeypatch, capsys, name, text
+):
     """Issue 37: `init .` in a project whose pytest settings live in pyproject.toml added a pytest.ini, which pytest
     reads first: the project's own tests stopped running."""
     monkeypatch.chdir(tmp_path)
@@ -265,8 +306,10 @@ def test_a_lone_surrogate_in_a_message_cannot_garble_the_summary_table():
     from circuits.display.report import summary_table
     from circuits.errors import CircuitError
 
-    rows = [PuzzleResult.unloaded(Path("puzzles/01_consonants.py"), CircuitError("raised ValueError: bad \ud800 x")),
-            PuzzleResult.unloaded(Path("puzzles/02_\udcff.py"), CircuitError("cannot load"))]
+    rows = [
+        PuzzleResult.unloaded(Path("puzzles/01_consonants.py"), CircuitError("raised ValueError: bad \ud800 x")),
+        PuzzleResult.unloaded(Path("puzzles/02_\udcff.py"), CircuitError("cannot load")),
+    ]
     text = to_text(summary_table(rows), width=80)
     text.encode("utf-8")  # what a terminal does with it: no surrogate is left to fail on
     assert "bad \\ud800 x" in text and "02_\\udcff" in text

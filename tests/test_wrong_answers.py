@@ -3,11 +3,10 @@
 import numpy as np
 import pytest
 import sympy
-
 from helpers import ROOT, STEMS, check_with, hint_of, only_failure, solution
 
-from circuits.checking.checker import check
 from circuits.checking import reference
+from circuits.checking.checker import check
 from circuits.display import findings, words
 
 
@@ -81,7 +80,9 @@ def test_04_the_wrong_rotation_direction_attends_elsewhere():
     result = check_with("04_previous_token", W_Q_prev=flipped)
     failed = only_failure(result)
     assert failed.label.startswith("head 0.1")
-    assert "wrong position" in hint_of(failed.failure.explanation) and "rotation's direction and its sign" in hint_of(failed.failure.explanation)
+    assert "wrong position" in hint_of(failed.failure.explanation) and "rotation's direction and its sign" in hint_of(
+        failed.failure.explanation
+    )
     assert len(failed.failure.tokens) <= 4
 
 
@@ -155,12 +156,16 @@ def test_04_numbers_with_the_scale_baked_in_must_declare_the_sharpness_symbol():
     """The worksheet asks for a symbol s; without one the margin once claimed "no sharpness needed", which was false."""
     attempt = solution("04_previous_token")
     model = attempt.model()
-    baked = {name: np.array(getattr(model.head(0, i // 2), "W_Q" if i % 2 == 0 else "W_K"))
-             for i, name in enumerate(["W_Q_self", "W_K_self", "W_Q_prev", "W_K_prev"])}
+    baked = {
+        name: np.array(getattr(model.head(0, i // 2), "W_Q" if i % 2 == 0 else "W_K"))
+        for i, name in enumerate(["W_Q_self", "W_K_self", "W_Q_prev", "W_K_prev"])
+    }
     result = check_with("04_previous_token", params={}, **baked)
     assert result.status == "error"
     assert words.said(result).count("\n") == 0
-    assert "declare the sharpness as a sympy symbol s" in words.said(result) and "params = {'s': 30}" in words.said(result)
+    assert "declare the sharpness as a sympy symbol s" in words.said(result) and "params = {'s': 30}" in words.said(
+        result
+    )
 
 
 def test_04_the_sharpness_margin_is_not_measured_without_the_symbol():
@@ -201,8 +206,10 @@ def test_00_the_first_cases_pass_for_the_library_and_are_tried_in_grading_too():
     target = solution("00_attention").puzzle.targets[1]
     cases = target.first_cases()
     assert cases and all(reference.compare_attention(solution("00_attention").answer, c) is None for c in cases)
-    tried = code_inputs(target, 5)[len(target.examples): len(target.examples) + len(cases)]
-    assert len(tried) == len(cases) and all(repr(a) == repr(b) for a, b in zip(tried, cases))  # right after the examples
+    tried = code_inputs(target, 5)[len(target.examples) : len(target.examples) + len(cases)]
+    assert len(tried) == len(cases) and all(
+        repr(a) == repr(b) for a, b in zip(tried, cases)
+    )  # right after the examples
 
 
 def test_00_the_librarys_own_functions_are_not_an_answer():

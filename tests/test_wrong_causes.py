@@ -14,10 +14,10 @@ from circuits.checking.checker import check
 from circuits.checking.mutants import mutants
 from circuits.checking.targets import Attention
 from circuits.cli import main
-from circuits.display.report import target_report
-from circuits.display.render import to_text
-from circuits.display.watch import compact
 from circuits.display import words
+from circuits.display.render import to_text
+from circuits.display.report import target_report
+from circuits.display.watch import compact
 
 
 def mutant(stem: str, name: str):
@@ -62,20 +62,26 @@ def test_a_tie_is_one_report_whichever_key_argmax_picks(target_key):
 
 def test_20_a_tie_landing_on_the_target_is_a_tie_not_a_call_to_sharpen():
     f = only_failure(check_with("20_find_min", W_K=[[-1, 0, 0]])).failure
-    assert f.tokens == ["0", "0"] and "its largest weight, 0.500, is on key 0 '0'" in summary_of(f.explanation)  # on target
+    assert f.tokens == ["0", "0"] and "its largest weight, 0.500, is on key 0 '0'" in summary_of(
+        f.explanation
+    )  # on target
     assert "indistinguishable keys: key 1 and the target key 0 both score 0" in hint_of(f.explanation)
     assert "sharpen" not in hint_of(f.explanation)
 
 
 def test_07_a_zero_query_is_named_as_the_cause():
     f = failed(mutant("07_induction_k_composition", "W_Q2[0, tok:a] → 0")).failure
-    assert "head 1.0's query at position 2 ('a') is exactly zero: W_Q2 reads nothing at that token" in hint_of(f.explanation)
+    assert "head 1.0's query at position 2 ('a') is exactly zero: W_Q2 reads nothing at that token" in hint_of(
+        f.explanation
+    )
     assert "sharpen" not in hint_of(f.explanation)
 
 
 def test_14_a_tie_between_mind_and_bay_is_named_whichever_way_it_breaks():
-    hints = [hint_of(failed(mutant("14_skip_trigram", name), "(c)").failure.explanation)
-             for name in ("W_Q1[0, tok:in] × −1", "W_Q1[0, tok:in] → 0")]
+    hints = [
+        hint_of(failed(mutant("14_skip_trigram", name), "(c)").failure.explanation)
+        for name in ("W_Q1[0, tok:in] × −1", "W_Q1[0, tok:in] → 0")
+    ]
     for hint in hints:  # argmax picks 'bay' in one, 'mind' in the other: the same words
         assert "cannot tell the expected 'mind' from 'bay'" in hint and "tie, " in hint
         assert "your top guess" not in hint and "prefers" not in hint and "sharpness" not in hint
@@ -89,7 +95,9 @@ def test_10_a_readout_wrong_through_the_attention_shows_the_heatmap_and_names_W_
     assert "its values are not the cause" in hint and "Look at W_Q and W_K of head 1.0" in hint
     assert "leaks" in hint and "W_O and W_V" not in hint
     text = report(t)
-    assert "attention of head 1.0 (rows: queries, columns: keys, * = a key whose value the expected vector needs)" in text
+    assert (
+        "attention of head 1.0 (rows: queries, columns: keys, * = a key whose value the expected vector needs)" in text
+    )
 
 
 def test_13_a_readout_wrong_through_the_attention_shows_the_heatmap():
@@ -122,8 +130,9 @@ def test_18_values_that_no_mix_can_reach_still_blame_W_V():
 
 
 # --- 3. next-token reports for the model at hand --------------------------------------------------------------
-@pytest.mark.parametrize("stem, name", [("11_copying_head", "W_O rows out:x ↔ out:y"),
-                                        ("12_successor_head", "W_O rows out:x ↔ out:y")])
+@pytest.mark.parametrize(
+    "stem, name", [("11_copying_head", "W_O rows out:x ↔ out:y"), ("12_successor_head", "W_O rows out:x ↔ out:y")]
+)
 def test_copying_and_successor_heads_are_not_told_about_induction_or_W_Q(stem, name):
     t = failed(mutant(stem, name), "(b)")
     hint = hint_of(t.failure.explanation)
@@ -166,11 +175,14 @@ def test_07_a_wrong_reader_is_not_blamed_on_the_writer(name):
 def test_08_a_key_reading_a_direction_nothing_writes_is_told_so_not_blamed_on_bos_alone():
     """W_K's prev:z column moved to out:a, which no part before layer 1 can write: nothing favours the target, and
     the hint says which direction is dead and both ways out (this head alone reads it: the reader may be wrong)."""
-    hint = " ".join(hint_of(failed(mutant("08_induction_repeated", "W_K columns prev:z ↔ out:a")).failure
-                            .explanation).split())
-    assert ("W_K also reads out:a, which nothing before layer 1 writes, whatever the input (head 0.0 writes nothing "
-            "there), so no key differs there: either W_K should read what is written, or W_V and W_O (a given) of "
-            "head 0.0 should write out:a") in hint, hint
+    hint = " ".join(
+        hint_of(failed(mutant("08_induction_repeated", "W_K columns prev:z ↔ out:a")).failure.explanation).split()
+    )
+    assert (
+        "W_K also reads out:a, which nothing before layer 1 writes, whatever the input (head 0.0 writes nothing "
+        "there), so no key differs there: either W_K should read what is written, or W_V and W_O (a given) of "
+        "head 0.0 should write out:a"
+    ) in hint, hint
 
 
 # --- 5. only matrices the puzzle has -------------------------------------------------------------------------------
@@ -182,8 +194,11 @@ def test_a_row_mismatch_of_W_Q_and_W_K_names_both_in_the_answers_own_names():
 
 
 def test_19_mlp_hints_use_the_answers_names_for_W_in_and_W_out():
-    hint = hint_of(only_failure(check_with("19_balanced_parens", W_in0=[[0, 0, 0, -5, 0, 0, 0], [0, 0, -1, -5, 0, 0, 0]])
-                        ).failure.explanation)
+    hint = hint_of(
+        only_failure(
+            check_with("19_balanced_parens", W_in0=[[0, 0, 0, -5, 0, 0, 0], [0, 0, -1, -5, 0, 0, 0]])
+        ).failure.explanation
+    )
     assert "Look at W_in0" in hint and "W_out0" in hint and "W_in " not in hint
 
 
@@ -220,4 +235,4 @@ def test_watch_shows_the_earliest_failure_in_the_circuit_first_and_in_full():
     text = to_text(compact(result), width=200)
     detail = text.index("✗ (b)")
     assert text.index("copying score") > detail and text.index("✗ (a)") > text.index("yours:")  # (b) in full, first
-    assert "found by" not in text[text.index("✗ (a)"):]  # (a) only as a header line
+    assert "found by" not in text[text.index("✗ (a)") :]  # (a) only as a header line

@@ -6,8 +6,15 @@ from helpers import check_with, hint_of, only_failure, solution, summary_of
 
 from circuits.display.report import target_report
 
-STEMS = ["09_duplicate_token", "10_seen_before", "11_copying_head", "12_successor_head",
-         "13_copy_suppression", "14_skip_trigram", "15_q_composition"]
+STEMS = [
+    "09_duplicate_token",
+    "10_seen_before",
+    "11_copying_head",
+    "12_successor_head",
+    "13_copy_suppression",
+    "14_skip_trigram",
+    "15_q_composition",
+]
 
 
 def report_text(target) -> str:
@@ -74,7 +81,9 @@ def test_11_writing_each_token_at_its_neighbours_corner_is_not_copying():
     text = report_text(structure)
     assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 0.309 (needs ≥ 0.9)" in text
     assert "(wrong: a → e, b → a, c → b, d → c …)" in text
-    assert behaviour.failure.tokens == ["a", "a"] and "log-prob -6.912 < -0.1" in summary_of(behaviour.failure.explanation)
+    assert behaviour.failure.tokens == ["a", "a"] and "log-prob -6.912 < -0.1" in summary_of(
+        behaviour.failure.explanation
+    )
 
 
 def test_11_too_small_a_gamma_copies_but_not_surely():
@@ -100,8 +109,8 @@ def test_11_the_copying_score_of_known_matrices():
 
 def test_ov_circuit_needs_an_unembedding():
     from circuits import Head, Model, Vocab
-    from circuits.errors import CircuitError
     from circuits.checking.targets_ov import full_ov
+    from circuits.errors import CircuitError
 
     model = Model(Vocab.chars_of("ab"), np.eye(2), layers=[[Head(W_V=np.eye(2), W_O=np.eye(2), pattern="self")]])
     with pytest.raises(CircuitError, match="has no W_U, so head 0.0 has no full OV circuit"):
@@ -115,12 +124,15 @@ def test_ov_circuit_target_on_a_tiny_model():
     from circuits.display.findings import words
 
     swap = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1]])  # a ↔ b, c stays
-    model = Model(Vocab.chars_of("abc"), np.eye(3), W_U=np.eye(3),
-                  layers=[[Head(W_V=np.eye(3), W_O=swap, pattern="self")]])
-    rows = OVCircuit("t", min_score=-0.5, max_score=0.5, raises=lambda t: {"a": "b", "b": "a"}.get(t, t)).run(None, model)
+    model = Model(
+        Vocab.chars_of("abc"), np.eye(3), W_U=np.eye(3), layers=[[Head(W_V=np.eye(3), W_O=swap, pattern="self")]]
+    )
+    rows = OVCircuit("t", min_score=-0.5, max_score=0.5, raises=lambda t: {"a": "b", "b": "a"}.get(t, t)).run(
+        None, model
+    )
     assert [ok for *_, ok in rows] == [True, True]  # eigenvalues 1, 1, −1: score 1/3
     assert words(rows[0][0]) == "head 0.0's copying score Σλ/Σ|λ| of W_U W_OV W_E is 0.333 (needs ≥ −0.5 and ≤ 0.5)"
-    (what, yours, _, ok), = OVCircuit("t", raises=lambda t: t, tokens=("a", "c")).run(None, model)
+    ((what, yours, _, ok),) = OVCircuit("t", raises=lambda t: t, tokens=("a", "c")).run(None, model)
     assert not ok and "(wrong: a → (tie))" in words(what) and yours.shape == (1, 2)  # b is not among the outputs
 
 
@@ -157,8 +169,10 @@ def test_13_a_positive_head_copies_instead_of_suppressing():
     W_O = -np.array(solution("13_copy_suppression").answer.W_O.values, dtype=object)
     behaviour, structure, _ = check_with("13_copy_suppression", W_O=W_O).targets
     assert behaviour.failure.tokens == ["c", "b"]
-    assert "at position 2 'b' the expected residual pred:a, pred:b, pred:c, pred:d, pred:e is [0, 0, 0, 0, 0], " \
-           "yours is [0, 0, 2, 0, 0]" in report_text(behaviour)
+    assert (
+        "at position 2 'b' the expected residual pred:a, pred:b, pred:c, pred:d, pred:e is [0, 0, 0, 0, 0], "
+        "yours is [0, 0, 2, 0, 0]" in report_text(behaviour)
+    )
     assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 1.000 (needs ≤ −0.9)" in report_text(structure)
 
 

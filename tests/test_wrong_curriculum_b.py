@@ -74,7 +74,9 @@ def test_17_keys_without_a_threshold_fire_on_half_a_name():
 
 def test_17_a_threshold_of_two_forgets_every_fact():
     f = only_failure(check_with("17_kv_memory", W_in=_kv_answer(-2))).failure
-    assert len(f.tokens) == 2 and "after the ReLU [0, 0, 0, 0]" in hint_of(f.explanation)  # a whole fact, and no unit fires
+    assert len(f.tokens) == 2 and "after the ReLU [0, 0, 0, 0]" in hint_of(
+        f.explanation
+    )  # a whole fact, and no unit fires
 
 
 def test_17_one_unit_per_city_mixes_up_the_london_names():
@@ -194,7 +196,9 @@ def test_21_a_name_mover_without_s_inhibition_splits_over_the_names():
     assert [t.status for t in result.targets] == ["passed", "passed", "failed", "failed", "passed", "failed"]
     mover = result.targets[2].failure
     assert mover.tokens == ["Ann", "and", "Bob", "Ann", "gave", "to"]
-    assert "puts only 0.333 there" in summary_of(mover.explanation) and "indistinguishable keys" in hint_of(mover.explanation)
+    assert "puts only 0.333 there" in summary_of(mover.explanation) and "indistinguishable keys" in hint_of(
+        mover.explanation
+    )
     assert "log-prob -3.377" in summary_of(result.targets[3].failure.explanation)
 
 
@@ -207,7 +211,9 @@ def test_21_inhibiting_the_wrong_way_round_picks_the_subject():
     f = check_with("21_ioi_mini", W_Q2=W_Q2).targets[2].failure
     assert f.tokens == ["Ann", "and", "Bob", "Ann", "gave", "to"]
     assert "its largest weight, 0.500, is on key 1 'Ann'" in summary_of(f.explanation)  # the subject, twice
-    assert "key 1 scores 60 against 20 for the target key 3" in hint_of(f.explanation) and "W_Q2 and W_K2" in hint_of(f.explanation)
+    assert "key 1 scores 60 against 20 for the target key 3" in hint_of(f.explanation) and "W_Q2 and W_K2" in hint_of(
+        f.explanation
+    )
 
 
 def test_21_the_template_is_checked_whole():
@@ -216,8 +222,9 @@ def test_21_the_template_is_checked_whole():
     sentences = family.extremes(6, 11)
     assert len(sentences) == len({tuple(s) for s in sentences}) == 504  # 12 pairs × 2 orders × 21 filler placings
     assert all(s.count(attempt.puzzle.targets[3].spec(s)[-1]) == 1 for s in sentences)  # the IO, never S
-    assert {s.index("gave") - 1 - max(i for i, t in enumerate(s) if t != "then" and i < s.index("gave"))
-            for s in sentences} == set(range(6))  # S2 stands 0–5 fillers before "gave"
+    assert {
+        s.index("gave") - 1 - max(i for i, t in enumerate(s) if t != "then" and i < s.index("gave")) for s in sentences
+    } == set(range(6))  # S2 stands 0–5 fillers before "gave"
 
 
 # --- the worked examples say what the model does ---------------------------------------------------------------

@@ -6,7 +6,6 @@ import numpy as np
 from helpers import ROOT, check_with, hint_of, only_failure, solution, summary_of
 from test_wrong_induction import failing
 
-from circuits.checking.checker import evaluate
 from circuits.cli import main
 
 
@@ -37,7 +36,9 @@ def test_06_beta_too_large_blames_the_position_weight_and_later_parts_point_back
     assert "rotation" not in hint_of(d)
     for label, t in failed.items():
         if label.startswith(("(e)", "(f)")) and t.kind == "behaviour":
-            assert "This may follow from the failure of part (d), earlier in the circuit" in hint_of(t.failure.explanation)
+            assert "This may follow from the failure of part (d), earlier in the circuit" in hint_of(
+                t.failure.explanation
+            )
 
 
 def test_06_pointer_failing_only_because_the_copy_is_wrong_points_at_e():
@@ -80,8 +81,11 @@ def test_05_a_head_that_writes_the_wrong_value_is_told_so():
 
 
 def test_01_to_03_hints_never_name_a_W_O_the_puzzle_does_not_have():
-    for stem, answer in (("01_consonants", {"W_V": [[0, 1], [1, 0]]}), ("02_first_consonant", {"W_V": [[1, 0, 0], [0, 0, 0]]}),
-                         ("03_uniform", {"W_V": [[0, 1]]})):
+    for stem, answer in (
+        ("01_consonants", {"W_V": [[0, 1], [1, 0]]}),
+        ("02_first_consonant", {"W_V": [[1, 0, 0], [0, 0, 0]]}),
+        ("03_uniform", {"W_V": [[0, 1]]}),
+    ):
         hint = hint_of(only_failure(check_with(stem, **answer)).failure.explanation)
         assert "look at W_V" in hint and "W_O" not in hint, hint
 
@@ -92,7 +96,9 @@ def test_not_sharp_enough_says_by_how_much_and_that_factor_is_enough():
     failed = failing("07_induction_k_composition", params={"s": 2})
     f = next(t for label, t in failed.items() if label.startswith("head 0.0"))
     said = hint_of(f.failure.explanation)
-    factor = float(re.search(r"the scores need ×([\d.]+) \(raise your sharpness symbol s by that much\)", said).group(1))
+    factor = float(
+        re.search(r"the scores need ×([\d.]+) \(raise your sharpness symbol s by that much\)", said).group(1)
+    )
     assert 1 < factor < 4, said
     assert "every length up to" in said
     for s, passes in ((2 * factor, True), (2 * factor * 0.95, False)):  # the factor holds every target, its own

@@ -72,7 +72,9 @@ def test_06_a_missing_minus_on_beta_attends_to_itself():
     failed = failing("06_induction_pointer", W_Q_d=plus_beta)
     f = the(failed, "(d)")
     assert f.tokens in (["a", "a"], ["b", "b"], ["c", "c"], ["d", "d"])  # the shortest input with a copy
-    assert "wrong position" in hint_of(f.explanation) and "signs and sizes of W_Q_d's and W_K_d's entries" in hint_of(f.explanation)
+    assert "wrong position" in hint_of(f.explanation) and "signs and sizes of W_Q_d's and W_K_d's entries" in hint_of(
+        f.explanation
+    )
     assert "rotation" not in hint_of(f.explanation)  # (d) weighs the position, it does not rotate it
     assert "(f)" in " ".join(label[:3] for label in failed)  # the pointer built on it fails too
 
@@ -81,7 +83,9 @@ def test_06_too_small_a_sharpness_says_sharpen():
     failed = failing("06_induction_pointer", params={"s": 3, "β": 0.33})
     f = the(failed, "(d)")
     assert len(f.tokens) <= 4
-    assert "sharpen" in hint_of(f.explanation) and "raise your sharpness symbol s by that much" in hint_of(f.explanation)
+    assert "sharpen" in hint_of(f.explanation) and "raise your sharpness symbol s by that much" in hint_of(
+        f.explanation
+    )
 
 
 def test_06_copying_sin_into_the_cos_slot_points_at_W_V():
@@ -137,7 +141,9 @@ def test_07_writing_the_previous_token_where_head_2_does_not_read_fails_the_indu
 def test_07_too_small_a_sharpness_says_sharpen():
     failed = failing("07_induction_k_composition", params={"s": 2})
     f = the(failed, "head 0.0")
-    assert "sharpen" in hint_of(f.explanation) and "raise your sharpness symbol s by that much" in hint_of(f.explanation)
+    assert "sharpen" in hint_of(f.explanation) and "raise your sharpness symbol s by that much" in hint_of(
+        f.explanation
+    )
 
 
 # --- 08 induction on a repeated random sequence -------------------------------------------------------------
@@ -183,6 +189,7 @@ def test_08_too_small_an_attention_sharpness_fails_the_second_half():
 @pytest.mark.parametrize("gamma", [10, 12, 30])
 def test_08_a_bos_key_scored_like_a_match_fails_whatever_the_logit_scale(gamma):
     """BOS must score half-way: scored like a match it ties with the copy, and a large γ hid that from the log-probs."""
+
     def bos_like_a_match(W):
         for t in LETTERS:
             W[26, f"tok:{t}"] = W[0, "tok:a"]  # s, not s/2
@@ -194,5 +201,7 @@ def test_08_a_bos_key_scored_like_a_match_fails_whatever_the_logit_scale(gamma):
     assert "indistinguishable keys" in hint_of(f.explanation) and "W_Q and W_K" in hint_of(f.explanation)
     assert "0.500" in summary_of(f.explanation)
     for label, t in failed.items():  # no hint may suggest the larger scale that hid the mistake at γ = 30
-        assert label.startswith("head") or ("The attention is the cause: head 1.0" in hint_of(t.failure.explanation)
-                                            and "sharpness" not in hint_of(t.failure.explanation))
+        assert label.startswith("head") or (
+            "The attention is the cause: head 1.0" in hint_of(t.failure.explanation)
+            and "sharpness" not in hint_of(t.failure.explanation)
+        )

@@ -7,8 +7,17 @@ that is not there, and importlib.util.find_spec answers None."""
 import importlib.machinery
 import sys
 
-HIDDEN = {"torch", "transformers", "safetensors", "transformer_lens", "nbclient", "nbformat", "ipykernel", "dask",
-          "distributed"}
+HIDDEN = {
+    "torch",
+    "transformers",
+    "safetensors",
+    "transformer_lens",
+    "nbclient",
+    "nbformat",
+    "ipykernel",
+    "dask",
+    "distributed",
+}
 
 
 class _WithoutExtras(importlib.machinery.PathFinder):

@@ -142,7 +142,7 @@ class Composition:
 
     @property
     def verdict(self) -> str:
-        """"above", "near" or "below" random: beyond 3 standard deviations either way, or within them."""
+        """ "above", "near" or "below" random: beyond 3 standard deviations either way, or within them."""
         return "above" if self.z > 3 else ("below" if self.z < -3 else "near")
 
     def to_dict(self) -> dict:
@@ -157,8 +157,9 @@ def composition_score(W_A: FactoredMatrix, W_B: FactoredMatrix) -> float:
 
 @functools.lru_cache(maxsize=None)
 @single_blas_thread
-def random_baseline(d_model: int, rank_a: int, rank_b: int, n_samples: int = BASELINE_SAMPLES,
-                    seed: int = BASELINE_SEED) -> tuple[float, float]:
+def random_baseline(
+    d_model: int, rank_a: int, rank_b: int, n_samples: int = BASELINE_SAMPLES, seed: int = BASELINE_SEED
+) -> tuple[float, float]:
     """Mean and standard deviation of the composition score of random Gaussian d_model × d_model
     matrices of ranks `rank_a` and `rank_b` (fixed seed: the same numbers every run)."""
     rng = np.random.default_rng([seed, d_model, rank_a, rank_b])
@@ -215,7 +216,7 @@ def composition_scores(model: Model, n_samples: int = BASELINE_SAMPLES) -> list[
                 if not denom > 0:
                     continue
                 R1 = reads[kind][0]
-                product = R1 @ middle[rows[i]:rows[i + 1], cols[e]:cols[e + 1]] @ ce.v.T
+                product = R1 @ middle[rows[i] : rows[i + 1], cols[e] : cols[e + 1]] @ ce.v.T
                 score = float(np.linalg.norm(product) / denom)
                 rank_a = c.rank_qk if kind in "QK" else c.rank_ov
                 mean, std = random_baseline(model.d_model, max(rank_a, 1), max(ce.rank_ov, 1), n_samples)
@@ -248,8 +249,10 @@ def _norm_and_rank(core: np.ndarray, d_model: int) -> tuple[float, int]:
 
 # --- virtual heads -----------------------------------------------------------------------------
 VIRTUAL = "virtual"  # the kind of a virtual-head strength in a list of compositions
-VIRTUAL_MEANING = ("virtual: σ_max(W_OV^later W_OV^earlier) / (σ_max(W_OV^later) σ_max(W_OV^earlier));\n"
-                   "1 when some direction passes through both heads in full")
+VIRTUAL_MEANING = (
+    "virtual: σ_max(W_OV^later W_OV^earlier) / (σ_max(W_OV^later) σ_max(W_OV^earlier));\n"
+    "1 when some direction passes through both heads in full"
+)
 
 
 def virtual_strength(W_later: FactoredMatrix, W_earlier: FactoredMatrix) -> float:
@@ -266,13 +269,18 @@ def virtual_strength(W_later: FactoredMatrix, W_earlier: FactoredMatrix) -> floa
 
 @functools.lru_cache(maxsize=None)
 @single_blas_thread
-def random_virtual_baseline(d_model: int, rank_a: int, rank_b: int, n_samples: int = BASELINE_SAMPLES,
-                            seed: int = BASELINE_SEED) -> tuple[float, float]:
+def random_virtual_baseline(
+    d_model: int, rank_a: int, rank_b: int, n_samples: int = BASELINE_SAMPLES, seed: int = BASELINE_SEED
+) -> tuple[float, float]:
     """Mean and standard deviation of `virtual_strength` for random Gaussian matrices of these ranks."""
     rng = np.random.default_rng([seed, d_model, rank_a, rank_b, 1])
-    values = [virtual_strength(FactoredMatrix(rng.normal(size=(d_model, rank_a)), rng.normal(size=(rank_a, d_model))),
-                               FactoredMatrix(rng.normal(size=(d_model, rank_b)), rng.normal(size=(rank_b, d_model))))
-              for _ in range(n_samples)]
+    values = [
+        virtual_strength(
+            FactoredMatrix(rng.normal(size=(d_model, rank_a)), rng.normal(size=(rank_a, d_model))),
+            FactoredMatrix(rng.normal(size=(d_model, rank_b)), rng.normal(size=(rank_b, d_model))),
+        )
+        for _ in range(n_samples)
+    ]
     return float(np.mean(values)), float(np.std(values))
 
 

@@ -22,7 +22,9 @@ class FactoredMatrix:
         if A.ndim != 2 or B.ndim != 2:
             raise CircuitError(f"{name} needs two 2-D factors; got shapes {A.shape} and {B.shape}")
         if A.shape[1] != B.shape[0]:
-            raise CircuitError(f"{name}: A has shape {A.shape} but B has shape {B.shape}; A's columns must equal B's rows")
+            raise CircuitError(
+                f"{name}: A has shape {A.shape} but B has shape {B.shape}; A's columns must equal B's rows"
+            )
         self.A, self.B = A, B  # [m, r], [r, n]
 
     # --- shape ---------------------------------------------------------------------------
@@ -72,14 +74,18 @@ class FactoredMatrix:
     def __rmatmul__(self, other):
         other = np.asarray(other, dtype=np.float64)
         if other.shape[-1] != self.shape[0]:
-            raise CircuitError(f"cannot multiply shape {other.shape} by a {self.shape[0]} × {self.shape[1]} factored matrix")
+            raise CircuitError(
+                f"cannot multiply shape {other.shape} by a {self.shape[0]} × {self.shape[1]} factored matrix"
+            )
         if other.ndim == 1:
             return (other @ self.A) @ self.B  # [n]
         return FactoredMatrix(other @ self.A, self.B)
 
     def _inner(self, rows: int) -> None:
         if rows != self.shape[1]:
-            raise CircuitError(f"cannot multiply a {self.shape[0]} × {self.shape[1]} factored matrix by one with {rows} rows")
+            raise CircuitError(
+                f"cannot multiply a {self.shape[0]} × {self.shape[1]} factored matrix by one with {rows} rows"
+            )
 
     def __add__(self, other: "FactoredMatrix") -> "FactoredMatrix":
         """A1 B1 + A2 B2 = [A1 A2] [B1; B2]: the sum stays factored, inner dimensions add."""

@@ -35,8 +35,10 @@ def path_decomposition(trace) -> dict[str, np.ndarray]:
     model = trace.model
     check_attention_only(model)
     if trace.embed is None or any(layer.pattern is None and layer.heads for layer in trace.layers):
-        raise CircuitError("the path decomposition needs the embedding and every attention pattern, which this trace "
-                           "does not hold: run the model with keep=(\"embed\", \"pattern\") or keep=\"all\"")
+        raise CircuitError(
+            "the path decomposition needs the embedding and every attention pattern, which this trace "
+            'does not hold: run the model with keep=("embed", "pattern") or keep="all"'
+        )
     terms = {"direct": trace.resid(-1)}  # [b, T, d_model]
     for l, block in enumerate(model.blocks):
         new = {}

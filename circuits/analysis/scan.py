@@ -62,12 +62,16 @@ class ScanResult:
         return self.ranked[behaviour]
 
     def to_dict(self) -> dict:
-        return {"threshold": self.threshold, "inputs": {"batch": self.inputs[0], "seq": self.inputs[1]},
-                "behaviours": {b: [asdict(s) for s in scores] for b, scores in self.ranked.items()}}
+        return {
+            "threshold": self.threshold,
+            "inputs": {"batch": self.inputs[0], "seq": self.inputs[1]},
+            "behaviours": {b: [asdict(s) for s in scores] for b, scores in self.ranked.items()},
+        }
 
 
-def repeated_inputs(model: Model, seq_len: int = 20, batch: int = 4, seed: int = 0,
-                    bos_id: int | None = None) -> np.ndarray:  # -> [batch, (1 +) 2·seq_len]
+def repeated_inputs(
+    model: Model, seq_len: int = 20, batch: int = 4, seed: int = 0, bos_id: int | None = None
+) -> np.ndarray:  # -> [batch, (1 +) 2·seq_len]
     """Random tokens repeated once, BOS in front if the vocabulary has one: every behaviour has targets here.
 
     Each half draws distinct tokens when the vocabulary has enough, so no target is ambiguous.
@@ -79,8 +83,10 @@ def repeated_inputs(model: Model, seq_len: int = 20, batch: int = 4, seed: int =
         raise CircuitError(f"seq_len and batch must be at least 1; got seq_len={seq_len}, batch={batch}")
     T = 2 * seq_len + (bos_id is not None)
     if model.n_ctx is not None and T > model.n_ctx:
-        raise CircuitError(f"a repeated sequence of seq_len {seq_len} has {T} tokens but n_ctx is {model.n_ctx}; "
-                           f"use seq_len ≤ {(model.n_ctx - (bos_id is not None)) // 2}")
+        raise CircuitError(
+            f"a repeated sequence of seq_len {seq_len} has {T} tokens but n_ctx is {model.n_ctx}; "
+            f"use seq_len ≤ {(model.n_ctx - (bos_id is not None)) // 2}"
+        )
     rng = np.random.default_rng(seed)
     # Distinct tokens within a half (when the vocabulary allows) give every target one right answer.
     distinct = seq_len <= len(choices)
@@ -110,8 +116,14 @@ def head_scores(pattern: np.ndarray, targets: np.ndarray, valid: np.ndarray) -> 
     return np.nansum(mass, axis=(0, 2)) / rows, rows  # [h]
 
 
-def scan(model: Model, ids: np.ndarray | None = None, behaviours: Sequence[str] = DEFAULT_BEHAVIOURS,
-         threshold: float = DEFAULT_THRESHOLD, valid: np.ndarray | None = None, **inputs) -> ScanResult:
+def scan(
+    model: Model,
+    ids: np.ndarray | None = None,
+    behaviours: Sequence[str] = DEFAULT_BEHAVIOURS,
+    threshold: float = DEFAULT_THRESHOLD,
+    valid: np.ndarray | None = None,
+    **inputs,
+) -> ScanResult:
     """Score every head of `model` for each behaviour on token ids [b, T] (default: `repeated_inputs(model, **inputs)`)."""
     if isinstance(behaviours, str):
         behaviours = (behaviours,)
@@ -134,8 +146,9 @@ def scan(model: Model, ids: np.ndarray | None = None, behaviours: Sequence[str] 
                 continue
             per_head, rows = head_scores(layer.pattern, targets, valid)  # [h]
             if rows == 0:
-                raise CircuitError(f"no query row of these inputs has a {b} target; scan a repeated sequence "
-                                   "(scan(model) makes one)")
+                raise CircuitError(
+                    f"no query row of these inputs has a {b} target; scan a repeated sequence (scan(model) makes one)"
+                )
             scores += [HeadScore(b, l, h, float(s), rows) for h, s in enumerate(per_head)]
         ranked[b] = sorted(scores, key=lambda s: (-s.score, s.layer, s.head))
     return ScanResult(ranked, float(threshold), tuple(ids.shape))

@@ -70,14 +70,24 @@ def _head_summary(model: Model, h: HeadWeights, trace, max_table: int) -> dict:
     small = model.d_model <= max_table
     qk, ov = qk_circuit(h), ov_circuit(h)
     out = {
-        "name": head_name(h), "layer": h.layer, "index": h.index, "scale": h.scale, "mask": h.mask,
+        "name": head_name(h),
+        "layer": h.layer,
+        "index": h.index,
+        "scale": h.scale,
+        "mask": h.mask,
         "fixed_pattern": None if h.pattern is None else (h.pattern if isinstance(h.pattern, str) else "custom"),
-        "patterns": [trace.pattern(h.layer, h.index)[n][: len(trace.tokens(n)), : len(trace.tokens(n))]
-                     for n in range(trace.batch)],
+        "patterns": [
+            trace.pattern(h.layer, h.index)[n][: len(trace.tokens(n)), : len(trace.tokens(n))]
+            for n in range(trace.batch)
+        ],
         "qk": _circuit_summary(qk, labels, small) if has_qk(h) else None,
         "ov": {**_circuit_summary(ov, labels, small), "eigenvalues": _complex(ov.eigenvalues())},
-        "token_table": None, "position_table": None, "position_offset": None,
-        "full_ov": None, "copying_score": None, "exact": None,
+        "token_table": None,
+        "position_table": None,
+        "position_offset": None,
+        "full_ov": None,
+        "copying_score": None,
+        "exact": None,
         "writes": h.source.W_O is not None,  # without W_O the head's result z is read directly, not written
         "W_V": None,
     }
@@ -99,15 +109,21 @@ def _head_summary(model: Model, h: HeadWeights, trace, max_table: int) -> dict:
             out["copying_score"] = copying_score(model, h)
     if small and is_exact(h):
         values = [f"v:{i}" for i in range(h.W_V.shape[0])]
-        out["exact"] = {"W_QK": _exact_table(h.exact("W_QK"), labels, labels) if has_qk(h) else None,
-                        "W_OV": _exact_table(h.exact("W_OV"), labels, labels),
-                        "W_V": None if out["writes"] else _exact_table(h.exact("W_V"), values, labels)}
+        out["exact"] = {
+            "W_QK": _exact_table(h.exact("W_QK"), labels, labels) if has_qk(h) else None,
+            "W_OV": _exact_table(h.exact("W_OV"), labels, labels),
+            "W_V": None if out["writes"] else _exact_table(h.exact("W_V"), values, labels),
+        }
     return out
 
 
 def _circuit_summary(m: FactoredMatrix, labels: list[str], dense: bool) -> dict:
-    return {"rank": m.rank(), "norm": m.norm(), "singular_values": m.S,
-            "matrix": _table(m.AB, labels, labels) if dense else None}
+    return {
+        "rank": m.rank(),
+        "norm": m.norm(),
+        "singular_values": m.S,
+        "matrix": _table(m.AB, labels, labels) if dense else None,
+    }
 
 
 def _virtual_summaries(model: Model, max_table: int) -> list[dict]:
@@ -121,8 +137,14 @@ def _virtual_summaries(model: Model, max_table: int) -> list[dict]:
             m = virtual_ov(model, h1, h2)
             if m.norm() == 0:
                 continue
-            item = {"earlier": head_name(h1), "later": head_name(h2), "rank": m.rank(), "norm": m.norm(),
-                    "matrix": _table(m.AB, labels, labels) if model.d_model <= max_table else None, "exact": None}
+            item = {
+                "earlier": head_name(h1),
+                "later": head_name(h2),
+                "rank": m.rank(),
+                "norm": m.norm(),
+                "matrix": _table(m.AB, labels, labels) if model.d_model <= max_table else None,
+                "exact": None,
+            }
             if model.d_model <= max_table and is_exact(h1) and is_exact(h2):
                 item["exact"] = _exact_table(exact_virtual_ov(model, h1, h2), labels, labels)
             out.append(item)
@@ -140,8 +162,10 @@ def _path_summary(trace) -> dict | None:
         return None
     valid = trace.valid[..., None]  # [b, T, 1]
     n = max(int(valid.sum()) * (trace.logits.shape[-1] if trace.logits is not None else trace.model.d_model), 1)
-    return {name: float(np.sqrt(np.sum(np.where(valid, part, 0.0) ** 2) / n))
-            for name, part in path_decomposition(trace).items()}
+    return {
+        name: float(np.sqrt(np.sum(np.where(valid, part, 0.0) ** 2) / n))
+        for name, part in path_decomposition(trace).items()
+    }
 
 
 def _out_labels(model: Model) -> list[str]:
@@ -157,8 +181,11 @@ def _exact_table(M, rows: Sequence[str], cols: Sequence[str]) -> dict:
     """The non-zero rows and columns of a sympy Matrix, entries as exact strings."""
     keep_r = [i for i in range(M.rows) if any(x != 0 for x in M.row(i))]
     keep_c = [j for j in range(M.cols) if any(x != 0 for x in M.col(j))]
-    return {"rows": [rows[i] for i in keep_r], "cols": [cols[j] for j in keep_c],
-            "values": [[str(M[i, j]) for j in keep_c] for i in keep_r]}
+    return {
+        "rows": [rows[i] for i in keep_r],
+        "cols": [cols[j] for j in keep_c],
+        "values": [[str(M[i, j]) for j in keep_c] for i in keep_r],
+    }
 
 
 def _complex(lam: np.ndarray) -> list[list[float]]:

@@ -36,15 +36,29 @@ def _matched(attempt, slots: dict) -> dict:
 
 def head_matrices(attempt, model) -> dict[tuple[int, int, str], str]:
     """(layer, head, role) → the answer's name for it."""
-    return _matched(attempt, {(l, h, role): getattr(model.head(l, h), role) for l in range(model.n_layers)
-                              for h in range(model.n_heads(l)) for role in ROLES
-                              if getattr(model.head(l, h), role, None) is not None})
+    return _matched(
+        attempt,
+        {
+            (l, h, role): getattr(model.head(l, h), role)
+            for l in range(model.n_layers)
+            for h in range(model.n_heads(l))
+            for role in ROLES
+            if getattr(model.head(l, h), role, None) is not None
+        },
+    )
 
 
 def mlp_matrices(attempt, model) -> dict[tuple[int, str], str]:
     """(layer, "W_in" | "W_out") → the answer's name for it, matched by value as for heads."""
-    return _matched(attempt, {(l, role): getattr(block.mlp, role) for l, block in enumerate(model.blocks)
-                              if block.mlp is not None for role in ("W_in", "W_out")})
+    return _matched(
+        attempt,
+        {
+            (l, role): getattr(block.mlp, role)
+            for l, block in enumerate(model.blocks)
+            if block.mlp is not None
+            for role in ("W_in", "W_out")
+        },
+    )
 
 
 def _symbols(value) -> set[str]:
@@ -61,7 +75,7 @@ def _symbols(value) -> set[str]:
 
 
 def sharpness_words(attempt, heads: dict) -> dict[str, list[str]]:
-    """"of the attention" / "of the prediction" → the puzzle's sharpness symbols (or matrices) that set each."""
+    """ "of the attention" / "of the prediction" → the puzzle's sharpness symbols (or matrices) that set each."""
     declared = [str(s) for s in attempt.puzzle.sharpness]
     qk = {name for (l, h, role), name in heads.items() if role in ("W_Q", "W_K")}
     answer = attempt.answer
@@ -88,5 +102,6 @@ class PuzzleTerms:
 def puzzle_terms(attempt, model) -> PuzzleTerms:
     """The names display/explanations.py puts in a hint, for this answer to this puzzle."""
     heads = head_matrices(attempt, model)
-    return PuzzleTerms(heads, mlp_matrices(attempt, model), frozenset(attempt.puzzle.answer),
-                       sharpness_words(attempt, heads))
+    return PuzzleTerms(
+        heads, mlp_matrices(attempt, model), frozenset(attempt.puzzle.answer), sharpness_words(attempt, heads)
+    )

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking.loader import Attempt
-from circuits.io import paths
 from circuits.checking.mutants import split_name  # noqa: F401  (part of audit's API)
 from circuits.checking.plan import Plan
 from circuits.errors import CircuitError
+from circuits.io import paths
 
 CLOSEST_RANDOM = 2000  # random inputs searched for a survivor's closest call, besides the examples and small inputs
 
@@ -20,6 +20,7 @@ CLOSEST_RANDOM = 2000  # random inputs searched for a survivor's closest call, b
 @dataclass(frozen=True)
 class Closest:
     """Where a passing answer came nearest to failing: the target, the input, its metric's value and the bound."""
+
     label: str
     tokens: tuple[str, ...]
     metric: str
@@ -40,6 +41,7 @@ class Survivor:
 @dataclass
 class AuthorAudit:
     """An audit's facts; display.words.audit_lines words them, display.json.audit_json gives them as JSON."""
+
     path: str
     result: object  # mutants.Audit
     survivors: list[Survivor] = field(default_factory=list)
@@ -81,8 +83,10 @@ def reference(path) -> Attempt:
     twin = reference_for(path)
     if twin is not None and twin.is_file():
         return load(twin)
-    raise CircuitError(f"{paths.shown(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "
-                       f"solutions/{Path(path).name} beside it: audit the reference solution")
+    raise CircuitError(
+        f"{paths.shown(Path(path))} still has {', '.join(attempt.missing)} to fill in, and there is no "
+        f"solutions/{Path(path).name} beside it: audit the reference solution"
+    )
 
 
 def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
@@ -97,8 +101,9 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     if result.status != "solved":
         bad = next((t for t in result.targets if t.status in ("failed", "error")), None)
         why = (str(bad.error) if bad.error is not None else f"fails: {bad.label}") if bad is not None else result.status
-        raise CircuitError(f"{shown}: the reference solution does not pass its own check ({why}); "
-                           f"run `circuits check {shown}` first")
+        raise CircuitError(
+            f"{shown}: the reference solution does not pass its own check ({why}); run `circuits check {shown}` first"
+        )
     allowed = allowed_for(attempt)
     budget = limits.seconds("audit")
     start = time.perf_counter()
@@ -106,8 +111,11 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     by_name = _answers(attempt)
     # every mutant and probe the answer has, run or not (sampled, or out of time): an entry matching none is a typo
     unmatched = [p for p, _ in allowed if not any(matches(n, p) for n in by_name)]
-    stale = [p for p, _ in allowed if p not in unmatched and not any(matches(n, p) for n, _ in r.allowed)] \
-        if r.complete and not r.sampled else []
+    stale = (
+        [p for p, _ in allowed if p not in unmatched and not any(matches(n, p) for n, _ in r.allowed)]
+        if r.complete and not r.sampled
+        else []
+    )
     tried = [(t.label, t.interventions) for t in result.targets if t.interventions is not None]
     out = AuthorAudit(shown, r, stale=stale, unmatched=unmatched, mechanisms=tried)
     plan = Plan.of(attempt.puzzle, CLOSEST_RANDOM)

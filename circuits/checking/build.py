@@ -32,10 +32,14 @@ def model_of(attempt, answer: types.SimpleNamespace | None = None):
         shown = paths.shown(attempt.path)
         if (author := build_mistake(e, answer, attempt.puzzle, shown)) is not None:
             raise author from None
-        raise CircuitError(f"{shown}: building the model failed{limits.where_raised(e, attempt.path)}: {_exc(e)}") from e
+        raise CircuitError(
+            f"{shown}: building the model failed{limits.where_raised(e, attempt.path)}: {_exc(e)}"
+        ) from e
     if not isinstance(model, Model):
-        raise CircuitError(f"{paths.shown(attempt.path)}: build() returned {_kind(model)}, not a Model; "
-                           "end it with `return Model(...)`")
+        raise CircuitError(
+            f"{paths.shown(attempt.path)}: build() returned {_kind(model)}, not a Model; "
+            "end it with `return Model(...)`"
+        )
     return model
 
 
@@ -57,8 +61,12 @@ def _warn_in_their_file(said: list, attempt) -> None:
             continue
         _SAID.add(key)
         shown = paths.shown(attempt.path)
-        warnings.warn_explicit(CircuitWarning(f"{shown}: {w.message}"), CircuitWarning, str(attempt.path),
-                               _line_of(attempt.path, "params") if "params" in str(w.message) else 1)
+        warnings.warn_explicit(
+            CircuitWarning(f"{shown}: {w.message}"),
+            CircuitWarning,
+            str(attempt.path),
+            _line_of(attempt.path, "params") if "params" in str(w.message) else 1,
+        )
 
 
 def _line_of(path, name: str) -> int:

@@ -30,8 +30,13 @@ def _key(attempt) -> str:
     h = hashlib.sha256(digest.encode())  # the bytes that were checked, not the file as it is now
     for read in attempt.reads:  # a helper module or data file the puzzle file read decides the verdict too
         h.update(b"\0" + str(read).encode() + b"\0" + hashlib.sha256(Path(read).read_bytes()).digest())
-    for part in (library_version(), attempt.puzzle.id, attempt.path.parent.name,
-                 *(os.environ.get(ENV[w], "") for w in ("check", "import", "target")), str(FORMAT)):
+    for part in (
+        library_version(),
+        attempt.puzzle.id,
+        attempt.path.parent.name,
+        *(os.environ.get(ENV[w], "") for w in ("check", "import", "target")),
+        str(FORMAT),
+    ):
         h.update(b"\0" + part.encode())
     return h.hexdigest()
 
@@ -61,10 +66,24 @@ def _read_entry(path: Path) -> bytes | None:
 
 _NUMBER = (int, float)
 _TARGET = {"label": str, "kind": str, "worst": (*_NUMBER, type(None)), "metric": str, "checked": int}
-_ENTRY = {"puzzle": str, "library": str, "n_random": (int, type(None)), "property_examples": int,
-          "seconds": _NUMBER, "margins_measured": bool, "margins": (dict, type(None)), "coverage": dict, "targets": list}
-_MARGINS = {"longest": (int, type(None)), "searched_to": int, "first_failure": (list, type(None)),
-            "sharpness": (*_NUMBER, type(None)), "sharpness_of": str}
+_ENTRY = {
+    "puzzle": str,
+    "library": str,
+    "n_random": (int, type(None)),
+    "property_examples": int,
+    "seconds": _NUMBER,
+    "margins_measured": bool,
+    "margins": (dict, type(None)),
+    "coverage": dict,
+    "targets": list,
+}
+_MARGINS = {
+    "longest": (int, type(None)),
+    "searched_to": int,
+    "first_failure": (list, type(None)),
+    "sharpness": (*_NUMBER, type(None)),
+    "sharpness_of": str,
+}
 
 
 def _coverage_types() -> dict:
@@ -78,8 +97,11 @@ def _coverage_types() -> dict:
 
 def _typed(d, spec: dict) -> bool:
     """Whether `d` is a dict with exactly `spec`'s keys, each of its type (a bool is not a number here)."""
-    return (isinstance(d, dict) and set(d) == set(spec)
-            and all(isinstance(d[k], t) and not (isinstance(d[k], bool) and t is not bool) for k, t in spec.items()))
+    return (
+        isinstance(d, dict)
+        and set(d) == set(spec)
+        and all(isinstance(d[k], t) and not (isinstance(d[k], bool) and t is not bool) for k, t in spec.items())
+    )
 
 
 def valid_entry(entry, attempt) -> bool:
@@ -87,13 +109,19 @@ def valid_entry(entry, attempt) -> bool:
     if not (_typed(entry, _ENTRY) and entry["puzzle"] == attempt.puzzle.id and entry["library"] == library_version()):
         return False
     cov, margins = entry["coverage"], entry["margins"]
-    if margins is not None and not (_typed(margins, _MARGINS) and all(isinstance(s, str) for s in margins["first_failure"] or [])):
+    if margins is not None and not (
+        _typed(margins, _MARGINS) and all(isinstance(s, str) for s in margins["first_failure"] or [])
+    ):
         return False
-    return (_typed(cov, _coverage_types()) and len(cov["lengths"]) == 2 and all(type(x) is int for x in cov["lengths"])
-            and all(isinstance(s, str) for s in (*cov["skipped"], *cov["small_classes"]))
-            and len(entry["targets"]) == len(attempt.puzzle.targets)
-            and all(_typed(t, _TARGET) for t in entry["targets"])
-            and [t["label"] for t in entry["targets"]] == [t.label for t in attempt.puzzle.targets])
+    return (
+        _typed(cov, _coverage_types())
+        and len(cov["lengths"]) == 2
+        and all(type(x) is int for x in cov["lengths"])
+        and all(isinstance(s, str) for s in (*cov["skipped"], *cov["small_classes"]))
+        and len(entry["targets"]) == len(attempt.puzzle.targets)
+        and all(_typed(t, _TARGET) for t in entry["targets"])
+        and [t["label"] for t in entry["targets"]] == [t.label for t in attempt.puzzle.targets]
+    )
 
 
 def _deep_enough(stored: dict, n_random, property_examples: int, margins: bool) -> bool:
@@ -117,11 +145,19 @@ def lookup(attempt, n_random=None, property_examples: int = 100, margins: bool =
         return None
     if not valid_entry(entry, attempt) or not _deep_enough(entry, n_random, property_examples, margins):
         return None
-    targets = [TargetResult(t["label"], t["kind"], "passed", worst=t["worst"], metric=t["metric"],
-                            checked=t["checked"]) for t in entry["targets"]]
+    targets = [
+        TargetResult(t["label"], t["kind"], "passed", worst=t["worst"], metric=t["metric"], checked=t["checked"])
+        for t in entry["targets"]
+    ]
     coverage = Coverage(**{**entry["coverage"], "lengths": tuple(entry["coverage"]["lengths"])})
-    result = PuzzleResult(attempt, "solved", targets, coverage, seconds=entry["seconds"],
-                          margins=Margins(**entry["margins"]) if entry["margins"] else None)
+    result = PuzzleResult(
+        attempt,
+        "solved",
+        targets,
+        coverage,
+        seconds=entry["seconds"],
+        margins=Margins(**entry["margins"]) if entry["margins"] else None,
+    )
     result.cached = True
     return result
 
@@ -137,12 +173,20 @@ def store(result: PuzzleResult, n_random=None, property_examples: int = 100, mar
         old = folder / f"{key}.json"
         if lookup(result.attempt, n_random, property_examples, margins) is not None:
             return  # an entry at least as deep is there already
-        entry = {"puzzle": result.attempt.puzzle.id, "library": library_version(), "n_random": n_random,
-                 "property_examples": property_examples, "seconds": result.seconds, "margins_measured": margins,
-                 "margins": asdict(result.margins) if margins and result.margins is not None else None,
-                 "coverage": asdict(result.coverage),
-                 "targets": [{"label": t.label, "kind": t.kind, "worst": t.worst, "metric": t.metric,
-                              "checked": t.checked} for t in result.targets]}
+        entry = {
+            "puzzle": result.attempt.puzzle.id,
+            "library": library_version(),
+            "n_random": n_random,
+            "property_examples": property_examples,
+            "seconds": result.seconds,
+            "margins_measured": margins,
+            "margins": asdict(result.margins) if margins and result.margins is not None else None,
+            "coverage": asdict(result.coverage),
+            "targets": [
+                {"label": t.label, "kind": t.kind, "worst": t.worst, "metric": t.metric, "checked": t.checked}
+                for t in result.targets
+            ],
+        }
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{key}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
@@ -157,8 +201,9 @@ def store(result: PuzzleResult, n_random=None, property_examples: int = 100, mar
         return
 
 
-def cached_check(attempt, use_cache: bool = True, n_random=None, property_examples: int = 100,
-                 margins: bool = True) -> PuzzleResult:
+def cached_check(
+    attempt, use_cache: bool = True, n_random=None, property_examples: int = 100, margins: bool = True
+) -> PuzzleResult:
     """checker.check, answered from the cache when this exact file was solved before with this library."""
     if use_cache:
         hit = lookup(attempt, n_random, property_examples, margins)

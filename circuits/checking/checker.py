@@ -18,11 +18,11 @@ from circuits.checking.answer_names import puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
 from circuits.checking.margins import Margins
-from circuits.checking.validate import declares_sharpness
-from circuits.io import paths
 from circuits.checking.plan import EXACT, STAGES, Plan
 from circuits.checking.targets import Code, EarlierFailure, Explanation, LeakNote, Structure, Target, Tokens
+from circuits.checking.validate import declares_sharpness
 from circuits.errors import CircuitError
+from circuits.io import paths
 from circuits.model.threads import one_blas_thread
 
 
@@ -100,8 +100,13 @@ class PuzzleResult:
     @classmethod
     def unloaded(cls, path, error: CircuitError) -> "PuzzleResult":
         """The summary row of a puzzle file that could not be loaded: an error, never a missing row."""
-        return cls(None, "error", [TargetResult("load", "file", "error", error=error)], error=error,
-                   file=Path(path).name.removesuffix(".py"))
+        return cls(
+            None,
+            "error",
+            [TargetResult("load", "file", "error", error=error)],
+            error=error,
+            file=Path(path).name.removesuffix(".py"),
+        )
 
     @property
     def name(self) -> str:
@@ -109,7 +114,9 @@ class PuzzleResult:
 
 
 # --- running behaviour targets in batches -------------------------------------------------------------------
-def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet: Sequence[str], min_len: int) -> Tokens:
+def shrink(
+    tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet: Sequence[str], min_len: int
+) -> Tokens:
     """Greedy, deterministic shrinking toward the shortest, then alphabetically first, failing input:
     drop positions, replace tokens by earlier ones in the alphabet, move earlier tokens forward."""
     order = {t: i for i, t in enumerate(alphabet)}
@@ -121,22 +128,33 @@ def shrink(tokens: Tokens, fails: Callable[[list[Tokens]], np.ndarray], alphabet
             if len(hit):
                 current = cands[int(hit[0])]
                 continue
-        cands = [current[:i] + [a] + current[i + 1 :] for i in range(len(current))
-                 for a in alphabet if order[a] < order.get(current[i], len(alphabet))]
+        cands = [
+            current[:i] + [a] + current[i + 1 :]
+            for i in range(len(current))
+            for a in alphabet
+            if order[a] < order.get(current[i], len(alphabet))
+        ]
         if cands:
             hit = np.flatnonzero(fails(cands))
             if len(hit):
                 current = min((cands[int(h)] for h in hit), key=lambda c: [order.get(t, 0) for t in c])
                 continue
-        cands = [[a if t == b else t for t in current] for b in dict.fromkeys(current) for a in alphabet
-                 if order[a] < order.get(b, len(alphabet))]  # every copy of a token at once
+        cands = [
+            [a if t == b else t for t in current]
+            for b in dict.fromkeys(current)
+            for a in alphabet
+            if order[a] < order.get(b, len(alphabet))
+        ]  # every copy of a token at once
         if cands:
             hit = np.flatnonzero(fails(cands))
             if len(hit):
                 current = min((cands[int(h)] for h in hit), key=lambda c: [order.get(t, 0) for t in c])
                 continue
-        cands = [current[:i] + [current[i + 1], current[i]] + current[i + 2 :] for i in range(len(current) - 1)
-                 if order.get(current[i + 1], 0) < order.get(current[i], 0)]
+        cands = [
+            current[:i] + [current[i + 1], current[i]] + current[i + 2 :]
+            for i in range(len(current) - 1)
+            if order.get(current[i + 1], 0) < order.get(current[i], 0)
+        ]
         if cands:
             hit = np.flatnonzero(fails(cands))
             if len(hit):
@@ -160,8 +178,9 @@ def _hypothesis_stores_nothing_here():
             configuration.set_hypothesis_home_dir(old)
 
 
-def _property_test(model, targets, open_idx, strategy, n_examples, inputs=None,
-                   kept: str | None = None) -> dict[int, Tokens]:
+def _property_test(
+    model, targets, open_idx, strategy, n_examples, inputs=None, kept: str | None = None
+) -> dict[int, Tokens]:
     """hypothesis.find over the inputs' strategy (None: `inputs.strategy()`, made only if needed); returns
     {target index: minimal failing input}. `kept` names the list of inputs tried kept on disk (drawn.py)."""
     found: dict[int, Tokens] = {}
@@ -174,8 +193,14 @@ def _property_test(model, targets, open_idx, strategy, n_examples, inputs=None,
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
     strategy = inputs.strategy() if strategy is None else strategy
-    cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
-                   phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+    cfg = settings(
+        max_examples=n_examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+    )
     if inputs is None:
         tried = _examples_tried(strategy, cfg)
         if tried is not None and evaluate(model, [targets[i] for i in remaining], tried)[0].all():
@@ -216,8 +241,14 @@ def examples_tried(inputs, n_examples: int, on_disk: str | None = None) -> list[
         if tried is None:
             from hypothesis import HealthCheck, Phase, settings
 
-            cfg = settings(max_examples=n_examples, derandomize=True, database=None, deadline=None,
-                           phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
+            cfg = settings(
+                max_examples=n_examples,
+                derandomize=True,
+                database=None,
+                deadline=None,
+                phases=[Phase.generate, Phase.shrink],
+                suppress_health_check=list(HealthCheck),
+            )
             tried = _examples_tried(inputs.strategy(), cfg)
             if tried is not None:
                 drawn.store(on_disk, tried)
@@ -271,8 +302,9 @@ def context():
         yield
 
 
-def check(attempt: Attempt, n_random: int | None = None, property_examples: int = 100,
-          margins: bool = True) -> PuzzleResult:
+def check(
+    attempt: Attempt, n_random: int | None = None, property_examples: int = 100, margins: bool = True
+) -> PuzzleResult:
     """Check an attempt against every target of its puzzle; never raises for the learner's mistakes.
 
     Runs under limits.run: a check that takes longer than limits.CHECK_SECONDS is one error line
@@ -293,8 +325,9 @@ def check(attempt: Attempt, n_random: int | None = None, property_examples: int 
     try:
         return limits.run(run, "check", "checking", shown, source=attempt.path)
     except CircuitError as e:
-        return PuzzleResult(attempt, "error", [TargetResult(t.label, t.kind, "error", error=e) for t in attempt.puzzle.targets],
-                            error=e)
+        return PuzzleResult(
+            attempt, "error", [TargetResult(t.label, t.kind, "error", error=e) for t in attempt.puzzle.targets], error=e
+        )
 
 
 def _check(attempt: Attempt, n_random: int | None, property_examples: int, margins: bool) -> PuzzleResult:
@@ -303,8 +336,9 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     labels = [(t.label, t.kind) for t in puzzle.targets]
     if not attempt.attempted:
         todo = NotAttempted(tuple(attempt.missing), attempt.path)
-        return PuzzleResult(attempt, "not attempted", [TargetResult(l, k, "not attempted", todo=todo) for l, k in labels],
-                            todo=todo)
+        return PuzzleResult(
+            attempt, "not attempted", [TargetResult(l, k, "not attempted", todo=todo) for l, k in labels], todo=todo
+        )
     results: list[TargetResult | None] = [None] * len(puzzle.targets)
     model = None
     if puzzle.build is not None:
@@ -313,8 +347,13 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
             declares_sharpness(attempt)
             model = attempt.model()
         except CircuitError as e:
-            return PuzzleResult(attempt, "error", [TargetResult(l, k, "error", error=e) for l, k in labels],
-                                error=e, seconds=time.perf_counter() - start)
+            return PuzzleResult(
+                attempt,
+                "error",
+                [TargetResult(l, k, "error", error=e) for l, k in labels],
+                error=e,
+                seconds=time.perf_counter() - start,
+            )
     leak = _leak(attempt, model)  # a write outside the declared directions: said with the targets' verdict
     for i, t in enumerate(puzzle.targets):
         limits.doing(f"checking target {limits.quoted(t.label)}")
@@ -329,13 +368,16 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
             error = e.within(paths.shown(attempt.path))  # every behaviour target: one line for the puzzle
             for i in behaviour:
                 results[i] = TargetResult(*labels[i], "error", error=error)
-    status = "solved" if all(r.status == "passed" for r in results) else (
-        "error" if any(r.status == "error" for r in results) else "failing")
+    status = (
+        "solved"
+        if all(r.status == "passed" for r in results)
+        else ("error" if any(r.status == "error" for r in results) else "failing")
+    )
     if leak and status == "solved":  # every target passes, but the answer writes where the puzzle does not let it
         status, error = "error", leak
         results = [TargetResult(r.label, r.kind, "error", error=leak) for r in results]
     elif leak and status == "failing":  # the failure is reported in full; the leak is likely its cause
-        note = LeakNote(str(leak).split(': ', 1)[1])
+        note = LeakNote(str(leak).split(": ", 1)[1])
         explained = [r for r in results if r.status == "failed" and r.failure and r.failure.explanation]
         if explained:  # the first failure that has a hint (a mechanism's or a structure's finding has none)
             explained[0].failure.explanation.notes.append(note)
@@ -417,9 +459,17 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
     checked = np.zeros(len(targets), dtype=int)
     plan = Plan.of(puzzle, n_random, inputs)
     small = plan.small(model, targets)
-    cov = Coverage(len(plan.examples), len(small.inputs), len(plan.random), lengths=(inputs.min_len, inputs.max_len),
-                   small_max_len=small.max_len, small_min_len=puzzle.inputs.min_len, small_classes=list(small.classes),
-                   small_tokens=small.tokens, small_budget=puzzle.inputs.exhaustive_budget)
+    cov = Coverage(
+        len(plan.examples),
+        len(small.inputs),
+        len(plan.random),
+        lengths=(inputs.min_len, inputs.max_len),
+        small_max_len=small.max_len,
+        small_min_len=puzzle.inputs.min_len,
+        small_classes=list(small.classes),
+        small_tokens=small.tokens,
+        small_budget=puzzle.inputs.exhaustive_budget,
+    )
     from circuits.checking.certified import skipped_stages
 
     cov.skipped = skipped_stages(puzzle, n_random, property_examples, small.inputs, True)  # margins: said by _check
@@ -443,14 +493,17 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             if len(bad):
                 first = min(bad, key=lambda j: (len(batch[j]), j))
                 failed[t] = Failure(stage, list(batch[first]), len(batch[first]))
-    if (empty := guarantees.vacuous(targets, positions)):
-        raise CircuitError(f"the puzzle's target {limits.quoted(empty[0])} checks nothing: on all {int(checked.max()):,} "
-                           "inputs it expected nothing at any position (a spec or where that is None everywhere); "
-                           "a target must check something (a mistake in the puzzle, not in the answer)")
+    if empty := guarantees.vacuous(targets, positions):
+        raise CircuitError(
+            f"the puzzle's target {limits.quoted(empty[0])} checks nothing: on all {int(checked.max()):,} "
+            "inputs it expected nothing at any position (a spec or where that is None everywhere); "
+            "a target must check something (a mistake in the puzzle, not in the answer)"
+        )
     open_t = [t for t in range(len(targets)) if t not in failed]
     if open_t and property_examples:
-        found = _property_test(model, targets, open_t, None, property_examples, inputs,
-                               _drawn_key(attempt, inputs, property_examples))
+        found = _property_test(
+            model, targets, open_t, None, property_examples, inputs, _drawn_key(attempt, inputs, property_examples)
+        )
         cov.property_examples = property_examples
         for t, ex in found.items():
             failed[t] = Failure(STAGES[3], ex, len(ex))
@@ -460,7 +513,9 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
         _true_scale(attempt, model, probe)
     for row, i in enumerate(idx):
         t = targets[row]
-        res = TargetResult(t.label, t.kind, "passed", worst=float(worst[row]), metric=t.metric, checked=int(checked[row]))
+        res = TargetResult(
+            t.label, t.kind, "passed", worst=float(worst[row]), metric=t.metric, checked=int(checked[row])
+        )
         if row in failed:
             f = failed[row]
             fails = lambda cands, t=t: ~evaluate(model, [t], cands)[0][0]  # noqa: E731
@@ -469,8 +524,13 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             f.trace = model.run([f.tokens])
             f.explanation = t.explain(f.trace, f.tokens)
             f.explanation.terms = puzzle_terms(attempt, model)
-            _size_sharpening(attempt, t, f, [found, *plan.examples, *plan.extremes,
-                                             *sharpening.sample([*small.inputs, *plan.sample])], inputs.max_len)
+            _size_sharpening(
+                attempt,
+                t,
+                f,
+                [found, *plan.examples, *plan.extremes, *sharpening.sample([*small.inputs, *plan.sample])],
+                inputs.max_len,
+            )
             res.status, res.failure, res.worst = "failed", f, None
         results[i] = res
     _earliest_first(targets, [results[i] for i in idx])
@@ -563,8 +623,7 @@ def check_mechanism(target, attempt, model) -> TargetResult:
     except CircuitError as e:
         return TargetResult(target.label, target.kind, "error", error=e.within(paths.shown(attempt.path)))
     tried = verdict.tried
-    res = TargetResult(target.label, target.kind, "passed", checked=tried.patched + tried.zeroed,
-                       interventions=tried)
+    res = TargetResult(target.label, target.kind, "passed", checked=tried.patched + tried.zeroed, interventions=tried)
     if verdict.finding is not None:
         base = list(verdict.finding.base)
         res.status, res.failure = "failed", Failure(verdict.stage, base, len(base), finding=verdict.finding)
@@ -586,8 +645,14 @@ def _code_settings(n_examples: int, shrink: bool = True):
     from hypothesis import HealthCheck, Phase, settings
 
     phases = [p for p in Phase if shrink or p not in (Phase.shrink, Phase.explain)]
-    return settings(max_examples=n_examples, derandomize=True, database=None, deadline=None, phases=phases,
-                    suppress_health_check=list(HealthCheck))
+    return settings(
+        max_examples=n_examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+    )
 
 
 def code_inputs(target: Code, n_examples: int = 100) -> list:
@@ -626,8 +691,7 @@ SHRINK_CALLS = 2_000  # the most times a shrink runs the learner's code (each ru
 # not a clock, so the input reported never depends on how busy the machine is
 
 
-def shrunk(example, fails: Callable[[object], bool], smaller: Callable[[object], Iterator],
-           budget: int = SHRINK_CALLS):
+def shrunk(example, fails: Callable[[object], bool], smaller: Callable[[object], Iterator], budget: int = SHRINK_CALLS):
     """Greedy, deterministic shrinking of a code target's failing input: the first simpler input (`smaller`, simplest
     first) that still fails, again and again, until none does or `budget` runs of the learner's code are spent."""
     runs = 0

@@ -74,7 +74,9 @@ def _level_table() -> dict[str, dict]:
     for stem, entry in table.items():
         unknown = set(entry) - {"difficulty", "minutes"}
         if unknown:
-            raise CircuitError(f"{path}: [{stem}] has {', '.join(sorted(unknown))}; only difficulty and minutes belong here")
+            raise CircuitError(
+                f"{path}: [{stem}] has {', '.join(sorted(unknown))}; only difficulty and minutes belong here"
+            )
         check_level(entry.get("difficulty"), entry.get("minutes"), f"{path}: [{stem}]")
     return table
 

@@ -15,8 +15,9 @@ PASS_BYTES = 2**26  # what one forward pass's intermediates may take (64 MiB as 
 # to ~1.5× that): a check stays well under 300 MB at its peak (issue 39; 1 GiB let 08 reach 380 MB), at no cost in time
 
 
-def evaluate(model, targets: Sequence[Target], batch: list[Tokens],
-             checked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def evaluate(
+    model, targets: Sequence[Target], batch: list[Tokens], checked: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """ok and worst `[n_targets, len(batch)]`, inputs of one length run as one batch (chunked).
 
     `checked` `[n_targets]`, if given, gains the number of positions each target had an expectation at
@@ -55,8 +56,12 @@ def by_length(batch: Sequence[Tokens], rows=lambda T: CHUNK) -> list[list[int]]:
     groups: dict[int, list[int]] = defaultdict(list)
     for i, toks in enumerate(batch):
         groups[len(toks)].append(i)
-    return [idx[start : start + n] for L, idx in groups.items() for n in [max(1, rows(L))]
-            for start in range(0, len(idx), n)]
+    return [
+        idx[start : start + n]
+        for L, idx in groups.items()
+        for n in [max(1, rows(L))]
+        for start in range(0, len(idx), n)
+    ]
 
 
 def rows_per_pass(model, T: int) -> int:

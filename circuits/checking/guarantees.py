@@ -111,8 +111,11 @@ def _facts(reference) -> ReferenceFacts:
     from circuits.checking.scale import attention_names
 
     model = reference.model()
-    return ReferenceFacts(declared_writes(model), declared_reads(model),
-                          tuple(attention_names(reference, head_matrices(reference, model))))
+    return ReferenceFacts(
+        declared_writes(model),
+        declared_reads(model),
+        tuple(attention_names(reference, head_matrices(reference, model))),
+    )
 
 
 def _facts_if_built(attempt) -> ReferenceFacts | None:
@@ -139,8 +142,9 @@ def writes_for(attempt) -> dict[str, list[str]] | None:
     return None if facts is None else facts.writes
 
 
-def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str,
-                 answer_names: Mapping[str, str] | None = None) -> None:
+def check_writes(
+    model, writes: Mapping[str, Sequence[str]], shown: str, answer_names: Mapping[str, str] | None = None
+) -> None:
     """One CircuitError line for the first head or MLP that writes outside the directions it is given;
     `answer_names` maps a writer ("head 1.0") to the answer's name for its output matrix ("W_O1")."""
     labels = model.residual.labels
@@ -154,8 +158,10 @@ def check_writes(model, writes: Mapping[str, Sequence[str]], shown: str,
             more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
             where = ", ".join(given) if given else "nothing"
             matrix = (answer_names or {}).get(w.name) or f"{w.name}'s {w.matrix}"
-            raise CircuitError(f"{shown}: {w.name} writes into {first}{more}, but this puzzle lets it write only into "
-                               f"{where}: the rows of {matrix} for them must be 0")
+            raise CircuitError(
+                f"{shown}: {w.name} writes into {first}{more}, but this puzzle lets it write only into "
+                f"{where}: the rows of {matrix} for them must be 0"
+            )
 
 
 # --- declared reads -----------------------------------------------------------------------------------------------
@@ -177,9 +183,11 @@ def _head_readers(head) -> list[Reader]:
     b_Q = np.asarray(head.b_Q, float)
     qk = W_Q.T @ W_K  # [d_model, d_model]: query direction × key direction
     rows = lambda W: np.linalg.norm(W, axis=1)  # noqa: E731
-    return [Reader(f"{head.name} W_Q", head.name, "W_Q", qk.T, W_Q, rows(W_K)),
-            Reader(f"{head.name} W_K", head.name, "W_K", np.vstack([qk, b_Q @ W_K]), W_K, rows(W_Q) + np.abs(b_Q)),
-            Reader(f"{head.name} W_V", head.name, "W_V", W_O @ W_V, W_V, np.linalg.norm(W_O, axis=0))]
+    return [
+        Reader(f"{head.name} W_Q", head.name, "W_Q", qk.T, W_Q, rows(W_K)),
+        Reader(f"{head.name} W_K", head.name, "W_K", np.vstack([qk, b_Q @ W_K]), W_K, rows(W_Q) + np.abs(b_Q)),
+        Reader(f"{head.name} W_V", head.name, "W_V", W_O @ W_V, W_V, np.linalg.norm(W_O, axis=0)),
+    ]
 
 
 def readers(model) -> list[Reader]:
@@ -227,8 +235,9 @@ def _entry(reader: Reader, r: int, row_labels: Sequence[str] | None) -> tuple[st
     return row, float(reader.raw[i, r])
 
 
-def check_reads(model, reads: Mapping[str, Sequence[str]], shown: str,
-                answer_names: Mapping[str, str] | None = None) -> None:
+def check_reads(
+    model, reads: Mapping[str, Sequence[str]], shown: str, answer_names: Mapping[str, str] | None = None
+) -> None:
     """One CircuitError line for the first matrix that reads a direction outside those it is given;
     `answer_names` maps a reader ("head 1.0 W_K") to the answer's name for it ("W_K1")."""
     labels = model.residual.labels
@@ -240,14 +249,17 @@ def check_reads(model, reads: Mapping[str, Sequence[str]], shown: str,
         if not outside:
             continue
         matrix = (answer_names or {}).get(reader.name) or (
-            "W_U" if reader.part == "W_U" else f"{reader.part}'s {reader.matrix}")
+            "W_U" if reader.part == "W_U" else f"{reader.part}'s {reader.matrix}"
+        )
         rows = model.vocab.tokens if reader.matrix == "W_U" else None
         row, value = _entry(reader, labels.index(outside[0]), rows)
         entry = f"{matrix}[{row}, {outside[0]}]" if matrix[:1] == "W" else f"row {row}"
         more = f" (and {', '.join(outside[1:3])}{' …' if len(outside) > 3 else ''})" if len(outside) > 1 else ""
         where = ", ".join(given) if given else "nothing"
-        raise CircuitError(f"{shown}: {matrix} reads {outside[0]} ({entry} = {value:.3g}){more}, but this puzzle "
-                           f"lets it read only {where}: that column of {matrix} must be 0")
+        raise CircuitError(
+            f"{shown}: {matrix} reads {outside[0]} ({entry} = {value:.3g}){more}, but this puzzle "
+            f"lets it read only {where}: that column of {matrix} must be 0"
+        )
 
 
 # --- inputs that span the model ---------------------------------------------------------------------------------
@@ -279,9 +291,11 @@ def dead_sharpness(attempt, model_at, batch, evaluate) -> str | None:
 
 
 def dead_sharpness_message(names: str, n: int) -> str:
-    return (f"your answer still passes every target on {n:,} inputs with {names} at 0, so {names} does not "
-            f"control the attention the targets depend on (the scale sits in the numbers): write the scores with "
-            f"{names} so that it sets how sharp they are")
+    return (
+        f"your answer still passes every target on {n:,} inputs with {names} at 0, so {names} does not "
+        f"control the attention the targets depend on (the scale sits in the numbers): write the scores with "
+        f"{names} so that it sets how sharp they are"
+    )
 
 
 # --- no vacuous target --------------------------------------------------------------------------------------------

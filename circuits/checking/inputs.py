@@ -83,7 +83,9 @@ class Repeated:
             top = min(top, len(alphabet))
         bottom = max(self.min_half, (lo + 1) // 2)
         if bottom > top:
-            raise CircuitError(f"repeated sequences need halves of {bottom}..{top} tokens, which the length range {lo}..{hi} does not allow")
+            raise CircuitError(
+                f"repeated sequences need halves of {bottom}..{top} tokens, which the length range {lo}..{hi} does not allow"
+            )
         return bottom, top
 
     def sample(self, rng, n, alphabet, lo, hi):
@@ -146,8 +148,9 @@ class Copies:
         if len(self.tokens) < 2:
             return []
         a, others = self.tokens[0], list(self.tokens[1:])
-        return [self._place([others[i % len(others)] for i in range(hi)], m, q, a)
-                for q in range(1, hi) for m in range(q)]
+        return [
+            self._place([others[i % len(others)] for i in range(hi)], m, q, a) for q in range(1, hi) for m in range(q)
+        ]
 
 
 Family = Uniform | Runs | Repeated | Copies
@@ -175,7 +178,9 @@ class Inputs:
         for name in ("min_len", "max_len", "n_random", "exhaustive_budget", "seed"):
             fields.whole("Inputs", name, getattr(self, name))
         if not 1 <= self.min_len <= self.max_len:
-            raise CircuitError(f"input lengths {self.min_len}..{self.max_len} are not a valid range (need 1 ≤ min_len ≤ max_len)")
+            raise CircuitError(
+                f"input lengths {self.min_len}..{self.max_len} are not a valid range (need 1 ≤ min_len ≤ max_len)"
+            )
         if not self.alphabet:
             raise CircuitError("the input alphabet is empty")
 
@@ -220,8 +225,10 @@ def worked_examples(puzzle) -> list[list[str]]:
     """The puzzle's worked examples as token lists: a string is split into characters when every token is one
     character, else at spaces."""
     chars = puzzle.inputs is not None and all(len(a) == 1 for a in puzzle.inputs.alphabet)
-    return [list(e) if isinstance(e, str) and chars else (e.split() if isinstance(e, str) else list(e))
-            for e in puzzle.examples]
+    return [
+        list(e) if isinstance(e, str) and chars else (e.split() if isinstance(e, str) else list(e))
+        for e in puzzle.examples
+    ]
 
 
 def extremes(inputs) -> list[list[str]]:

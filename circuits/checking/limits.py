@@ -32,8 +32,12 @@ CHECK_SECONDS = 120.0  # one puzzle's check, margins included; the slowest refer
 # The slowest target of a shipped puzzle takes about 1.2 s, so a spec stuck on long inputs stops after 10 s, not 120.
 TARGET_SECONDS = 10.0
 AUDIT_SECONDS = 300.0  # `circuits audit`'s mutants; the largest shipped audit (puzzle 08, 976 mutants) takes ~100 s
-ENV = {"import": "CIRCUITS_IMPORT_SECONDS", "check": "CIRCUITS_CHECK_SECONDS",
-       "target": "CIRCUITS_TARGET_SECONDS", "audit": "CIRCUITS_AUDIT_SECONDS"}  # override any, in seconds
+ENV = {
+    "import": "CIRCUITS_IMPORT_SECONDS",
+    "check": "CIRCUITS_CHECK_SECONDS",
+    "target": "CIRCUITS_TARGET_SECONDS",
+    "audit": "CIRCUITS_AUDIT_SECONDS",
+}  # override any, in seconds
 DEFAULTS = {"import": IMPORT_SECONDS, "check": CHECK_SECONDS, "target": TARGET_SECONDS, "audit": AUDIT_SECONDS}
 TARGET = "checking target "  # how an activity that counts against the target limit begins
 POLL = 0.05  # seconds between two looks at a running worker
@@ -128,6 +132,7 @@ def thread_cpu(ident: int) -> Callable[[], float | None]:
             return time.clock_gettime(clock)
         except OSError:  # the thread has ended
             return None
+
     return read
 
 
@@ -142,6 +147,7 @@ def process_cpu(pid: int) -> Callable[[], float | None]:
             return (int(fields[11]) + int(fields[12])) / tick  # utime, stime: fields 14 and 15 of proc(5)
         except (OSError, IndexError, ValueError):
             return None
+
     return read
 
 
@@ -189,11 +195,15 @@ def blame(e: BaseException, on: str = "") -> CircuitError:
     if isinstance(e, ExitCalled):
         return CircuitError(f"the puzzle's {name} called os._exit(){at}{on} while {now('checking')}; remove it")
     if isinstance(e, MemoryError):  # the size of what was built, not a mistake in the code that happened to allocate
-        return CircuitError(f"out of memory{on} while {now('checking')}: {e or 'MemoryError'}; the model the answer "
-                            "builds is too large for the checker (fewer hidden units, heads or tokens need less)")
+        return CircuitError(
+            f"out of memory{on} while {now('checking')}: {e or 'MemoryError'}; the model the answer "
+            "builds is too large for the checker (fewer hidden units, heads or tokens need less)"
+        )
     said = f": {e}" if str(e) else ""
-    return CircuitError(f"the puzzle's {name} raised {type(e).__name__}{at}{on} while {now('checking')}{said} "
-                        "(a mistake in the puzzle's own code, not in the answer)")
+    return CircuitError(
+        f"the puzzle's {name} raised {type(e).__name__}{at}{on} while {now('checking')}{said} "
+        "(a mistake in the puzzle's own code, not in the answer)"
+    )
 
 
 @contextlib.contextmanager
@@ -279,8 +289,9 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
         except BaseException as e:  # noqa: BLE001 - handed to the caller as is
             box["error"] = e
 
-    worker = threading.Thread(target=context.run, args=(work,), name=f"circuits: {what or 'session'} {culprit}",
-                              daemon=True)
+    worker = threading.Thread(
+        target=context.run, args=(work,), name=f"circuits: {what or 'session'} {culprit}", daemon=True
+    )
     with _guarded():
         worker.start()
         clock = Clock(thread_cpu(worker.ident))
@@ -290,14 +301,21 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
                 now = _charged[worker.ident] = clock.tick()
                 frames = list(_limits.get(worker.ident, ())) or [own]
                 due, inner = min(frames, key=lambda f: f.deadline), frames[-1]
-                over = step is not None and inner.which == "check" and worker.ident is not None and _over(worker.ident, step)
+                over = (
+                    step is not None
+                    and inner.which == "check"
+                    and worker.ident is not None
+                    and _over(worker.ident, step)
+                )
                 if now >= due.deadline or over:
                     was = _doing.get(worker.ident, what) + _since.get(worker.ident, ("", 0, ""))[2]
                     hit = due if now >= due.deadline else inner
                     took, env = (hit.seconds, ENV[hit.which]) if now >= due.deadline else (step, ENV["target"])
-                    stopped = (f"{hit.culprit}: {was} took longer than {took:g} s and was stopped"
-                               f"{_line_in(worker, hit.source)} (an endless loop, or waiting for input? to allow "
-                               f"more time, set {env})")
+                    stopped = (
+                        f"{hit.culprit}: {was} took longer than {took:g} s and was stopped"
+                        f"{_line_in(worker, hit.source)} (an endless loop, or waiting for input? to allow "
+                        f"more time, set {env})"
+                    )
                 else:
                     worker.join(min(POLL, due.deadline - now))
         except BaseException:  # Ctrl-C: stop the worker too
@@ -381,15 +399,18 @@ def warnings_line(seen, shown: Callable[[str], str] = str) -> str:
         return ""
     file, line, category, message, _ = seen[0]
     more = sum(n for *_, n in seen) - 1
-    return (f"{shown(file)} line {line}: {category}: {message}"
-            + (f" (and {more} more warning{'s' if more > 1 else ''})" if more else ""))
+    return f"{shown(file)} line {line}: {category}: {message}" + (
+        f" (and {more} more warning{'s' if more > 1 else ''})" if more else ""
+    )
 
 
 def _held_back(show):
     def record(message, category, filename, lineno, file=None, line=None):
         from circuits.errors import CircuitWarning
 
-        if issubclass(category, CircuitWarning) or not in_their_file(filename, package=True):  # circuits' own, pytest's…: as usual
+        if issubclass(category, CircuitWarning) or not in_their_file(
+            filename, package=True
+        ):  # circuits' own, pytest's…: as usual
             return show(message, category, filename, lineno, file, line)
         key = (str(filename), int(lineno), category.__name__, " ".join(str(message).split()))
         _warned[key] = _warned.get(key, 0) + 1

@@ -30,7 +30,9 @@ class Attempt:
     allowed_mutants: list = field(default_factory=list)  # the file's ALLOWED_MUTANTS: (mutant or pattern, why)
     edits: list = field(default_factory=list)  # givens.Edit: givens the file changed (the shipped ones are checked)
     reference: Path | None = None  # the shipped reference the puzzle comes from (None: the file is its own source)
-    reads: list = field(default_factory=list)  # files the puzzle file read as it ran (modules, data): part of its verdict
+    reads: list = field(
+        default_factory=list
+    )  # files the puzzle file read as it ran (modules, data): part of its verdict
     digest: str = ""  # sha256 of the bytes loaded: what the check checked, whatever the file holds later
     declared_in: Path | None = None  # the file whose code declares the puzzle: the shipped reference, or this file
     names: dict = field(default_factory=dict, repr=False, compare=False)  # that file's globals, for validation
@@ -85,9 +87,17 @@ def load(path: str | Path) -> Attempt:
     answer.setdefault("params", {})  # builds pass answer.params to Model, so symbols can be bound anywhere
     if curriculum.is_shipped(given):  # the shipped puzzle is shared: each attempt gets its own copy
         puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))
-    return Attempt(Path(os.path.abspath(given)), puzzle, types.SimpleNamespace(**answer), missing,
-                   list(mine.get("ALLOWED_MUTANTS", ())), reads=list(mine.get("__circuits_reads__", [])),
-                   digest=mine.get("__circuits_digest__", ""), declared_in=Path(os.path.abspath(given)), names=mine)
+    return Attempt(
+        Path(os.path.abspath(given)),
+        puzzle,
+        types.SimpleNamespace(**answer),
+        missing,
+        list(mine.get("ALLOWED_MUTANTS", ())),
+        reads=list(mine.get("__circuits_reads__", [])),
+        digest=mine.get("__circuits_digest__", ""),
+        declared_in=Path(os.path.abspath(given)),
+        names=mine,
+    )
 
 
 def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
@@ -97,17 +107,28 @@ def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
 
     shipped, shipped_source = _shipped(ref)
     puzzle = _declared(shipped, paths.shown(ref))
-    names = [n for n in givens.given_names(_above_answer(shipped_source))
-             if n not in (*puzzle.answer, *puzzle.optional)]
+    names = [
+        n for n in givens.given_names(_above_answer(shipped_source)) if n not in (*puzzle.answer, *puzzle.optional)
+    ]
     source, data = _source(given, shown)
     path = Path(os.path.abspath(given))
     sealed = answer.load(path, shown, source, puzzle, shipped, names, data)
     _attach_curriculum(puzzle, given.name)
     puzzle = dataclasses.replace(puzzle, targets=list(puzzle.targets))  # shared: each attempt gets its own copy
-    return Attempt(path, puzzle, types.SimpleNamespace(**sealed.answer), sealed.missing,
-                   list(shipped.get("ALLOWED_MUTANTS", ())), edits=sealed.edits, reference=ref, reads=sealed.reads,
-                   digest=f"{sealed.digest}:{_digest_of(ref)}", declared_in=Path(os.path.abspath(ref)), names=shipped,
-                   sealed=sealed)
+    return Attempt(
+        path,
+        puzzle,
+        types.SimpleNamespace(**sealed.answer),
+        sealed.missing,
+        list(shipped.get("ALLOWED_MUTANTS", ())),
+        edits=sealed.edits,
+        reference=ref,
+        reads=sealed.reads,
+        digest=f"{sealed.digest}:{_digest_of(ref)}",
+        declared_in=Path(os.path.abspath(ref)),
+        names=shipped,
+        sealed=sealed,
+    )
 
 
 def _digest_of(ref: Path) -> str:
@@ -167,7 +188,9 @@ def _source(given: Path, shown: str) -> tuple[str, bytes]:
         source = data.decode("utf-8-sig")  # a byte-order mark some editors write is valid Python
     except UnicodeDecodeError as e:
         line = _line_at(data, e.start)
-        raise CircuitError(f"{shown} line {line}: not UTF-8 text (byte {e.object[e.start]:#04x}); save the file as UTF-8") from None
+        raise CircuitError(
+            f"{shown} line {line}: not UTF-8 text (byte {e.object[e.start]:#04x}); save the file as UTF-8"
+        ) from None
     if not source.strip():
         raise CircuitError(f"{shown} is empty (expected a puzzle file declaring `puzzle = Puzzle(...)`)")
     try:
@@ -196,14 +219,18 @@ def _execute(given: Path, shown: str, prefix: str) -> tuple[types.ModuleType, st
         except CircuitError as e:
             raise e.within(shown) from None
         except limits.ExitCalled as e:  # os._exit() would end pytest itself, with no report
-            raise CircuitError(f"{shown} called os._exit() on import{limits.where_raised(e, path)}; remove it") from None
+            raise CircuitError(
+                f"{shown} called os._exit() on import{limits.where_raised(e, path)}; remove it"
+            ) from None
         except SystemExit as e:  # exit() in a puzzle file must not end the checker silently
             raise CircuitError(f"{shown} called exit() on import{limits.where_raised(e, path)}; remove it") from None
         except limits.TimeLimit:
             raise
         except BaseException as e:  # noqa: BLE001 - whatever the file raises is reported in one line
             said = f": {e}" if str(e) else ""
-            raise CircuitError(f"{shown} raised {type(e).__name__} on import{limits.where_raised(e, path)}{said}") from e
+            raise CircuitError(
+                f"{shown} raised {type(e).__name__} on import{limits.where_raised(e, path)}{said}"
+            ) from e
         finally:
             _READING.pop(threading.get_ident(), None)
             sys.modules.pop(module.__name__, None)
@@ -257,16 +284,22 @@ def _own_files(reads: list[str], path: Path) -> list[Path]:
 def _check_kind(path: Path, shown: str) -> None:
     """Only a regular file can be a puzzle file; say what else it is (and never open a FIFO, which would hang)."""
     if is_loop(path):
-        raise CircuitError(f"{shown} is a symlink loop (it never reaches a file); point it at a puzzle file or delete it")
+        raise CircuitError(
+            f"{shown} is a symlink loop (it never reaches a file); point it at a puzzle file or delete it"
+        )
     if path.is_symlink() and not path.exists():
-        raise CircuitError(f"{shown} is a symbolic link to {os.readlink(path)}, which does not exist; "
-                           "point it at a puzzle file or delete it")
+        raise CircuitError(
+            f"{shown} is a symbolic link to {os.readlink(path)}, which does not exist; "
+            "point it at a puzzle file or delete it"
+        )
     if path.is_dir():
         raise CircuitError(f"{shown} is a folder, not a puzzle file; rename it (NN_name.py is for puzzle files)")
     if not path.exists():
         raise CircuitError(f"cannot read puzzle file {shown}: no such file")
     if not path.is_file():
-        raise CircuitError(f"{shown} is not a regular file (a named pipe or a device?); a puzzle file is a plain text file")
+        raise CircuitError(
+            f"{shown} is not a regular file (a named pipe or a device?); a puzzle file is a plain text file"
+        )
 
 
 def _check_unique_number(path: Path) -> None:
@@ -278,8 +311,10 @@ def _check_unique_number(path: Path) -> None:
     if len(same) > 1:
         names = [paths.shown(p) for p in same]
         listed = ", ".join(names[:-1]) + " and " + names[-1]
-        raise CircuitError(f"{listed} have the same number, {number}: keep one (rename or move the other{'s' if len(same) > 2 else ''} out of "
-                           f"{paths.shown(path.parent)}/)")
+        raise CircuitError(
+            f"{listed} have the same number, {number}: keep one (rename or move the other{'s' if len(same) > 2 else ''} out of "
+            f"{paths.shown(path.parent)}/)"
+        )
 
 
 def _line_at(data: bytes, offset: int) -> int:
@@ -304,8 +339,13 @@ def puzzle_files(solutions: bool = False, root: Path | None = None) -> list[Path
     return sorted(dict.fromkeys(files), key=lambda p: (p.name, str(p)))
 
 
-INI_FILES = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("pyproject.toml", None), ("tox.ini", "pytest"),
-             ("setup.cfg", "tool:pytest"))
+INI_FILES = (
+    ("pytest.ini", "pytest"),
+    (".pytest.ini", "pytest"),
+    ("pyproject.toml", None),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
 
 
 def declared_folders(start: Path | None = None) -> list[Path]:
@@ -326,8 +366,9 @@ def declared_folders(start: Path | None = None) -> list[Path]:
         folder = ini.parent / name
         if not folder.is_dir():
             what = "a file" if folder.is_file() else "not there"
-            raise CircuitError(f"{paths.shown(ini)}: circuits_paths names {name}, which is {what}; "
-                               "it lists folders of puzzle files")
+            raise CircuitError(
+                f"{paths.shown(ini)}: circuits_paths names {name}, which is {what}; it lists folders of puzzle files"
+            )
         folders.append(folder)
     return folders
 
@@ -385,7 +426,11 @@ def find(name: str, solutions: bool = False, root: Path | None = None) -> Path:
             return f
     close = difflib.get_close_matches(name, [*stems, *(s.partition("_")[2] for s in stems)], n=3, cutoff=0.5)
     where = paths.shown(puzzle_folder(solutions, root))
-    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else f"; the puzzles in {where} are: {', '.join(stems) or 'none'}"
+    hint = (
+        f"; did you mean {', '.join(map(repr, close))}?"
+        if close
+        else f"; the puzzles in {where} are: {', '.join(stems) or 'none'}"
+    )
     raise CircuitError(f"no puzzle named {name!r}{hint}")
 
 
@@ -397,8 +442,11 @@ def course_references(folder: str | Path, said: str = "--course", named: str | N
     """A course's reference files (its solutions/NN_name.py), or one line naming the folder that is no course
     (as `said` names it: `named`, else `folder`)."""
     where = Path(folder)
-    refs = sorted(p for p in (where / "solutions").glob("[0-9][0-9]_*.py") if p.is_file()) \
-        if (where / "solutions").is_dir() else []
+    refs = (
+        sorted(p for p in (where / "solutions").glob("[0-9][0-9]_*.py") if p.is_file())
+        if (where / "solutions").is_dir()
+        else []
+    )
     if not refs:
         raise CircuitError(f"{said} {named or folder} is no course: it has no solutions/NN_name.py")
     return refs
@@ -421,7 +469,11 @@ def course_twin(path: str | Path) -> Path | None:
     workspace records (`circuits_course`), or in the course folder $CIRCUITS_COURSE names; never the file
     itself, nor a file in a solutions/ folder (a reference)."""
     path = Path(path)
-    if not curriculum.is_id(path.stem) or path.suffix != ".py" or Path(os.path.abspath(path)).parent.name == "solutions":
+    if (
+        not curriculum.is_id(path.stem)
+        or path.suffix != ".py"
+        or Path(os.path.abspath(path)).parent.name == "solutions"
+    ):
         return None
     places = [Path(os.path.abspath(path)).parent.parent / "solutions" / path.name]
     if (course := recorded_course(Path(os.path.abspath(path)).parent)) is not None:

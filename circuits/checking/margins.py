@@ -88,8 +88,13 @@ def scaled(answer, names, factor: float):
     for name in names:
         if name in vars(answer):
             value = getattr(answer, name)
-            setattr(scaled, name, value * factor if hasattr(value, "__mul__") and not isinstance(value, list)
-                    else np.asarray(value, dtype=float) * factor)
+            setattr(
+                scaled,
+                name,
+                value * factor
+                if hasattr(value, "__mul__") and not isinstance(value, list)
+                else np.asarray(value, dtype=float) * factor,
+            )
         elif isinstance(getattr(answer, "params", None), dict):
             params = dict(scaled.params)  # the names scaled so far kept: s and γ are scaled together
             for key in list(params):

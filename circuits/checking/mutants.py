@@ -63,6 +63,7 @@ class Audit:
         judged = len(self.killed) + len(self.survived)
         return len(self.killed) / judged if judged else 1.0
 
+
 # --- mutants of matrices ---------------------------------------------------------------------------------------
 def _labels(value, shape) -> tuple[list[str], list[str]]:
     rows = getattr(getattr(value, "rows", None), "labels", None) or [str(i) for i in range(shape[0])]
@@ -199,9 +200,11 @@ def _attention_with(axis: int = -1, subtract_max: bool = True, mask_after: bool 
 
 CODE_MUTANTS: dict[str, dict[str, Callable]] = {
     "causal_mask": {"mask off by one (j ≤ i + 1)": _mask_off_by_one, "mask off by one (j < i)": _mask_strict},
-    "attention": {"softmax over the query axis": _attention_with(axis=-2),
-                  "no max-subtraction": _attention_with(subtract_max=False),
-                  "mask applied after the softmax": _attention_with(mask_after=True)},
+    "attention": {
+        "softmax over the query axis": _attention_with(axis=-2),
+        "no max-subtraction": _attention_with(subtract_max=False),
+        "mask applied after the softmax": _attention_with(mask_after=True),
+    },
 }
 
 
@@ -227,8 +230,11 @@ def mutants(attempt) -> list[Mutant]:
     matrices = [n for n in names if not callable(getattr(answer, n))]
     if matrices:
         for factor in (0.1, 10):
-            out.append(Mutant(f"whole answer × {factor:g}", edited(**{n: _scaled(getattr(answer, n), factor)
-                                                                        for n in matrices})))
+            out.append(
+                Mutant(
+                    f"whole answer × {factor:g}", edited(**{n: _scaled(getattr(answer, n), factor) for n in matrices})
+                )
+            )
     for key, bound in dict(getattr(answer, "params", None) or {}).items():
         for factor in (0.1, 10):
             out.append(Mutant(f"{key} × {factor:g}", edited(params={**answer.params, key: bound * factor})))
@@ -269,20 +275,28 @@ def tolerance_probes(attempt, numbers) -> Iterator[tuple[str, str, str, object]]
             continue
         raw = np.array(raw_array(value), dtype=object)  # symbols kept: the probe must not unbind the sharpness
         try:
-            magnitude = np.abs(np.asarray(raw_array(numbers(name, value, getattr(answer, "params", None))), dtype=float))
+            magnitude = np.abs(
+                np.asarray(raw_array(numbers(name, value, getattr(answer, "params", None))), dtype=float)
+            )
         except (TypeError, ValueError):
             continue  # not all numbers once bound: the other mutants cover it
         if raw.ndim != 2:
             continue
         rows, _ = _labels(value, raw.shape)
         big = 10 * max(1.0, float(magnitude.max()))
-        picked = range(raw.shape[0]) if raw.shape[0] <= MAX_ROWS else np.linspace(0, raw.shape[0] - 1, MAX_ROWS).astype(int)
+        picked = (
+            range(raw.shape[0]) if raw.shape[0] <= MAX_ROWS else np.linspace(0, raw.shape[0] - 1, MAX_ROWS).astype(int)
+        )
         for r in dict.fromkeys(int(r) for r in picked):
             small, large = raw.copy(), raw.copy()
             small[r] += delta
             large[r] += big
-            yield (f"{name}[{rows[r]}, :] + {delta:g} {SUFFIX}", f"{name}[{rows[r]}, :] + {big:g} {LARGE}", name,
-                   (_with(value, small), _with(value, large)))
+            yield (
+                f"{name}[{rows[r]}, :] + {delta:g} {SUFFIX}",
+                f"{name}[{rows[r]}, :] + {big:g} {LARGE}",
+                name,
+                (_with(value, small), _with(value, large)),
+            )
 
 
 # --- the fast check ---------------------------------------------------------------------------------------------
@@ -327,15 +341,15 @@ class Numbers:
 FIRST = 100  # random inputs tried before the exhaustive small inputs: most mutants fail on a few
 
 
-def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | None = None,
-            plan: Plan | None = None) -> bool:
+def rejects(
+    attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | None = None, plan: Plan | None = None
+) -> bool:
     """Whether the checker rejects `answer`: the full check's stages in order, stopping at the first failure,
     without margins, shrinking or the property test (a mutant this lets through is re-checked in full).
 
     Cheapest first: the worked examples, a few random inputs, then every small input and the rest. `plan`
     (made with `n_random` random inputs) is shared by every mutant of an audit."""
-    from circuits.checking import guarantees
-    from circuits.checking import checker
+    from circuits.checking import checker, guarantees
     from circuits.checking.checker import declares_sharpness
     from circuits.checking.evaluation import evaluate
 
@@ -355,6 +369,7 @@ def rejects(attempt, answer, n_random: int = FAST_RANDOM, numbers: Numbers | Non
                 guarantees.check_reads(model, reads, "")
         except CircuitError:
             return True
+
     def alone_fails(last: bool) -> bool:
         for t in puzzle.targets:
             alone = t.check_alone(checker, trial, model, 100) if t.checked_last == last else None
@@ -438,8 +453,9 @@ def sampled(made: list[Mutant], n: int = MAX_MUTANTS, seed: int = 0) -> list[Mut
     return [m for i, m in enumerate(made) if i in keep]
 
 
-def audit(attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST_RANDOM,
-          seconds: float | None = None) -> Audit:
+def audit(
+    attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST_RANDOM, seconds: float | None = None
+) -> Audit:
     """Run every mutant (a sample beyond MAX_MUTANTS), then the tolerance probes, for at most `seconds` (None: no
     limit); `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent)."""
     from circuits.checking import guarantees

@@ -26,4 +26,3 @@ def load(path: str | Path) -> Attempt:
 def load_puzzle(name_or_path: str, solution: bool = False) -> Attempt:
     """load, for a puzzle named as `circuits check` names it: a path, a name, an id or a number (loader.find)."""
     return load(loader.find(name_or_path, solution))
-

@@ -72,8 +72,9 @@ class Plan:
         classes = token_classes(model, list(self.puzzle.inputs.alphabet))
         key = (tuple(map(tuple, classes)), tuple(_class_name(model, c) for c in classes), tuple(map(id, targets)))
         if key not in self._small:
-            self._small[key] = small_inputs(model, self.puzzle, targets, self.sample[:CLASS_SAMPLE] + self.examples,
-                                            classes)
+            self._small[key] = small_inputs(
+                model, self.puzzle, targets, self.sample[:CLASS_SAMPLE] + self.examples, classes
+            )
         return self._small[key]
 
     def stages(self, small: Small) -> list[tuple[str, list[Tokens]]]:
@@ -106,8 +107,9 @@ def _classes_ok(target: Target, canon, sample: list[Tokens]) -> bool:
         return target.classes_ok(canon, sample)
 
 
-def small_inputs(model, puzzle, targets: Sequence[Target], sample: list[Tokens],
-                 classes: list[list[str]] | None = None) -> Small:
+def small_inputs(
+    model, puzzle, targets: Sequence[Target], sample: list[Tokens], classes: list[list[str]] | None = None
+) -> Small:
     """Every small input, by class pattern where tokens are interchangeable (a certificate), else by token;
     `sample` is where each target's spec must not tell the tokens of a class apart."""
     inputs = puzzle.inputs

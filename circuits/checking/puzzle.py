@@ -94,8 +94,9 @@ class Puzzle:
         if any(t.kind == "behaviour" for t in self.targets) and (self.inputs is None or self.build is None):
             raise CircuitError(f"puzzle {self.name!r} has behaviour targets but no inputs= or build=")
         if isinstance(self.hints, str) or not all(isinstance(h, str) and h.strip() for h in self.hints):
-            raise CircuitError(f"puzzle {self.name!r}: hints= must be a list of non-empty strings, "
-                               f"got {type(self.hints).__name__}")
+            raise CircuitError(
+                f"puzzle {self.name!r}: hints= must be a list of non-empty strings, got {type(self.hints).__name__}"
+            )
         check_level(self.difficulty, self.minutes, f"puzzle {self.name!r}")
 
     @property

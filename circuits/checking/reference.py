@@ -281,8 +281,9 @@ def compare_attention(answer, example) -> object | None:
     case = AttentionCase(Q.shape, K.shape, V.shape, None if mask is None else mask.astype(int).tolist())
     if (found := _not_yours(answer.attention, "attention")) is not None:
         return found
-    got, crash = _call(answer.attention, "attention", case, Q.copy(), K.copy(), V.copy(),
-                       None if mask is None else mask.copy())
+    got, crash = _call(
+        answer.attention, "attention", case, Q.copy(), K.copy(), V.copy(), None if mask is None else mask.copy()
+    )
     if crash:
         return crash
     if not isinstance(got, tuple) or len(got) != 2:
@@ -297,7 +298,9 @@ def compare_attention(answer, example) -> object | None:
             return NanAt(name, where, _why_nan(Q, K, mask, *where[:2]), case)
         if not np.allclose(yours, expected, atol=1e-9):
             where = tuple(int(i) for i in np.argwhere(~np.isclose(yours, expected, atol=1e-9))[0])
-            return ValuesDiffer(name, where, float(yours[where]), float(expected[where]), case, Q, K, V, yours, expected)
+            return ValuesDiffer(
+                name, where, float(yours[where]), float(expected[where]), case, Q, K, V, yours, expected
+            )
     return None
 
 

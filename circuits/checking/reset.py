@@ -44,8 +44,12 @@ def declared_folders(start: Path) -> list[Path]:
     """The folders the nearest pytest configuration above `start` lists in circuits_paths (as pytest finds it:
     the first of pytest.ini, pyproject.toml, tox.ini, setup.cfg that has a pytest section), resolved."""
     for d in (start, *start.parents):
-        for name, section in (("pytest.ini", "pytest"), ("pyproject.toml", None), ("tox.ini", "pytest"),
-                              ("setup.cfg", "tool:pytest")):
+        for name, section in (
+            ("pytest.ini", "pytest"),
+            ("pyproject.toml", None),
+            ("tox.ini", "pytest"),
+            ("setup.cfg", "tool:pytest"),
+        ):
             f = d / name
             if not f.is_file():
                 continue
@@ -53,7 +57,12 @@ def declared_folders(start: Path) -> list[Path]:
                 if section is None:
                     import tomllib
 
-                    options = tomllib.loads(f.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {}).get("ini_options")
+                    options = (
+                        tomllib.loads(f.read_text(encoding="utf-8"))
+                        .get("tool", {})
+                        .get("pytest", {})
+                        .get("ini_options")
+                    )
                     if options is None:
                         continue
                     raw = options.get("circuits_paths", [])
@@ -80,13 +89,17 @@ def resettable(puzzle: Path) -> None:
     folder = real(puzzle).parent
     shown = paths.shown(puzzle)
     if folder.name == "solutions" or Path(puzzle).parent.name == "solutions":
-        raise CircuitError(f"reset: {shown} is a reference solution, not your puzzle file; reset restores only files "
-                           f"in puzzles/ (try: circuits reset {Path(puzzle).stem})")
+        raise CircuitError(
+            f"reset: {shown} is a reference solution, not your puzzle file; reset restores only files "
+            f"in puzzles/ (try: circuits reset {Path(puzzle).stem})"
+        )
     if not re.match(r"^\d\d_.*\.py$", Path(puzzle).name):
         raise CircuitError(f"reset: {shown} is not a puzzle file (NN_name.py); reset restores only puzzle files")
     if folder.name != "puzzles" and folder not in declared_folders(folder):
-        raise CircuitError(f"reset: {shown} is not in a puzzle folder (puzzles/ or a folder in the ini option "
-                           "circuits_paths); reset writes only your puzzle files there")
+        raise CircuitError(
+            f"reset: {shown} is not in a puzzle folder (puzzles/ or a folder in the ini option "
+            "circuits_paths); reset writes only your puzzle files there"
+        )
 
 
 def backup(path: Path, project: Path) -> Path:

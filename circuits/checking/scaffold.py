@@ -60,10 +60,10 @@ puzzle = Puzzle(
 # W_V: (1, 2)
 '''
 
-PUZZLE_ANSWER = '''W_V = FILL_ME_IN("1 non-zero entry")
-'''
+PUZZLE_ANSWER = """W_V = FILL_ME_IN("1 non-zero entry")
+"""
 
-SOLUTION_ANSWER = '''W_V = blank(1, resid)
+SOLUTION_ANSWER = """W_V = blank(1, resid)
 W_V[0, "a"] = 1
 
 # Mutants `circuits audit` may let through, each with the reason it is not a wrong circuit:
@@ -74,7 +74,7 @@ ALLOWED_MUTANTS: list[tuple[str, str]] = []
 # ── stub: what `circuits reset` restores below the answer line ─────────────────────────
 # # W_V: (1, 2)
 # W_V = FILL_ME_IN("1 non-zero entry")
-'''
+"""
 
 _NAME = re.compile(r"^(\d\d)_([a-z][a-z0-9_]*)$")
 
@@ -92,8 +92,10 @@ def new(name: str, folder: str | None = None) -> list[Path]:
     name = name.removesuffix(".py")
     m = _NAME.match(name)
     if not m:
-        raise CircuitError(f"new: {name!r} is not a puzzle name; it needs two digits, an underscore and a lowercase "
-                           "name, e.g. 91_duplicate_token")
+        raise CircuitError(
+            f"new: {name!r} is not a puzzle name; it needs two digits, an underscore and a lowercase "
+            "name, e.g. 91_duplicate_token"
+        )
     number, slug = int(m.group(1)), m.group(2)
     root = Path(folder) if folder is not None else project_root(Path.cwd())
     if root.exists() and not root.is_dir():
@@ -103,14 +105,21 @@ def new(name: str, folder: str | None = None) -> list[Path]:
     paths = [root / "puzzles" / f"{name}.py", root / "solutions" / f"{name}.py"]
     for p in paths:
         if p.exists() or p.is_symlink():
-            raise CircuitError(f"new: {shown_path(p)} already exists; nothing was written (choose another name, or move "
-                               "it away)")
+            raise CircuitError(
+                f"new: {shown_path(p)} already exists; nothing was written (choose another name, or move it away)"
+            )
         same = sorted(p.parent.glob(f"{m.group(1)}_*.py")) if p.parent.is_dir() else []
         if same:
-            raise CircuitError(f"new: {shown_path(same[0])} already has the number {m.group(1)}; nothing was written "
-                               "(choose another number)")
-    text = HEAD.replace("{number:02d}", f"{number:02d}").replace("{number}", str(number)) \
-        .replace("{name}", slug).replace("{title}", slug.replace("_", " ").capitalize())
+            raise CircuitError(
+                f"new: {shown_path(same[0])} already has the number {m.group(1)}; nothing was written "
+                "(choose another number)"
+            )
+    text = (
+        HEAD.replace("{number:02d}", f"{number:02d}")
+        .replace("{number}", str(number))
+        .replace("{name}", slug)
+        .replace("{title}", slug.replace("_", " ").capitalize())
+    )
     return write_pair(paths, [text + PUZZLE_ANSWER, text + SOLUTION_ANSWER])
 
 
@@ -150,8 +159,11 @@ def write_pair(paths: list[Path], texts: list[str]) -> list[Path]:
         where, target = Path(e.filename or current), current
         if isinstance(e, FileExistsError) and where in paths:
             raise CircuitError(f"new: {shown_path(where)} appeared while writing; nothing was written") from None
-        why = (f"{shown_path(target.parent)} is not a folder" if isinstance(e, (NotADirectoryError, FileExistsError))
-               else e.strerror or str(e))
+        why = (
+            f"{shown_path(target.parent)} is not a folder"
+            if isinstance(e, (NotADirectoryError, FileExistsError))
+            else e.strerror or str(e)
+        )
         raise CircuitError(f"new: cannot write {shown_path(target)}: {why}; nothing was written") from None
     finally:
         for tmp in temps:

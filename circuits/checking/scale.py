@@ -60,7 +60,7 @@ class Side:
     learner: bool = True
 
     def at(self, r: int, c: int) -> str:
-        """"[0, first:a]": an entry by its row and column labels."""
+        """ "[0, first:a]": an entry by its row and column labels."""
         return f"[{self.rows[r]}, {self.cols[c]}]"
 
     def entry(self, r: int, c: int) -> str:
@@ -86,8 +86,9 @@ def _side(attempt, model, l: int, h: int, role: str, name: str | None, names: li
     labels = model.residual.labels
     cols = labels if built.shape[1] == len(labels) else [str(c) for c in range(built.shape[1])]
     if name is None:
-        return Side(f"head {l}.{h}'s {role}", [str(r) for r in range(built.shape[0])], cols, built, {0.0: built},
-                    learner=False)
+        return Side(
+            f"head {l}.{h}'s {role}", [str(r) for r in range(built.shape[0])], cols, built, {0.0: built}, learner=False
+        )
     value = getattr(attempt.answer, name)
     rows = getattr(getattr(value, "rows", None), "labels", None) or [str(r) for r in range(built.shape[0])]
     split = powers(value, names, getattr(attempt.answer, "params", None))
@@ -116,7 +117,9 @@ def _change(k: float, head: str, names: str, every: bool) -> str:
     elif k < 0:
         verb = "shrinks" if every else "shrink"
     else:
-        return f"{'every score' if every else 'those scores'} of {head} grow{'s' if every else ''} as {_power(names, k)}"
+        return (
+            f"{'every score' if every else 'those scores'} of {head} grow{'s' if every else ''} as {_power(names, k)}"
+        )
     return f"{'every score' if every else 'those scores'} of {head} {verb} as {names} grows"
 
 
@@ -124,12 +127,16 @@ def _not_carried(head: str, names: str, Q: Side, K: Side, r: int, cq: int, ck: i
     """A row with no sharpness on either side: blame the side that carries it elsewhere, else the whole head."""
     for side, c in ((Q, cq), (K, ck)):
         if side.learner and (other := side.carrier()) is not None:
-            return (f"{side.name} has {side.entry(r, c)} at {side.at(r, c)}, without {names} (as {side.at(*other)} "
-                    f"has it): those scores of {head} stay the same as {names} grows, {_advice(names)}")
+            return (
+                f"{side.name} has {side.entry(r, c)} at {side.at(r, c)}, without {names} (as {side.at(*other)} "
+                f"has it): those scores of {head} stay the same as {names} grows, {_advice(names)}"
+            )
     hold = " and ".join(s.name for s in (Q, K) if s.learner)
-    return (f"{head}'s scores do not grow with {names} ({hold} hold{'s' if ' and ' not in hold else ''} no {names}): "
-            f"its attention stays as sharp as its numbers make it, so {names} is not a scale — write {names} into "
-            f"the scores of every head you write, as one factor")
+    return (
+        f"{head}'s scores do not grow with {names} ({hold} hold{'s' if ' and ' not in hold else ''} no {names}): "
+        f"its attention stays as sharp as its numbers make it, so {names} is not a scale — write {names} into "
+        f"the scores of every head you write, as one factor"
+    )
 
 
 def _first_row(Qa: np.ndarray, Kb: np.ndarray) -> tuple[int, int, int]:
@@ -143,8 +150,10 @@ def culprit(head: str, Q: Side, K: Side, names: str) -> str | None:
     for side in (Q, K):
         if side.stray is not None:
             r, c = side.stray
-            return (f"{side.name} has {side.entry(r, c)} at {side.at(r, c)}, which is not a number times a power of "
-                    f"{names}: {head}'s scores do not grow in proportion to {names}, {_advice(names)}")
+            return (
+                f"{side.name} has {side.entry(r, c)} at {side.at(r, c)}, which is not a number times a power of "
+                f"{names}: {head}'s scores do not grow in proportion to {names}, {_advice(names)}"
+            )
     by_power: dict[float, np.ndarray] = {}
     for a, Qa in Q.parts.items():
         for b, Kb in K.parts.items():
@@ -211,15 +220,17 @@ def proportional(model, scaled_models: dict, heads: dict, names: list[str]) -> s
             i, j = np.unravel_index(int(np.argmax(np.abs(at - c * base))), base.shape)
             labels = model.residual.labels
             where = f"W_Qᵀ W_K at [{labels[i]}, {labels[j]}]" if i < len(labels) else f"b_Qᵀ W_K at {labels[j]}"
-            return (f"head {l}.{h}'s scores do not grow in proportion to {word}: {where} is "
-                    f"{base[i, j]:.4g} with yours and {at[i, j]:.4g} at {c:g}× (not {c * base[i, j]:.4g}), "
-                    f"{_advice(word)}")
+            return (
+                f"head {l}.{h}'s scores do not grow in proportion to {word}: {where} is "
+                f"{base[i, j]:.4g} with yours and {at[i, j]:.4g} at {c:g}× (not {c * base[i, j]:.4g}), "
+                f"{_advice(word)}"
+            )
     return None
 
 
 # --- the range: a larger sharpness only sharpens -------------------------------------------------------------------
 def _at(attempt, c: float) -> str:
-    """"s = 60" (or "s = 60, γ = 30", "3× your W_Q"): the puzzle's sharpness at c× the answer's."""
+    """ "s = 60" (or "s = 60, γ = 30", "3× your W_Q"): the puzzle's sharpness at c× the answer's."""
     params = {str(k): v for k, v in dict(getattr(attempt.answer, "params", None) or {}).items()}
     names = map(str, attempt.puzzle.sharpness)
     return ", ".join(f"{n} = {float(params[n]) * c:g}" if n in params else f"{c:g}× your {n}" for n in names)
@@ -250,9 +261,11 @@ def holds_range(attempt, models: dict, batch: list, evaluate) -> str | None:
             continue
         t = int(np.flatnonzero(~ok.all(1))[0])
         j = min(np.flatnonzero(~ok[t]), key=lambda j: (len(batch[j]), j))
-        return (f"at {_at(attempt, c)} ({c:g}× yours) target {limits.quoted(targets[t].label)} fails on "
-                f"{limits.shown_input(batch[j])} (the shortest input it fails on), so {names} is not a scale that "
-                f"only sharpens: what your answer gets right must not depend on {names} staying small")
+        return (
+            f"at {_at(attempt, c)} ({c:g}× yours) target {limits.quoted(targets[t].label)} fails on "
+            f"{limits.shown_input(batch[j])} (the shortest input it fails on), so {names} is not a scale that "
+            f"only sharpens: what your answer gets right must not depend on {names} staying small"
+        )
     return None
 
 
@@ -271,7 +284,8 @@ def not_a_scale(attempt, model, batch: list, evaluate, meant: Sequence[str] = ()
         models = at_factors(attempt)
     except CircuitError as e:
         return str(e)
-    if names and ((said := homogeneity(attempt, model, heads, names)) or
-                  (said := proportional(model, models, heads, names))):
+    if names and (
+        (said := homogeneity(attempt, model, heads, names)) or (said := proportional(model, models, heads, names))
+    ):
         return said
     return holds_range(attempt, models, batch, evaluate)

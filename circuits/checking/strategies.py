@@ -20,8 +20,9 @@ def strings(alphabet: Sequence[str], min_size: int = 1, max_size: int = 20) -> s
     return st.lists(st.sampled_from(list(alphabet)), min_size=min_size, max_size=max_size)
 
 
-def repeated_sequences(alphabet: Sequence[str], min_half: int = 1, max_half: int = 10,
-                       distinct: bool = False) -> st.SearchStrategy[list[str]]:
+def repeated_sequences(
+    alphabet: Sequence[str], min_half: int = 1, max_half: int = 10, distinct: bool = False
+) -> st.SearchStrategy[list[str]]:
     """A random sequence followed by itself (the induction setting); `distinct` makes the first half repeat-free."""
     from hypothesis import strategies as st
 
@@ -31,8 +32,9 @@ def repeated_sequences(alphabet: Sequence[str], min_half: int = 1, max_half: int
     return half.map(lambda h: h + h)
 
 
-def runs(classes: Mapping[str, Sequence[str]], min_size: int = 1, max_size: int = 20,
-         max_runs: int = 4) -> st.SearchStrategy[list[str]]:
+def runs(
+    classes: Mapping[str, Sequence[str]], min_size: int = 1, max_size: int = 20, max_runs: int = 4
+) -> st.SearchStrategy[list[str]]:
     """Inputs made of a few long runs, each of tokens from one class (e.g. vowels, then consonants)."""
     from hypothesis import strategies as st
 
@@ -43,6 +45,8 @@ def runs(classes: Mapping[str, Sequence[str]], min_size: int = 1, max_size: int 
         return st.lists(st.sampled_from(pool), min_size=n, max_size=n)
 
     one = st.tuples(st.sampled_from(pools), st.integers(1, max_size)).flatmap(run)
-    return (st.lists(one, min_size=1, max_size=max_runs)
-            .map(lambda parts: [t for p in parts for t in p][:max_size])
-            .filter(lambda s: len(s) >= min_size))
+    return (
+        st.lists(one, min_size=1, max_size=max_runs)
+        .map(lambda parts: [t for p in parts for t in p][:max_size])
+        .filter(lambda s: len(s) >= min_size)
+    )

@@ -39,11 +39,12 @@ def with_values(name: str | int, values: dict, call: str = "circuits.check") -> 
     where = f"{call}({puzzle.id!r})"
     unknown = [n for n in values if n not in wanted and n not in optional]
     if unknown:
-        raise CircuitError(f"{where}: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not part of "
-                           f"the answer; it is {', '.join(wanted)}" + f" (optional: {', '.join(optional)})")
+        raise CircuitError(
+            f"{where}: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not part of "
+            f"the answer; it is {', '.join(wanted)}" + f" (optional: {', '.join(optional)})"
+        )
     missing = [n for n in wanted if n not in values]
     if missing:
         raise CircuitError(f"{where}: give {', '.join(missing)} too (the answer is {', '.join(wanted)})")
     answer = {"params": {}, **values}
-    return Attempt(Path(where), puzzle, types.SimpleNamespace(**answer), [],
-                   attempt.allowed_mutants)
+    return Attempt(Path(where), puzzle, types.SimpleNamespace(**answer), [], attempt.allowed_mutants)

@@ -16,29 +16,36 @@ from circuits.checking.reset import stub_text
 from circuits.errors import CircuitError
 from circuits.io.paths import real
 
+
 def commands(n: int, example: str) -> str:
     """The README's list of commands, its examples naming puzzle `n` and the input `example`."""
-    said = [("circuits watch", "the loop: checks the first unsolved puzzle each time you save it"),
-            (f"circuits hint {n}", "hints, one level at a time (--level 2, 3 for more)"),
-            (f"circuits check {n}", "one puzzle's full report"),
-            (f"circuits show {n} {example}", "one input through your model: heatmaps, yours vs expected"),
-            ("circuits list", "every puzzle's status and your progress"),
-            (f"circuits reset {n}", "start a puzzle over (your file is backed up first)"),
-            ("pytest", "every puzzle: solved / failing / not attempted")]
+    said = [
+        ("circuits watch", "the loop: checks the first unsolved puzzle each time you save it"),
+        (f"circuits hint {n}", "hints, one level at a time (--level 2, 3 for more)"),
+        (f"circuits check {n}", "one puzzle's full report"),
+        (f"circuits show {n} {example}", "one input through your model: heatmaps, yours vs expected"),
+        ("circuits list", "every puzzle's status and your progress"),
+        (f"circuits reset {n}", "start a puzzle over (your file is backed up first)"),
+        ("pytest", "every puzzle: solved / failing / not attempted"),
+    ]
     return "".join(f"    {command:<24}# {what}\n" for command, what in said)
 
 
-README = """\
+README = (
+    """\
 # My circuits course
 
 Each file in `puzzles/` is a worksheet: read its statement, replace every `FILL_ME_IN(...)` with
 your weights (or code, for puzzle 00), and save. The checker always checks the puzzle as shipped:
 only your answer is read from the file.
 
-""" + commands(1, "abcce") + """
+"""
+    + commands(1, "abcce")
+    + """
 New puzzles after an upgrade: run `circuits init` here again; it adds them and never touches
 a file that is already here.
 """
+)
 
 COURSE_README = """\
 # {name}: a circuits course
@@ -68,10 +75,13 @@ PYTEST_INI = """\
 testpaths = puzzles
 """
 
-COURSE_INI = PYTEST_INI.replace("puzzles/01_consonants.py", "puzzles/NN_name.py") + """\
+COURSE_INI = (
+    PYTEST_INI.replace("puzzles/01_consonants.py", "puzzles/NN_name.py")
+    + """\
 # the course whose solutions/ state these puzzles: circuits and pytest check against it
 circuits_course = {course}
 """
+)
 
 
 @dataclass
@@ -120,8 +130,10 @@ def _not_a_folder(folder: Path, course: Path | None) -> None:
     for rel in dict.fromkeys(Path(rel).parent for rel, _ in files(course)):
         path = folder / rel
         if rel != Path(".") and (path.is_file() or (path.exists() and not path.is_dir())):
-            raise CircuitError(f"{path} is a file, not a folder: the workspace keeps its puzzles in {path}/, so "
-                               "move or rename that file and run `circuits init` again (nothing was written)")
+            raise CircuitError(
+                f"{path} is a file, not a folder: the workspace keeps its puzzles in {path}/, so "
+                "move or rename that file and run `circuits init` again (nothing was written)"
+            )
 
 
 def files(course: Path | None = None) -> list[tuple[str, str]]:
@@ -179,8 +191,10 @@ def _write(path: Path, text: str, done: Created) -> None:
         done.kept.append(path)
         return
     except OSError as e:
-        raise CircuitError(f"cannot write {path}: {e.strerror}"
-                           f"{f' (wrote {len(done.written)} files before it)' if done.written else ''}") from None
+        raise CircuitError(
+            f"cannot write {path}: {e.strerror}"
+            f"{f' (wrote {len(done.written)} files before it)' if done.written else ''}"
+        ) from None
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     done.written.append(path)

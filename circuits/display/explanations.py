@@ -31,9 +31,17 @@ def table(explanation) -> tuple[list[str], list[list[str]]]:
 
 def _readout_rows(f) -> list[list[str]]:
     shown = (lambda v: fmt_named(v, f.names)) if f.names is not None else fmt_vec  # noqa: E731
-    return [[str(i), repr(t), "—" if np.isnan(f.expected[i]).all() else shown(f.expected[i]), shown(f.yours[i]),
-             f"{f.error[i]:.3g}" if f.error[i] >= 1e-9 else "0", "✗" if f.error[i] > f.tol else "✓"]
-            for i, t in enumerate(f.tokens)]
+    return [
+        [
+            str(i),
+            repr(t),
+            "—" if np.isnan(f.expected[i]).all() else shown(f.expected[i]),
+            shown(f.yours[i]),
+            f"{f.error[i]:.3g}" if f.error[i] >= 1e-9 else "0",
+            "✗" if f.error[i] > f.tol else "✓",
+        ]
+        for i, t in enumerate(f.tokens)
+    ]
 
 
 def _attention_rows(f) -> list[list[str]]:
@@ -50,15 +58,20 @@ def _attention_rows(f) -> list[list[str]]:
 
 
 def _next_token_rows(f) -> list[list[str]]:
-    return [[str(i), repr(t), "—" if e is None else repr(e), repr(top), "—" if np.isnan(lp) else f"{lp:.3f}"]
-            for i, (t, e, top, lp) in enumerate(zip(f.tokens, f.expected, f.top, f.logprob))]
+    return [
+        [str(i), repr(t), "—" if e is None else repr(e), repr(top), "—" if np.isnan(lp) else f"{lp:.3f}"]
+        for i, (t, e, top, lp) in enumerate(zip(f.tokens, f.expected, f.top, f.logprob))
+    ]
 
 
 ROWS = {"readout": _readout_rows, "attention": _attention_rows, "next-token": _next_token_rows}
 
 
-MARKS = {"target": "* = target key", "value": "* = a key whose value the expected vector needs",
-         "raises": "* = a key that would raise the expected token most"}  # Explanation.marks_mean → the legend
+MARKS = {
+    "target": "* = target key",
+    "value": "* = a key whose value the expected vector needs",
+    "raises": "* = a key that would raise the expected token most",
+}  # Explanation.marks_mean → the legend
 
 
 # --- the summary and the hint ----------------------------------------------------------------------------------
@@ -86,8 +99,13 @@ def _no_given_suspects(facts, terms):
     changed = {}
     for f in dataclasses.fields(facts):
         value = getattr(facts, f.name)
-        if f.name == "who" and isinstance(value, tuple) and len(value) == 2 and terms.answer and not any(
-                (*value, role) in terms.heads for role in ("W_V", "W_O")):
+        if (
+            f.name == "who"
+            and isinstance(value, tuple)
+            and len(value) == 2
+            and terms.answer
+            and not any((*value, role) in terms.heads for role in ("W_V", "W_O"))
+        ):
             changed[f.name] = None
         elif dataclasses.is_dataclass(value):
             if (new := _no_given_suspects(value, terms)) is not value:
@@ -122,8 +140,10 @@ def _leak_note(said: str, note) -> str:
 
 def _sharpening_note(said: str, note) -> str:
     names = " and ".join(note.names)
-    return (f"{said.rstrip('.')}. Raising {names} alone fixes this: ×{diagnosis.factor(note.factor)} makes it pass at "
-            f"every length up to {note.max_len} (raise {names} ×{diagnosis.factor(note.factor)})")
+    return (
+        f"{said.rstrip('.')}. Raising {names} alone fixes this: ×{diagnosis.factor(note.factor)} makes it pass at "
+        f"every length up to {note.max_len} (raise {names} ×{diagnosis.factor(note.factor)})"
+    )
 
 
 NOTES = {EarlierFailure: _earlier_failure, LeakNote: _leak_note, sharpening.Sharpening: _sharpening_note}
@@ -143,13 +163,17 @@ def _attention_miss(f) -> str:
         where = f"the target is key {token_at(labels, f.keys[0])}, but {name} puts only {got} there (needs ≥ {need})"
     elif f.evenly:
         got, need = diagnosis.apart(f.least_weight, f.min_mass / n_keys)
-        where = (f"the targets are keys {on}, each needing ≥ {need} (an even share of "
-                 f"{f.min_mass:g}), but {name} puts only {got} on key {token_at(labels, f.least)}")
+        where = (
+            f"the targets are keys {on}, each needing ≥ {need} (an even share of "
+            f"{f.min_mass:g}), but {name} puts only {got} on key {token_at(labels, f.least)}"
+        )
     else:
         got, need = diagnosis.apart(f.mass, f.min_mass)
         where = f"the targets are keys {on}, but {name} puts only {got} on them together (needs ≥ {need})"
-    return (f"at query {token_at(labels, q)} {where}; its largest weight, {f.top_weight:.3f}, is on key "
-            f"{token_at(labels, f.top)}")
+    return (
+        f"at query {token_at(labels, q)} {where}; its largest weight, {f.top_weight:.3f}, is on key "
+        f"{token_at(labels, f.top)}"
+    )
 
 
 def _fixed_pattern(f) -> str:
@@ -157,63 +181,86 @@ def _fixed_pattern(f) -> str:
 
 
 def _zero_query(f) -> str:
-    return (f"{_head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: W_Q reads nothing at that "
-            f"token (W_Q reads {', '.join(f.reads) or 'nothing'}; the residual there holds "
-            f"{', '.join(f.has) or 'nothing'}), so every key scores the same and the attention spreads evenly. Look at "
-            "W_Q: which of this token's directions should it read?")
+    return (
+        f"{_head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: W_Q reads nothing at that "
+        f"token (W_Q reads {', '.join(f.reads) or 'nothing'}; the residual there holds "
+        f"{', '.join(f.has) or 'nothing'}), so every key scores the same and the attention spreads evenly. Look at "
+        "W_Q: which of this token's directions should it read?"
+    )
 
 
 def _unread(f) -> str:
     name, writers = _head(f.head), [_head(w) for w in f.writers]
     earlier = ", ".join(["the embedding", *writers])
-    fix = f"Look at W_{'K' if f.side == 'keys' else 'Q'} of {name}" + "".join(
-        f", or at W_O of {w}" for w in writers[:3]) + ": one must read what the other writes"
-    return (f"{name}'s {f.side} read {', '.join(f.reads)}, which nothing writes before layer {f.head[0]} ({earlier} "
-            f"write only {', '.join(f.written) or 'nothing'} at this input), so every key scores the same "
-            f"({f.score:.3g}). {fix}")
+    fix = (
+        f"Look at W_{'K' if f.side == 'keys' else 'Q'} of {name}"
+        + "".join(f", or at W_O of {w}" for w in writers[:3])
+        + ": one must read what the other writes"
+    )
+    return (
+        f"{name}'s {f.side} read {', '.join(f.reads)}, which nothing writes before layer {f.head[0]} ({earlier} "
+        f"write only {', '.join(f.written) or 'nothing'} at this input), so every key scores the same "
+        f"({f.score:.3g}). {fix}"
+    )
 
 
 def _writer_first(f) -> str:
     who, into = _head(f.writer), ", ".join(f.into)
-    return (f"The keys differ in {into}, which {who} writes: W_V of {who} reads {', '.join(f.reads)} and W_O of {who} "
-            f"writes that into {into}, pairing directions less faithfully than this head reads them. The writer is the "
-            f"likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before W_Q and W_K of this "
-            "head")
+    return (
+        f"The keys differ in {into}, which {who} writes: W_V of {who} reads {', '.join(f.reads)} and W_O of {who} "
+        f"writes that into {into}, pairing directions less faithfully than this head reads them. The writer is the "
+        f"likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before W_Q and W_K of this "
+        "head"
+    )
 
 
 def _differs(f) -> str:
     if not f.families:
-        return ("Their residuals are identical, so no W_Q and W_K can tell them apart: what is written into them "
-                "before this layer must differ")
-    return (f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "
-            f"would make key {f.a} score higher")
+        return (
+            "Their residuals are identical, so no W_Q and W_K can tell them apart: what is written into them "
+            "before this layer must differ"
+        )
+    return (
+        f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "
+        f"would make key {f.a} score higher"
+    )
 
 
 def _tied_keys(f) -> str:
-    return (f"indistinguishable keys: key {f.rival} and the target key {f.best} both score {f.score:.6g}, so "
-            f"{_head(f.head)} splits its attention between them and no scale can separate them. {words(f.then)}")
+    return (
+        f"indistinguishable keys: key {f.rival} and the target key {f.best} both score {f.score:.6g}, so "
+        f"{_head(f.head)} splits its attention between them and no scale can separate them. {words(f.then)}"
+    )
 
 
 def _uneven(f) -> str:
     keys = ", ".join(str(k) for k in f.keys)
     scores = ", ".join(f"{k}: {s:.3g}" for k, s in zip(f.keys, f.scores))
-    return (f"{_head(f.head)} should spread its attention evenly over keys {keys}, but their scores differ ({scores}). "
-            "Look at W_Q and W_K: which directions make these keys score differently?")
+    return (
+        f"{_head(f.head)} should spread its attention evenly over keys {keys}, but their scores differ ({scores}). "
+        "Look at W_Q and W_K: which directions make these keys score differently?"
+    )
 
 
 def _scale_by(f) -> str:
     if f.factor is None:
         return "no scale up to ×10⁴ is enough, so sharpening alone will not fix it"
     if f.max_len is not None:  # sized by the checker on the puzzle's sharpness, for every length it promises
-        return (f"to pass at every length up to {f.max_len} (this input at its full length included), the scores "
-                f"need ×{diagnosis.factor(f.factor)} (raise your sharpness symbol of the attention by that much)")
-    return (f"at this length ({f.keys} keys visible) the scores need ×{diagnosis.factor(f.factor)} (raise your "
-            "sharpness symbol of the attention by that much)")
+        return (
+            f"to pass at every length up to {f.max_len} (this input at its full length included), the scores "
+            f"need ×{diagnosis.factor(f.factor)} (raise your sharpness symbol of the attention by that much)"
+        )
+    return (
+        f"at this length ({f.keys} keys visible) the scores need ×{diagnosis.factor(f.factor)} (raise your "
+        "sharpness symbol of the attention by that much)"
+    )
 
 
 def _sharpen(f) -> str:
-    return (f"{_head(f.head)} attends most to the right key{'s' if f.n_keys > 1 else ''}, but the score there beats "
-            f"the next best by only {f.gap:.3g}: sharpen the pattern; {_scale_by(f.scale)}")
+    return (
+        f"{_head(f.head)} attends most to the right key{'s' if f.n_keys > 1 else ''}, but the score there beats "
+        f"the next best by only {f.gap:.3g}: sharpen the pattern; {_scale_by(f.scale)}"
+    )
 
 
 def _digits(*values: float) -> int:
@@ -227,21 +274,25 @@ def _digits(*values: float) -> int:
 
 
 def _favour(pairs, who: str, d: int = 3) -> str:
-    return " and ".join(f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.{d}g}"
-                        for g, v in sorted(pairs, key=lambda kv: -kv[1]))
+    return " and ".join(
+        f"{g} favour{'s' if '*' not in g else ''} {who} by {v:.{d}g}" for g, v in sorted(pairs, key=lambda kv: -kv[1])
+    )
 
 
 WRONG_KEY_ADVICE = {
-    "rotates": ("look at W_Q and W_K on cos/sin: W_Q rotates the position, so check the rotation's direction and "
-                "its sign"),
+    "rotates": (
+        "look at W_Q and W_K on cos/sin: W_Q rotates the position, so check the rotation's direction and its sign"
+    ),
     "signs": "look at the signs and sizes of W_Q's and W_K's entries on cos/sin",
 }
 
 
 def _wrong_key(f) -> str:
     d = _digits(f.top_score, f.target_score)
-    head_line = (f"attention went to the wrong position: key {f.top} scores {f.top_score:.{d}g} against "
-                 f"{f.target_score:.{d}g} for the target key {f.target}")
+    head_line = (
+        f"attention went to the wrong position: key {f.top} scores {f.top_score:.{d}g} against "
+        f"{f.target_score:.{d}g} for the target key {f.target}"
+    )
     if not f.against:
         return f"{head_line}. Look at W_Q and W_K"
     d = _digits(sum(v for _, v in f.against), sum(v for _, v in f.toward)) if f.toward else 3
@@ -253,9 +304,11 @@ def _wrong_key(f) -> str:
     if f.silent is not None:
         return f"{head_line}{favours}. {_silent(f.silent)}"
     if f.advice == "outweighs":
-        advice = (f"the position term outweighs the {', '.join(g for g, _ in f.toward)} term that should decide: keep "
-                  "the weight on position smaller than the content's lead at every distance (look at W_Q's entries on "
-                  "cos/sin)")
+        advice = (
+            f"the position term outweighs the {', '.join(g for g, _ in f.toward)} term that should decide: keep "
+            "the weight on position smaller than the content's lead at every distance (look at W_Q's entries on "
+            "cos/sin)"
+        )
     else:
         advice = WRONG_KEY_ADVICE.get(f.advice, f"look at W_Q and W_K on {f.worst}")
     return f"{head_line}{favours}: {advice}"
@@ -264,19 +317,31 @@ def _wrong_key(f) -> str:
 def _silent(f) -> str:
     heads = [_head(w) for w in f.writers[:3]] + (["…"] if len(f.writers) > 3 else [])
     reads, look = ", ".join(f.reads), ", ".join(f"W_V and W_O of {h}" for h in heads if h != "…")
-    dead = (f"which nothing before layer {f.head[0]} writes, whatever the input ({' and '.join(heads)} "
-            f"write{'s' if len(f.writers) == 1 else ''} nothing there), so no key differs there")
+    dead = (
+        f"which nothing before layer {f.head[0]} writes, whatever the input ({' and '.join(heads)} "
+        f"write{'s' if len(f.writers) == 1 else ''} nothing there), so no key differs there"
+    )
     if f.both:  # query and key read it alike: a pairing by design, missing its input
         return f"W_Q and W_K read {reads}, {dead}: look first at {look}, which must write what {_head(f.head)} reads"
-    return (f"W_K also reads {reads}, {dead}: either W_K should read what is written, or {look} should write "
-            f"{reads}")
+    return f"W_K also reads {reads}, {dead}: either W_K should read what is written, or {look} should write {reads}"
 
 
 SUMMARIES[attention.AttentionMiss] = _attention_miss
-HINTS.update({attention.FixedPattern: _fixed_pattern, attention.ZeroQuery: _zero_query, attention.Unread: _unread,
-              attention.WriterFirst: _writer_first, scores.Differs: _differs, attention.TiedKeys: _tied_keys,
-              attention.Uneven: _uneven, attention.Sharpen: _sharpen, scores.ScaleBy: _scale_by,
-              attention.WrongKey: _wrong_key, attention.Silent: _silent})
+HINTS.update(
+    {
+        attention.FixedPattern: _fixed_pattern,
+        attention.ZeroQuery: _zero_query,
+        attention.Unread: _unread,
+        attention.WriterFirst: _writer_first,
+        scores.Differs: _differs,
+        attention.TiedKeys: _tied_keys,
+        attention.Uneven: _uneven,
+        attention.Sharpen: _sharpen,
+        scores.ScaleBy: _scale_by,
+        attention.WrongKey: _wrong_key,
+        attention.Silent: _silent,
+    }
+)
 
 
 # --- output (a readout within a tolerance) and the MLP's output --------------------------------------------------
@@ -287,8 +352,10 @@ def _readout_miss(f) -> str:
     else:
         shown_exp = "—" if np.isnan(f.expected).all() else fmt_named(f.expected, f.names)
         shown_yours = fmt_named(f.yours, f.names)
-    return (f"at position {token_at(f.tokens, q)} the expected {f.readout} is {shown_exp}, "
-            f"yours is {shown_yours} (error {f.error:.3g} > tolerance {f.tol:g})")
+    return (
+        f"at position {token_at(f.tokens, q)} the expected {f.readout} is {shown_exp}, "
+        f"yours is {shown_yours} (error {f.error:.3g} > tolerance {f.tol:g})"
+    )
 
 
 def _part(part) -> str:
@@ -313,16 +380,27 @@ def _leak(f) -> str:
     m, name = f.mix, _head(f.head)
     over = [g for g in np.argsort(m.needed - m.yours) if m.yours[g] - m.needed[g] > 0.005]
     under = [g for g in np.argsort(m.yours - m.needed) if m.needed[g] - m.yours[g] > 0.005]
-    said = lambda g, mass: (f"{mass:.3f} on key{'s' if len(m.keys[g]) > 1 else ''} "  # noqa: E731
-                            f"{_keys_at(m.keys[g], f.tokens)} (value {_vec(m.values[g])})")
+    def said(g, mass):
+        return (
+            f"{mass:.3f} on key{'s' if len(m.keys[g]) > 1 else ''} "  # noqa: E731
+            f"{_keys_at(m.keys[g], f.tokens)} (value {_vec(m.values[g])})"
+        )
     parts = []
     if over:
-        parts.append(f"{name}'s attention leaks: it puts " + " and ".join(said(g, m.yours[g]) for g in over[:2])
-                     + f", where a pattern giving {_vec(f.expected)} puts "
-                     + " and ".join(f"{m.needed[g]:.3f}" for g in over[:2]))
+        parts.append(
+            f"{name}'s attention leaks: it puts "
+            + " and ".join(said(g, m.yours[g]) for g in over[:2])
+            + f", where a pattern giving {_vec(f.expected)} puts "
+            + " and ".join(f"{m.needed[g]:.3f}" for g in over[:2])
+        )
     if under:
-        parts.append("too little goes to " + " and ".join(said(g, m.yours[g]) for g in under[:2]) +
-                     " (needs " + " and ".join(f"{m.needed[g]:.3f}" for g in under[:2]) + ")")
+        parts.append(
+            "too little goes to "
+            + " and ".join(said(g, m.yours[g]) for g in under[:2])
+            + " (needs "
+            + " and ".join(f"{m.needed[g]:.3f}" for g in under[:2])
+            + ")"
+        )
     return "; ".join(parts)
 
 
@@ -330,17 +408,21 @@ def _scores_why(f) -> str:
     if f is None:
         return ""
     if f.tied:
-        return (f"Indistinguishable keys: key {f.b} and key {f.a} both score {f.score_a:.6g}, so no scale can "
-                "separate them. ")
+        return (
+            f"Indistinguishable keys: key {f.b} and key {f.a} both score {f.score_a:.6g}, so no scale can "
+            "separate them. "
+        )
     d = _digits(f.score_b, f.score_a)
     return f"Key {f.b} scores {f.score_b:.{d}g} against {f.score_a:.{d}g} for key {f.a}. "
 
 
 def _attention_culprit(f) -> str:
     name = _head(f.head)
-    return (f"{name} writes the wrong amount into {', '.join(f.directions)} at position {f.query}, and its values are "
-            f"not the cause: {fmt_vec(f.needed)} from {name} would fix it, and that is a mix of what its keys' values "
-            f"write there. So the attention is off: {_leak(f.leak)}. {_scores_why(f.why)}Look at W_Q and W_K of {name}")
+    return (
+        f"{name} writes the wrong amount into {', '.join(f.directions)} at position {f.query}, and its values are "
+        f"not the cause: {fmt_vec(f.needed)} from {name} would fix it, and that is a mix of what its keys' values "
+        f"write there. So the attention is off: {_leak(f.leak)}. {_scores_why(f.why)}Look at W_Q and W_K of {name}"
+    )
 
 
 def _written(pairs) -> str:
@@ -349,33 +431,47 @@ def _written(pairs) -> str:
 
 def _written_by(f) -> str:
     culprit = _part(f.culprit)
-    said = (f"direction {f.direction!r} at position {f.query} is off by {f.error:.3g}, exactly what {culprit} writes "
-            f"there (written: {_written(f.written)})")
+    said = (
+        f"direction {f.direction!r} at position {f.query} is off by {f.error:.3g}, exactly what {culprit} writes "
+        f"there (written: {_written(f.written)})"
+    )
     if f.culprit[0] == "head":
         return f"{said}: look at W_O and W_V of {culprit}"
     if f.culprit[0] == "mlp":
         return f"{said}: look at W_out and W_in of {culprit}"
     if not f.heads:
-        return (f"{said}, and the embedding is a given: a head must change it there, but no head's W_O "
-                f"writes {f.direction!r} — look at W_O of the head that should")
+        return (
+            f"{said}, and the embedding is a given: a head must change it there, but no head's W_O "
+            f"writes {f.direction!r} — look at W_O of the head that should"
+        )
     heads = [_part(k) for k, _ in f.heads]
-    return (f"{said}, and the embedding is a given: {' and '.join(heads)} should change it there "
-            f"({', '.join(f'{_part(k)} writes {v:.3g}' for k, v in f.heads)}) — look at W_V and W_O of {heads[-1]} "
-            "(what it reads, where it writes)")
+    return (
+        f"{said}, and the embedding is a given: {' and '.join(heads)} should change it there "
+        f"({', '.join(f'{_part(k)} writes {v:.3g}' for k, v in f.heads)}) — look at W_V and W_O of {heads[-1]} "
+        "(what it reads, where it writes)"
+    )
 
 
 def _wrongly_written(f) -> str:
-    said = (f"direction {f.direction!r} at position {f.query} is off by {f.error:.3g} (written there: "
-            f"{_written(f.written) or 'nothing'})")
+    said = (
+        f"direction {f.direction!r} at position {f.query} is off by {f.error:.3g} (written there: "
+        f"{_written(f.written) or 'nothing'})"
+    )
     if f.heads:
         heads = [_part(k) for k in f.heads]
-        return (f"{said}: {' and '.join(heads)} {'writes' if len(heads) == 1 else 'write'} it, but the wrong value — "
-                f"check which direction W_V of {heads[-1]} reads (from which position) and where its W_O writes it")
+        return (
+            f"{said}: {' and '.join(heads)} {'writes' if len(heads) == 1 else 'write'} it, but the wrong value — "
+            f"check which direction W_V of {heads[-1]} reads (from which position) and where its W_O writes it"
+        )
     if f.mlps:
-        return (f"{said}: the part that should write it does not — check which rows of W_O write this direction and "
-                f"what W_V reads, or what W_out of {_part(f.mlps[-1])} writes there")
-    return (f"{said}: the head that should write it does not — check which rows of W_O write this direction, and "
-            "what W_V reads")
+        return (
+            f"{said}: the part that should write it does not — check which rows of W_O write this direction and "
+            f"what W_V reads, or what W_out of {_part(f.mlps[-1])} writes there"
+        )
+    return (
+        f"{said}: the head that should write it does not — check which rows of W_O write this direction, and "
+        "what W_V reads"
+    )
 
 
 def _where_good(tokens, keys) -> str:
@@ -383,76 +479,105 @@ def _where_good(tokens, keys) -> str:
 
 
 def _right_values_fixed(f) -> str:
-    return (f"{_head(f.head)} has a fixed pattern, and attending to {_where_good(f.tokens, f.keys)} would give the "
-            "expected vector: the values are right, so check which head or layer the puzzle expects")
+    return (
+        f"{_head(f.head)} has a fixed pattern, and attending to {_where_good(f.tokens, f.keys)} would give the "
+        "expected vector: the values are right, so check which head or layer the puzzle expects"
+    )
 
 
 def _not_sharp(f) -> str:
     others = f"{f.others} other {'key shares' if f.others == 1 else 'keys share'}"
-    return (f"attention is aimed right but not sharp enough: at position {f.query} the keys whose value would give "
-            f"the expected vector ({_where_good(f.tokens, f.keys)}) score {f.gap:.3g} above the rest, yet hold only "
-            f"{f.mass:.3f} of {_head(f.head)}'s attention because {others} the softmax. The gap "
-            f"must grow with length (about log(length / tolerance)): {_scale_by(f.scale)}.")
+    return (
+        f"attention is aimed right but not sharp enough: at position {f.query} the keys whose value would give "
+        f"the expected vector ({_where_good(f.tokens, f.keys)}) score {f.gap:.3g} above the rest, yet hold only "
+        f"{f.mass:.3f} of {_head(f.head)}'s attention because {others} the softmax. The gap "
+        f"must grow with length (about log(length / tolerance)): {_scale_by(f.scale)}."
+    )
 
 
 def _tied_value(f) -> str:
-    return (f"indistinguishable keys: key {f.b} and key {f.a} (whose value would give the expected vector) both score "
-            f"{f.score:.6g}, so {_head(f.head)} splits its attention between them and no scale can separate them. "
-            f"{_differs(f.then)}")
+    return (
+        f"indistinguishable keys: key {f.b} and key {f.a} (whose value would give the expected vector) both score "
+        f"{f.score:.6g}, so {_head(f.head)} splits its attention between them and no scale can separate them. "
+        f"{_differs(f.then)}"
+    )
 
 
 def _elsewhere_attended(f) -> str:
-    return (f"attention went to the wrong positions: only {f.mass:.3f} of {_head(f.head)}'s attention at position "
-            f"{f.query} is on the keys whose value would give the expected vector ({_where_good(f.tokens, f.keys)}). "
-            "Look at W_Q and W_K.")
+    return (
+        f"attention went to the wrong positions: only {f.mass:.3f} of {_head(f.head)}'s attention at position "
+        f"{f.query} is on the keys whose value would give the expected vector ({_where_good(f.tokens, f.keys)}). "
+        "Look at W_Q and W_K."
+    )
 
 
 def _even_would(f) -> str:
-    return (f"attending evenly to positions 0..{f.query} would give the expected vector, but {_head(f.head)} does "
-            "not: look at W_Q and W_K (a zero W_QK attends evenly)")
+    return (
+        f"attending evenly to positions 0..{f.query} would give the expected vector, but {_head(f.head)} does "
+        "not: look at W_Q and W_K (a zero W_QK attends evenly)"
+    )
 
 
 def _fixed_mix(f) -> str:
-    return (f"{_head(f.leak.head)} has a fixed pattern that does not give the expected vector, though its values "
-            f"could: {_leak(f.leak)}. Check which head or layer the puzzle expects")
+    return (
+        f"{_head(f.leak.head)} has a fixed pattern that does not give the expected vector, though its values "
+        f"could: {_leak(f.leak)}. Check which head or layer the puzzle expects"
+    )
 
 
 def _attention_not_values(f) -> str:
     leak = _leak(f.leak)  # empty where no key is off by more than 0.005: the shortfall is spread thin
-    return (f"the values are right but the attention is not: the expected vector {fmt_vec(f.expected)} is a mix of "
-            f"the values at positions 0..{f.query}, so an attention pattern can give it"
-            f"{f', and {leak}' if leak else ''}. {_scores_why(f.why)}Look at W_Q and W_K")
+    return (
+        f"the values are right but the attention is not: the expected vector {fmt_vec(f.expected)} is a mix of "
+        f"the values at positions 0..{f.query}, so an attention pattern can give it"
+        f"{f', and {leak}' if leak else ''}. {_scores_why(f.why)}Look at W_Q and W_K"
+    )
 
 
 def _no_mix(f) -> str:
-    return (f"no mix of the values at positions 0..{f.query} ({', '.join(fmt_vec(v) for v in f.values)}"
-            f"{' …' if f.query >= 4 else ''}) is close to the expected vector {fmt_vec(f.expected)}, so no attention "
-            f"pattern can produce it: look at {'W_V and W_O' if f.W_O else 'W_V'}")
+    return (
+        f"no mix of the values at positions 0..{f.query} ({', '.join(fmt_vec(v) for v in f.values)}"
+        f"{' …' if f.query >= 4 else ''}) is close to the expected vector {fmt_vec(f.expected)}, so no attention "
+        f"pattern can produce it: look at {'W_V and W_O' if f.W_O else 'W_V'}"
+    )
 
 
 def _mlp_reads(f) -> str:
     read = ", ".join(f"{label} = {x:.3g}" for label, x in f.read) or "nothing"
     writers = ", ".join(f"unit {j}" for j in f.fired) or "no unit"
-    return (f"at position {f.query} the MLP reads {read}; its hidden units W_in x are {fmt_vec(f.pre)}, after the ReLU "
-            f"{fmt_vec(f.post)} ({writers} active), and W_out turns them into {fmt_named(f.yours, f.names)} where "
-            f"{fmt_named(f.expected, f.names)} is expected (worst on {f.worst!r}). Look at W_in (which units fire for "
-            "this input: a ReLU passes only what is above zero, and a weight on a constant direction sets a "
-            "unit's threshold) and W_out (what each unit writes, into which direction)")
+    return (
+        f"at position {f.query} the MLP reads {read}; its hidden units W_in x are {fmt_vec(f.pre)}, after the ReLU "
+        f"{fmt_vec(f.post)} ({writers} active), and W_out turns them into {fmt_named(f.yours, f.names)} where "
+        f"{fmt_named(f.expected, f.names)} is expected (worst on {f.worst!r}). Look at W_in (which units fire for "
+        "this input: a ReLU passes only what is above zero, and a weight on a constant direction sets a "
+        "unit's threshold) and W_out (what each unit writes, into which direction)"
+    )
 
 
 SUMMARIES[output.ReadoutMiss] = _readout_miss
-HINTS.update({output.AttentionCulprit: _attention_culprit, output.WrittenBy: _written_by,
-              output.WronglyWritten: _wrongly_written, output.RightValuesFixed: _right_values_fixed,
-              output.NotSharp: _not_sharp, output.TiedValue: _tied_value, output.ElsewhereAttended: _elsewhere_attended,
-              output.EvenWould: _even_would, output.FixedMix: _fixed_mix,
-              output.AttentionNotValues: _attention_not_values, output.NoMix: _no_mix, mlp.MLPReads: _mlp_reads,
-              output.Leak: _leak, output.ScoresWhy: _scores_why})
+HINTS.update(
+    {
+        output.AttentionCulprit: _attention_culprit,
+        output.WrittenBy: _written_by,
+        output.WronglyWritten: _wrongly_written,
+        output.RightValuesFixed: _right_values_fixed,
+        output.NotSharp: _not_sharp,
+        output.TiedValue: _tied_value,
+        output.ElsewhereAttended: _elsewhere_attended,
+        output.EvenWould: _even_would,
+        output.FixedMix: _fixed_mix,
+        output.AttentionNotValues: _attention_not_values,
+        output.NoMix: _no_mix,
+        mlp.MLPReads: _mlp_reads,
+        output.Leak: _leak,
+        output.ScoresWhy: _scores_why,
+    }
+)
 
 
 # --- next token ------------------------------------------------------------------------------------------------
 def _nothing_expected(f) -> str:
-    return (f"no position of this input has an expected next token; the mean counts as 0, outside [{f.lo:g}, "
-            f"{f.hi:g}]")
+    return f"no position of this input has an expected next token; the mean counts as 0, outside [{f.lo:g}, {f.hi:g}]"
 
 
 def _spec_empty(f) -> str:
@@ -461,8 +586,10 @@ def _spec_empty(f) -> str:
 
 def _mean_miss(f) -> str:
     side = " (above the band: surer than the context allows)" if f.above else ""
-    return (f"mean log-prob {f.mean:.3f} over {f.n} predicted position{'s' if f.n != 1 else ''}{side}; "
-            f"needs [{f.lo:g}, {f.hi:g}]")
+    return (
+        f"mean log-prob {f.mean:.3f} over {f.n} predicted position{'s' if f.n != 1 else ''}{side}; "
+        f"needs [{f.lo:g}, {f.hi:g}]"
+    )
 
 
 def _token_miss(f) -> str:
@@ -471,17 +598,21 @@ def _token_miss(f) -> str:
 
 def _too_sure(f) -> str:
     where = f" (W_Q and W_K of {', '.join(_head(h) for h in f.computed)})" if f.computed else ""
-    return ("where the context cannot tell the next token, the prediction must stay flat, and yours is not: check "
-            f"where your heads attend when no key matches{where} and what they write there (W_V, W_O)")
+    return (
+        "where the context cannot tell the next token, the prediction must stay flat, and yours is not: check "
+        f"where your heads attend when no key matches{where} and what they write there (W_V, W_O)"
+    )
 
 
 def _rival(f) -> str:
     q, w, r = f.query, f.want, f.rival
     if f.how in ("tie", "near"):
         shown_w, shown_r = diagnosis.apart(f.p_want, f.p_rival)
-        return (f"after position {q} your model cannot tell the expected {w!r} from {r!r}"
-                f"{f' and {f.more} more' if f.more > 0 else ''}: "
-                + (f"a tie, each {f.p_want:.3f}" if f.how == "tie" else f"a near tie, {shown_w} against {shown_r}"))
+        return (
+            f"after position {q} your model cannot tell the expected {w!r} from {r!r}"
+            f"{f' and {f.more} more' if f.more > 0 else ''}: "
+            + (f"a tie, each {f.p_want:.3f}" if f.how == "tie" else f"a near tie, {shown_w} against {shown_r}")
+        )
     if f.how == "second":
         return f"your top guess after position {q} is {w!r} ({f.p_want:.3f}), but {r!r} follows with {f.p_rival:.3f}"
     return f"after position {q} your model prefers {r!r} ({f.p_rival:.3f}) to the expected {w!r} ({f.p_want:.3f})"
@@ -489,45 +620,70 @@ def _rival(f) -> str:
 
 def _attention_cause(f) -> str:
     name, keys = _head(f.head), f.keys
-    why = (f"indistinguishable keys: key {f.tied[0]} and key {f.tied[1]} both score {f.tied[2]:.6g}. "
-           if f.tied is not None else "")
+    why = (
+        f"indistinguishable keys: key {f.tied[0]} and key {f.tied[1]} both score {f.tied[2]:.6g}. "
+        if f.tied is not None
+        else ""
+    )
     where = ", ".join(token_at(f.tokens, j) for j in keys[:3]) + (" …" if len(keys) > 3 else "")
-    return (f"{_rival(f.rival)}. The attention is the cause: {name} puts {f.mass:.3f} on "
-            f"key{'s' if len(keys) > 1 else ''} {where}, whose value would raise {f.rival.want!r} over "
-            f"{f.rival.rival!r} by {f.gain:.3g} more, and its largest weight ({f.top_weight:.3f}) is on key "
-            f"{token_at(f.tokens, f.top)}. {why}Look at W_Q and W_K of {name}")
+    return (
+        f"{_rival(f.rival)}. The attention is the cause: {name} puts {f.mass:.3f} on "
+        f"key{'s' if len(keys) > 1 else ''} {where}, whose value would raise {f.rival.want!r} over "
+        f"{f.rival.rival!r} by {f.gain:.3g} more, and its largest weight ({f.top_weight:.3f}) is on key "
+        f"{token_at(f.tokens, f.top)}. {why}Look at W_Q and W_K of {name}"
+    )
 
 
 def _surer_prediction(f) -> str:
-    return (f"{_rival(f.rival)}. No attention pattern of your heads would raise it much: make the prediction surer "
-            "(raise your sharpness symbol of the prediction)")
+    return (
+        f"{_rival(f.rival)}. No attention pattern of your heads would raise it much: make the prediction surer "
+        "(raise your sharpness symbol of the prediction)"
+    )
 
 
 def _not_reaching(f) -> str:
     w, r = f.rival.want, f.rival.rival
-    named = (f"look at W_V and W_O of {_head(f.who)} (attending to its best key would raise {w!r} over {r!r} by "
-             f"{fmt_num(f.reach)}, against a lead of {fmt_num(f.lead)} for {r!r}) and at W_U"
-             if f.who is not None else "look at W_U")
+    named = (
+        f"look at W_V and W_O of {_head(f.who)} (attending to its best key would raise {w!r} over {r!r} by "
+        f"{fmt_num(f.reach)}, against a lead of {fmt_num(f.lead)} for {r!r}) and at W_U"
+        if f.who is not None
+        else "look at W_U"
+    )
     if f.mlps:  # an MLP writes where W_U tells them apart: it comes first, before any head
         mlp = " and ".join(f"the MLP of layer {l}" for l in f.mlps)
-        named = (f"look at W_in and W_out of {mlp} (which units fire for this input, and what they write into the "
-                 f"directions W_U reads to tell {w!r} from {r!r}), then " + named.removeprefix("look at "))
+        named = (
+            f"look at W_in and W_out of {mlp} (which units fire for this input, and what they write into the "
+            f"directions W_U reads to tell {w!r} from {r!r}), then " + named.removeprefix("look at ")
+        )
     if f.rival.how in ("tie", "near"):  # no sharpness separates equal logits
-        return (f"{_rival(f.rival)}, so no sharpness can make {w!r} sure, and no attention pattern of your heads "
-                f"separates them: what the attended positions hold must raise {w!r} above {r!r} — {named}")
-    return (f"{_rival(f.rival)}, and no attention pattern of your heads would change that: what the attended positions "
-            f"hold does not reach the unembedding as {w!r}: {named}")
+        return (
+            f"{_rival(f.rival)}, so no sharpness can make {w!r} sure, and no attention pattern of your heads "
+            f"separates them: what the attended positions hold must raise {w!r} above {r!r} — {named}"
+        )
+    return (
+        f"{_rival(f.rival)}, and no attention pattern of your heads would change that: what the attended positions "
+        f"hold does not reach the unembedding as {w!r}: {named}"
+    )
 
 
 def _advised(f) -> str:
     return f"{words(f.hint).rstrip('.')}. {f.advice}"
 
 
-SUMMARIES.update({next_token.NothingExpected: _nothing_expected, next_token.MeanMiss: _mean_miss,
-                  next_token.TokenMiss: _token_miss})
-HINTS.update({next_token.SpecEmpty: _spec_empty, next_token.TooSure: _too_sure,
-              next_token.AttentionCause: _attention_cause, next_token.SurerPrediction: _surer_prediction,
-              next_token.NotReaching: _not_reaching, next_token.Advised: _advised, next_token.Rival: _rival})
+SUMMARIES.update(
+    {next_token.NothingExpected: _nothing_expected, next_token.MeanMiss: _mean_miss, next_token.TokenMiss: _token_miss}
+)
+HINTS.update(
+    {
+        next_token.SpecEmpty: _spec_empty,
+        next_token.TooSure: _too_sure,
+        next_token.AttentionCause: _attention_cause,
+        next_token.SurerPrediction: _surer_prediction,
+        next_token.NotReaching: _not_reaching,
+        next_token.Advised: _advised,
+        next_token.Rival: _rival,
+    }
+)
 
 
 # --- in the puzzle's own names ---------------------------------------------------------------------------------
@@ -537,12 +693,14 @@ def in_answer_terms(hint: str, head: tuple[int, int] | None, names: dict[tuple[i
     def rename(match: re.Match) -> str:
         role = match.group(0)
         at = head
-        of = re.match(r"(?:(?:,\s*|\s+and\s+|\s+or\s+)W_[QKVO]\b)*(?:'s entries on \S+)?\s+of\s+head (\d+)\.(\d+)",
-                      hint[match.end():])
+        of = re.match(
+            r"(?:(?:,\s*|\s+and\s+|\s+or\s+)W_[QKVO]\b)*(?:'s entries on \S+)?\s+of\s+head (\d+)\.(\d+)",
+            hint[match.end() :],
+        )
         if of:
             at = (int(of.group(1)), int(of.group(2)))
         elif at is None:  # a hint about the residual names its culprit: "… W_O and W_V of head 1.0"
-            found = re.search(r"head (\d+)\.(\d+)", hint[match.end():]) or re.search(r"head (\d+)\.(\d+)", hint)
+            found = re.search(r"head (\d+)\.(\d+)", hint[match.end() :]) or re.search(r"head (\d+)\.(\d+)", hint)
             at = (int(found.group(1)), int(found.group(2))) if found else None
         if at is None:  # no head named: every answer matrix in this role
             every = list(dict.fromkeys(n for (_, _, r), n in names.items() if r == role))
@@ -562,7 +720,7 @@ def in_puzzle_terms(hint: str, explanation) -> str:
 
     def mlp(match: re.Match) -> str:
         role = match.group(0)
-        of = re.search(r"MLP (?:of|in) layer (\d+)", hint[match.end():match.end() + 80])
+        of = re.search(r"MLP (?:of|in) layer (\d+)", hint[match.end() : match.end() + 80])
         layer = int(of.group(1)) if of else explanation.mlp
         if layer is None:
             return role
@@ -570,13 +728,20 @@ def in_puzzle_terms(hint: str, explanation) -> str:
 
     hint = re.sub(r"\bW_(?:in|out)\b(?![_\w])", mlp, hint)
     answer = terms.answer
-    hint = re.sub(r"\bW_(?:U|E|pos)\b(?![_\w])(?! \(a given\))",
-                  lambda m: m.group(0) if m.group(0) in answer else f"{m.group(0)} (a given)", hint)
+    hint = re.sub(
+        r"\bW_(?:U|E|pos)\b(?![_\w])(?! \(a given\))",
+        lambda m: m.group(0) if m.group(0) in answer else f"{m.group(0)} (a given)",
+        hint,
+    )
     for what, found in terms.sharpness.items():
         symbols = [s for s in found if s not in answer]
         matrices = [s for s in found if s in answer]
-        said = " and ".join(([f"your sharpness symbol{'s' if len(symbols) > 1 else ''} {' and '.join(symbols)}"]
-                             if symbols else []) + ([f"the scale of {' and '.join(matrices)}"] if matrices else []))
-        hint = hint.replace(f"your sharpness symbol of the {what}",
-                            said or f"the scale of the {'scores' if what == 'attention' else 'logits'}")
+        said = " and ".join(
+            ([f"your sharpness symbol{'s' if len(symbols) > 1 else ''} {' and '.join(symbols)}"] if symbols else [])
+            + ([f"the scale of {' and '.join(matrices)}"] if matrices else [])
+        )
+        hint = hint.replace(
+            f"your sharpness symbol of the {what}",
+            said or f"the scale of the {'scores' if what == 'attention' else 'logits'}",
+        )
     return hint

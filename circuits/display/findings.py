@@ -38,9 +38,14 @@ def _head(head) -> str:
 
 
 def _score_bound(f: ScoreBound) -> str:
-    return " and ".join(b.replace("-", "−") for b in (
-        f"≥ {f.min_score:g}" if f.min_score is not None else "",
-        f"≤ {f.max_score:g}" if f.max_score is not None else "") if b)
+    return " and ".join(
+        b.replace("-", "−")
+        for b in (
+            f"≥ {f.min_score:g}" if f.min_score is not None else "",
+            f"≤ {f.max_score:g}" if f.max_score is not None else "",
+        )
+        if b
+    )
 
 
 def _copying_score(f: CopyingScore) -> str:
@@ -49,8 +54,9 @@ def _copying_score(f: CopyingScore) -> str:
 
 def _raised_most(f: RaisedMost) -> str:
     wrong = [f"{t} → {y}" for t, y in f.wrong]
-    return (f"the token each attended token raises most through {_head(f.head)}'s W_U W_OV W_E"
-            + (f" (wrong: {', '.join(wrong[:4])}{' …' if len(wrong) > 4 else ''})" if wrong else ""))
+    return f"the token each attended token raises most through {_head(f.head)}'s W_U W_OV W_E" + (
+        f" (wrong: {', '.join(wrong[:4])}{' …' if len(wrong) > 4 else ''})" if wrong else ""
+    )
 
 
 def _matrix_differs(f: MatrixDiffers) -> str:
@@ -66,18 +72,31 @@ def _values(names, values) -> str:
 
 
 def _patched_miss(f: PatchedMiss) -> str:
-    return (f"of {f.n:,} residual vectors fed to the MLP of layer {f.layer}, the worst is {f.case}: it writes "
-            f"{_values(f.names, f.yours)}, expected {_values(f.names, f.expected)}: off by {f.error:.3g} "
-            f"(tolerance {f.tol:g})")
+    return (
+        f"of {f.n:,} residual vectors fed to the MLP of layer {f.layer}, the worst is {f.case}: it writes "
+        f"{_values(f.names, f.yours)}, expected {_values(f.names, f.expected)}: off by {f.error:.3g} "
+        f"(tolerance {f.tol:g})"
+    )
 
 
 def _width(f: Width) -> str:
-    return (f"W_in of the MLP in layer {f.layer} has shape {f.shape}: d_mlp = {f.shape[0]:,} hidden units, "
-            f"at most {f.most:,} allowed")
+    return (
+        f"W_in of the MLP in layer {f.layer} has shape {f.shape}: d_mlp = {f.shape[0]:,} hidden units, "
+        f"at most {f.most:,} allowed"
+    )
 
 
-FINDINGS.update({ScoreBound: _score_bound, CopyingScore: _copying_score, RaisedMost: _raised_most,
-                 MatrixDiffers: _matrix_differs, AtMost: _at_most, PatchedMiss: _patched_miss, Width: _width})
+FINDINGS.update(
+    {
+        ScoreBound: _score_bound,
+        CopyingScore: _copying_score,
+        RaisedMost: _raised_most,
+        MatrixDiffers: _matrix_differs,
+        AtMost: _at_most,
+        PatchedMiss: _patched_miss,
+        Width: _width,
+    }
+)
 
 
 # --- code: what a compare found --------------------------------------------------------------------------------
@@ -103,10 +122,13 @@ def _mask_case(f: ref.MaskCase) -> str:
 
 def _library_function(f: ref.LibraryFunction) -> str:
     if f.calls:
-        return (f"{f.name} runs the library's own code ({f.module}.{f.function}); write {f.name} yourself, "
-                "without calling circuits")
-    return (f"{f.name} is the library's own function ({f.module}.{f.function}); write {f.name} yourself "
-            "in your puzzle file")
+        return (
+            f"{f.name} runs the library's own code ({f.module}.{f.function}); write {f.name} yourself, "
+            "without calling circuits"
+        )
+    return (
+        f"{f.name} is the library's own function ({f.module}.{f.function}); write {f.name} yourself in your puzzle file"
+    )
 
 
 def _raised(f: ref.Raised) -> str:
@@ -135,9 +157,11 @@ def _nan_at(f: ref.NanAt) -> str:
 
 
 def _values_differ(f: ref.ValuesDiffer) -> str:
-    return (f"{f.name} differs at {list(f.index)}: yours {f.yours:.6g}, expected {f.expected:.6g} (for {words(f.case)})\n"
-            f"Q = {_show(f.Q)}\nK = {_show(f.K)}\nV = {_show(f.V)}\nyour {f.name} = {_show(f.your_output)}\n"
-            f"expected {f.name} = {_show(f.expected_output)}")
+    return (
+        f"{f.name} differs at {list(f.index)}: yours {f.yours:.6g}, expected {f.expected:.6g} (for {words(f.case)})\n"
+        f"Q = {_show(f.Q)}\nK = {_show(f.K)}\nV = {_show(f.V)}\nyour {f.name} = {_show(f.your_output)}\n"
+        f"expected {f.name} = {_show(f.expected_output)}"
+    )
 
 
 def _mask_shape(f: ref.MaskShape) -> str:
@@ -149,15 +173,30 @@ def _mask_dtype(f: ref.MaskDtype) -> str:
 
 
 def _mask_entry(f: ref.MaskEntry) -> str:
-    return (f"causal_mask({f.T})[{f.i}, {f.j}] is {f.yours} but position {f.i} "
-            f"{'may' if f.may else 'may not'} attend to position {f.j}")
+    return (
+        f"causal_mask({f.T})[{f.i}, {f.j}] is {f.yours} but position {f.i} "
+        f"{'may' if f.may else 'may not'} attend to position {f.j}"
+    )
 
 
-FINDINGS.update({YourCodeRaised: _your_code_raised, ref.AttentionCase: _attention_case, ref.MaskCase: _mask_case,
-                 ref.LibraryFunction: _library_function, ref.Raised: _raised, ref.NotAPair: _not_a_pair,
-                 ref.WrongShape: _wrong_shape, ref.FullyMasked: _fully_masked, ref.Overflows: _overflows,
-                 ref.NanAt: _nan_at, ref.ValuesDiffer: _values_differ, ref.MaskShape: _mask_shape,
-                 ref.MaskDtype: _mask_dtype, ref.MaskEntry: _mask_entry})
+FINDINGS.update(
+    {
+        YourCodeRaised: _your_code_raised,
+        ref.AttentionCase: _attention_case,
+        ref.MaskCase: _mask_case,
+        ref.LibraryFunction: _library_function,
+        ref.Raised: _raised,
+        ref.NotAPair: _not_a_pair,
+        ref.WrongShape: _wrong_shape,
+        ref.FullyMasked: _fully_masked,
+        ref.Overflows: _overflows,
+        ref.NanAt: _nan_at,
+        ref.ValuesDiffer: _values_differ,
+        ref.MaskShape: _mask_shape,
+        ref.MaskDtype: _mask_dtype,
+        ref.MaskEntry: _mask_entry,
+    }
+)
 
 
 # --- mechanisms: what an intervention found ----------------------------------------------------------------------
@@ -189,26 +228,34 @@ def _unfollowed(f: Unfollowed) -> str:
     at = f"at query {f.query} {f.labels[f.query]!r}"
     patch = f"with {_writer(f.writer)}'s write into {_into(f)} taken from {_quoted(f.source)}"
     if f.top in f.points:  # on the right keys, but not enough
-        return (f"{_depends(f, 'follow')} enough: {patch}, it puts only {f.mass:.2f} on {_keys(f.labels, f.points)} "
-                f"{at}, where the patch points (needs ≥ {f.min_mass:g})")
+        return (
+            f"{_depends(f, 'follow')} enough: {patch}, it puts only {f.mass:.2f} on {_keys(f.labels, f.points)} "
+            f"{at}, where the patch points (needs ≥ {f.min_mass:g})"
+        )
     where = f"{_key(f.labels, f.top)} ({f.top_weight:.2f}) {at}"
     verb = "depend on" if f.still else "follow"  # it stayed on its own target, or went elsewhere
-    return (f"{_depends(f, verb)}: {patch}, it {'still ' if f.still else ''}attends to {where}, but the patch "
-            f"points to {_keys(f.labels, f.points)} ({f.mass:.2f} there, needs ≥ {f.min_mass:g})")
+    return (
+        f"{_depends(f, verb)}: {patch}, it {'still ' if f.still else ''}attends to {where}, but the patch "
+        f"points to {_keys(f.labels, f.points)} ({f.mass:.2f} there, needs ≥ {f.min_mass:g})"
+    )
 
 
 def _unbroken(f: Unbroken) -> str:
-    return (f"{_depends(f)}: with {_writer(f.writer)}'s write into {_into(f)} zeroed, it still puts {f.mass:.2f} on its "
-            f"target {_keys(f.labels, f.keys)} at query {f.query} {f.labels[f.query]!r} (zeroing must leave it "
-            f"below {f.min_mass:g})")
+    return (
+        f"{_depends(f)}: with {_writer(f.writer)}'s write into {_into(f)} zeroed, it still puts {f.mass:.2f} on its "
+        f"target {_keys(f.labels, f.keys)} at query {f.query} {f.labels[f.query]!r} (zeroing must leave it "
+        f"below {f.min_mass:g})"
+    )
 
 
 def _interventions(f: Interventions) -> str:
     lo, hi = f.lengths
     span = f"{lo}" if lo == hi else f"{lo}..{hi}"
     pair = f", e.g. {_quoted(f.example[0])} ← {_quoted(f.example[1])}" if f.example else ""
-    return (f"{_head(f.reader)} ← {_writer(f.writer)} into {_into(f)}: {f.patched:,} patches (base ← source, lengths "
-            f"{span}{pair}) and {f.zeroed:,} inputs with the write zeroed, {f.queries:,} queries")
+    return (
+        f"{_head(f.reader)} ← {_writer(f.writer)} into {_into(f)}: {f.patched:,} patches (base ← source, lengths "
+        f"{span}{pair}) and {f.zeroed:,} inputs with the write zeroed, {f.queries:,} queries"
+    )
 
 
 FINDINGS.update({Unfollowed: _unfollowed, Unbroken: _unbroken, Interventions: _interventions})

@@ -108,13 +108,17 @@ def pattern_html(pattern: np.ndarray, tokens: list[str], title: str, sub: str = 
             text = "" if not show or p < 0.005 else ("1" if p >= 0.995 else f"{p:.2f}"[1:])
             color = "#fff" if p > 0.55 else "#111"
             mark = ' class="cv-mark"' if marks is not None and q < len(marks) and expects(marks[q], k) else ""
-            cells.append(f'<td{mark} data-v="{p:.6g}" title="{tip}" style="background:rgba(37,99,235,{p:.3f});color:{color}">'
-                         f"{text}</td>")
+            cells.append(
+                f'<td{mark} data-v="{p:.6g}" title="{tip}" style="background:rgba(37,99,235,{p:.3f});color:{color}">'
+                f"{text}</td>"
+            )
         rows.append(f"<tr><th>{q} {esc(tokens[q])}</th>{''.join(cells)}</tr>")
     sub = f' <span class="cv-sub">{esc(sub)}</span>' if sub else ""
-    return (f'<div class="cv-panel"><div class="cv-title">{esc(title)}{sub}</div>'
-            f'<table class="cv-pat" data-head="{esc(title)}"><thead><tr><th></th>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table><div class="cv-info">hover a cell</div></div>')
+    return (
+        f'<div class="cv-panel"><div class="cv-title">{esc(title)}{sub}</div>'
+        f'<table class="cv-pat" data-head="{esc(title)}"><thead><tr><th></th>{head}</tr></thead>'
+        f'<tbody>{"".join(rows)}</tbody></table><div class="cv-info">hover a cell</div></div>'
+    )
 
 
 MAX_CELLS = 40_000  # attention cells in one rendering (~150 bytes each): a few MiB, never hundreds (GPT-2)
@@ -131,13 +135,16 @@ def chosen_heads(model, heads=None) -> list[tuple[int, int]]:
     asked = [tuple(int(x) for x in h) for h in heads]
     unknown = [h for h in asked if h not in every]
     if unknown:
-        raise CircuitError(f"no head {', '.join(f'{l}.{h}' for l, h in unknown)} in {model.name}: it has layers 0 to "
-                           f"{model.n_layers - 1}, with heads {', '.join(str(model.n_heads(l)) for l in range(model.n_layers))}")
+        raise CircuitError(
+            f"no head {', '.join(f'{l}.{h}' for l, h in unknown)} in {model.name}: it has layers 0 to "
+            f"{model.n_layers - 1}, with heads {', '.join(str(model.n_heads(l)) for l in range(model.n_layers))}"
+        )
     return asked
 
 
-def _patterns_body(trace, max_inputs: int = 8, heads=None, max_tokens: int = MAX_TOKENS,
-                   max_cells: int = MAX_CELLS) -> str:
+def _patterns_body(
+    trace, max_inputs: int = 8, heads=None, max_tokens: int = MAX_TOKENS, max_cells: int = MAX_CELLS
+) -> str:
     """Each shown input's heads, layer by layer, within `max_cells` attention cells; what was left out is said,
     with how to choose heads."""
     model = trace.model
@@ -159,14 +166,18 @@ def _patterns_body(trace, max_inputs: int = 8, heads=None, max_tokens: int = MAX
             parts.append(f'<div class="cv-title">layer {l}</div><div class="cv-row">{"".join(panels)}</div>')
     left_out = []
     if len(shown) < len(wanted):
-        left_out.append(f"{len(shown)} of {len(wanted)} heads ({shown[0][0]}.{shown[0][1]} to {shown[-1][0]}.{shown[-1][1]})")
+        left_out.append(
+            f"{len(shown)} of {len(wanted)} heads ({shown[0][0]}.{shown[0][1]} to {shown[-1][0]}.{shown[-1][1]})"
+        )
     if T < longest:
         left_out.append(f"the first {T} of {longest} positions")
     if n_inputs < trace.batch:
         left_out.append(f"the first {n_inputs} of {trace.batch} inputs")
     if left_out:
-        parts.append(f'<p class="cv-note">shown: {esc("; ".join(left_out))}. Choose with '
-                     f"circuits.patterns(trace, heads=[(layer, head), ...], max_tokens=..., max_inputs=...)</p>")
+        parts.append(
+            f'<p class="cv-note">shown: {esc("; ".join(left_out))}. Choose with '
+            f"circuits.patterns(trace, heads=[(layer, head), ...], max_tokens=..., max_inputs=...)</p>"
+        )
     return "".join(parts)
 
 
@@ -180,7 +191,9 @@ def trace_html(trace, standalone: bool = True, max_inputs: int = 8, heads=None, 
 def fragment(body: str, cls: str = "") -> str:
     """A piece of a notebook's output: its own styles (and the result styles for a report), no page around it."""
     css = CSS + (CSS_RESULT if cls else "")
-    return f'<div class="{"cv-root " + cls if cls else "cv-root"}"><style>{css}</style>{body}<script>{JS}</script></div>'
+    return (
+        f'<div class="{"cv-root " + cls if cls else "cv-root"}"><style>{css}</style>{body}<script>{JS}</script></div>'
+    )
 
 
 def failure_fragment(label: str, trace) -> str:
@@ -193,21 +206,31 @@ def report_page(title: str, sections: list[tuple[str, str, str, str]]) -> str:
     colour = {"solved": "#15803d", "failing": "#b91c1c", "error": "#b91c1c"}
     body = [f"<h1>{esc(title)}</h1>"]
     for heading, status, text, fragment in sections:
-        body.append(f'<h2>{esc(heading)} · <span style="color:{colour.get(status, "#a16207")}">{esc(status)}</span></h2>'
-                    f'<pre style="white-space:pre-wrap">{esc(text)}</pre>{fragment}')
+        body.append(
+            f'<h2>{esc(heading)} · <span style="color:{colour.get(status, "#a16207")}">{esc(status)}</span></h2>'
+            f'<pre style="white-space:pre-wrap">{esc(text)}</pre>{fragment}'
+        )
     return _page(title, "".join(body))
 
 
-
-
 def _page(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR}<title>{esc(title)}</title>'
-            f"<style>{CSS}</style></head>\n<body><div class=\"cv-root\">{body}</div><script>{JS}</script></body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR}<title>{esc(title)}</title>'
+        f'<style>{CSS}</style></head>\n<body><div class="cv-root">{body}</div><script>{JS}</script></body></html>\n'
+    )
 
 
 # --- circuit tables ---------------------------------------------------------------------------------
-def matrix_html(values, rows, cols, title: str, axes: tuple[str, str] = ("row", "column"), causal: bool = False,
-                drop_zero: bool = True, max_dim: int = 40) -> str:
+def matrix_html(
+    values,
+    rows,
+    cols,
+    title: str,
+    axes: tuple[str, str] = ("row", "column"),
+    causal: bool = False,
+    drop_zero: bool = True,
+    max_dim: int = 40,
+) -> str:
     """A labelled matrix (numbers, or exact strings) with hover; numbers shaded blue (+) / red (−), row peaks underlined."""
     exact = bool(values) and isinstance(values[0][0], str)
     A = None if exact else np.array([[np.nan if x is None else x for x in r] for r in values], dtype=float)
@@ -228,38 +251,59 @@ def matrix_html(values, rows, cols, title: str, axes: tuple[str, str] = ("row", 
                 continue
             tip = f"{axes[0]} {esc(rows[i])}, {axes[1]} {esc(cols[j])}: "
             if exact:
-                cells.append(f'<td data-v="{esc(values[i][j])}" title="{tip}{esc(values[i][j])}">{esc(values[i][j])}</td>')
+                cells.append(
+                    f'<td data-v="{esc(values[i][j])}" title="{tip}{esc(values[i][j])}">{esc(values[i][j])}</td>'
+                )
                 continue
             x = A[i, j]
             a = abs(x) / top if top > 0 and not np.isnan(x) else 0.0
             rgb = "37,99,235" if x > 0 else "220,38,38"
             cls = ' class="cv-peak"' if peak is not None and x == peak else ""
-            cells.append(f'<td{cls} data-v="{x:.6g}" title="{tip}{x:.6g}" style="background:rgba({rgb},{0.6 * a:.3f})">'
-                         f"{_fmt(x)}</td>")
+            cells.append(
+                f'<td{cls} data-v="{x:.6g}" title="{tip}{x:.6g}" style="background:rgba({rgb},{0.6 * a:.3f})">'
+                f"{_fmt(x)}</td>"
+            )
         body.append(f"<tr><th>{esc(rows[i])}</th>{''.join(cells)}</tr>")
     hidden = (n_r - len(keep_r), n_c - len(keep_c))
-    note = (f'<div class="cv-note">{hidden[0]} row(s), {hidden[1]} column(s) not shown (zero or beyond {max_dim})</div>'
-            if any(hidden) else "")
-    table = (f'<table class="cv-mat"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-             if keep_r and keep_c else '<div class="cv-note">(all zero)</div>')
-    return (f'<div class="cv-panel"><div class="cv-title">{esc(title)}</div>{table}{note}'
-            f'<div class="cv-info"></div></div>')
+    note = (
+        f'<div class="cv-note">{hidden[0]} row(s), {hidden[1]} column(s) not shown (zero or beyond {max_dim})</div>'
+        if any(hidden)
+        else ""
+    )
+    table = (
+        f'<table class="cv-mat"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        if keep_r and keep_c
+        else '<div class="cv-note">(all zero)</div>'
+    )
+    return (
+        f'<div class="cv-panel"><div class="cv-title">{esc(title)}</div>{table}{note}<div class="cv-info"></div></div>'
+    )
 
 
 def _head_html(head: dict) -> str:
-    facts = [f"fixed pattern {head['fixed_pattern']}" if head["fixed_pattern"] else
-             f"QK rank {head['qk']['rank']}, norm {_fmt(head['qk']['norm'])}",
-             f"OV rank {head['ov']['rank']}, norm {_fmt(head['ov']['norm'])}" if head["writes"] else
-             "no W_O: its result W_V·(attended x) is read directly"]
+    facts = [
+        f"fixed pattern {head['fixed_pattern']}"
+        if head["fixed_pattern"]
+        else f"QK rank {head['qk']['rank']}, norm {_fmt(head['qk']['norm'])}",
+        f"OV rank {head['ov']['rank']}, norm {_fmt(head['ov']['norm'])}"
+        if head["writes"]
+        else "no W_O: its result W_V·(attended x) is read directly",
+    ]
     if head["copying_score"] is not None:
         facts.append(f"copying score {head['copying_score']:+.3f}")
     if head["position_offset"] is not None:
-        facts.append(f"position table peaks at i{head['position_offset']:+d}" if head["position_offset"] else
-                     "position table peaks at i")
+        facts.append(
+            f"position table peaks at i{head['position_offset']:+d}"
+            if head["position_offset"]
+            else "position table peaks at i"
+        )
     panels = []
     exact = head["exact"] or {}
-    circuits = (("W_QK", head["qk"], ("query", "key")), ("W_OV", head["ov"], ("write", "read")),
-                ("W_V", {"matrix": head["W_V"]}, ("value", "read")))
+    circuits = (
+        ("W_QK", head["qk"], ("query", "key")),
+        ("W_OV", head["ov"], ("write", "read")),
+        ("W_V", {"matrix": head["W_V"]}, ("value", "read")),
+    )
     for key, circuit, axes in circuits:
         if key == "W_OV" and not head["writes"]:
             continue
@@ -269,34 +313,44 @@ def _head_html(head: dict) -> str:
         elif circuit is not None and circuit["matrix"] is not None:
             t = circuit["matrix"]
             panels.append(matrix_html(t["values"], t["rows"], t["cols"], key, axes))
-    for key, title, axes, causal in (("token_table", "token QK table W_E^T W_QK W_E", ("query", "key"), False),
-                                     ("position_table", "position QK table W_pos^T W_QK W_pos", ("query", "key"), True),
-                                     ("full_ov", "full OV circuit W_U W_OV W_E", ("output", "attended"), False)):
+    for key, title, axes, causal in (
+        ("token_table", "token QK table W_E^T W_QK W_E", ("query", "key"), False),
+        ("position_table", "position QK table W_pos^T W_QK W_pos", ("query", "key"), True),
+        ("full_ov", "full OV circuit W_U W_OV W_E", ("output", "attended"), False),
+    ):
         if head[key] is not None:
             t = head[key]
             causal = causal and head.get("mask", "causal") == "causal"  # a bidirectional head sees later keys too
             panels.append(matrix_html(t["values"], t["rows"], t["cols"], title, axes, causal=causal))
-    return (f"<h3>head {esc(head['name'])} <span class=\"cv-sub\">{esc('; '.join(facts))}</span></h3>"
-            f'<div class="cv-row">{"".join(panels)}</div>')
+    return (
+        f'<h3>head {esc(head["name"])} <span class="cv-sub">{esc("; ".join(facts))}</span></h3>'
+        f'<div class="cv-row">{"".join(panels)}</div>'
+    )
 
 
 def _composition_html(scores: list[dict]) -> str:
     if not scores:
         return '<p class="cv-note">no pairs of heads in different layers</p>'
-    rows = [f"<tr><td>{esc(c['kind'])}</td><td>{esc(c['earlier'])} → {esc(c['later'])}</td>"
-            f"<td>{c['score']:.3f}</td><td>{c['baseline']:.3f} ± {c['baseline_std']:.3f}</td>"
-            f"<td>{c['z']:+.1f}</td><td>{c['verdict']}</td></tr>" for c in scores]
-    caption = (f'<p class="cv-note">{esc(VIRTUAL_MEANING)}</p>' if any(c["kind"] == "virtual" for c in scores) else "")
-    return ('<table class="cv-scores"><thead><tr><th>kind</th><th>earlier → later</th><th>score</th>'
-            f'<th>random baseline ± sd</th><th>z</th><th></th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            + caption)
+    rows = [
+        f"<tr><td>{esc(c['kind'])}</td><td>{esc(c['earlier'])} → {esc(c['later'])}</td>"
+        f"<td>{c['score']:.3f}</td><td>{c['baseline']:.3f} ± {c['baseline_std']:.3f}</td>"
+        f"<td>{c['z']:+.1f}</td><td>{c['verdict']}</td></tr>"
+        for c in scores
+    ]
+    caption = f'<p class="cv-note">{esc(VIRTUAL_MEANING)}</p>' if any(c["kind"] == "virtual" for c in scores) else ""
+    return (
+        '<table class="cv-scores"><thead><tr><th>kind</th><th>earlier → later</th><th>score</th>'
+        f"<th>random baseline ± sd</th><th>z</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>" + caption
+    )
 
 
 def _paths_html(paths: dict, into: str) -> str:
     top = max(paths.values(), default=0.0) or 1.0
-    rows = "".join(f'<tr><td>{esc(name)}</td><td>{_fmt(size)}</td><td><span class="cv-bar" '
-                   f'style="width:{200 * size / top:.0f}px"></span></td></tr>'
-                   for name, size in sorted(paths.items(), key=lambda kv: -kv[1]))
+    rows = "".join(
+        f'<tr><td>{esc(name)}</td><td>{_fmt(size)}</td><td><span class="cv-bar" '
+        f'style="width:{200 * size / top:.0f}px"></span></td></tr>'
+        for name, size in sorted(paths.items(), key=lambda kv: -kv[1])
+    )
     unit = "logit" if into == "logits" else "final-residual entry"
     head = f"<thead><tr><th>path</th><th>rms {unit}</th><th></th></tr></thead>"
     return f'<table class="cv-scores">{head}<tbody>{rows}</tbody></table>'
@@ -316,12 +370,16 @@ def analysis_html(model, trace=None, inputs=None, summary: dict | None = None, m
 
 def analysis_body(model, trace, s: dict, max_inputs: int = 8) -> str:
     """The analysis page's content, for a page or a notebook's output."""
-    parts = [f"<h1>{esc(s['model'])}</h1>",
-             f"<p>d_model = {s['d_model']}, {s['n_layers']} layer(s), heads per layer {s['n_heads']}; "
-             f"residual directions: {esc(', '.join(s['residual']))}</p>",
-             f"<h2>attention patterns</h2>{_patterns_body(trace, max_inputs)}",
-             "<h2>circuits</h2>", *(_head_html(h) for h in s["heads"]),
-             "<h2>composition</h2>", _composition_html(s["composition"])]
+    parts = [
+        f"<h1>{esc(s['model'])}</h1>",
+        f"<p>d_model = {s['d_model']}, {s['n_layers']} layer(s), heads per layer {s['n_heads']}; "
+        f"residual directions: {esc(', '.join(s['residual']))}</p>",
+        f"<h2>attention patterns</h2>{_patterns_body(trace, max_inputs)}",
+        "<h2>circuits</h2>",
+        *(_head_html(h) for h in s["heads"]),
+        "<h2>composition</h2>",
+        _composition_html(s["composition"]),
+    ]
     if s["virtual_heads"]:
         parts.append("<h2>virtual heads</h2>")
         panels = []
@@ -364,18 +422,23 @@ def html_target(path, force: bool = False) -> Path:
     except OSError as e:
         raise CircuitError(f"cannot write the HTML page {shown}: {e.strerror or e}") from None
     if real.suffix.lower() in (".py", ".pyw", ".ipynb") or Path(shown).suffix.lower() in (".py", ".pyw", ".ipynb"):
-        raise CircuitError(f"{shown} is a Python file (a puzzle or solution?); HTML is never written over one: "
-                           "give a name ending in .html")
+        raise CircuitError(
+            f"{shown} is a Python file (a puzzle or solution?); HTML is never written over one: "
+            "give a name ending in .html"
+        )
     if is_dir:
-        raise CircuitError(f"{shown} is a folder; give a file name for the HTML page, "
-                           f"e.g. {Path(shown) / 'circuits.display.html'}")
+        raise CircuitError(
+            f"{shown} is a folder; give a file name for the HTML page, e.g. {Path(shown) / 'circuits.display.html'}"
+        )
     if not folder_ok:
         raise CircuitError(f"cannot write the HTML page {shown}: {Path(shown).parent} is not an existing folder")
     if os.path.lexists(real) and not exists:
         raise CircuitError(f"{shown} is a link that leads nowhere (broken, or a loop); refusing to write through it")
     if exists and not force and not written_by_circuits(real):
-        raise CircuitError(f"{shown} exists and circuits did not write it; refusing to overwrite it with HTML "
-                           "(choose another name, or add --force)")
+        raise CircuitError(
+            f"{shown} exists and circuits did not write it; refusing to overwrite it with HTML "
+            "(choose another name, or add --force)"
+        )
     if not os.access(real if exists else real.parent, os.W_OK):
         raise CircuitError(f"cannot write the HTML page {shown}: permission denied")
     return real

@@ -12,25 +12,48 @@ def result_json(result) -> dict:
     cov = result.coverage
     targets = []
     for t in result.targets:
-        row = {"label": t.label, "kind": t.kind, "status": t.status, "checked": t.checked,
-               "metric": t.metric or None, "worst": t.worst, "message": words.said(t) or None}
+        row = {
+            "label": t.label,
+            "kind": t.kind,
+            "status": t.status,
+            "checked": t.checked,
+            "metric": t.metric or None,
+            "worst": t.worst,
+            "message": words.said(t) or None,
+        }
         f = t.failure
         if f is not None:
             e = f.explanation
-            row["failure"] = {"stage": f.stage, "input": list(f.tokens), "found_length": f.found_len,
-                              "summary": summary(e) if e is not None else findings.words(f.finding),
-                              "hint": hint(e) if e is not None else _notes(f)}
+            row["failure"] = {
+                "stage": f.stage,
+                "input": list(f.tokens),
+                "found_length": f.found_len,
+                "summary": summary(e) if e is not None else findings.words(f.finding),
+                "hint": hint(e) if e is not None else _notes(f),
+            }
         targets.append(row)
-    return {"puzzle": result.name, "file": str(result.attempt.path) if result.attempt else None, "status": result.status,
-            "message": words.said(result) or None, "targets": targets,
-            "coverage": {"examples": cov.examples, "small_inputs": cov.small,
-                         "small_inputs_note": words.small_note(cov) or None,
-                         "random": cov.random, "property_examples": cov.property_examples, "lengths": list(cov.lengths),
-                         "skipped": words.skipped(cov)},
-            "margins": words.margins(result.margins) if result.margins is not None else None,
-            "edited_givens": [{"name": e.name, "line": e.line, "removed": e.removed}
-                              for e in (result.attempt.edits if result.attempt else [])],
-            "seconds": round(result.seconds, 3)}
+    return {
+        "puzzle": result.name,
+        "file": str(result.attempt.path) if result.attempt else None,
+        "status": result.status,
+        "message": words.said(result) or None,
+        "targets": targets,
+        "coverage": {
+            "examples": cov.examples,
+            "small_inputs": cov.small,
+            "small_inputs_note": words.small_note(cov) or None,
+            "random": cov.random,
+            "property_examples": cov.property_examples,
+            "lengths": list(cov.lengths),
+            "skipped": words.skipped(cov),
+        },
+        "margins": words.margins(result.margins) if result.margins is not None else None,
+        "edited_givens": [
+            {"name": e.name, "line": e.line, "removed": e.removed}
+            for e in (result.attempt.edits if result.attempt else [])
+        ],
+        "seconds": round(result.seconds, 3),
+    }
 
 
 def _notes(failure) -> str | None:
@@ -43,12 +66,32 @@ def audit_json(audit) -> dict:
     call in one line and its allow-list entry ("allow": pasted into ALLOWED_MUTANTS, it matches that mutant only),
     the allow-list's reasons, its entries that matched no mutant and those no mutant needs."""
     r = audit.result
-    return {"puzzle": r.puzzle, "file": audit.path, "mutants": r.total, "killed": len(r.killed),
-            "kill_rate": r.kill_rate, "allowed": [{"mutant": n, "why": w} for n, w in r.allowed],
-            "survived": [{"mutant": s.name, "allow": s.allow, "entry": s.entry, "change": s.change,
-                          "closest_call": " ".join(words.survivor_closest(s))}
-                         for s in audit.survivors],
-            "stale_allowed": audit.stale, "matched_no_mutant": audit.unmatched, "seconds": round(r.seconds, 2),
-            "mutants_made": r.made, "sampled": r.sampled, "not_run": r.not_run, "complete": r.complete,
-            "mechanisms": [{"target": label, "interventions": findings.words(tried), "reference": "passed"}
-                           for label, tried in audit.mechanisms]}
+    return {
+        "puzzle": r.puzzle,
+        "file": audit.path,
+        "mutants": r.total,
+        "killed": len(r.killed),
+        "kill_rate": r.kill_rate,
+        "allowed": [{"mutant": n, "why": w} for n, w in r.allowed],
+        "survived": [
+            {
+                "mutant": s.name,
+                "allow": s.allow,
+                "entry": s.entry,
+                "change": s.change,
+                "closest_call": " ".join(words.survivor_closest(s)),
+            }
+            for s in audit.survivors
+        ],
+        "stale_allowed": audit.stale,
+        "matched_no_mutant": audit.unmatched,
+        "seconds": round(r.seconds, 2),
+        "mutants_made": r.made,
+        "sampled": r.sampled,
+        "not_run": r.not_run,
+        "complete": r.complete,
+        "mechanisms": [
+            {"target": label, "interventions": findings.words(tried), "reference": "passed"}
+            for label, tried in audit.mechanisms
+        ],
+    }

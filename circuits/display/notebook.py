@@ -3,9 +3,8 @@ light and dark themes) and as plain text; and check, hint, show and analyze for 
 
 from __future__ import annotations
 
-from circuits.display import explanations, findings
+from circuits.display import explanations, findings, words
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
-from circuits.display import words
 from circuits.display.render import to_text
 from circuits.display.report import ICON, failure_line, puzzle_report, rows_to_show, worst_case
 
@@ -16,15 +15,21 @@ TEXT_WIDTH = 100  # of the plain-text reports: a notebook's output area, not a t
 def result_html(result) -> str:
     """The report of `circuits check` as HTML: status, each target ✓/✗ with its line, coverage, margins, failures."""
     title = result.attempt.puzzle.title if result.attempt else ""
-    parts = [f'<div class="cv-head"><b>{esc(result.name)}</b> · {esc(title)} · '
-             f'<span class="cv-status cv-{esc(result.status.replace(" ", "-"))}">{esc(result.status)}</span></div>',
-             '<ul class="cv-targets">']
+    parts = [
+        f'<div class="cv-head"><b>{esc(result.name)}</b> · {esc(title)} · '
+        f'<span class="cv-status cv-{esc(result.status.replace(" ", "-"))}">{esc(result.status)}</span></div>',
+        '<ul class="cv-targets">',
+    ]
     for t in result.targets:
-        line = (f"{ICON[t.status]} {t.label}" + (f"  ({worst_case(t)}; {words.checked(t, result.coverage)})" if worst_case(t) else "")
-                if t.status == "passed" else failure_line(t))
+        line = (
+            f"{ICON[t.status]} {t.label}"
+            + (f"  ({worst_case(t)}; {words.checked(t, result.coverage)})" if worst_case(t) else "")
+            if t.status == "passed"
+            else failure_line(t)
+        )
         parts.append(f'<li class="cv-{esc(t.status.replace(" ", "-"))}">{esc(line)}</li>')
     parts.append("</ul>")
-    if (seen := words.coverage(result.coverage)):
+    if seen := words.coverage(result.coverage):
         parts.append(f'<div class="cv-note">checked on: {esc(seen)}</div>')
     parts += [f'<div class="cv-warn">not checked: {esc(s)}</div>' for s in words.skipped(result.coverage)]
     if result.margins is not None:
@@ -48,15 +53,21 @@ def _failure_html(t) -> str:
     e, trace = f.explanation, f.trace
     vocab = trace.model.vocab
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""
-    parts = [head, f"<div>found by: {esc(f.stage)}{esc(shrunk)}</div>",
-             f"<div>shortest failing input: <code>{esc(repr(vocab.join(f.tokens)))}</code> ({len(f.tokens)} "
-             f"token{'' if len(f.tokens) == 1 else 's'})</div>", f"<div>{esc(explanations.summary(e))}</div>",
-             '<div class="cv-title">yours vs expected, per position:</div>', _explanation_table(e)]
+    parts = [
+        head,
+        f"<div>found by: {esc(f.stage)}{esc(shrunk)}</div>",
+        f"<div>shortest failing input: <code>{esc(repr(vocab.join(f.tokens)))}</code> ({len(f.tokens)} "
+        f"token{'' if len(f.tokens) == 1 else 's'})</div>",
+        f"<div>{esc(explanations.summary(e))}</div>",
+        '<div class="cv-title">yours vs expected, per position:</div>',
+        _explanation_table(e),
+    ]
     if e.head is not None:
         l, h = e.head
         sub = "rows: queries, columns: keys" + (", outlined = target key" if e.marks else "")
-        parts.append(pattern_html(trace.pattern(l, h)[0], trace.tokens(0), f"attention of head {l}.{h}", sub,
-                                  marks=e.marks))
+        parts.append(
+            pattern_html(trace.pattern(l, h)[0], trace.tokens(0), f"attention of head {l}.{h}", sub, marks=e.marks)
+        )
     parts.append(f'<div class="cv-hint"><b>hint:</b> {esc(explanations.hint(e))}</div>')
     return f'<div class="cv-panel cv-failure">{"".join(parts)}</div>'
 
@@ -115,8 +126,11 @@ class Hints:
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{esc(self.hints[n])}</li>" for n in range(self.level))
         more = f'<div class="cv-note">{esc(self._more())}</div>' if self._more() else ""
-        return fragment(f'<div class="cv-title">hints 1 to {self.level} of {len(self.hints)}</div>'
-                         f'<ol class="cv-hint">{items}</ol>{more}', "cv-result")
+        return fragment(
+            f'<div class="cv-title">hints 1 to {self.level} of {len(self.hints)}</div>'
+            f'<ol class="cv-hint">{items}</ol>{more}',
+            "cv-result",
+        )
 
 
 class Analysis:
@@ -149,13 +163,16 @@ class Patterns:
         self.trace, self.max_tokens, self.max_inputs = trace, max_tokens, max_inputs
 
     def _repr_html_(self) -> str:
-        return trace_html(self.trace, standalone=False, max_inputs=self.max_inputs, heads=self.heads,
-                          max_tokens=self.max_tokens)
+        return trace_html(
+            self.trace, standalone=False, max_inputs=self.max_inputs, heads=self.heads, max_tokens=self.max_tokens
+        )
 
     def _repr_pretty_(self, p, cycle) -> None:
         t = self.trace
-        p.text(f"attention patterns of {t.model.name}: {t.batch} input(s), {len(self.heads)} head(s) chosen "
-               "(a notebook shows them as HTML)")
+        p.text(
+            f"attention patterns of {t.model.name}: {t.batch} input(s), {len(self.heads)} head(s) chosen "
+            "(a notebook shows them as HTML)"
+        )
 
 
 # --- the notebook API: an answer given as values ----------------------------------------------------------------
@@ -208,10 +225,9 @@ def attach() -> None:
     """Give results their notebook reprs (here, because display sits above the classes' own layers)."""
     from circuits.checking.audit import AuthorAudit
     from circuits.checking.checker import PuzzleResult
-    from circuits.model.trace import Trace
-
     from circuits.display import render
     from circuits.display.shown import trace_text
+    from circuits.model.trace import Trace
 
     PuzzleResult._repr_html_ = result_html
     PuzzleResult._repr_pretty_ = lambda self, p, cycle: p.text(result_text(self))

@@ -38,8 +38,16 @@ class Fit:
 
     `labels` are (header, cells) pairs, `columns` the same for the data; cells are str or Text, one per row."""
 
-    def __init__(self, labels: list, columns: list, title: str | None = None, padding: int = 1,
-                 header_style: str = "bold", label_style: str = "bold", gap: int = 1):
+    def __init__(
+        self,
+        labels: list,
+        columns: list,
+        title: str | None = None,
+        padding: int = 1,
+        header_style: str = "bold",
+        label_style: str = "bold",
+        gap: int = 1,
+    ):
         self.labels, self.columns, self.title = labels, columns, title
         self.padding, self.header_style, self.label_style, self.gap = padding, header_style, label_style, gap
 
@@ -69,11 +77,14 @@ class Fit:
         table = Table(box=None, padding=pad, show_edge=False, pad_edge=False, header_style=self.header_style)
         for n, (h, _) in enumerate(self.labels):
             last = n == len(self.labels) - 1
-            table.add_column(str(h) + (" " * self.gap if last else ""), justify="right", no_wrap=True, style=self.label_style)
+            table.add_column(
+                str(h) + (" " * self.gap if last else ""), justify="right", no_wrap=True, style=self.label_style
+            )
         for j in block:
             h, cells = self.columns[j]
-            table.add_column(str(h), justify="right", no_wrap=len(block) > 1 or self._width(h, cells) < width // 2,
-                             overflow="fold")
+            table.add_column(
+                str(h), justify="right", no_wrap=len(block) > 1 or self._width(h, cells) < width // 2, overflow="fold"
+            )
         for i in range(len(self.labels[0][1]) if self.labels else len(self.columns[0][1])):
             row = [c[i] if isinstance(c[i], Text) else Text(str(c[i])) for _, c in self.labels]
             if row:
@@ -108,8 +119,14 @@ def _cell(p: float, mark: bool = False) -> Text:
     return Text(s, style=_shade(p) + (" bold" if mark else ""))
 
 
-def pattern_heatmap(pattern: np.ndarray, query_labels: Sequence[str], key_labels: Sequence[str] | None = None,
-                    title: str | None = None, targets: Sequence[int] | None = None, max_len: int = 40) -> Fit:
+def pattern_heatmap(
+    pattern: np.ndarray,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str] | None = None,
+    title: str | None = None,
+    targets: Sequence[int] | None = None,
+    max_len: int = 40,
+) -> Fit:
     """An attention pattern `[query, key]` as a table: query rows, key columns, token labels on both axes.
 
     Weights print as .xx (1. for ≥ .995, 0 for < .005), so the table reads without colour;
@@ -170,8 +187,9 @@ def number_text(x) -> str:
 _num = number_text
 
 
-def matrix_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
-                 title: str | None = None) -> Table:
+def matrix_table(
+    M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None, title: str | None = None
+) -> Table:
     """A matrix (numbers or sympy) with named rows and columns; zeros print dim so the structure shows."""
     rows = M.tolist() if hasattr(M, "tolist") else [list(r) for r in M]
     if rows and not isinstance(rows[0], list):
@@ -193,8 +211,9 @@ def to_text(renderable, width: int = 120) -> str:
     """Render to plain text (no colour codes), e.g. for a pytest report or a test."""
     import io
 
-    c = Console(width=width, no_color=True, force_terminal=False, force_jupyter=False, highlight=False,
-                file=io.StringIO())  # force_jupyter: inside a notebook rich would display it, not write it
+    c = Console(
+        width=width, no_color=True, force_terminal=False, force_jupyter=False, highlight=False, file=io.StringIO()
+    )  # force_jupyter: inside a notebook rich would display it, not write it
     c.print(renderable)
     return c.file.getvalue()
 
@@ -224,14 +243,25 @@ def _heat(x: float, top: float) -> str:
     if top <= 0 or x == 0:
         return ""
     level = min(int(abs(x) / top * 3.999), 3)
-    return (["", "on grey23", "on dark_blue", "on blue"] if x > 0 else ["", "on grey23", "on dark_red", "on red"])[level]
+    return (["", "on grey23", "on dark_blue", "on blue"] if x > 0 else ["", "on grey23", "on dark_red", "on red"])[
+        level
+    ]
 
 
-def circuit_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
-                  title: str | None = None, causal: bool = False, drop_zero: bool = True, max_dim: int = 24):
+def circuit_table(
+    M,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    title: str | None = None,
+    causal: bool = False,
+    drop_zero: bool = True,
+    max_dim: int = 24,
+):
     """A numeric circuit (QK table, OV circuit, …) with named rows and columns; each row's largest entry
     is marked * so the table reads without colour. `causal` prints keys after the query as ·."""
-    A = np.array([[np.nan if x is None else x for x in row] for row in np.asarray(M, dtype=object).tolist()], dtype=float)
+    A = np.array(
+        [[np.nan if x is None else x for x in row] for row in np.asarray(M, dtype=object).tolist()], dtype=float
+    )
     if A.ndim != 2:
         A = A.reshape(1, -1)
     row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(A.shape[0])]
@@ -263,8 +293,13 @@ def circuit_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequen
     return _titled(Fit([("", [str(row_labels[i]) for i in rows])], columns), title, caption)
 
 
-def exact_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
-                title: str | None = None, drop_zero: bool = True):
+def exact_table(
+    M,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    title: str | None = None,
+    drop_zero: bool = True,
+):
     """A sympy Matrix (or nested lists of exact strings) printed exactly: 1/2, sqrt(2)/2, beta; zeros dim."""
     rows = [[str(x) for x in row] for row in (M.tolist() if hasattr(M, "tolist") else M)]
     n_r, n_c = len(rows), len(rows[0]) if rows else 0
@@ -278,8 +313,10 @@ def exact_table(M, row_labels: Sequence[str] | None = None, col_labels: Sequence
         table = Table(box=None, show_header=False)
         table.add_row(Text("(all zero)", style="dim"))
         return _titled(table, title, caption)
-    columns = [(str(col_labels[j]), [Text(rows[i][j], style="dim" if rows[i][j] == "0" else "") for i in keep_r])
-               for j in keep_c]
+    columns = [
+        (str(col_labels[j]), [Text(rows[i][j], style="dim" if rows[i][j] == "0" else "") for i in keep_r])
+        for j in keep_c
+    ]
     return _titled(Fit([("", [str(row_labels[i]) for i in keep_r])], columns), title, caption)
 
 
@@ -289,14 +326,26 @@ COMPOSITION_TITLE = "composition (score beside a random baseline of the same sha
 def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
     """Q/K/V-composition scores with their random baseline, z and a verdict in words (above / near / below)."""
     table = Table(box=None, padding=(0, 1), show_edge=False)
-    for name, justify in (("kind", "left"), ("earlier → later", "left"), ("score", "right"),
-                          ("baseline ± sd", "right"), ("z", "right"), ("", "left")):
+    for name, justify in (
+        ("kind", "left"),
+        ("earlier → later", "left"),
+        ("score", "right"),
+        ("baseline ± sd", "right"),
+        ("z", "right"),
+        ("", "left"),
+    ):
         table.add_column(name, justify=justify, no_wrap=True)
     for c in scores:
         c = c if isinstance(c, dict) else c.to_dict()
         style = {"above": "bold green", "below": "dim"}.get(c["verdict"], "")
-        table.add_row(f"{c['kind']}", f"{c['earlier']} → {c['later']}", f"{c['score']:.3f}",
-                      f"{c['baseline']:.3f} ± {c['baseline_std']:.3f}", f"{c['z']:+.1f}", Text(c["verdict"], style=style))
+        table.add_row(
+            f"{c['kind']}",
+            f"{c['earlier']} → {c['later']}",
+            f"{c['score']:.3f}",
+            f"{c['baseline']:.3f} ± {c['baseline_std']:.3f}",
+            f"{c['z']:+.1f}",
+            Text(c["verdict"], style=style),
+        )
     if not scores:
         table = Table(box=None, show_header=False)
         table.add_row(Text("(no pairs of heads in different layers)", style="dim"))
@@ -318,8 +367,9 @@ def paths_table(sizes: dict, title: str | None = "paths: root-mean-square logit 
 
 def analysis_report(summary: dict):
     """The whole analysis (the dict of `circuits.analysis.summary.analyze`) as one renderable."""
-    parts: list = [Text(f"{summary['model']}: d_model = {summary['d_model']}, heads per layer {summary['n_heads']}",
-                        style="bold")]
+    parts: list = [
+        Text(f"{summary['model']}: d_model = {summary['d_model']}, heads per layer {summary['n_heads']}", style="bold")
+    ]
     for n, tokens in enumerate(summary["inputs"]):
         parts.append(Text(f"input {n}: {' '.join(tokens)}"))
     for head in summary["heads"]:
@@ -328,7 +378,10 @@ def analysis_report(summary: dict):
     for v in summary["virtual_heads"]:
         title = f"virtual head {v['earlier']} → {v['later']}: W_OV^{v['later']} W_OV^{v['earlier']} (rank {v['rank']})"
         if v["exact"] is not None:
-            parts += ["", exact_table(v["exact"]["values"], v["exact"]["rows"], v["exact"]["cols"], title=title + ", exact")]
+            parts += [
+                "",
+                exact_table(v["exact"]["values"], v["exact"]["rows"], v["exact"]["cols"], title=title + ", exact"),
+            ]
         elif v["matrix"] is not None:
             parts += ["", circuit_table(v["matrix"]["values"], v["matrix"]["rows"], v["matrix"]["cols"], title=title)]
     if summary["paths"] is not None:
@@ -339,24 +392,38 @@ def analysis_report(summary: dict):
 
 def _head_report(head: dict, summary: dict) -> list:
     name = head["name"]
-    facts = [f"fixed pattern {head['fixed_pattern']!r}" if head["fixed_pattern"] else
-             f"QK rank {head['qk']['rank']}, ‖W_QK‖ = {_num(head['qk']['norm'])}"]
-    facts.append(f"OV rank {head['ov']['rank']}, ‖W_OV‖ = {_num(head['ov']['norm'])}" if head["writes"] else
-                 "no W_O: its result W_V·(attended x) is read directly")
+    facts = [
+        f"fixed pattern {head['fixed_pattern']!r}"
+        if head["fixed_pattern"]
+        else f"QK rank {head['qk']['rank']}, ‖W_QK‖ = {_num(head['qk']['norm'])}"
+    ]
+    facts.append(
+        f"OV rank {head['ov']['rank']}, ‖W_OV‖ = {_num(head['ov']['norm'])}"
+        if head["writes"]
+        else "no W_O: its result W_V·(attended x) is read directly"
+    )
     if head["copying_score"] is not None:
         facts.append(f"copying score {head['copying_score']:+.3f}")
     if head["position_offset"] is not None:
-        facts.append(f"position table peaks at i{head['position_offset']:+d}" if head["position_offset"] else
-                     "position table peaks at i")
+        facts.append(
+            f"position table peaks at i{head['position_offset']:+d}"
+            if head["position_offset"]
+            else "position table peaks at i"
+        )
     out: list = [Text(f"head {name}: " + "; ".join(facts), style="bold")]
     if head["patterns"]:
         tokens = summary["inputs"][0]
-        out.append(pattern_heatmap(np.array(head["patterns"][0], dtype=float), tokens,
-                                   title=f"head {name} attention on input 0"))
+        out.append(
+            pattern_heatmap(
+                np.array(head["patterns"][0], dtype=float), tokens, title=f"head {name} attention on input 0"
+            )
+        )
     exact = head["exact"] or {}
-    for key, what in (("W_QK", "W_QK = W_Q^T W_K (rows: query directions, columns: key directions)"),
-                      ("W_OV", "W_OV = W_O W_V (rows: written directions, columns: read directions)"),
-                      ("W_V", "W_V (rows: value dimensions, columns: read directions)")):
+    for key, what in (
+        ("W_QK", "W_QK = W_Q^T W_K (rows: query directions, columns: key directions)"),
+        ("W_OV", "W_OV = W_O W_V (rows: written directions, columns: read directions)"),
+        ("W_V", "W_V (rows: value dimensions, columns: read directions)"),
+    ):
         if key == "W_OV" and not head["writes"]:
             continue
         part = exact.get(key)
@@ -366,10 +433,11 @@ def _head_report(head: dict, summary: dict) -> list:
         elif dense.get("matrix") is not None:
             m = dense["matrix"]
             out.append(circuit_table(m["values"], m["rows"], m["cols"], title=what))
-    for key, what, causal in (("token_table", "token × token QK table W_E^T W_QK W_E (query rows, key columns)", False),
-                              ("position_table",
-                               "position × position QK table W_pos^T W_QK W_pos (query rows, key columns)", True),
-                              ("full_ov", "full OV circuit W_U W_OV W_E (rows: output token, columns: attended token)", False)):
+    for key, what, causal in (
+        ("token_table", "token × token QK table W_E^T W_QK W_E (query rows, key columns)", False),
+        ("position_table", "position × position QK table W_pos^T W_QK W_pos (query rows, key columns)", True),
+        ("full_ov", "full OV circuit W_U W_OV W_E (rows: output token, columns: attended token)", False),
+    ):
         if head[key] is not None:
             t = head[key]
             causal = causal and head.get("mask", "causal") == "causal"  # a bidirectional head sees later keys too

@@ -7,16 +7,22 @@ from rich.table import Table
 from rich.text import Text
 
 from circuits.checking.checker import PuzzleResult, TargetResult
-from circuits.io import paths
 from circuits.checking.puzzle import stars
 from circuits.checking.targets import higher_is_worse
 from circuits.display import explanations, findings
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short, tried
+from circuits.io import paths
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
-STYLE = {"passed": "green", "failed": "red", "error": "red", "not attempted": "yellow",
-         "solved": "green", "failing": "red"}
+STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "error": "red",
+    "not attempted": "yellow",
+    "solved": "green",
+    "failing": "red",
+}
 MAX_ROWS = 24
 
 
@@ -39,8 +45,13 @@ def _table(expl) -> Table:
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     for n, c in enumerate(columns):  # vectors wrap inside their cells; position, token and error columns stay whole
         vector = any(str(row[n]).startswith("[") for row in rows if n < len(row))
-        table.add_column(c, justify="left" if vector or c == "token" else "right", no_wrap=not vector,
-                         overflow="fold", min_width=8 if vector else None)
+        table.add_column(
+            c,
+            justify="left" if vector or c == "token" else "right",
+            no_wrap=not vector,
+            overflow="fold",
+            min_width=8 if vector else None,
+        )
     for i in rows_to_show(len(rows), expl.position):
         if i is None:
             table.add_row(*(["…"] + [""] * (len(columns) - 1)))
@@ -58,13 +69,26 @@ def _quote(tokens, vocab) -> str:
 def _structure_diff(what: str, yours, expected) -> Group:
     """Where an exact matrix differs: the entries, and both matrices when they are small."""
     if yours.shape != expected.shape:
-        return Group(Text(f"{what}: yours is {yours.shape[0]} × {yours.shape[1]}, expected {expected.shape[0]} × {expected.shape[1]}"))
+        return Group(
+            Text(
+                f"{what}: yours is {yours.shape[0]} × {yours.shape[1]}, expected {expected.shape[0]} × {expected.shape[1]}"
+            )
+        )
     diff = [(i, j) for i in range(yours.rows) for j in range(yours.cols) if yours[i, j] != expected[i, j]]
     shown = "; ".join(f"[{i}, {j}] yours {yours[i, j]}, expected {expected[i, j]}" for i, j in diff[:8])
-    parts: list = [Text(f"{what}: {len(diff)} entr{'y differs' if len(diff) == 1 else 'ies differ'}: {shown}"
-                        + (" …" if len(diff) > 8 else ""))]
+    parts: list = [
+        Text(
+            f"{what}: {len(diff)} entr{'y differs' if len(diff) == 1 else 'ies differ'}: {shown}"
+            + (" …" if len(diff) > 8 else "")
+        )
+    ]
     if yours.rows * yours.cols <= 64:
-        parts += [Text("yours:", style="bold"), matrix_table(yours), Text("expected:", style="bold"), matrix_table(expected)]
+        parts += [
+            Text("yours:", style="bold"),
+            matrix_table(yours),
+            Text("expected:", style="bold"),
+            matrix_table(expected),
+        ]
     return Group(*parts)
 
 
@@ -95,8 +119,11 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""
     parts += [
         Text(f"found by: {f.stage}{shrunk}"),
-        Text.assemble(("shortest failing input: ", ""), (_quote(f.tokens, vocab), "bold"),
-                      f" ({len(f.tokens)} token{'' if len(f.tokens) == 1 else 's'})"),
+        Text.assemble(
+            ("shortest failing input: ", ""),
+            (_quote(f.tokens, vocab), "bold"),
+            f" ({len(f.tokens)} token{'' if len(f.tokens) == 1 else 's'})",
+        ),
         Text(explanations.summary(e)),
         Text(""),
         Text("yours vs expected, per position:", style="bold"),
@@ -105,9 +132,14 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     if e.head is not None:
         l, h = e.head
         labels = trace.tokens(0)
-        title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (f", {explanations.MARKS[e.marks_mean]})" if e.marks else ")")
-        parts += [Text(""), Text(title, style="bold"),
-                  pattern_heatmap(trace.pattern(l, h)[0], labels, targets=e.marks, max_len=MAX_ROWS)]
+        title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (
+            f", {explanations.MARKS[e.marks_mean]})" if e.marks else ")"
+        )
+        parts += [
+            Text(""),
+            Text(title, style="bold"),
+            pattern_heatmap(trace.pattern(l, h)[0], labels, targets=e.marks, max_len=MAX_ROWS),
+        ]
     parts += [Text(""), Text.assemble(("hint: ", "bold yellow"), explanations.hint(e))]
     return Group(*parts)
 
@@ -123,8 +155,9 @@ def failure_line(result: TargetResult) -> str:
         return " ".join(f"{head}: {findings.words(f.finding)}".split())
     vocab = f.trace.model.vocab if f.trace is not None else None
     n = len(f.tokens)
-    return (f"{head}: fails on {_quote(f.tokens, vocab)} ({n} token{'' if n == 1 else 's'}): "
-            + " ".join(explanations.summary(f.explanation).split()))
+    return f"{head}: fails on {_quote(f.tokens, vocab)} ({n} token{'' if n == 1 else 's'}): " + " ".join(
+        explanations.summary(f.explanation).split()
+    )
 
 
 def worst_case(t: TargetResult) -> str:
@@ -178,7 +211,7 @@ def summary_table(results: list[PuzzleResult], title: str = "circuits puzzles") 
 
 
 def level_text(puzzle) -> str:
-    """"★★☆ 20m": a puzzle's difficulty and expected minutes, as far as it says ("" for neither)."""
+    """ "★★☆ 20m": a puzzle's difficulty and expected minutes, as far as it says ("" for neither)."""
     if puzzle is None:
         return ""
     time = f"{puzzle.minutes}m" if puzzle.minutes else ""
@@ -186,7 +219,7 @@ def level_text(puzzle) -> str:
 
 
 def progress(results: list[PuzzleResult], bar: int = 20) -> Text:
-    """"solved k of n" with a bar and, on the next line, the next puzzle to open (the first one not solved)."""
+    """ "solved k of n" with a bar and, on the next line, the next puzzle to open (the first one not solved)."""
     solved = sum(r.status == "solved" for r in results)
     filled = round(bar * solved / len(results)) if results else 0
     line = Text.assemble(f"solved {solved} of {len(results)} ", ("█" * filled, "green"), ("░" * (bar - filled), "dim"))
@@ -232,24 +265,31 @@ def edited_givens(result: PuzzleResult) -> list[Text]:
 
 def puzzle_report(result: PuzzleResult) -> Group:
     """Everything `circuits check` prints for one puzzle."""
-    head = Text(f"{result.name} · {result.attempt.puzzle.title if result.attempt else ''} · {result.status}",
-                style="bold " + STYLE.get(result.status, ""))
+    head = Text(
+        f"{result.name} · {result.attempt.puzzle.title if result.attempt else ''} · {result.status}",
+        style="bold " + STYLE.get(result.status, ""),
+    )
     parts: list = [head, *edited_givens(result)]
     for t in result.targets:
         if t.status in ("failed", "error") or result.status == "not attempted" and t is result.targets[0]:
             parts += [Text(""), target_report(t)]
         else:
-            extra = f"  ({worst_case(t)}; {checked(t, result.coverage)})" if worst_case(t) else (
-                f"  ({tried(t)})" if tried(t) else "")
+            extra = (
+                f"  ({worst_case(t)}; {checked(t, result.coverage)})"
+                if worst_case(t)
+                else (f"  ({tried(t)})" if tried(t) else "")
+            )
             parts.append(Text(f"{ICON[t.status]} {t.label}{extra}", style=STYLE[t.status]))
-    if (seen := coverage(result.coverage)):
+    if seen := coverage(result.coverage):
         parts.append(Text(f"checked on: {seen}", style="dim"))
     for stage in skipped(result.coverage):  # not certified: said, never left to be assumed
         parts.append(Text(f"not checked: {stage}", style="yellow"))
     if result.margins is not None:
         parts.append(Text(f"margins: {margins(result.margins)}"))
     if getattr(result, "cached", False):
-        parts.append(Text("(solved before: this answer and the library are unchanged; --no-cache checks again)", style="dim"))
+        parts.append(
+            Text("(solved before: this answer and the library are unchanged; --no-cache checks again)", style="dim")
+        )
     else:
         parts.append(Text(f"({result.seconds:.1f} s)", style="dim"))
     return Group(*parts)

@@ -27,9 +27,21 @@ def mlp_writes(trace, layer: int, n: int = 0):
     heading = f"the MLP of layer {layer} writes, per position (rows) into each direction (columns)"
     if not cols:
         return Text(f"the MLP of layer {layer} writes nothing at any position (W_out is zero)")
-    return Fit([("pos token", [f"{q} {short_label(tokens[q])}" for q in rows])],
-               [(labels[i], [Text(number_text(round(float(out[q, i]), 4)), style="dim" if abs(out[q, i]) < 1e-12 else "")
-                             for q in rows]) for i in cols], title=heading, padding=1)
+    return Fit(
+        [("pos token", [f"{q} {short_label(tokens[q])}" for q in rows])],
+        [
+            (
+                labels[i],
+                [
+                    Text(number_text(round(float(out[q, i]), 4)), style="dim" if abs(out[q, i]) < 1e-12 else "")
+                    for q in rows
+                ],
+            )
+            for i in cols
+        ],
+        title=heading,
+        padding=1,
+    )
 
 
 def show_parts(trace, targets: list[dict] | None = None, n: int = 0) -> list:
@@ -43,14 +55,20 @@ def show_parts(trace, targets: list[dict] | None = None, n: int = 0) -> list:
         for h in range(model.n_heads(l)):
             target = marked.get((l, h))
             heading = f"head {l}.{h}" + (f" — {target['label']} (* = expected key)" if target else "")
-            parts += [title(heading), pattern_heatmap(trace.pattern(l, h)[n], labels,
-                                                      targets=target["expected"] if target else None), Text("")]
+            parts += [
+                title(heading),
+                pattern_heatmap(trace.pattern(l, h)[n], labels, targets=target["expected"] if target else None),
+                Text(""),
+            ]
         if (writes := mlp_writes(trace, l, n)) is not None:
             parts += [writes, Text("")]
     for target in targets:
         if target["kind"] != "attention":
-            parts += [title(f"{target['label']} — {target['readout']}, yours vs expected"),
-                      readout_table(target, labels), Text("")]
+            parts += [
+                title(f"{target['label']} — {target['readout']}, yours vs expected"),
+                readout_table(target, labels),
+                Text(""),
+            ]
     return parts
 
 

@@ -18,18 +18,29 @@ def title(text: str) -> Text:
 
 def scan_table(result: ScanResult, top: int = 5):
     """A rich table: for each behaviour its best `top` heads, with ✓ on those at or above the threshold."""
-    table = Table(title=f"Head scan on {result.inputs[0]} × {result.inputs[1]} tokens: mean attention on the target "
-                        f"over rows that have one (✓ ≥ {result.threshold:g})",
-                  title_justify="left", box=None, padding=(0, 1))
-    for col, justify in (("behaviour", "left"), ("rank", "right"), ("head", "left"), ("score", "right"),
-                         ("", "left"), ("rows", "right")):
+    table = Table(
+        title=f"Head scan on {result.inputs[0]} × {result.inputs[1]} tokens: mean attention on the target "
+        f"over rows that have one (✓ ≥ {result.threshold:g})",
+        title_justify="left",
+        box=None,
+        padding=(0, 1),
+    )
+    for col, justify in (
+        ("behaviour", "left"),
+        ("rank", "right"),
+        ("head", "left"),
+        ("score", "right"),
+        ("", "left"),
+        ("rows", "right"),
+    ):
         table.add_column(col, justify=justify, no_wrap=True)
     for behaviour, scores in result.ranked.items():
         for rank, s in enumerate(scores[:top], 1):
             mark = "✓" if s.score >= result.threshold else ""
             bar = "█" * int(round(s.score * 10))
-            table.add_row(behaviour if rank == 1 else "", str(rank), s.name, f"{s.score:.3f}", f"{bar:<10} {mark}",
-                          str(s.rows))
+            table.add_row(
+                behaviour if rank == 1 else "", str(rank), s.name, f"{s.score:.3f}", f"{bar:<10} {mark}", str(s.rows)
+            )
         table.add_section()
     return table
 

@@ -15,11 +15,11 @@ from circuits.checking.cache import cached_check
 from circuits.checking.limits import take_warnings, warnings_line
 from circuits.checking.loader import find, puzzle_files
 from circuits.checking.pipeline import load
-from circuits.io import paths
+from circuits.display import words
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report
-from circuits.display import words
 from circuits.errors import CircuitError
+from circuits.io import paths
 from circuits.io.paths import real
 
 POLL = 0.1  # seconds between two looks at the file's modification time (and at the keyboard)
@@ -59,8 +59,13 @@ def earliest_failure(result):
 
 def compact(result) -> Group:
     """The watch report: the earliest failure in the circuit in full, first, then one line for every other target."""
-    parts: list = [Text(f"{result.name} · {result.attempt.puzzle.title} · {result.status}",
-                        style="bold " + STYLE.get(result.status, "")), *edited_givens(result)]
+    parts: list = [
+        Text(
+            f"{result.name} · {result.attempt.puzzle.title} · {result.status}",
+            style="bold " + STYLE.get(result.status, ""),
+        ),
+        *edited_givens(result),
+    ]
     first = earliest_failure(result)
     if first is not None and result.status != "not attempted":
         parts += [Text(""), target_report(first), Text("")]
@@ -119,7 +124,9 @@ def watch(name: str | None = None, use_cache: bool = True, stdin=None, poll: flo
         wanted = [real(f) for f in files]
         named = real(find(name, False))
         if named not in wanted:
-            raise CircuitError(f"{name}: watch follows the puzzles in {paths.shown(files[0].parent)}/; name one of them")
+            raise CircuitError(
+                f"{name}: watch follows the puzzles in {paths.shown(files[0].parent)}/; name one of them"
+            )
         i = wanted.index(named)
     skip_solved, moved, step = name is None, False, ""
     opened = i if name else None  # a puzzle named on the command line stays open, solved or not, until `n`

@@ -36,17 +36,19 @@ def _classes(cov) -> str:
 
 
 def small_note(cov) -> str:
-    """"every input of length ≤ 5 (3,905 inputs)", or the class patterns certified; "" when none ran."""
+    """ "every input of length ≤ 5 (3,905 inputs)", or the class patterns certified; "" when none ran."""
     if not cov.small:
         return ""
     if cov.certified:
-        return (f"all {cov.small:,} {_classes(cov)} patterns of length {_span(cov)} (certified: {cov.small_tokens} tokens "
-                f"fall into {len(cov.small_classes)} interchangeable classes)")
+        return (
+            f"all {cov.small:,} {_classes(cov)} patterns of length {_span(cov)} (certified: {cov.small_tokens} tokens "
+            f"fall into {len(cov.small_classes)} interchangeable classes)"
+        )
     return f"every input of length {_span(cov)} ({cov.small:,} inputs)"
 
 
 def small_short(cov) -> str:
-    """"exhaustive to length 5", or "certified for all … patterns of length ≤ 9", for a summary row."""
+    """ "exhaustive to length 5", or "certified for all … patterns of length ≤ 9", for a summary row."""
     if not cov.small:
         return ""
     if cov.certified:
@@ -61,9 +63,12 @@ def whole_domain(cov) -> bool:
 
 
 def _every(cov) -> str:
-    """"all 25 pairs", "all 3,905 inputs": what was enumerated, by name."""
-    what = {1: "tokens", 2: "pairs", 3: "triples"}.get(cov.lengths[0], "inputs") if cov.lengths[0] == cov.lengths[1] \
+    """ "all 25 pairs", "all 3,905 inputs": what was enumerated, by name."""
+    what = (
+        {1: "tokens", 2: "pairs", 3: "triples"}.get(cov.lengths[0], "inputs")
+        if cov.lengths[0] == cov.lengths[1]
         else "inputs"
+    )
     return f"all {cov.small:,} {what}"
 
 
@@ -80,16 +85,19 @@ def tried(t) -> str:
 
 
 def coverage(cov) -> str:
-    """"2 worked examples, every input of length ≤ 5 (3,905 inputs), 10,000 random inputs (lengths 1..20), …"."""
+    """ "2 worked examples, every input of length ≤ 5 (3,905 inputs), 10,000 random inputs (lengths 1..20), …"."""
     if whole_domain(cov):
         every = _every(cov)
-        span = "" if not every.endswith(" inputs") else (
-            f" of length {cov.lengths[0]}" if cov.lengths[0] == cov.lengths[1] else f" of lengths {_span(cov)}")
+        span = (
+            ""
+            if not every.endswith(" inputs")
+            else (f" of length {cov.lengths[0]}" if cov.lengths[0] == cov.lengths[1] else f" of lengths {_span(cov)}")
+        )
         return f"{every}{span}, every input there is (the worked examples among them)"
     parts = []
     if cov.examples:
         parts.append(f"{cov.examples} worked example{'s' if cov.examples > 1 else ''}")
-    if (note := small_note(cov)):
+    if note := small_note(cov):
         parts.append(note)
     if cov.random:
         parts.append(f"{cov.random:,} random inputs (lengths {cov.lengths[0]}..{cov.lengths[1]})")
@@ -101,24 +109,35 @@ def coverage(cov) -> str:
 def skipped(cov) -> list[str]:
     """Each stage the check did not run, and why: never left to be assumed."""
     a, L = cov.small_tokens, cov.small_min_len
-    why = {"exhaustive": (f"exhaustive: skipped, {a}^{L} = {a ** L:,} inputs exceed the budget of {cov.small_budget:,} "
-                          "(Inputs(exhaustive_budget=...))"),
-           "random": "random inputs: skipped, n_random = 0",
-           "property": "property test: skipped, 0 examples asked for",
-           "margins": "margins: skipped, as asked (--no-margins)",
-           "writes": ("declared writes: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
-                      "$CIRCUITS_COURSE) and no writes= in the Puzzle"),
-           "reads": ("declared reads: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
-                     "$CIRCUITS_COURSE) and no reads= in the Puzzle")}
+    why = {
+        "exhaustive": (
+            f"exhaustive: skipped, {a}^{L} = {a**L:,} inputs exceed the budget of {cov.small_budget:,} "
+            "(Inputs(exhaustive_budget=...))"
+        ),
+        "random": "random inputs: skipped, n_random = 0",
+        "property": "property test: skipped, 0 examples asked for",
+        "margins": "margins: skipped, as asked (--no-margins)",
+        "writes": (
+            "declared writes: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
+            "$CIRCUITS_COURSE) and no writes= in the Puzzle"
+        ),
+        "reads": (
+            "declared reads: no reference solution found (solutions/NN_name.py beside puzzles/, or in "
+            "$CIRCUITS_COURSE) and no reads= in the Puzzle"
+        ),
+    }
     if "writes" in cov.skipped and "reads" in cov.skipped:  # one reason: one line
-        why["writes"] = why["writes"].replace("declared writes", "declared writes and reads").replace(
-            "no writes= in", "no writes= or reads= in")
+        why["writes"] = (
+            why["writes"]
+            .replace("declared writes", "declared writes and reads")
+            .replace("no writes= in", "no writes= or reads= in")
+        )
         return [why[stage] for stage in cov.skipped if stage != "reads"]
     return [why[stage] for stage in cov.skipped]
 
 
 def margins(m) -> str:
-    """"holds to length 24 (fails at 25); W_QK can shrink to 0.29×", or "" when nothing was measured."""
+    """ "holds to length 24 (fails at 25); W_QK can shrink to 0.29×", or "" when nothing was measured."""
     if m is None:
         return ""
     parts = []
@@ -128,7 +147,9 @@ def margins(m) -> str:
         else:
             parts.append(f"holds to length {m.longest} (fails at {m.longest + 1})")
     if m.sharpness is not None:
-        parts.append("no sharpness needed" if m.sharpness == 0 else f"{m.sharpness_of} can shrink to {_factor(m.sharpness)}×")
+        parts.append(
+            "no sharpness needed" if m.sharpness == 0 else f"{m.sharpness_of} can shrink to {_factor(m.sharpness)}×"
+        )
     return "; ".join(parts)
 
 
@@ -140,9 +161,11 @@ def inputs(i) -> str:
 
 def audit_summary(r) -> str:
     """One mutants.Audit in a line: "01_consonants: 40/40 non-equivalent mutants killed (100%), …"."""
-    return (f"{r.puzzle}: {len(r.killed)}/{len(r.killed) + len(r.survived)} non-equivalent mutants "
-            f"killed ({r.kill_rate:.0%}), {len(r.allowed)} allowed as equivalent, {r.total} in all, "
-            f"{r.seconds:.1f} s" + "".join(f"; {n}" for n in audit_notes(r)))
+    return (
+        f"{r.puzzle}: {len(r.killed)}/{len(r.killed) + len(r.survived)} non-equivalent mutants "
+        f"killed ({r.kill_rate:.0%}), {len(r.allowed)} allowed as equivalent, {r.total} in all, "
+        f"{r.seconds:.1f} s" + "".join(f"; {n}" for n in audit_notes(r))
+    )
 
 
 def audit_notes(r) -> list[str]:
@@ -153,8 +176,10 @@ def audit_notes(r) -> list[str]:
     if r.sampled:
         out.append(f"sampled {r.total + r.not_run:,} of {r.made:,} mutants (MAX_MUTANTS = {MAX_MUTANTS:,})")
     if r.not_run:
-        out.append(f"stopped after {r.budget:g} s with {r.not_run:,} mutants not run (to allow more time, "
-                   "set CIRCUITS_AUDIT_SECONDS)")
+        out.append(
+            f"stopped after {r.budget:g} s with {r.not_run:,} mutants not run (to allow more time, "
+            "set CIRCUITS_AUDIT_SECONDS)"
+        )
     return out
 
 
@@ -177,15 +202,22 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
     allow-list's reasons (verbose), its entries that matched no mutant and those no mutant needs."""
     r = audit.result
     judged = len(r.killed) + len(r.survived)
-    out = [f"{r.puzzle} · {audit.path}",
-           (f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
-            f"{r.total} in all ({r.seconds:.1f} s)"), *audit_notes(r)]
+    out = [
+        f"{r.puzzle} · {audit.path}",
+        (
+            f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
+            f"{r.total} in all ({r.seconds:.1f} s)"
+        ),
+        *audit_notes(r),
+    ]
     for label, tried in audit.mechanisms:  # what each mechanism target tried; the reference passed it all
         said = f"the reference passes every intervention: {findings.words(tried)}"
         out += [f"mechanism: {label}", *textwrap.wrap(said, 78, initial_indent="  ", subsequent_indent="  ")]
     if audit.survivors:
-        out += [f"survived, not in the allow-list ({len(audit.survivors)}): a target is too loose, or the edit is",
-                "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)"]
+        out += [
+            f"survived, not in the allow-list ({len(audit.survivors)}): a target is too loose, or the edit is",
+            "equivalent (then allow it, with the reason, in ALLOWED_MUTANTS)",
+        ]
         for s in audit.survivors:
             out.append(f"  {s.allow}")  # pasted into ALLOWED_MUTANTS, it allows this mutant and no other
             out += [f"    {line}" for line in survivor_closest(s)]

@@ -19,9 +19,10 @@ from pathlib import Path
 from circuits.checking import checker, curriculum, pipeline
 from circuits.checking.limits import shown_input
 from circuits.checking.loader import Attempt
+from circuits.checking.sealed import calls as code
+from circuits.checking.sealed import codec, sandbox
 from circuits.display.words import said
 from circuits.errors import CircuitError
-from circuits.checking.sealed import calls as code, codec, sandbox
 from circuits.grading.submission import Submission, read
 
 PROPERTY_EXAMPLES = 100  # the property test's size for code targets, as `circuits check` uses
@@ -91,7 +92,8 @@ def course_references() -> dict[str, Path]:
 def use_course(folder: str | Path) -> list[str]:
     """Grade a course's puzzles too: `folder` holds solutions/ (the instructor's references, the statements the
     students' answers are checked against). Its ids, or one line saying why it is no course."""
-    from circuits.checking.loader import COURSE_ENV, course_references as references_in
+    from circuits.checking.loader import COURSE_ENV
+    from circuits.checking.loader import course_references as references_in
 
     where = Path(folder)
     refs = references_in(where)
@@ -154,8 +156,13 @@ def _code_plan(stem: str, n_examples: int) -> list:
 
 
 # --- one submission -----------------------------------------------------------------------------------------
-def grade(source: str | Path | Submission, stems: list[str], limits: sandbox.Limits = sandbox.Limits(),
-          n_examples: int = PROPERTY_EXAMPLES, student: str | None = None) -> SubmissionGrade:
+def grade(
+    source: str | Path | Submission,
+    stems: list[str],
+    limits: sandbox.Limits = sandbox.Limits(),
+    n_examples: int = PROPERTY_EXAMPLES,
+    student: str | None = None,
+) -> SubmissionGrade:
     """Grade one submission (a folder, a .zip, or one already read) on the puzzles `stems`; never raises for what
     the submission holds."""
     start = time.perf_counter()
@@ -174,9 +181,17 @@ def grade(source: str | Path | Submission, stems: list[str], limits: sandbox.Lim
         ref = reference(stem)
         is_code = any(t.kind == "code" for t in ref.puzzle.targets)
         plan = _code_plan(stem, n_examples) if is_code else []
-        items.append({"stem": stem, "file": name, "shown": f"{sub.where}{name}", "code": is_code,
-                      "names": [*ref.puzzle.answer, *ref.puzzle.optional], "optional": list(ref.puzzle.optional),
-                      "calls": [batch for _, _, batches in plan for batch in batches]})
+        items.append(
+            {
+                "stem": stem,
+                "file": name,
+                "shown": f"{sub.where}{name}",
+                "code": is_code,
+                "names": [*ref.puzzle.answer, *ref.puzzle.optional],
+                "optional": list(ref.puzzle.optional),
+                "calls": [batch for _, _, batches in plan for batch in batches],
+            }
+        )
     run = sandbox.Run({})
     if items:
         folder = tempfile.mkdtemp(prefix="circuits-grade-")
@@ -232,7 +247,9 @@ def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[s
         d = raw.get(name)
         if d is None:
             if name in puzzle.answer:
-                raise CircuitError(f"{attempt.path} does not define {name} (the answer needs {', '.join(puzzle.answer)})")
+                raise CircuitError(
+                    f"{attempt.path} does not define {name} (the answer needs {', '.join(puzzle.answer)})"
+                )
             continue
         if not isinstance(d, dict):
             raise CircuitError(f"{attempt.path}: {name} came back unreadable")
@@ -241,8 +258,10 @@ def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[s
         if "unreadable" in d:
             if any(t.kind == "code" for t in puzzle.targets):
                 raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}")
-            raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}; grading takes numbers "
-                               "(lists, numpy arrays, named matrices, sympy polynomials in params' symbols)")
+            raise CircuitError(
+                f"{attempt.path}: {name} is {d['unreadable']}; grading takes numbers "
+                "(lists, numpy arrays, named matrices, sympy polynomials in params' symbols)"
+            )
         if "stub" in d:
             missing.append(name)
         if "function" in d:
@@ -261,14 +280,17 @@ def _check_code(attempt: Attempt, message: dict, stem: str, n_examples: int) -> 
     names = attempt.puzzle.answer
     targets, at = [], 0
     for target, inputs, batches in plan:
-        answer = code.replayed(names, message.get("answer") or {}, batches, outcomes[at: at + len(batches)])
+        answer = code.replayed(names, message.get("answer") or {}, batches, outcomes[at : at + len(batches)])
         at += len(batches)
         try:
             targets.append(checker.check_code_on(target, answer, inputs))
         except CircuitError as e:
             targets.append(checker.TargetResult(target.label, "code", "error", error=e))
-    status = "solved" if all(t.status == "passed" for t in targets) else (
-        "error" if any(t.status == "error" for t in targets) else "failing")
+    status = (
+        "solved"
+        if all(t.status == "passed" for t in targets)
+        else ("error" if any(t.status == "error" for t in targets) else "failing")
+    )
     return checker.PuzzleResult(attempt, status, targets, seconds=time.perf_counter() - start)
 
 
@@ -285,7 +307,11 @@ def first_failure(result: checker.PuzzleResult) -> str:
     if result.status == "solved":
         return ""
     if result.status == "not attempted":
-        return f"fill in {', '.join(result.attempt.missing)}" if result.attempt and result.attempt.missing else said(result)
+        return (
+            f"fill in {', '.join(result.attempt.missing)}"
+            if result.attempt and result.attempt.missing
+            else said(result)
+        )
     bad = next((t for t in result.targets if t.status in ("failed", "error")), None)
     if bad is None:
         return said(result)
@@ -305,15 +331,27 @@ def one_line(text: str, n: int = 300) -> str:
 def _row(student: str, stem: str, result: checker.PuzzleResult) -> PuzzleGrade:
     from circuits.display.html import failure_fragment
     from circuits.display.json import result_json
-    from circuits.display.report import puzzle_report
     from circuits.display.render import to_text
+    from circuits.display.report import puzzle_report
 
     # grading never measures margins (no one asked for --no-margins): the report does not speak of them
     kept = [s for s in result.coverage.skipped if s != "margins"]
     shown = replace(result, coverage=replace(result.coverage, skipped=kept))
     report = to_text(puzzle_report(shown), width=80)
-    html = "".join(failure_fragment(t.label, t.failure.trace) for t in result.targets
-                   if t.failure is not None and t.failure.trace is not None)
+    html = "".join(
+        failure_fragment(t.label, t.failure.trace)
+        for t in result.targets
+        if t.failure is not None and t.failure.trace is not None
+    )
     solved = result.status == "solved"
-    return PuzzleGrade(student, stem, result.status, 1.0 if solved else 0.0, 1.0, one_line(first_failure(result)),
-                       report, html, result_json(result))
+    return PuzzleGrade(
+        student,
+        stem,
+        result.status,
+        1.0 if solved else 0.0,
+        1.0,
+        one_line(first_failure(result)),
+        report,
+        html,
+        result_json(result),
+    )

@@ -58,8 +58,9 @@ class Journal:
             head = {}
         if not isinstance(head, dict) or head.get("mark") != MARK:
             if not force:
-                raise CircuitError(f"{self.path} exists and is not circuits' record of a run; refusing to "
-                                   "overwrite it (add --force)")
+                raise CircuitError(
+                    f"{self.path} exists and is not circuits' record of a run; refusing to overwrite it (add --force)"
+                )
             return
         recorded = {}
         for line in lines[1:]:
@@ -74,8 +75,10 @@ class Journal:
             if recorded and not force:
                 old = head["settings"] if isinstance(head.get("settings"), dict) else {}
                 differ = sorted(k for k in self.settings if old.get(k) != self.settings[k]) or ["settings"]
-                raise CircuitError(f"{self.path}: an unfinished run with other {', '.join(differ)}: rerun as it "
-                                   "was, or --force to grade all again")
+                raise CircuitError(
+                    f"{self.path}: an unfinished run with other {', '.join(differ)}: rerun as it "
+                    "was, or --force to grade all again"
+                )
             return
         self.owned = frozenset(head.get("outputs", []))
         self.previous = recorded

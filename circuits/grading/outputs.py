@@ -33,8 +33,9 @@ def printable(text: str) -> str:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        as_bytes = _ESCAPED.sub(lambda m: m[0].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
-                                text)
+        as_bytes = _ESCAPED.sub(
+            lambda m: m[0].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"), text
+        )
         return as_bytes.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
@@ -72,9 +73,18 @@ def full_json(grades: list[SubmissionGrade], complete: bool = True) -> str:
     `complete` is false while the class is still being graded (or when the run was stopped)."""
     rows = []
     for g in grades:
-        rows.append({"student": g.student, "source": g.source, "score": g.score, "max_score": g.max_score,
-                     "notes": g.notes, "fence": g.fence, "seconds": round(g.seconds, 3),
-                     "puzzles": [{k: v for k, v in asdict(p).items() if k not in ("html", "student")} for p in g.puzzles]})
+        rows.append(
+            {
+                "student": g.student,
+                "source": g.source,
+                "score": g.score,
+                "max_score": g.max_score,
+                "notes": g.notes,
+                "fence": g.fence,
+                "seconds": round(g.seconds, 3),
+                "puzzles": [{k: v for k, v in asdict(p).items() if k not in ("html", "student")} for p in g.puzzles],
+            }
+        )
     data = _printable({"version": 1, "complete": complete, "submissions": rows})
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
@@ -84,14 +94,29 @@ def gradescope_json(grade: SubmissionGrade) -> str:
     tests = []
     for p in grade.puzzles:
         number = p.puzzle[:2]
-        tests.append({"name": p.puzzle, "number": str(int(number)) if number.isdigit() else number,
-                      "score": p.score, "max_score": p.max_score,
-                      "status": "passed" if p.status == "solved" else "failed",
-                      "output": p.report, "visibility": "visible"})
+        tests.append(
+            {
+                "name": p.puzzle,
+                "number": str(int(number)) if number.isdigit() else number,
+                "score": p.score,
+                "max_score": p.max_score,
+                "status": "passed" if p.status == "solved" else "failed",
+                "output": p.report,
+                "visibility": "visible",
+            }
+        )
     solved = sum(p.status == "solved" for p in grade.puzzles)
     summary = [f"solved {solved} of {len(grade.puzzles)} puzzles", *grade.notes]
-    data = _printable({"score": grade.score, "output": "\n".join(summary), "visibility": "visible",
-                       "stdout_visibility": "hidden", "execution_time": round(grade.seconds, 1), "tests": tests})
+    data = _printable(
+        {
+            "score": grade.score,
+            "output": "\n".join(summary),
+            "visibility": "visible",
+            "stdout_visibility": "hidden",
+            "execution_time": round(grade.seconds, 1),
+            "tests": tests,
+        }
+    )
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -144,8 +169,9 @@ def _identity(p: Path) -> str:
     return os.path.realpath(p)
 
 
-def report_paths(folder: str | Path, grades_or_names, force: bool,
-                 owned: frozenset = frozenset()) -> list[tuple[Path, Path]]:
+def report_paths(
+    folder: str | Path, grades_or_names, force: bool, owned: frozenset = frozenset()
+) -> list[tuple[Path, Path]]:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise CircuitError(f"--report-dir {folder} is a file, not a folder")
@@ -157,14 +183,18 @@ def report_paths(folder: str | Path, grades_or_names, force: bool,
     seen: dict[str, str] = {}
     for n in names:
         if safe_name(n) in seen:
-            raise CircuitError(f"students {printable(seen[safe_name(n)])!r} and {printable(n)!r} would share the "
-                               f"report {safe_name(n)}.txt: rename one")
+            raise CircuitError(
+                f"students {printable(seen[safe_name(n)])!r} and {printable(n)!r} would share the "
+                f"report {safe_name(n)}.txt: rename one"
+            )
         seen[safe_name(n)] = n
     if not force:
         for pair in pairs:
             for p in pair:
                 if (p.exists() or p.is_symlink()) and _identity(p) not in owned and not _empty(p):
-                    raise CircuitError(f"report {p} exists; refusing to overwrite it (another --report-dir, or --force)")
+                    raise CircuitError(
+                        f"report {p} exists; refusing to overwrite it (another --report-dir, or --force)"
+                    )
     return pairs
 
 
@@ -194,8 +224,17 @@ class Outputs:
     owned: set[str] = field(default_factory=set)  # files this run (or the one it resumes) wrote: replaced freely
 
     @classmethod
-    def checked(cls, csv_path, json_path, gradescope_path, report_dir, students: list[str], force: bool,
-                owned: frozenset = frozenset(), journal: Path | None = None) -> Outputs:
+    def checked(
+        cls,
+        csv_path,
+        json_path,
+        gradescope_path,
+        report_dir,
+        students: list[str],
+        force: bool,
+        owned: frozenset = frozenset(),
+        journal: Path | None = None,
+    ) -> Outputs:
         """Every output checked now, before any student is graded: a one-line CircuitError for the first problem."""
         named = []
         for path, what in ((csv_path, "--out"), (json_path, "--json"), (gradescope_path, "--gradescope")):
@@ -209,8 +248,14 @@ class Outputs:
         if journal is not None:
             named.append((f"the run's record {journal}", journal))
         one_file_each(named)
-        return cls(Path(csv_path) if csv_path else None, Path(json_path) if json_path else None,
-                   Path(gradescope_path) if gradescope_path else None, reports, force, set(owned))
+        return cls(
+            Path(csv_path) if csv_path else None,
+            Path(json_path) if json_path else None,
+            Path(gradescope_path) if gradescope_path else None,
+            reports,
+            force,
+            set(owned),
+        )
 
     def paths(self) -> list[Path]:
         """Every file this run may write."""
@@ -220,8 +265,11 @@ class Outputs:
     def write(self, grades: list[SubmissionGrade], complete: bool) -> list[Path]:
         """The gradebook, the JSON and (once its one submission is graded) Gradescope's file, each rewritten whole."""
         written = []
-        for path, text in ((self.csv, lambda: gradebook_csv(grades)), (self.json, lambda: full_json(grades, complete)),
-                           (self.gradescope if grades else None, lambda: gradescope_json(grades[0]))):
+        for path, text in (
+            (self.csv, lambda: gradebook_csv(grades)),
+            (self.json, lambda: full_json(grades, complete)),
+            (self.gradescope if grades else None, lambda: gradescope_json(grades[0])),
+        ):
             if path:
                 self._put(path, text())
                 written.append(path)

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
-from circuits.errors import CircuitError
 from circuits.checking.sealed import sandbox
+from circuits.errors import CircuitError
 from circuits.grading import grade
 from circuits.grading.submission import Submission, read
 
@@ -20,8 +20,10 @@ def submissions(sources: list[str]) -> list[Submission]:
     seen: dict[str, str] = {}
     for s in subs:
         if s.student in seen:
-            raise CircuitError(f"{seen[s.student]} and {s.source} are both student {s.student!r}: "
-                               "rename one (the student is the folder's or the zip's name)")
+            raise CircuitError(
+                f"{seen[s.student]} and {s.source} are both student {s.student!r}: "
+                "rename one (the student is the folder's or the zip's name)"
+            )
         seen[s.student] = s.source
     return subs
 
@@ -60,9 +62,15 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def grade_all(subs: list[Submission], stems: list[str], workers: int | None = None, scheduler: str | None = None,
-              limits: sandbox.Limits = sandbox.Limits(), n_examples: int = grade.PROPERTY_EXAMPLES,
-              done: Callable[[grade.SubmissionGrade], None] | None = None) -> list[grade.SubmissionGrade]:
+def grade_all(
+    subs: list[Submission],
+    stems: list[str],
+    workers: int | None = None,
+    scheduler: str | None = None,
+    limits: sandbox.Limits = sandbox.Limits(),
+    n_examples: int = grade.PROPERTY_EXAMPLES,
+    done: Callable[[grade.SubmissionGrade], None] | None = None,
+) -> list[grade.SubmissionGrade]:
     """Each submission graded once, in the order given; `done` hears of each as it finishes."""
     done = done or (lambda g: None)
     if scheduler:
@@ -98,7 +106,8 @@ def grade_all(subs: list[Submission], stems: list[str], workers: int | None = No
 def _on_dask(subs, stems, address, limits, n_examples, done) -> list[grade.SubmissionGrade]:
     """The same tasks on an existing Dask cluster; each worker runs the submission's process on its own machine."""
     try:
-        from distributed import Client, as_completed as dask_completed
+        from distributed import Client
+        from distributed import as_completed as dask_completed
     except ImportError:
         raise CircuitError("--scheduler needs Dask: pip install 'circuits-workbench[cluster]'") from None
     try:

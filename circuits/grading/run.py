@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from circuits.checking.sealed.sandbox import Limits
 from circuits.grading import parallel
 from circuits.grading.grade import SubmissionGrade
 from circuits.grading.journal import Journal
 from circuits.grading.outputs import Outputs
-from circuits.checking.sealed.sandbox import Limits
 from circuits.grading.submission import Submission
 
 
@@ -24,9 +24,16 @@ class Stopped(KeyboardInterrupt):
         self.kept, self.total = kept, total
 
 
-def grade_class(subs: list[Submission], stems: list[str], outs: Outputs, record: Journal, limits: Limits,
-                workers: int | None = None, scheduler: str | None = None,
-                said: Callable[[str], None] = lambda line: None) -> list[SubmissionGrade]:
+def grade_class(
+    subs: list[Submission],
+    stems: list[str],
+    outs: Outputs,
+    record: Journal,
+    limits: Limits,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    said: Callable[[str], None] = lambda line: None,
+) -> list[SubmissionGrade]:
     """Every submission's grade, in the order given; the outputs hold each one as soon as it is graded."""
     kept = record.kept(subs)
     if kept:

@@ -24,8 +24,16 @@ MAX_FILES = 200
 MAX_DEPTH = 6  # folders below the submission searched for its puzzle files
 MAX_ENTRIES = 20_000  # files and folders looked at in one submission
 PUZZLE = re.compile(r"^(\d\d)_[A-Za-z0-9_]+\.py$")
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, RuntimeError, ValueError,
-              NotImplementedError, zlib.error)  # RuntimeError: encrypted; ValueError: a bad name or header
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    OSError,
+    EOFError,
+    RuntimeError,
+    ValueError,
+    NotImplementedError,
+    zlib.error,
+)  # RuntimeError: encrypted; ValueError: a bad name or header
 
 
 @dataclass
@@ -55,8 +63,9 @@ def read(path: str | Path) -> Submission:
     or is neither a folder nor a .zip (the instructor's mistake, not the student's)."""
     path = Path(path)
     if path.is_symlink():
-        return Submission(student_name(path), str(path), notes=[
-            f"{path.name} is a symbolic link: not followed, nothing graded"])
+        return Submission(
+            student_name(path), str(path), notes=[f"{path.name} is a symbolic link: not followed, nothing graded"]
+        )
     if path.is_dir():
         return _from_folder(path)
     if not path.exists():
@@ -79,16 +88,19 @@ def _from_folder(path: Path) -> Submission:
             sub.notes.append(f"no puzzle files in {path.name}/: read from {zips[0]}")
             return _from_zip(path / zips[0], sub, f"{path.name}/{zips[0]}:")
         if zips:
-            sub.notes.append(f"no puzzle files in {path.name}/ and {len(zips)} zip files ({', '.join(zips[:3])}): "
-                             "none read; upload one")
+            sub.notes.append(
+                f"no puzzle files in {path.name}/ and {len(zips)} zip files ({', '.join(zips[:3])}): "
+                "none read; upload one"
+            )
         else:
             sub.notes.append(f"no puzzle files (NN_name.py) in {path.name}/ or any folder below it")
         return sub
     chosen = holding[0]
     others = [f for f in holding if f != chosen]
     if others:
-        sub.notes.append(f"puzzle files also in {', '.join(f or '.' for f in others[:3])}/: not graded "
-                         f"(only {chosen or '.'}/ is)")
+        sub.notes.append(
+            f"puzzle files also in {', '.join(f or '.' for f in others[:3])}/: not graded (only {chosen or '.'}/ is)"
+        )
     folder = path / chosen if chosen else path
     sub.where = f"{path.name}/{chosen + '/' if chosen else ''}"
     for f in sorted(folder.iterdir()):
@@ -153,7 +165,7 @@ def _regular(f: Path) -> tuple[bytes, str]:
             return b"", f"a hard link (the file has {st.st_nlink} names): not read"
         if st.st_size > MAX_FILE:
             return b"", f"larger than {MAX_FILE >> 20} MB"
-        return handle.read(MAX_FILE + 1)[: MAX_FILE], ""
+        return handle.read(MAX_FILE + 1)[:MAX_FILE], ""
 
 
 # --- a zip ------------------------------------------------------------------------------------------------------
@@ -164,8 +176,11 @@ def _from_zip(path: Path, sub: Submission, shown: str) -> Submission:
         return sub
     try:
         with zipfile.ZipFile(path) as z:
-            infos = [i for i in z.infolist() if not i.is_dir() and i.filename.endswith(".py")
-                     and "__MACOSX" not in i.filename]
+            infos = [
+                i
+                for i in z.infolist()
+                if not i.is_dir() and i.filename.endswith(".py") and "__MACOSX" not in i.filename
+            ]
             base = _base(infos)
             sub.where = f"{shown}{base}"
             for info in infos:

@@ -59,14 +59,16 @@ def _layer_config(model: Model, l: int) -> dict:
                 f"{h.name} has a fixed pattern given as a function, which cannot be saved; "
                 f"only the named patterns ({', '.join(FIXED_PATTERNS)}) can"
             )
-        heads.append({
-            "d_head": int(h.W_Q.shape[0]),
-            "d_value": int(h.W_V.shape[0]),
-            "scale": None if h.source.scale is None else float(h.scale),
-            "window": None if h.window is None else int(h.window),
-            "pattern": h.pattern,
-            "mask": h.mask,  # absent in older files: "causal"
-        })
+        heads.append(
+            {
+                "d_head": int(h.W_Q.shape[0]),
+                "d_value": int(h.W_V.shape[0]),
+                "scale": None if h.source.scale is None else float(h.scale),
+                "window": None if h.window is None else int(h.window),
+                "pattern": h.pattern,
+                "mask": h.mask,  # absent in older files: "causal"
+            }
+        )
     return {
         "heads": heads,
         "b_O": block.b_O is not None,
@@ -79,11 +81,13 @@ def _layer_config(model: Model, l: int) -> dict:
 def check_config(config: Mapping, source: str) -> Mapping:
     """The config checked entry by entry, in today's keys: an older version's are read under their new names."""
     if not isinstance(config, Mapping) or config.get("format") != FORMAT:
-        raise CircuitError(f"{source}: the config is not a circuits model config (no \"format\": \"{FORMAT}\")")
+        raise CircuitError(f'{source}: the config is not a circuits model config (no "format": "{FORMAT}")')
     version = config.get("version")
     if isinstance(version, bool) or version not in READS:
-        raise CircuitError(f"{source}: config version {short(version)} is not supported "
-                           f"(this circuits reads {' and '.join(map(str, READS))})")
+        raise CircuitError(
+            f"{source}: config version {short(version)} is not supported "
+            f"(this circuits reads {' and '.join(map(str, READS))})"
+        )
     renamed = OLD_KEYS.get(version, {})
     for key in ("name", "vocab", "residual", "n_ctx", "qk_multiplier", "W_pos", "W_U", "b_U", "ln_final", "layers"):
         old = next((o for o, new in renamed.items() if new == key), key)
@@ -96,15 +100,25 @@ def check_config(config: Mapping, source: str) -> Mapping:
 
 def tl_keys(cfg: Mapping) -> set[str]:
     """The TransformerLens-style keys `from_tl_state_dict` reads for a (checked) config."""
-    wanted = {"embed.W_E": True, "pos_embed.W_pos": cfg["W_pos"], "unembed.W_U": cfg["W_U"], "unembed.b_U": cfg["b_U"],
-              "ln_final.w": cfg["ln_final"] is not None, "ln_final.b": cfg["ln_final"] is not None}
+    wanted = {
+        "embed.W_E": True,
+        "pos_embed.W_pos": cfg["W_pos"],
+        "unembed.W_U": cfg["W_U"],
+        "unembed.b_U": cfg["b_U"],
+        "ln_final.w": cfg["ln_final"] is not None,
+        "ln_final.b": cfg["ln_final"] is not None,
+    }
     for l, lc in enumerate(cfg["layers"]):
         p = f"blocks.{l}."
         wanted |= {p + "attn." + m: bool(lc["heads"]) for m in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V")}
         wanted |= {p + "mlp." + m: lc["mlp"] is not None for m in ("W_in", "b_in", "W_out", "b_out")}
-        wanted |= {p + "attn.b_O": lc["b_O"], p + "ln1.w": lc["ln_attn"] is not None,
-                   p + "ln1.b": lc["ln_attn"] is not None, p + "ln2.w": lc["ln_mlp"] is not None,
-                   p + "ln2.b": lc["ln_mlp"] is not None}
+        wanted |= {
+            p + "attn.b_O": lc["b_O"],
+            p + "ln1.w": lc["ln_attn"] is not None,
+            p + "ln1.b": lc["ln_attn"] is not None,
+            p + "ln2.w": lc["ln_mlp"] is not None,
+            p + "ln2.b": lc["ln_mlp"] is not None,
+        }
     return {key for key, want in wanted.items() if want}
 
 
@@ -113,8 +127,11 @@ def whole(value, least: int) -> bool:
 
 
 def number(value) -> bool:
-    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-            and bool(np.isfinite(value)))
+    return (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, bool)
+        and bool(np.isfinite(value))
+    )
 
 
 def short(value) -> str:
@@ -139,8 +156,10 @@ class ConfigCheck:
 
     def entry(self, parent, key: str, where: str):
         if not isinstance(parent, Mapping):
-            raise CircuitError(f"{self.source}: the config has an entry of the wrong kind: {where} is "
-                               f"{short(parent)}; it needs an object")
+            raise CircuitError(
+                f"{self.source}: the config has an entry of the wrong kind: {where} is "
+                f"{short(parent)}; it needs an object"
+            )
         if key not in parent:
             raise CircuitError(f"{self.source}: the config has no {key!r} entry where circuits needs one")
         return parent[key]
@@ -148,23 +167,38 @@ class ConfigCheck:
     def model(self, cfg: Mapping) -> None:
         self.need(isinstance(cfg["name"], str), "name", cfg["name"], "a string")
         tokens, bos = self.entry(cfg["vocab"], "tokens", "vocab"), self.entry(cfg["vocab"], "bos", "vocab")
-        self.need(isinstance(tokens, list) and all(isinstance(t, str) for t in tokens), "vocab.tokens", tokens,
-                  "a list of token strings")
+        self.need(
+            isinstance(tokens, list) and all(isinstance(t, str) for t in tokens),
+            "vocab.tokens",
+            tokens,
+            "a list of token strings",
+        )
         self.need(bos is None or isinstance(bos, str), "vocab.bos", bos, "null or one of the tokens")
         res = cfg["residual"]
-        self.need(res is None or (isinstance(res, list) and all(isinstance(r, str) for r in res)), "residual", res,
-                  "a list of direction names")
+        self.need(
+            res is None or (isinstance(res, list) and all(isinstance(r, str) for r in res)),
+            "residual",
+            res,
+            "a list of direction names",
+        )
         self.need(cfg["n_ctx"] is None or whole(cfg["n_ctx"], 1), "n_ctx", cfg["n_ctx"], "a whole number ≥ 1 (or null)")
         scale = cfg["qk_multiplier"]
-        self.need(isinstance(scale, str) or number(scale), self.spelled.get("qk_multiplier", "qk_multiplier"), scale, "a finite number or '1/sqrt(d_head)'")
+        self.need(
+            isinstance(scale, str) or number(scale),
+            self.spelled.get("qk_multiplier", "qk_multiplier"),
+            scale,
+            "a finite number or '1/sqrt(d_head)'",
+        )
         for key in ("W_pos", "W_U", "b_U"):
             self.need(isinstance(cfg[key], bool), key, cfg[key], "true or false")
         qk = cfg.get("qk_dtype", "float64")  # absent in files written before it existed
         self.need(qk in QK_DTYPES, "qk_dtype", qk, " or ".join(map(repr, QK_DTYPES)))
         self.layer_norm(cfg["ln_final"], "ln_final")
         if not isinstance(cfg["layers"], list):
-            raise CircuitError(f"{self.source}: the config has an entry of the wrong kind: layers is "
-                               f"{short(cfg['layers'])}; it needs a list of layers")
+            raise CircuitError(
+                f"{self.source}: the config has an entry of the wrong kind: layers is "
+                f"{short(cfg['layers'])}; it needs a list of layers"
+            )
         for l, lc in enumerate(cfg["layers"]):
             self.layer(lc, f"layers[{l}]")
 
@@ -176,8 +210,12 @@ class ConfigCheck:
             pattern = self.entry(hc, "pattern", at)
             self.need(pattern is None or isinstance(pattern, str), f"{at}.pattern", pattern, "null or a pattern name")
             d_head, d_value = self.entry(hc, "d_head", at), self.entry(hc, "d_value", at)
-            self.need(whole(d_head, 0 if pattern else 1), f"{at}.d_head", d_head,
-                      "a whole number ≥ 1 (0 only for a fixed-pattern head)")
+            self.need(
+                whole(d_head, 0 if pattern else 1),
+                f"{at}.d_head",
+                d_head,
+                "a whole number ≥ 1 (0 only for a fixed-pattern head)",
+            )
             self.need(whole(d_value, 1), f"{at}.d_value", d_value, "a whole number ≥ 1")
             scale, window = self.entry(hc, "scale", at), self.entry(hc, "window", at)
             self.need(scale is None or number(scale), f"{at}.scale", scale, "null or a finite number")
@@ -203,8 +241,9 @@ def parse_config(data: bytes, path: Path) -> dict:
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
-        raise CircuitError(f"{path}: the circuits config is not utf-8 text (byte {data[e.start]:#04x} at "
-                           f"position {e.start})") from None
+        raise CircuitError(
+            f"{path}: the circuits config is not utf-8 text (byte {data[e.start]:#04x} at position {e.start})"
+        ) from None
     except json.JSONDecodeError as e:
         raise CircuitError(f"{path}: the circuits config is not valid JSON ({e.msg} at character {e.pos})") from None
     except RecursionError:

@@ -23,7 +23,23 @@ from circuits.io.sizes import MAX_CONFIG_BYTES
 from circuits.io.transformer_lens import from_tl_state_dict, to_tl_state_dict
 
 __all__ = [
-    "CONFIG_KEY", "FORMAT", "HF_ACTS", "IGNORED_SUFFIXES", "MAX_CONFIG_BYTES", "METADATA_KEY", "TO_HF_ACT", "VERSION",
-    "check_config", "check_hf_config", "from_hf_state_dict", "from_tl_state_dict", "load", "model_config",
-    "neo_attention_layers", "save", "tl_keys", "to_hf_state_dict", "to_tl_state_dict",
+    "CONFIG_KEY",
+    "FORMAT",
+    "HF_ACTS",
+    "IGNORED_SUFFIXES",
+    "MAX_CONFIG_BYTES",
+    "METADATA_KEY",
+    "TO_HF_ACT",
+    "VERSION",
+    "check_config",
+    "check_hf_config",
+    "from_hf_state_dict",
+    "from_tl_state_dict",
+    "load",
+    "model_config",
+    "neo_attention_layers",
+    "save",
+    "tl_keys",
+    "to_hf_state_dict",
+    "to_tl_state_dict",
 ]

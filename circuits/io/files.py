@@ -28,7 +28,6 @@ from circuits.io.sizes import bytes_text
 from circuits.io.transformer_lens import from_tl_state_dict, to_tl_state_dict
 from circuits.model.transformer import Model
 
-
 SAVED_DTYPES = ("float64", "float32")
 
 
@@ -57,9 +56,15 @@ def load(path: str | Path) -> Model:
     if not path.is_file():
         from circuits.io.paths import is_loop
 
-        why = ("a symlink loop (it never reaches a file)" if is_loop(path) else "a folder, not a model file"
-               if path.is_dir() else "not a regular file (a named pipe or a device?)" if path.exists()
-               else "no such file")
+        why = (
+            "a symlink loop (it never reaches a file)"
+            if is_loop(path)
+            else "a folder, not a model file"
+            if path.is_dir()
+            else "not a regular file (a named pipe or a device?)"
+            if path.exists()
+            else "no such file"
+        )
         raise CircuitError(f"{path}: {why}")
     if path.suffix == ".safetensors":
         return _load_safetensors(path)
@@ -115,20 +120,28 @@ def _npz_members(archive: zipfile.ZipFile, path: Path) -> dict[str, tuple[zipfil
     names = {i.filename for i in infos}
     if CONFIG_KEY + ".npy" not in names:
         if CONFIG_KEY in names:
-            raise CircuitError(f"{path}: member {CONFIG_KEY!r} has no .npy suffix; circuits .npz files hold "
-                               "only .npy arrays, as np.savez writes them")
-        raise CircuitError(f"{path}: key {CONFIG_KEY!r} is missing; this .npz was not written by circuits.io.export.save")
+            raise CircuitError(
+                f"{path}: member {CONFIG_KEY!r} has no .npy suffix; circuits .npz files hold "
+                "only .npy arrays, as np.savez writes them"
+            )
+        raise CircuitError(
+            f"{path}: key {CONFIG_KEY!r} is missing; this .npz was not written by circuits.io.export.save"
+        )
     members, total = {}, 0
     for info in infos:
         if not info.filename.endswith(".npy"):
-            raise CircuitError(f"{path}: member {info.filename!r} is not an .npy array; circuits .npz files hold "
-                               "only the arrays np.savez writes")
+            raise CircuitError(
+                f"{path}: member {info.filename!r} is not an .npy array; circuits .npz files hold "
+                "only the arrays np.savez writes"
+            )
         key = info.filename.removesuffix(".npy")
         if key in members:
             raise CircuitError(f"{path}: key {key!r} is stored twice")
         if info.file_size > sizes.MAX_BYTES:
-            raise CircuitError(f"{path}: key {key!r} declares {bytes_text(info.file_size)}, beyond the "
-                               f"{bytes_text(sizes.MAX_BYTES)} circuits reads ({sizes.WHERE})")
+            raise CircuitError(
+                f"{path}: key {key!r} declares {bytes_text(info.file_size)}, beyond the "
+                f"{bytes_text(sizes.MAX_BYTES)} circuits reads ({sizes.WHERE})"
+            )
         with archive.open(info) as f:
             dtype, shape, header = _npy_header(f, path, f"key {key!r}")
         if dtype.hasobject:
@@ -138,11 +151,15 @@ def _npz_members(archive: zipfile.ZipFile, path: Path) -> dict[str, tuple[zipfil
         total += need
         if total > sizes.MAX_BYTES:
             size = f"{bytes_text(need)} as float64, beyond" if need > sizes.MAX_BYTES else "which takes the file beyond"
-            raise CircuitError(f"{path}: key {key!r} declares shape {shape}, {size} the {bytes_text(sizes.MAX_BYTES)} "
-                               f"circuits reads ({sizes.WHERE})")
+            raise CircuitError(
+                f"{path}: key {key!r} declares shape {shape}, {size} the {bytes_text(sizes.MAX_BYTES)} "
+                f"circuits reads ({sizes.WHERE})"
+            )
         if header + count * dtype.itemsize != info.file_size:
-            raise CircuitError(f"{path}: key {key!r} is damaged: its header declares shape {shape} of {dtype} "
-                               f"({bytes_text(count * dtype.itemsize)}) but the archive holds {bytes_text(info.file_size - header)}")
+            raise CircuitError(
+                f"{path}: key {key!r} is damaged: its header declares shape {shape} of {dtype} "
+                f"({bytes_text(count * dtype.itemsize)}) but the archive holds {bytes_text(info.file_size - header)}"
+            )
         members[key] = (info, dtype, shape)
     return members
 
@@ -150,11 +167,15 @@ def _npz_members(archive: zipfile.ZipFile, path: Path) -> dict[str, tuple[zipfil
 def _npz_config(archive: zipfile.ZipFile, member: tuple, path: Path) -> dict:
     info, dtype, shape = member
     if dtype != np.uint8 or len(shape) != 1:
-        raise CircuitError(f"{path}: key {CONFIG_KEY!r} holds {dtype} values of shape {shape}, but the config is "
-                           "JSON text as utf-8 bytes (uint8, one dimension)")
+        raise CircuitError(
+            f"{path}: key {CONFIG_KEY!r} holds {dtype} values of shape {shape}, but the config is "
+            "JSON text as utf-8 bytes (uint8, one dimension)"
+        )
     if shape[0] > sizes.MAX_CONFIG_BYTES:
-        raise CircuitError(f"{path}: key {CONFIG_KEY!r} declares {bytes_text(shape[0])} of config, beyond the "
-                           f"{bytes_text(sizes.MAX_CONFIG_BYTES)} circuits reads")
+        raise CircuitError(
+            f"{path}: key {CONFIG_KEY!r} declares {bytes_text(shape[0])} of config, beyond the "
+            f"{bytes_text(sizes.MAX_CONFIG_BYTES)} circuits reads"
+        )
     with archive.open(info) as f:
         data = np.lib.format.read_array(f, allow_pickle=False)
     return parse_config(data.tobytes(), path)
@@ -194,12 +215,16 @@ def _load_safetensors(path: Path) -> Model:
     except Exception as e:  # noqa: BLE001 - safetensors raises its own error type for damaged headers and data
         raise CircuitError(f"{path}: not a readable .safetensors file ({first_line(e)})") from None
     if METADATA_KEY not in metadata:
-        raise CircuitError(f"{path}: metadata {METADATA_KEY!r} is missing; for a Hugging Face checkpoint use "
-                           "circuits.io.hf.from_hf(its directory)")
+        raise CircuitError(
+            f"{path}: metadata {METADATA_KEY!r} is missing; for a Hugging Face checkpoint use "
+            "circuits.io.hf.from_hf(its directory)"
+        )
     total = sum(math.prod(shape) for shape in shapes.values()) * 8
     if total > sizes.MAX_BYTES:
-        raise CircuitError(f"{path}: its arrays take {bytes_text(total)} as float64, beyond the {bytes_text(sizes.MAX_BYTES)} "
-                           f"circuits reads ({sizes.WHERE})")
+        raise CircuitError(
+            f"{path}: its arrays take {bytes_text(total)} as float64, beyond the {bytes_text(sizes.MAX_BYTES)} "
+            f"circuits reads ({sizes.WHERE})"
+        )
     cfg = check_config(parse_config(metadata[METADATA_KEY].encode("utf-8"), path), str(path))
     _check_keys(shapes, cfg, str(path))
     try:
@@ -219,6 +244,8 @@ def _safetensors(path: Path):
     try:
         import safetensors.numpy as st
     except ImportError:
-        raise CircuitError(f'{path}: .safetensors needs the safetensors package: pip install "circuits-workbench[hf]" '
-                           "(or save to .npz)") from None
+        raise CircuitError(
+            f'{path}: .safetensors needs the safetensors package: pip install "circuits-workbench[hf]" '
+            "(or save to .npz)"
+        ) from None
     return st

@@ -21,19 +21,33 @@ from circuits.model.transformer import Model
 from circuits.model.vocab import Vocab
 
 # Hugging Face activation names <-> circuits MLP activations (numerically the same functions).
-HF_ACTS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
-           "gelu": "gelu", "relu": "relu"}
+HF_ACTS = {
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu_fast": "gelu_tanh",
+    "gelu": "gelu",
+    "relu": "relu",
+}
 TO_HF_ACT = {"gelu_tanh": "gelu_new", "gelu_new": "gelu_new", "gelu": "gelu", "relu": "relu"}
 # Sizes a config must give, and sizes it may give (else Hugging Face's default, used for the size estimate).
 HF_SIZES = {"gpt2": ("n_embd", "n_head", "n_layer"), "gpt_neo": ("hidden_size", "num_heads", "num_layers")}
-HF_DEFAULTS = {"gpt2": {"vocab_size": 50257, "n_positions": 1024, "n_inner": None},
-               "gpt_neo": {"vocab_size": 50257, "max_position_embeddings": 2048, "intermediate_size": None}}
+HF_DEFAULTS = {
+    "gpt2": {"vocab_size": 50257, "n_positions": 1024, "n_inner": None},
+    "gpt_neo": {"vocab_size": 50257, "max_position_embeddings": 2048, "intermediate_size": None},
+}
 HF_FLAGS = ("scale_attn_weights", "scale_attn_by_inverse_layer_idx", "tie_word_embeddings")
 
 
-def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Sequence[str] | None = None,
-                       bos: str | None = None, name: str | None = None, source: str = "the state dict",
-                       qk_dtype: str = "float64", dtype: str = "float64") -> Model:
+def from_hf_state_dict(
+    state: Mapping[str, object],
+    config: Mapping,
+    tokens: Sequence[str] | None = None,
+    bos: str | None = None,
+    name: str | None = None,
+    source: str = "the state dict",
+    qk_dtype: str = "float64",
+    dtype: str = "float64",
+) -> Model:
     """A GPT-2 or GPT-Neo state dict (numpy arrays, HF names) and its config dict -> a circuits Model.
 
     The weights are used as they are: no LayerNorm folding, no centring. `tokens` names the
@@ -64,9 +78,20 @@ def from_hf_state_dict(state: Mapping[str, object], config: Mapping, tokens: Seq
     r.finish()
     vocab = _vocab(tokens, V, bos)
     scale = _gpt2_scale(config) if kind == "gpt2" else 1.0
-    return build_model(source, vocab, W_E, W_pos=W_pos, layers=layers, W_U=W_U, ln_final=ln_final,
-                  n_ctx=W_pos.shape[1], qk_multiplier=scale, name=name or config.get("_name_or_path") or kind,
-                  qk_dtype=qk_dtype, dtype=dtype)
+    return build_model(
+        source,
+        vocab,
+        W_E,
+        W_pos=W_pos,
+        layers=layers,
+        W_U=W_U,
+        ln_final=ln_final,
+        n_ctx=W_pos.shape[1],
+        qk_multiplier=scale,
+        name=name or config.get("_name_or_path") or kind,
+        qk_dtype=qk_dtype,
+        dtype=dtype,
+    )
 
 
 # Sizes a config must give, and sizes it may give (else Hugging Face's default, used for the size estimate).
@@ -79,8 +104,10 @@ def check_hf_config(config, source: str) -> None:
     and the model no larger than sizes.MAX_BYTES as float64; else a one-line CircuitError naming the key and its value.
     """
     if not isinstance(config, Mapping):
-        raise CircuitError(f"{source}: the config is a JSON {_json_kind(config)}, but it needs to be an object "
-                           "of settings such as {\"model_type\": \"gpt2\", \"n_embd\": 768, …}")
+        raise CircuitError(
+            f"{source}: the config is a JSON {_json_kind(config)}, but it needs to be an object "
+            'of settings such as {"model_type": "gpt2", "n_embd": 768, …}'
+        )
     kind = config.get("model_type")
     if kind not in ("gpt2", "gpt_neo"):
         raise CircuitError(f"{source}: model_type {short(kind)} is not supported; circuits imports gpt2 and gpt_neo")
@@ -108,45 +135,67 @@ def check_hf_config(config, source: str) -> None:
         _neo_kinds(config, L, source)
     V, P, m = (given[k] for k in HF_DEFAULTS[kind])
     m = 4 * d if m is None else m
-    count = V * d * (1 if config.get("tie_word_embeddings", True) else 2) + P * d + 2 * d + \
-        L * (4 * d * d + 2 * d * m + m + 9 * d)
+    count = (
+        V * d * (1 if config.get("tie_word_embeddings", True) else 2)
+        + P * d
+        + 2 * d
+        + L * (4 * d * d + 2 * d * m + m + 9 * d)
+    )
     if 8 * count > sizes.MAX_BYTES:
-        raise CircuitError(f"{source}: the config describes {count:,} parameters, {bytes_text(8 * count)} as float64, "
-                           f"beyond the {bytes_text(sizes.MAX_BYTES)} circuits holds ({sizes.WHERE})")
+        raise CircuitError(
+            f"{source}: the config describes {count:,} parameters, {bytes_text(8 * count)} as float64, "
+            f"beyond the {bytes_text(sizes.MAX_BYTES)} circuits holds ({sizes.WHERE})"
+        )
 
 
 def _neo_kinds(config: Mapping, L: int, source: str) -> list[str]:
     """GPT-Neo's per-layer kinds from attention_types (and attention_layers, which must agree); local needs window_size."""
     layers, types = config.get("attention_layers"), config.get("attention_types")
     if layers is not None and not (isinstance(layers, (list, tuple)) and all(k in ("global", "local") for k in layers)):
-        raise CircuitError(f"{source}: attention_layers is {short(layers)}; it needs a list of \"global\" and \"local\"")
+        raise CircuitError(f'{source}: attention_layers is {short(layers)}; it needs a list of "global" and "local"')
     if types is None and layers is None:
-        raise CircuitError(f"{source}: the gpt_neo config has no attention_types; it needs pairs of layer kinds and "
-                           "repeats, e.g. [[[\"global\", \"local\"], 6]]")
+        raise CircuitError(
+            f"{source}: the gpt_neo config has no attention_types; it needs pairs of layer kinds and "
+            'repeats, e.g. [[["global", "local"], 6]]'
+        )
     kinds = list(layers or [])
     if types is not None:
-        pair = lambda t: (isinstance(t, (list, tuple)) and len(t) == 2 and isinstance(t[0], (list, tuple))
-                          and all(k in ("global", "local") for k in t[0]) and whole(t[1], 1) and t[1] <= L)
+        def pair(t):
+            return (
+                    isinstance(t, (list, tuple))
+                    and len(t) == 2
+                    and isinstance(t[0], (list, tuple))
+                    and all(k in ("global", "local") for k in t[0])
+                    and whole(t[1], 1)
+                    and t[1] <= L
+                )
         if not (isinstance(types, (list, tuple)) and types and all(pair(t) for t in types)):
-            raise CircuitError(f"{source}: attention_types is {short(types)}; it needs pairs of layer kinds and "
-                               "repeats, e.g. [[[\"global\", \"local\"], 6]]")
+            raise CircuitError(
+                f"{source}: attention_types is {short(types)}; it needs pairs of layer kinds and "
+                'repeats, e.g. [[["global", "local"], 6]]'
+            )
         kinds = [k for ks, times in types for _ in range(times) for k in ks]
         if layers is not None and list(layers) != kinds:
-            raise CircuitError(f"{source}: attention_layers {short(list(layers))} disagrees with attention_types "
-                               f"{short(types)}, which give {short(kinds)}")
+            raise CircuitError(
+                f"{source}: attention_layers {short(list(layers))} disagrees with attention_types "
+                f"{short(types)}, which give {short(kinds)}"
+            )
     if len(kinds) != L:
         raise CircuitError(f"{source}: attention_types give {len(kinds)} layer kinds for {L} layers")
     if "local" in kinds and "window_size" not in config:
-        raise CircuitError(f"{source}: the gpt_neo config has local layers but no window_size; it needs a whole "
-                           "number ≥ 1 (GPT-Neo 125M uses 256)")
+        raise CircuitError(
+            f"{source}: the gpt_neo config has local layers but no window_size; it needs a whole "
+            "number ≥ 1 (GPT-Neo 125M uses 256)"
+        )
     if "local" in kinds and not whole(config["window_size"], 1):
         raise CircuitError(f"{source}: window_size is {short(config['window_size'])}; it needs a whole number ≥ 1")
     return kinds
 
 
 def _json_kind(value) -> str:
-    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean",
-            type(None): "null"}.get(type(value), type(value).__name__)
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def _hf_act(name: str, source: str) -> str:
@@ -167,8 +216,15 @@ def _split_heads(W: np.ndarray, n: int) -> list[np.ndarray]:  # [n·d_head, ...]
 
 def _heads(Wq, Wk, Wv, Wo, bq, bk, bv, n: int, **head) -> list[Head]:
     """Heads from stacked [n·d_head, d_model] projections and W_O [d_model, n·d_head]."""
-    parts = zip(_split_heads(Wq, n), _split_heads(Wk, n), _split_heads(Wv, n), _split_heads(Wo.T, n),
-                _split_heads(bq, n), _split_heads(bk, n), _split_heads(bv, n))
+    parts = zip(
+        _split_heads(Wq, n),
+        _split_heads(Wk, n),
+        _split_heads(Wv, n),
+        _split_heads(Wo.T, n),
+        _split_heads(bq, n),
+        _split_heads(bk, n),
+        _split_heads(bv, n),
+    )
     return [Head(W_Q=q, W_K=k, W_V=v, W_O=o.T, b_Q=b1, b_K=b2, b_V=b3, **head) for q, k, v, o, b1, b2, b3 in parts]
 
 
@@ -191,8 +247,13 @@ def _gpt2_layer(r: StateReader, l: int, config: Mapping, n: int, d: int, eps: fl
     heads = _heads(Wq, Wk, Wv, Wo, bq, bk, bv, n, scale=scale)
     W_in = r.take(p + "mlp.c_fc.weight", (d, None)).T  # [d_mlp, d_model]
     d_mlp = W_in.shape[0]
-    mlp = MLP(W_in=W_in, b_in=r.take(p + "mlp.c_fc.bias", (d_mlp,)),
-              W_out=r.take(p + "mlp.c_proj.weight", (d_mlp, d)).T, b_out=r.take(p + "mlp.c_proj.bias", (d,)), act=act)
+    mlp = MLP(
+        W_in=W_in,
+        b_in=r.take(p + "mlp.c_fc.bias", (d_mlp,)),
+        W_out=r.take(p + "mlp.c_proj.weight", (d_mlp, d)).T,
+        b_out=r.take(p + "mlp.c_proj.bias", (d,)),
+        act=act,
+    )
     ln1, ln2 = _hf_lns(r, p, d, eps)
     return Layer(heads=heads, b_O=r.take(p + "attn.c_proj.bias", (d,)), mlp=mlp, ln_attn=ln1, ln_mlp=ln2)
 
@@ -214,8 +275,13 @@ def _neo_layer(r: StateReader, l: int, config: Mapping, n: int, d: int, eps: flo
     q = f"h.{l}."
     W_in = r.take(q + "mlp.c_fc.weight", (None, d))  # [d_mlp, d_model]
     d_mlp = W_in.shape[0]
-    mlp = MLP(W_in=W_in, b_in=r.take(q + "mlp.c_fc.bias", (d_mlp,)), W_out=r.take(q + "mlp.c_proj.weight", (d, d_mlp)),
-              b_out=r.take(q + "mlp.c_proj.bias", (d,)), act=act)
+    mlp = MLP(
+        W_in=W_in,
+        b_in=r.take(q + "mlp.c_fc.bias", (d_mlp,)),
+        W_out=r.take(q + "mlp.c_proj.weight", (d, d_mlp)),
+        b_out=r.take(q + "mlp.c_proj.bias", (d,)),
+        act=act,
+    )
     ln1, ln2 = _hf_lns(r, q, d, eps)
     return Layer(heads=heads, b_O=r.take(p + "out_proj.bias", (d,)), mlp=mlp, ln_attn=ln1, ln_mlp=ln2)
 
@@ -245,8 +311,10 @@ def to_hf_state_dict(model: Model, arch: str | None = None) -> tuple[dict[str, n
     if arch not in ("gpt2", "gpt_neo"):
         raise CircuitError(f"arch {arch!r} is not supported; choose 'gpt2' or 'gpt_neo'")
     kinds = _check_arch(model, arch, dh)
-    sd: dict[str, np.ndarray] = {"transformer.wte.weight": model.W_E.T,  # [n_vocab, d_model]
-                                 "transformer.wpe.weight": model.W_pos.T}  # [n_ctx, d_model]
+    sd: dict[str, np.ndarray] = {
+        "transformer.wte.weight": model.W_E.T,  # [n_vocab, d_model]
+        "transformer.wpe.weight": model.W_pos.T,
+    }  # [n_ctx, d_model]
     for l, block in enumerate(model.blocks):
         p = f"transformer.h.{l}."
         Wq, Wk, Wv = (np.concatenate([getattr(h, m) for h in block.heads]) for m in ("W_Q", "W_K", "W_V"))  # [d, d]
@@ -279,8 +347,10 @@ def _gpt_shape(model: Model) -> tuple[int, int, int, float, str]:
     if model.W_pos is None:
         raise CircuitError("a Hugging Face model needs W_pos; this model has no position embedding")
     if model.W_U is None or model.ln_final is None:
-        raise CircuitError("a Hugging Face model needs W_U and ln_final; this model lacks " +
-                           ("W_U" if model.W_U is None else "ln_final"))
+        raise CircuitError(
+            "a Hugging Face model needs W_U and ln_final; this model lacks "
+            + ("W_U" if model.W_U is None else "ln_final")
+        )
     if model.b_U is not None and np.any(model.b_U):
         raise CircuitError("b_U is not zero, but GPT-2 and GPT-Neo unembed without a bias")
     if not model.n_layers:
@@ -321,7 +391,9 @@ def _infer_arch(model: Model, dh: int) -> str:
         return "gpt2"
     if scales == {1.0}:
         return "gpt_neo"
-    raise CircuitError(f"attention scales {sorted(scales)} fit neither GPT-2 (1/sqrt(d_head)) nor GPT-Neo (1); pass arch=")
+    raise CircuitError(
+        f"attention scales {sorted(scales)} fit neither GPT-2 (1/sqrt(d_head)) nor GPT-Neo (1); pass arch="
+    )
 
 
 def _check_arch(model: Model, arch: str, dh: int) -> list[str]:
@@ -330,7 +402,9 @@ def _check_arch(model: Model, arch: str, dh: int) -> list[str]:
     for l, block in enumerate(model.blocks):
         ws = {h.window for h in block.heads}
         if len(ws) > 1:
-            raise CircuitError(f"layer {l} mixes windows {sorted(ws, key=str)}; HF gives all heads of a layer one window")
+            raise CircuitError(
+                f"layer {l} mixes windows {sorted(ws, key=str)}; HF gives all heads of a layer one window"
+            )
         w = ws.pop()
         for h in block.heads:
             if h.mask != "causal":
@@ -352,13 +426,34 @@ def _check_arch(model: Model, arch: str, dh: int) -> list[str]:
 def _hf_config(model: Model, arch: str, n: int, d_mlp: int, eps: float, act: str, kinds: list[str]) -> dict:
     V, d = model.W_E.shape[1], model.d_model
     bos = model.vocab.id(model.vocab.bos) if model.vocab.bos is not None else None
-    common = {"vocab_size": V, "activation_function": TO_HF_ACT[act], "layer_norm_epsilon": eps,
-              "bos_token_id": bos, "eos_token_id": bos,
-              "tie_word_embeddings": bool(np.array_equal(model.W_U, model.W_E.T))}
+    common = {
+        "vocab_size": V,
+        "activation_function": TO_HF_ACT[act],
+        "layer_norm_epsilon": eps,
+        "bos_token_id": bos,
+        "eos_token_id": bos,
+        "tie_word_embeddings": bool(np.array_equal(model.W_U, model.W_E.T)),
+    }
     if arch == "gpt2":
-        return {"model_type": "gpt2", "n_positions": model.W_pos.shape[1], "n_embd": d, "n_layer": model.n_layers,
-                "n_head": n, "n_inner": d_mlp, "scale_attn_weights": True, **common}
+        return {
+            "model_type": "gpt2",
+            "n_positions": model.W_pos.shape[1],
+            "n_embd": d,
+            "n_layer": model.n_layers,
+            "n_head": n,
+            "n_inner": d_mlp,
+            "scale_attn_weights": True,
+            **common,
+        }
     windows = {h.window for h in model.heads()} - {None}
-    return {"model_type": "gpt_neo", "max_position_embeddings": model.W_pos.shape[1], "hidden_size": d,
-            "num_layers": model.n_layers, "num_heads": n, "intermediate_size": d_mlp,
-            "attention_types": [[kinds, 1]], "window_size": windows.pop() if windows else 256, **common}
+    return {
+        "model_type": "gpt_neo",
+        "max_position_embeddings": model.W_pos.shape[1],
+        "hidden_size": d,
+        "num_layers": model.n_layers,
+        "num_heads": n,
+        "intermediate_size": d_mlp,
+        "attention_types": [[kinds, 1]],
+        "window_size": windows.pop() if windows else 256,
+        **common,
+    }

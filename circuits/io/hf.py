@@ -53,11 +53,12 @@ def load_hf(path_or_name: str | os.PathLike):
     try:
         with _quiet(transformers):
             return transformers.AutoModelForCausalLM.from_pretrained(
-                where, local_files_only=True, attn_implementation="eager")
+                where, local_files_only=True, attn_implementation="eager"
+            )
     except (OSError, ValueError) as e:
         raise CircuitError(
             f"no local model at {where!r} ({_first_line(e)[:160]}); circuits never downloads: "
-            "save one with save_pretrained first (README, \"Real models\")"
+            'save one with save_pretrained first (README, "Real models")'
         ) from None
     except Exception as e:  # noqa: BLE001 - transformers' and huggingface_hub's own errors for configs and weights it cannot use
         said = " ".join(str(e).split()) or type(e).__name__
@@ -114,14 +115,17 @@ def load_tokenizer(path_or_name: str | os.PathLike, required: bool = True, n_voc
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(path_or_name), local_files_only=True)
     except (OSError, ValueError, TypeError) as e:
         if required:
-            raise CircuitError(f"no local tokenizer at {str(path_or_name)!r} ({str(e).splitlines()[0][:160]})") from None
+            raise CircuitError(
+                f"no local tokenizer at {str(path_or_name)!r} ({str(e).splitlines()[0][:160]})"
+            ) from None
         return None
     short = None if n_vocab is None else _uncovered(tokenizer, n_vocab, f"the tokenizer at {str(path_or_name)!r}")
     if short and required:
         raise CircuitError(f"{short}: save the model's own tokenizer beside it")
     if short:
-        warnings.warn(CircuitWarning(f"{short}, so it is not this model's: tokens are named t0, t1, … instead"),
-                      stacklevel=2)
+        warnings.warn(
+            CircuitWarning(f"{short}, so it is not this model's: tokens are named t0, t1, … instead"), stacklevel=2
+        )
         return None
     return tokenizer
 
@@ -163,13 +167,16 @@ def from_hf(model_or_path, tokenizer=None, qk_dtype: str = "float64", dtype: str
     V = int(config["vocab_size"])
     tokens = vocab_tokens(tokenizer, V) if tokenizer is not None else None
     bos = getattr(tokenizer, "bos_token", None) if tokenizer is not None else None
-    return gpt.from_hf_state_dict(state, config, tokens=tokens, bos=bos, name=name, source=source, qk_dtype=qk_dtype,
-                                  dtype=dtype)
+    return gpt.from_hf_state_dict(
+        state, config, tokens=tokens, bos=bos, name=name, source=source, qk_dtype=qk_dtype, dtype=dtype
+    )
 
 
 def vocab_tokens(tokenizer, n_vocab: int) -> list[str]:
     """Token names for ids 0..n_vocab−1 (the tokenizer's own spelling, e.g. "Ġthe" for " the")."""
-    return [t if t is not None else f"<id:{i}>" for i, t in enumerate(tokenizer.convert_ids_to_tokens(list(range(n_vocab))))]
+    return [
+        t if t is not None else f"<id:{i}>" for i, t in enumerate(tokenizer.convert_ids_to_tokens(list(range(n_vocab))))
+    ]
 
 
 def to_hf(model: Model, arch: str | None = None, dtype=None):
@@ -177,12 +184,16 @@ def to_hf(model: Model, arch: str | None = None, dtype=None):
     torch, transformers = _require("torch", "transformers")
     state, config = gpt.to_hf_state_dict(model, arch)
     kind = config.pop("model_type")
-    cls = {"gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
-           "gpt_neo": (transformers.GPTNeoConfig, transformers.GPTNeoForCausalLM)}[kind]
+    cls = {
+        "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel),
+        "gpt_neo": (transformers.GPTNeoConfig, transformers.GPTNeoForCausalLM),
+    }[kind]
     hf_config = cls[0](**config, attn_implementation="eager")
     hf_model = cls[1](hf_config).to(dtype or torch.float64).eval()
     # np.array copies: the state dict may hold the model's own read-only arrays, which torch must not share.
-    missing, unexpected = hf_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=False)
+    missing, unexpected = hf_model.load_state_dict(
+        {k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=False
+    )
     missing = [k for k in missing if not k.endswith(IGNORED_SUFFIXES)]
     if missing or unexpected:
         raise CircuitError(f"the {kind} state dict does not fit: missing {missing[:3]}, unexpected {unexpected[:3]}")
@@ -201,8 +212,9 @@ def token_strings(tokenizer, ids: np.ndarray) -> list[str]:
     return tokenizer.batch_decode([[int(i)] for i in np.ravel(ids)], clean_up_tokenization_spaces=False)
 
 
-def repeated_random_tokens(seed: int = 2025, seq_len: int = 20, high: int = 100, bos_id: int | None = None,
-                           low: int = 0) -> np.ndarray:  # -> [1, (1 +) 2·seq_len]
+def repeated_random_tokens(
+    seed: int = 2025, seq_len: int = 20, high: int = 100, bos_id: int | None = None, low: int = 0
+) -> np.ndarray:  # -> [1, (1 +) 2·seq_len]
     """Seed 000's input: torch.manual_seed(seed), seq_len random ids in [low, high), repeated, BOS in front."""
     torch = _require("torch")
     torch.manual_seed(seed)

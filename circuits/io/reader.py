@@ -14,8 +14,14 @@ from circuits.model.vocab import Vocab
 from circuits.model.weights import shape_message
 
 # Buffers HF and TransformerLens keep in their state dicts: masks, not weights.
-IGNORED_SUFFIXES = (".attn.bias", ".attn.masked_bias", ".attention.bias", ".attention.masked_bias",
-                    ".attn.IGNORE", ".attn.mask")
+IGNORED_SUFFIXES = (
+    ".attn.bias",
+    ".attn.masked_bias",
+    ".attention.bias",
+    ".attention.masked_bias",
+    ".attn.IGNORE",
+    ".attn.mask",
+)
 
 
 class StateReader:
@@ -48,7 +54,9 @@ class StateReader:
     def finish(self, extra_ok=IGNORED_SUFFIXES) -> None:
         for key in self.state:
             if key not in self.used and key != CONFIG_KEY and not key.endswith(extra_ok):
-                raise CircuitError(f"{self.source}: unexpected key {key!r}; it is not part of the model its config describes")
+                raise CircuitError(
+                    f"{self.source}: unexpected key {key!r}; it is not part of the model its config describes"
+                )
 
 
 def build_model(source: str, vocab: Vocab, W_E, **kwargs) -> Model:

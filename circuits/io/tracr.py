@@ -58,8 +58,10 @@ def _checked(assembled) -> None:
     need = ("params", "residual_labels", "model_config", "input_encoder", "output_encoder", "get_compiled_model")
     missing = [a for a in need if not hasattr(assembled, a)]
     if missing:
-        raise CircuitError(f"from_tracr needs a tracr AssembledTransformerModel (from compile_rasp_to_model), "
-                           f"not a {type(assembled).__name__} (it has no {missing[0]})")
+        raise CircuitError(
+            f"from_tracr needs a tracr AssembledTransformerModel (from compile_rasp_to_model), "
+            f"not a {type(assembled).__name__} (it has no {missing[0]})"
+        )
     if not isinstance(assembled.params, Mapping):
         raise CircuitError(f"from_tracr: the model's params are a {type(assembled.params).__name__}, not a dict")
     enc = assembled.input_encoder
@@ -69,8 +71,10 @@ def _checked(assembled) -> None:
         raise CircuitError("from_tracr: the model was compiled without a BOS token (compiler_bos=None)")
     cfg = assembled.model_config
     if getattr(cfg, "layer_norm", False):
-        raise CircuitError("from_tracr: the model has layer_norm=True; tracr compiles without LayerNorm, "
-                           "and circuits loads compiled models only")
+        raise CircuitError(
+            "from_tracr: the model has layer_norm=True; tracr compiles without LayerNorm, "
+            "and circuits loads compiled models only"
+        )
     act = getattr(cfg.activation_function, "__name__", repr(cfg.activation_function))
     if act != "relu":
         raise CircuitError(f"from_tracr: the model's activation is {act}; compiled models use relu")
@@ -82,10 +86,13 @@ def _arrays(assembled) -> dict[str, dict[str, np.ndarray]]:
     for module, ps in assembled.params.items():
         tail = module.rsplit("/", 1)[-1]
         known = module in ("token_embed", "pos_embed") or (
-            module.startswith("transformer/layer_") and tail in ATTN + MLP_PARTS)
+            module.startswith("transformer/layer_") and tail in ATTN + MLP_PARTS
+        )
         if not known:
-            raise CircuitError(f"from_tracr: the params hold {module!r}, which circuits does not know "
-                               "(it reads token_embed, pos_embed and each layer's attn and mlp)")
+            raise CircuitError(
+                f"from_tracr: the params hold {module!r}, which circuits does not know "
+                "(it reads token_embed, pos_embed and each layer's attn and mlp)"
+            )
         out[module] = {k: np.asarray(v, dtype=np.float64) for k, v in ps.items()}
     return out
 
@@ -105,8 +112,15 @@ def _heads(p: Mapping[str, dict], prefix: str, n: int, k: int) -> list[Head]:
     heads = []
     for i in range(n):
         cols = slice(i * k, (i + 1) * k)
-        parts = dict(W_Q=q["w"][:, cols].T, W_K=kk["w"][:, cols].T, W_V=v["w"][:, cols].T, W_O=o["w"][cols].T,
-                     b_Q=q["b"][cols], b_K=kk["b"][cols], b_V=v["b"][cols])
+        parts = dict(
+            W_Q=q["w"][:, cols].T,
+            W_K=kk["w"][:, cols].T,
+            W_V=v["w"][:, cols].T,
+            W_O=o["w"][cols].T,
+            b_Q=q["b"][cols],
+            b_K=kk["b"][cols],
+            b_V=v["b"][cols],
+        )
         if any(np.any(a) for a in parts.values()):
             heads.append(Head(**parts))
     return heads
@@ -183,11 +197,20 @@ def from_tracr(assembled, name: str = "tracr", heads: Mapping[tuple[int, int], M
     W_E = p["token_embed"]["embeddings"].T  # [d_model, n_vocab]
     W_pos = p["pos_embed"]["embeddings"].T  # [d_model, n_ctx]: BOS's position included
     if W_E.shape[0] != len(labels) or W_E.shape[1] != len(vocab):
-        raise CircuitError(f"from_tracr: token_embed has shape {W_E.T.shape} but the model has "
-                           f"{len(vocab)} tokens and {len(labels)} residual labels")
-    model = Model(vocab, W_E, W_pos=W_pos, layers=_layers(p, cfg, heads), residual=labels,
-                  qk_multiplier=1.0 / np.sqrt(cfg.key_size), name=name,
-                  mask="causal" if cfg.causal else "bidirectional")
+        raise CircuitError(
+            f"from_tracr: token_embed has shape {W_E.T.shape} but the model has "
+            f"{len(vocab)} tokens and {len(labels)} residual labels"
+        )
+    model = Model(
+        vocab,
+        W_E,
+        W_pos=W_pos,
+        layers=_layers(p, cfg, heads),
+        residual=labels,
+        qk_multiplier=1.0 / np.sqrt(cfg.key_size),
+        name=name,
+        mask="causal" if cfg.causal else "bidirectional",
+    )
     model.tracr = _output(assembled, len(labels), labels)
     return model
 
@@ -195,8 +218,10 @@ def from_tracr(assembled, name: str = "tracr", heads: Mapping[tuple[int, int], M
 def _readout_of(model: Model) -> TracrOutput:
     out = getattr(model, "tracr", None)
     if not isinstance(out, TracrOutput):
-        raise CircuitError(f"tracr_output needs a model from circuits.from_tracr; {getattr(model, 'name', model)!r} "
-                           "has no tracr output space")
+        raise CircuitError(
+            f"tracr_output needs a model from circuits.from_tracr; {getattr(model, 'name', model)!r} "
+            "has no tracr output space"
+        )
     return out
 
 
@@ -210,7 +235,7 @@ def tracr_output(model: Model, trace: Trace) -> list[list]:
     bos = model.vocab.ids[model.vocab.bos]
     rows = []
     for n in range(trace.batch):
-        at = x[n, int(trace.ids[n, 0] == bos): int(trace.valid[n].sum())]  # [T, n_out]
+        at = x[n, int(trace.ids[n, 0] == bos) : int(trace.valid[n].sum())]  # [T, n_out]
         if out.categorical:
             rows.append([out.values[i] for i in np.argmax(at, axis=-1)])
         else:

@@ -79,9 +79,21 @@ def _from_tl_state_dict(state: Mapping[str, object], cfg: Mapping, source: str) 
     W_U = r.take("unembed.W_U", (d, V)).T if cfg["W_U"] else None  # [n_vocab, d_model]
     b_U = r.take("unembed.b_U", (V,)) if cfg["b_U"] else None
     r.finish()
-    return build_model(source, vocab, W_E, W_pos=W_pos, layers=layers, W_U=W_U, b_U=b_U, ln_final=ln_final,
-                  residual=cfg["residual"], n_ctx=cfg["n_ctx"], qk_multiplier=cfg["qk_multiplier"], name=cfg["name"],
-                  qk_dtype=cfg.get("qk_dtype", "float64"))
+    return build_model(
+        source,
+        vocab,
+        W_E,
+        W_pos=W_pos,
+        layers=layers,
+        W_U=W_U,
+        b_U=b_U,
+        ln_final=ln_final,
+        residual=cfg["residual"],
+        n_ctx=cfg["n_ctx"],
+        qk_multiplier=cfg["qk_multiplier"],
+        name=cfg["name"],
+        qk_dtype=cfg.get("qk_dtype", "float64"),
+    )
 
 
 def _tl_ln(r: StateReader, prefix: str, lc: Mapping | None, d: int) -> LayerNorm | None:
@@ -101,23 +113,48 @@ def _tl_layer(r: StateReader, l: int, lc: Mapping, d: int) -> Layer:
         W_K = r.take(p + "attn.W_K", (n, d, dk))
         W_V = r.take(p + "attn.W_V", (n, d, dv))
         W_O = r.take(p + "attn.W_O", (n, dv, d))  # [h, d_value, d_model]
-        b_Q, b_K, b_V = r.take(p + "attn.b_Q", (n, dk)), r.take(p + "attn.b_K", (n, dk)), r.take(p + "attn.b_V", (n, dv))
+        b_Q, b_K, b_V = (
+            r.take(p + "attn.b_Q", (n, dk)),
+            r.take(p + "attn.b_K", (n, dk)),
+            r.take(p + "attn.b_V", (n, dv)),
+        )
         _check_padding(r.source, p, lc["heads"], W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, b_Q=b_Q, b_K=b_K, b_V=b_V)
         for i, hc in enumerate(lc["heads"]):
             q, v = hc["d_head"], hc["d_value"]
-            heads.append(Head(W_Q=W_Q[i, :, :q].T, W_K=W_K[i, :, :q].T, W_V=W_V[i, :, :v].T, W_O=W_O[i, :v].T,
-                              b_Q=b_Q[i, :q], b_K=b_K[i, :q], b_V=b_V[i, :v], pattern=hc["pattern"],
-                              scale=hc["scale"], window=hc["window"],
-                              mask=hc.get("mask", "causal")))
+            heads.append(
+                Head(
+                    W_Q=W_Q[i, :, :q].T,
+                    W_K=W_K[i, :, :q].T,
+                    W_V=W_V[i, :, :v].T,
+                    W_O=W_O[i, :v].T,
+                    b_Q=b_Q[i, :q],
+                    b_K=b_K[i, :q],
+                    b_V=b_V[i, :v],
+                    pattern=hc["pattern"],
+                    scale=hc["scale"],
+                    window=hc["window"],
+                    mask=hc.get("mask", "causal"),
+                )
+            )
     b_O = r.take(p + "attn.b_O", (d,)) if lc["b_O"] else None
     mlp = None
     if lc["mlp"] is not None:
         W_in = r.take(p + "mlp.W_in", (d, None))  # [d_model, d_mlp]
         d_mlp = W_in.shape[1]
-        mlp = MLP(W_in=W_in.T, b_in=r.take(p + "mlp.b_in", (d_mlp,)), W_out=r.take(p + "mlp.W_out", (d_mlp, d)).T,
-                  b_out=r.take(p + "mlp.b_out", (d,)), act=lc["mlp"]["act"])
-    return Layer(heads=heads, b_O=b_O, mlp=mlp, ln_attn=_tl_ln(r, p + "ln1", lc["ln_attn"], d),
-                 ln_mlp=_tl_ln(r, p + "ln2", lc["ln_mlp"], d))
+        mlp = MLP(
+            W_in=W_in.T,
+            b_in=r.take(p + "mlp.b_in", (d_mlp,)),
+            W_out=r.take(p + "mlp.W_out", (d_mlp, d)).T,
+            b_out=r.take(p + "mlp.b_out", (d,)),
+            act=lc["mlp"]["act"],
+        )
+    return Layer(
+        heads=heads,
+        b_O=b_O,
+        mlp=mlp,
+        ln_attn=_tl_ln(r, p + "ln1", lc["ln_attn"], d),
+        ln_mlp=_tl_ln(r, p + "ln2", lc["ln_mlp"], d),
+    )
 
 
 def _check_padding(source: str, prefix: str, heads: list, **arrays: np.ndarray) -> None:
@@ -127,6 +164,8 @@ def _check_padding(source: str, prefix: str, heads: list, **arrays: np.ndarray) 
             size = hc["d_value"] if name in ("W_V", "b_V", "W_O") else hc["d_head"]
             part = a[i, size:] if name in ("W_O", "b_Q", "b_K", "b_V") else a[i, :, size:]
             if np.any(part):
-                raise CircuitError(f"{source}: key {prefix + 'attn.' + name!r} has non-zero weights for head {i} beyond "
-                                   f"the {'d_value' if name in ('W_V', 'b_V', 'W_O') else 'd_head'} {size} its config "
-                                   "gives; the config and the arrays disagree")
+                raise CircuitError(
+                    f"{source}: key {prefix + 'attn.' + name!r} has non-zero weights for head {i} beyond "
+                    f"the {'d_value' if name in ('W_V', 'b_V', 'W_O') else 'd_head'} {size} its config "
+                    "gives; the config and the arrays disagree"
+                )

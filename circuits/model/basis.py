@@ -144,8 +144,10 @@ class NamedMatrix:
     def __repr__(self) -> str:
         width = max([len(c) for c in self.cols.labels] + [6])
         head = " " * 12 + " ".join(c.rjust(width) for c in self.cols.labels)
-        body = [r[:11].ljust(12) + " ".join(str(v).rjust(width) for v in row)
-                for r, row in zip(self.rows.labels, self.values)]
+        body = [
+            r[:11].ljust(12) + " ".join(str(v).rjust(width) for v in row)
+            for r, row in zip(self.rows.labels, self.values)
+        ]
         return "\n".join([head, *body])
 
 

@@ -88,7 +88,8 @@ class HeadWeights:
         """The exact sympy form of "W_Q", …, "W_QK" or "W_OV" (symbols kept unless `bind`)."""
         params = self.params if bind else None
         parts = {"W_Q": self.source.W_Q, "W_K": self.source.W_K, "W_V": self.source.W_V, "W_O": self.source.W_O}
-        get = lambda k: exact(parts[k] if parts[k] is not None else getattr(self, k), params)
+        def get(k):
+            return exact(parts[k] if parts[k] is not None else getattr(self, k), params)
         if what == "W_QK":
             return (get("W_Q").T * get("W_K")).expand()
         if what == "W_OV":
@@ -106,8 +107,16 @@ def _stack(arrays: list[np.ndarray], width: int) -> np.ndarray:  # h × [≤ wid
 class Block:
     """One layer's numbers, its heads stacked for the batched forward pass (in float64 unless `astype`)."""
 
-    def __init__(self, heads: list[HeadWeights], b_O, mlp: MLPWeights | None, ln_attn: LayerNormWeights | None,
-                 ln_mlp: LayerNormWeights | None, d_model: int, qk_float32: bool = False):
+    def __init__(
+        self,
+        heads: list[HeadWeights],
+        b_O,
+        mlp: MLPWeights | None,
+        ln_attn: LayerNormWeights | None,
+        ln_mlp: LayerNormWeights | None,
+        d_model: int,
+        qk_float32: bool = False,
+    ):
         self.heads, self.b_O, self.mlp, self.ln_attn, self.ln_mlp = heads, b_O, mlp, ln_attn, ln_mlp
         self.qk_float32 = qk_float32  # HF GPT-Neo's q·k: float32 inputs, a float32 product, then back to float64
         n, d = len(heads), d_model
@@ -116,14 +125,17 @@ class Block:
         self.W_Q = _stack([h.W_Q for h in heads], dk) if n else np.zeros((0, 0, d))  # [h, d_head, d_model]
         self.W_K = _stack([h.W_K for h in heads], dk) if n else np.zeros((0, 0, d))  # [h, d_head, d_model]
         self.W_V = _stack([h.W_V for h in heads], dv) if n else np.zeros((0, 0, d))  # [h, d_value, d_model]
-        self.W_O = _stack([h.W_O.T for h in heads], dv).transpose(0, 2, 1) if n else np.zeros((0, d, 0))  # [h, d_model, d_value]
+        self.W_O = (
+            _stack([h.W_O.T for h in heads], dv).transpose(0, 2, 1) if n else np.zeros((0, d, 0))
+        )  # [h, d_model, d_value]
         self.b_Q = _stack([h.b_Q for h in heads], dk) if n else np.zeros((0, 0))  # [h, d_head]
         self.b_K = _stack([h.b_K for h in heads], dk) if n else np.zeros((0, 0))  # [h, d_head]
         self.b_V = _stack([h.b_V for h in heads], dv) if n else np.zeros((0, 0))  # [h, d_value]
         self.scale = np.array([h.scale for h in heads], dtype=np.float64)  # [h]
         # picoGPT's c_attn: q, k and v of every head from one matrix product, then split.
-        self.W_QKV = np.concatenate([self.W_Q.reshape(n * dk, d), self.W_K.reshape(n * dk, d),
-                                     self.W_V.reshape(n * dv, d)]).T  # [d_model, h·(2·d_head + d_value)]
+        self.W_QKV = np.concatenate(
+            [self.W_Q.reshape(n * dk, d), self.W_K.reshape(n * dk, d), self.W_V.reshape(n * dv, d)]
+        ).T  # [d_model, h·(2·d_head + d_value)]
         self.b_QKV = np.concatenate([self.b_Q.ravel(), self.b_K.ravel(), self.b_V.ravel()])  # [h·(2·d_head + d_value)]
         self.W_O_cat = self.W_O.transpose(0, 2, 1).reshape(n * dv, d)  # [h·d_value, d_model]
         for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "scale", "W_QKV", "b_QKV", "W_O_cat"):

@@ -88,7 +88,9 @@ def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.nd
     return out
 
 
-def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:  # [..., n_in], [n_in, n_out] -> [..., n_out]
+def linear(
+    x: np.ndarray, W: np.ndarray, b: np.ndarray | None = None
+) -> np.ndarray:  # [..., n_in], [n_in, n_out] -> [..., n_out]
     """x @ W + b, taken as one matrix product over every row (a 3-D @ 2-D product runs as many small ones)."""
     out = x.reshape(-1, x.shape[-1]) @ W  # [rows, n_out]
     if b is not None:
@@ -150,8 +152,15 @@ def scores_float32(q: np.ndarray, k: np.ndarray) -> np.ndarray:  # [..., n_q, d]
     return torch.matmul(torch.from_numpy(q32), torch.from_numpy(k32)).numpy().astype(q.dtype)
 
 
-def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray, scale: float | np.ndarray = 1.0,
-              fixed: np.ndarray | None = None, qk_float32: bool = False):
+def attention(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray,
+    scale: float | np.ndarray = 1.0,
+    fixed: np.ndarray | None = None,
+    qk_float32: bool = False,
+):
     """softmax(scale · q kᵀ, where mask) v -> scores (scaled, before masking), pattern, z.
 
     q [..., n_q, d_head], k [..., n_k, d_head], v [..., n_k, d_value], mask [..., n_q, n_k] (True: visible).

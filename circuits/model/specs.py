@@ -24,8 +24,10 @@ def check_window(window, pattern, name: str) -> None:
         raise CircuitError(f"{name} has window = {window!r}; a local window must be a whole number ≥ 1")
     if window is not None and (pattern == "first" or (pattern == "previous" and window < 2)):
         key = "position 0" if pattern == "first" else "the previous position"
-        raise CircuitError(f"{name} has pattern={pattern!r} with window = {window}: the window hides {key}, "
-                           "so some queries would attend to nothing; drop the window")
+        raise CircuitError(
+            f"{name} has pattern={pattern!r} with window = {window}: the window hides {key}, "
+            "so some queries would attend to nothing; drop the window"
+        )
 
 
 def check_mask(mask, window, name: str, none: bool = True) -> None:
@@ -33,14 +35,17 @@ def check_mask(mask, window, name: str, none: bool = True) -> None:
     if not (mask is None and none) and mask not in MASKS:
         raise CircuitError(f"{name} has mask={mask!r}; choose one of {', '.join(map(repr, MASKS))}")
     if mask == "bidirectional" and window is not None:
-        raise CircuitError(f"{name} has mask='bidirectional' with window = {window}; a local window is causal "
-                           "(key k visible iff 0 ≤ q−k < window): drop one")
+        raise CircuitError(
+            f"{name} has mask='bidirectional' with window = {window}; a local window is causal "
+            "(key k visible iff 0 ≤ q−k < window): drop one"
+        )
 
 
 def check_pattern(pattern, name: str) -> None:
     if pattern is not None and not callable(pattern) and pattern not in FIXED_PATTERNS:
-        raise CircuitError(f"{name} has pattern={pattern!r}; choose one of {', '.join(FIXED_PATTERNS)} "
-                           "or a function T -> [T, T]")
+        raise CircuitError(
+            f"{name} has pattern={pattern!r}; choose one of {', '.join(FIXED_PATTERNS)} or a function T -> [T, T]"
+        )
 
 
 @dataclass(eq=False, frozen=True)
@@ -134,8 +139,10 @@ def fixed_pattern(pattern, T: int, name: str) -> np.ndarray:  # -> [T, T]
         bad = ~np.isfinite(out) | (out < 0)
         if bad.any():
             q, k = (int(i) for i in np.argwhere(bad)[0])
-            raise CircuitError(f"the fixed pattern of {name} has {out[q, k]} at [{q}, {k}] for T={T}; "
-                               "attention weights must be finite and ≥ 0")
+            raise CircuitError(
+                f"the fixed pattern of {name} has {out[q, k]} at [{q}, {k}] for T={T}; "
+                "attention weights must be finite and ≥ 0"
+            )
         return out
     check_pattern(pattern, name)
     idx = np.arange(T)

@@ -29,8 +29,10 @@ def one_blas_thread():
 
 def single_blas_thread(f):
     """`f` run inside `one_blas_thread()`."""
+
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         with one_blas_thread():
             return f(*args, **kwargs)
+
     return wrapper

@@ -10,8 +10,23 @@ from circuits.errors import CircuitError
 from circuits.model.functional import log_softmax
 
 # What `Model.run(keep=...)` can keep: a layer's intermediates, and the embeddings.
-LAYER_FIELDS = ("resid_pre", "attn_in", "q", "k", "v", "scores", "pattern", "z", "attn_out", "resid_mid",
-                "mlp_in", "mlp_pre", "mlp_post", "mlp_out", "resid_post")
+LAYER_FIELDS = (
+    "resid_pre",
+    "attn_in",
+    "q",
+    "k",
+    "v",
+    "scores",
+    "pattern",
+    "z",
+    "attn_out",
+    "resid_mid",
+    "mlp_in",
+    "mlp_pre",
+    "mlp_post",
+    "mlp_out",
+    "resid_post",
+)
 KEEP_NAMES = (*LAYER_FIELDS, "embed")
 _ALL = frozenset(KEEP_NAMES)
 
@@ -20,7 +35,9 @@ def check_keep(keep) -> frozenset[str]:
     """`keep` ("all", or names among KEEP_NAMES) as a set of names, or a one-line error naming the stranger."""
     if isinstance(keep, str) and keep == "all" or keep is _ALL:
         return _ALL
-    choices = f'"all" (the default), () for the final residual stream and logits only, or names among {", ".join(KEEP_NAMES)}'
+    choices = (
+        f'"all" (the default), () for the final residual stream and logits only, or names among {", ".join(KEEP_NAMES)}'
+    )
     if keep is None or isinstance(keep, (bytes, int, float)):
         raise CircuitError(f"keep={keep!r}: choose {choices}")
     try:
@@ -30,8 +47,9 @@ def check_keep(keep) -> frozenset[str]:
     if strangers := [n for n in names if not isinstance(n, str)]:
         raise CircuitError(f"keep holds {strangers[0]!r}, not a name: choose {choices}")
     if unknown := [n for n in names if n not in KEEP_NAMES]:
-        raise CircuitError(f"keep names {unknown[0]!r}, which a trace does not hold; choose \"all\" or among "
-                           f"{', '.join(KEEP_NAMES)}")
+        raise CircuitError(
+            f'keep names {unknown[0]!r}, which a trace does not hold; choose "all" or among {", ".join(KEEP_NAMES)}'
+        )
     return frozenset(names)
 
 
@@ -72,8 +90,10 @@ class LayerTrace:
         a = getattr(self, name)
         if a is None:
             kept = [f.name for f in fields(self) if f.name != "heads" and getattr(self, f.name) is not None]
-            raise CircuitError(f"the trace holds no {what or name}: it was run with keep="
-                               f"{tuple(kept)!r}; run again with keep including {name!r}")
+            raise CircuitError(
+                f"the trace holds no {what or name}: it was run with keep="
+                f"{tuple(kept)!r}; run again with keep including {name!r}"
+            )
         return a
 
     def head_out_of(self, head: int) -> np.ndarray:  # [b, T, d_model]: W_O z of one head (b_O not included)

@@ -15,7 +15,6 @@ W_U is [n_vocab, d_model]. Internally activations are rows: `[batch, seq, d_mode
 from __future__ import annotations
 
 import contextlib
-
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -68,8 +67,9 @@ def _as_layer(layer, i: int) -> Layer:
     if isinstance(layer, Layer):
         return layer
     if isinstance(layer, Head) or not isinstance(layer, Sequence):
-        raise CircuitError(f"layer {i} is a {type(layer).__name__}; a layer is a Layer or a list of heads, "
-                           "e.g. layers=[[Head(...)]]")
+        raise CircuitError(
+            f"layer {i} is a {type(layer).__name__}; a layer is a Layer or a list of heads, e.g. layers=[[Head(...)]]"
+        )
     return Layer(heads=list(layer))
 
 
@@ -87,8 +87,11 @@ def _naming(name: str, head):
     try:
         yield
     except CircuitError as e:
-        e.culprits = [(f"{role} of {name}", getattr(head, role)) for role in ("W_Q", "W_K", "W_V", "W_O")
-                      if getattr(head, role, None) is not None]
+        e.culprits = [
+            (f"{role} of {name}", getattr(head, role))
+            for role in ("W_Q", "W_K", "W_V", "W_O")
+            if getattr(head, role, None) is not None
+        ]
         raise
 
 
@@ -133,12 +136,16 @@ class Model:
         mask: str = "causal",
     ):
         if attn_scale is not None:
-            raise CircuitError(f"attn_scale={attn_scale!r}: it is now qk_multiplier (it multiplies q·k; "
-                               "TransformerLens's attn_scale divides): write qk_multiplier=...")
+            raise CircuitError(
+                f"attn_scale={attn_scale!r}: it is now qk_multiplier (it multiplies q·k; "
+                "TransformerLens's attn_scale divides): write qk_multiplier=..."
+            )
         if not isinstance(vocab, Vocab):
             raise CircuitError(f"vocab must be a circuits.Vocab, not {type(vocab).__name__}")
         if params is not None and not isinstance(params, Mapping):
-            raise CircuitError(f"params must be a dict of symbol -> number, e.g. {{'beta': 2.0}}, not a {type(params).__name__}")
+            raise CircuitError(
+                f"params must be a dict of symbol -> number, e.g. {{'beta': 2.0}}, not a {type(params).__name__}"
+            )
         if n_ctx is not None and (isinstance(n_ctx, bool) or not isinstance(n_ctx, (int, np.integer)) or n_ctx < 1):
             raise CircuitError(f"n_ctx = {n_ctx!r}; the context length must be a whole number ≥ 1")
         if qk_dtype not in QK_DTYPES:
@@ -156,7 +163,9 @@ class Model:
             residual = W_E.rows
         self.residual = as_basis(residual if residual is not None else d)
         if len(self.residual) != d:
-            raise CircuitError(f"the residual basis names {len(self.residual)} directions but W_E has d_model = {d} rows")
+            raise CircuitError(
+                f"the residual basis names {len(self.residual)} directions but W_E has d_model = {d} rows"
+            )
         resid = self._resid_names = ("the residual stream", self.residual.labels)
         if isinstance(W_E, NamedMatrix):
             check_labels(W_E, "W_E", (resid, None))
@@ -167,8 +176,9 @@ class Model:
         self.qk_multiplier = qk_multiplier
         self.layers = [_as_layer(l, i) for i, l in enumerate(layers)]
         self.blocks = [self._build_block(i, l) for i, l in enumerate(self.layers)]
-        self.W_U = None if W_U is None else matrix(W_U, "W_U", (None, d), ("n_vocab", "d_model"), self.params,
-                                                   (tokens, resid))
+        self.W_U = (
+            None if W_U is None else matrix(W_U, "W_U", (None, d), ("n_vocab", "d_model"), self.params, (tokens, resid))
+        )
         n_out = self.W_U.shape[0] if self.W_U is not None else 0
         self.b_U = None if b_U is None else vector(b_U, "b_U", n_out, "n_vocab", self.params)
         self.ln_final = self._ln(ln_final, "ln_final")
@@ -177,7 +187,8 @@ class Model:
 
     def _ready(self) -> None:
         """The forward pass's own copies in `dtype`, made once: weights are read-only, so never checked again."""
-        cast = lambda a: None if a is None else (a if a.dtype == self.dtype else frozen_as(a, self.dtype))
+        def cast(a):
+            return None if a is None else (a if a.dtype == self.dtype else frozen_as(a, self.dtype))
         self._run_blocks = [b.astype(self.dtype) for b in self.blocks]
         self._W_E_rows = cast(self.W_E.T)  # [n_vocab, d_model]: a row per token (a view in float64)
         self._W_pos_rows = None if self.W_pos is None else cast(self.W_pos.T)  # [n_ctx, d_model]
@@ -219,32 +230,43 @@ class Model:
         if h.W_V is None:
             raise CircuitError(f"W_V of {name} is missing; it needs shape (d_head, d_model) = (?, {d})")
         with _naming(name, h):
-            W_Q = (matrix(h.W_Q, f"W_Q of {name}", (None, d), ("d_head", "d_model"), p, reads) if h.W_Q is not None
-                   else np.zeros((0, d)))
+            W_Q = (
+                matrix(h.W_Q, f"W_Q of {name}", (None, d), ("d_head", "d_model"), p, reads)
+                if h.W_Q is not None
+                else np.zeros((0, d))
+            )
             dk = W_Q.shape[0]
             W_K = _key_matrix(h.W_K, name, dk, d, p, reads) if h.W_K is not None else np.zeros((dk, d))
             if h.W_Q is not None and h.W_K is not None and W_K.shape[0] != dk:  # neither is "the" wrong one
-                raise CircuitError(f"W_Q of {name} has {dk} row{'s' if dk != 1 else ''} and W_K of {name} has "
-                                   f"{W_K.shape[0]}: they need the same number of rows (d_head), one per query-key "
-                                   "feature")
+                raise CircuitError(
+                    f"W_Q of {name} has {dk} row{'s' if dk != 1 else ''} and W_K of {name} has "
+                    f"{W_K.shape[0]}: they need the same number of rows (d_head), one per query-key "
+                    "feature"
+                )
             if h.W_Q is None and h.W_K is not None:
                 W_Q, dk = np.zeros_like(W_K), W_K.shape[0]
             W_V = matrix(h.W_V, f"W_V of {name}", (None, d), ("d_head", "d_model"), p, reads)
             dv = W_V.shape[0]
         for what, width in (("W_Q", dk), ("W_V", dv)):
             if width > MAX_D_HEAD:
-                raise CircuitError(f"{name} has d_head = {width:,} ({what} has {width:,} rows); a head may have at "
-                                   f"most {MAX_D_HEAD:,}, and a rank above d_model = {d} adds nothing")
+                raise CircuitError(
+                    f"{name} has d_head = {width:,} ({what} has {width:,} rows); a head may have at "
+                    f"most {MAX_D_HEAD:,}, and a rank above d_model = {d} adds nothing"
+                )
         with _naming(name, h):
-            W_O = (matrix(h.W_O, f"W_O of {name}", (d, dv), ("d_model", "d_head"), p, writes) if h.W_O is not None
-                   else np.zeros((d, dv)))
+            W_O = (
+                matrix(h.W_O, f"W_O of {name}", (d, dv), ("d_model", "d_head"), p, writes)
+                if h.W_O is not None
+                else np.zeros((d, dv))
+            )
         b_Q = np.zeros(dk) if h.b_Q is None else vector(h.b_Q, f"b_Q of {name}", dk, "d_head", p)
         b_K = np.zeros(dk) if h.b_K is None else vector(h.b_K, f"b_K of {name}", dk, "d_head", p)
         b_V = np.zeros(dv) if h.b_V is None else vector(h.b_V, f"b_V of {name}", dv, "d_head", p)
         mask = h.mask or self.mask
         check_mask(mask, h.window, name)
-        return HeadWeights(l, i, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, self.head_multiplier(h, dk, name), h.window,
-                           h.pattern, h, p, mask)
+        return HeadWeights(
+            l, i, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, self.head_multiplier(h, dk, name), h.window, h.pattern, h, p, mask
+        )
 
     def _build_block(self, l: int, layer: Layer) -> Block:
         heads = [self._build_head(l, i, h) for i, h in enumerate(layer.heads)]
@@ -254,19 +276,38 @@ class Model:
         if layer.mlp is not None:
             m = layer.mlp
             resid = self._resid_names
-            W_in = matrix(m.W_in, f"W_in of the MLP in layer {l}", (None, d), ("d_mlp", "d_model"), self.params,
-                          (None, resid))
+            W_in = matrix(
+                m.W_in, f"W_in of the MLP in layer {l}", (None, d), ("d_mlp", "d_model"), self.params, (None, resid)
+            )
             d_mlp = W_in.shape[0]
             if d_mlp > MAX_D_MLP:
-                raise CircuitError(f"W_in of the MLP in layer {l} has shape {W_in.shape}: d_mlp = {d_mlp:,} hidden units; "
-                                   f"an MLP may have at most {MAX_D_MLP:,} (MAX_D_MLP in circuits/model/transformer.py)")
-            W_out = matrix(m.W_out, f"W_out of the MLP in layer {l}", (d, d_mlp), ("d_model", "d_mlp"), self.params,
-                           (resid, None))
-            b_in = np.zeros(d_mlp) if m.b_in is None else vector(m.b_in, f"b_in of the MLP in layer {l}", d_mlp, "d_mlp", self.params)
-            b_out = np.zeros(d) if m.b_out is None else vector(m.b_out, f"b_out of the MLP in layer {l}", d, "d_model", self.params)
+                raise CircuitError(
+                    f"W_in of the MLP in layer {l} has shape {W_in.shape}: d_mlp = {d_mlp:,} hidden units; "
+                    f"an MLP may have at most {MAX_D_MLP:,} (MAX_D_MLP in circuits/model/transformer.py)"
+                )
+            W_out = matrix(
+                m.W_out, f"W_out of the MLP in layer {l}", (d, d_mlp), ("d_model", "d_mlp"), self.params, (resid, None)
+            )
+            b_in = (
+                np.zeros(d_mlp)
+                if m.b_in is None
+                else vector(m.b_in, f"b_in of the MLP in layer {l}", d_mlp, "d_mlp", self.params)
+            )
+            b_out = (
+                np.zeros(d)
+                if m.b_out is None
+                else vector(m.b_out, f"b_out of the MLP in layer {l}", d, "d_model", self.params)
+            )
             mlp = MLPWeights(W_in, frozen(b_in), W_out, frozen(b_out), m.act)
-        return Block(heads, b_O, mlp, self._ln(layer.ln_attn, f"ln_attn of layer {l}"),
-                     self._ln(layer.ln_mlp, f"ln_mlp of layer {l}"), d, qk_float32=self.qk_dtype == "float32")
+        return Block(
+            heads,
+            b_O,
+            mlp,
+            self._ln(layer.ln_attn, f"ln_attn of layer {l}"),
+            self._ln(layer.ln_mlp, f"ln_mlp of layer {l}"),
+            d,
+            qk_float32=self.qk_dtype == "float32",
+        )
 
     def _warn_unused_params(self, *extra) -> None:
         if not self.params:
@@ -283,7 +324,9 @@ class Model:
                     used |= symbols_in(m) if m is not None else set()
         for k in self.params:
             if str(k) not in used:
-                warnings.warn(CircuitWarning(f"parameter {str(k)!r} is bound in params but no matrix uses it"), stacklevel=3)
+                warnings.warn(
+                    CircuitWarning(f"parameter {str(k)!r} is bound in params but no matrix uses it"), stacklevel=3
+                )
 
     # --- shape facts ----------------------------------------------------------------------
     @property
@@ -317,7 +360,9 @@ class Model:
         if isinstance(inputs, np.ndarray) and inputs.dtype.kind in "iu":
             ids = self._checked_ids(inputs[None] if inputs.ndim == 1 else inputs)
             return ids, np.ones(ids.shape, dtype=bool)
-        if isinstance(inputs, str) or (isinstance(inputs, Sequence) and inputs and not isinstance(inputs[0], (str, Sequence, np.ndarray))):
+        if isinstance(inputs, str) or (
+            isinstance(inputs, Sequence) and inputs and not isinstance(inputs[0], (str, Sequence, np.ndarray))
+        ):
             inputs = [inputs]
         if not isinstance(inputs, Sequence) or len(inputs) == 0:
             raise CircuitError("no inputs given; pass a string or a list of strings")
@@ -373,8 +418,10 @@ class Model:
             raise CircuitError("the input is empty; give at least one token")
         if ids.size and (ids.min() < 0 or ids.max() >= len(self.vocab)):
             n, t = (int(i) for i in np.argwhere((ids < 0) | (ids >= len(self.vocab)))[0])
-            raise CircuitError(f"token id {int(ids[n, t])} of input {n} at position {t} is outside the vocabulary "
-                               f"(ids 0..{len(self.vocab) - 1})")
+            raise CircuitError(
+                f"token id {int(ids[n, t])} of input {n} at position {t} is outside the vocabulary "
+                f"(ids 0..{len(self.vocab) - 1})"
+            )
         self._check_len(ids.shape[1], 0)
         if valid is not None and np.shape(valid) != ids.shape:
             raise CircuitError(f"valid has shape {np.shape(valid)} but the ids have {ids.shape}; it needs the same")
@@ -411,7 +458,7 @@ class Model:
 
     def _embed(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # [b, T] -> [b, T, d_model], [T | 1, d_model]
         T = ids.shape[1]
-        pos = (self._W_pos_rows[:T] if self._W_pos_rows is not None else np.zeros(self.d_model, self.dtype))
+        pos = self._W_pos_rows[:T] if self._W_pos_rows is not None else np.zeros(self.d_model, self.dtype)
         return self._W_E_rows[ids], pos
 
     def _blocks_from(self, x: np.ndarray, start: int, padding, keep, edit=None) -> tuple[list, np.ndarray]:
@@ -419,8 +466,9 @@ class Model:
         after the last; `edit` is added after the heads of block `start`."""
         layers = []
         for i in range(start, self.n_layers):
-            x, layer = transformer_block(x, self._run_blocks[i], padding, i, keep,
-                                         edit if i == start else None)  # [b, T, d_model]
+            x, layer = transformer_block(
+                x, self._run_blocks[i], padding, i, keep, edit if i == start else None
+            )  # [b, T, d_model]
             layers.append(layer)
         return layers, x
 
@@ -432,23 +480,37 @@ class Model:
             if out is not None and not np.isfinite(out).all():
                 raise CircuitError(f"{what} overflowed to inf/NaN: the weights are too large for these inputs")
         kept = "embed" in keep
-        return Trace(self, ids, valid, embed if kept else None, np.broadcast_to(pos, embed.shape) if kept else None,
-                     layers, x, final, logits)
+        return Trace(
+            self,
+            ids,
+            valid,
+            embed if kept else None,
+            np.broadcast_to(pos, embed.shape) if kept else None,
+            layers,
+            x,
+            final,
+            logits,
+        )
 
-    def run_edited(self, trace: Trace, delta: np.ndarray, layer: int, part: str = "attn", rows=None,
-                   keep="all") -> Trace:
+    def run_edited(
+        self, trace: Trace, delta: np.ndarray, layer: int, part: str = "attn", rows=None, keep="all"
+    ) -> Trace:
         """An intervention: the inputs `rows` of `trace` (default all) run again with `delta` [n, T, d_model]
         added to the residual stream where it was written: after layer `layer`'s heads (`part` "attn") or
         after the whole layer ("mlp"); layer −1 is the embedding. The layers before the edit are `trace`'s own.
         `trace` must hold that layer's resid_pre and resid_post (run it with keep "all", or both named)."""
         if part not in ("attn", "mlp") or not -1 <= layer < self.n_layers:
-            raise CircuitError(f"run_edited: no residual stream at layer {layer}, part {part!r}; choose a layer "
-                               f"-1..{self.n_layers - 1} and part 'attn' or 'mlp'")
+            raise CircuitError(
+                f"run_edited: no residual stream at layer {layer}, part {part!r}; choose a layer "
+                f"-1..{self.n_layers - 1} and part 'attn' or 'mlp'"
+            )
         rows = np.arange(trace.batch) if rows is None else np.asarray(rows, dtype=int)
         ids, valid, keep = trace.ids[rows], trace.valid[rows], check_keep(keep)
         if np.shape(delta) != (*ids.shape, self.d_model):
-            raise CircuitError(f"run_edited: delta has shape {np.shape(delta)}; it needs [inputs, seq, d_model] = "
-                               f"{(*ids.shape, self.d_model)}")
+            raise CircuitError(
+                f"run_edited: delta has shape {np.shape(delta)}; it needs [inputs, seq, d_model] = "
+                f"{(*ids.shape, self.d_model)}"
+            )
         embed, pos = self._embed(ids)  # [n, T, d_model], [T | 1, d_model]
         if layer == -1:
             x, start, edit = embed + pos + delta, 0, None

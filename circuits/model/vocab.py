@@ -74,9 +74,7 @@ class Vocab:
         try:
             return self.ids[token]
         except KeyError:
-            raise CircuitError(
-                f"unknown token {token!r}; the vocabulary is {_listing(self.tokens)}"
-            ) from None
+            raise CircuitError(f"unknown token {token!r}; the vocabulary is {_listing(self.tokens)}") from None
 
     def split(self, text: str | Sequence[str]) -> list[str]:
         """The tokens of one input, BOS not yet added."""

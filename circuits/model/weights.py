@@ -44,15 +44,19 @@ def raw_array(value) -> np.ndarray:
 
 def _nested(value) -> np.ndarray:
     """Nested lists to an array, refusing ragged ones with the row that differs."""
+
     def shape_of(v, path):
         if isinstance(v, (list, tuple)) or (isinstance(v, np.ndarray) and v.ndim > 0):
             subs = [shape_of(x, (*path, i)) for i, x in enumerate(v)]
             for i, s in enumerate(subs[1:], 1):
                 if s != subs[0]:
                     where = "][".join(map(str, (*path, i)))
-                    raise _Ragged(f"is ragged: entry [{where}] has shape {s} but entry [{']['.join(map(str, (*path, 0)))}] has {subs[0]}")
+                    raise _Ragged(
+                        f"is ragged: entry [{where}] has shape {s} but entry [{']['.join(map(str, (*path, 0)))}] has {subs[0]}"
+                    )
             return (len(v), *(subs[0] if subs else ()))
         return ()
+
     shape_of(value, ())
     arr = np.empty(np.shape(np.array(value, dtype=object)), dtype=object)
     arr[...] = np.array(value, dtype=object)
@@ -75,7 +79,7 @@ def _need(shape, dims) -> str:
 
 
 def shape_message(name: str, has: tuple, shape: tuple, dims: tuple | None = None) -> str:
-    """"{name} has shape (2, 3) but needs (d_head, d_model) = (?, 2)": the one wording of a wrong shape
+    """ "{name} has shape (2, 3) but needs (d_head, d_model) = (?, 2)": the one wording of a wrong shape
     (`shape` holds None where any size fits; `dims` names the axes, if known)."""
     need = _need(tuple("?" if s is None else s for s in shape), dims or (None,) * len(shape))
     return f"{name} has shape {_fmt_shape(tuple(has))} but needs {need}"
@@ -163,12 +167,16 @@ def _fast(raw: np.ndarray, params: Params | None, kinds: set[type]) -> np.ndarra
 def _subs(params: Params | None) -> dict:
     import sympy
 
-    return {(sympy.Symbol(k) if isinstance(k, str) else k): v for k, v in (params or {}).items()
-            if isinstance(v, _PLAIN) and not isinstance(v, bool) and np.isfinite(v)}
+    return {
+        (sympy.Symbol(k) if isinstance(k, str) else k): v
+        for k, v in (params or {}).items()
+        if isinstance(v, _PLAIN) and not isinstance(v, bool) and np.isfinite(v)
+    }
 
 
-def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Params | None = None,
-           labels: tuple | None = None) -> np.ndarray:
+def matrix(
+    value, name: str, shape: tuple, dims: tuple | None = None, params: Params | None = None, labels: tuple | None = None
+) -> np.ndarray:
     """`value` as a float64 array of `shape` (None entries match anything), or a one-line CircuitError.
 
     `name` says what the matrix is ("W_Q of head 0.1"); `dims` names the needed
@@ -179,26 +187,33 @@ def matrix(value, name: str, shape: tuple, dims: tuple | None = None, params: Pa
     if value is None:
         raise CircuitError(f"{name} is missing (None); it needs shape {_fmt_shape(shape)}")
     if isinstance(value, np.ma.MaskedArray):
-        raise CircuitError(f"{name} is a masked array, and the model would ignore its mask: "
-                           "pass plain numbers (e.g. a.filled(0))")
+        raise CircuitError(
+            f"{name} is a masked array, and the model would ignore its mask: pass plain numbers (e.g. a.filled(0))"
+        )
     try:
         raw = raw_array(value)
     except _Ragged as e:
         raise CircuitError(f"{name} {e}") from None
     if raw.size > MAX_ENTRIES:
-        raise CircuitError(f"{name} has shape {_fmt_shape(raw.shape)}, {raw.size:,} entries; "
-                           f"one matrix may hold at most {MAX_ENTRIES:,}")
+        raise CircuitError(
+            f"{name} has shape {_fmt_shape(raw.shape)}, {raw.size:,} entries; "
+            f"one matrix may hold at most {MAX_ENTRIES:,}"
+        )
     kinds = {type(x) for x in raw.flat} if raw.dtype == object else set()  # once: a matrix holds few kinds of entry
     if np.issubdtype(raw.dtype, np.complexfloating) or any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
         idx = next(i for i, x in np.ndenumerate(raw) if _is_complex(x))
-        raise CircuitError(f"{name} has a complex entry {raw[idx]} at {_where(idx)} ({raw.dtype}); entries must be real")
+        raise CircuitError(
+            f"{name} has a complex entry {raw[idx]} at {_where(idx)} ({raw.dtype}); entries must be real"
+        )
     if labels is not None and isinstance(value, NamedMatrix):
         check_labels(value, name, labels)
     has = raw.shape
     dims = dims or (None,) * len(shape)
     need = _need(tuple("?" if s is None else s for s in shape), dims)
     if not has and shape:
-        raise CircuitError(f"{name} is {_what(value)}, not a {'vector' if len(shape) == 1 else 'matrix'}; it needs shape {need}")
+        raise CircuitError(
+            f"{name} is {_what(value)}, not a {'vector' if len(shape) == 1 else 'matrix'}; it needs shape {need}"
+        )
     want = tuple(h if s is None else s for s, h in zip(shape, has)) if len(has) == len(shape) else shape
     if has != want:
         msg = shape_message(name, has, shape, dims)
@@ -265,8 +280,10 @@ def check_labels(value: NamedMatrix, name: str, labels: tuple) -> None:
             continue  # the shape check says it better
         i = next(i for i, (a, b) in enumerate(zip(own, want)) if a != b)
         order = "in another order than" if sorted(own) == sorted(want) else "differently from"
-        raise CircuitError(f"{name} has its {axis} labelled {order} {what}: {axis[:-1]} {i} is {own[i]!r} "
-                           f"where {what} has {want[i]!r}; build it with blank() on {what}")
+        raise CircuitError(
+            f"{name} has its {axis} labelled {order} {what}: {axis[:-1]} {i} is {own[i]!r} "
+            f"where {what} has {want[i]!r}; build it with blank() on {what}"
+        )
 
 
 def _what(value) -> str:
@@ -312,7 +329,11 @@ def exact(value, params: Params | None = None):
 
     def rational(f: float):
         if f not in floats:
-            floats[f] = sympy.nsimplify(f, rational=True) if f.is_integer() or abs(f * 1e6 - round(f * 1e6)) < 1e-9 else sympy.Float(f)
+            floats[f] = (
+                sympy.nsimplify(f, rational=True)
+                if f.is_integer() or abs(f * 1e6 - round(f * 1e6)) < 1e-9
+                else sympy.Float(f)
+            )
         return floats[f]
 
     def conv(x):

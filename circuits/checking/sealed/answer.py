@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import sys
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,20 +36,29 @@ class Sealed:
     session: sandbox.Session | None = None  # a code puzzle: the child that still holds its functions
 
 
-def load(path: Path, shown: str, source: str, puzzle: Puzzle, shipped: dict, names: list[str],
-         data: bytes) -> Sealed:
+def load(path: Path, shown: str, source: str, puzzle: Puzzle, shipped: dict, names: list[str], data: bytes) -> Sealed:
     """Run the puzzle file at `path` (its text `source`, bytes `data`) in a fenced child and rebuild its answer
     for `puzzle`; `names` are the givens whose values are compared with `shipped`'s. One CircuitError line for
     any mistake in the file (it raised, it ran over its time, it defines no answer, an entry cannot be read)."""
     is_code = any(t.kind == "code" for t in puzzle.targets)
-    item = {"stem": path.stem, "source": source, "shown": shown, "filename": str(path), "path": str(path),
-            "code": is_code, "names": [*puzzle.answer, *puzzle.optional], "optional": list(puzzle.optional),
-            "givens": names, "serve": is_code}
+    item = {
+        "stem": path.stem,
+        "source": source,
+        "shown": shown,
+        "filename": str(path),
+        "path": str(path),
+        "code": is_code,
+        "names": [*puzzle.answer, *puzzle.optional],
+        "optional": list(puzzle.optional),
+        "givens": names,
+        "serve": is_code,
+    }
     seconds = limits.seconds("import")
     _meanwhile(is_code)
     try:
-        session = sandbox.load(item, str(path.parent), [str(path.parent)], sandbox.Limits(seconds=seconds),
-                               serve=is_code)
+        session = sandbox.load(
+            item, str(path.parent), [str(path.parent)], sandbox.Limits(seconds=seconds), serve=is_code
+        )
     except sandbox.SandboxError as e:
         raise CircuitError(f"{shown}: cannot be run apart from the checker ({e})") from None
     message = session.message
@@ -88,8 +96,11 @@ def _say_missing_fence(fence: str) -> None:
     if fence and "Landlock ABI" not in fence and not _SAID:
         _SAID.append(fence)
         why = fence.split(";")[0].removeprefix("no Landlock ").strip("()")
-        print(f"circuits: your puzzle files run apart from the checker, but without a file system fence ({why}): "
-              "see docs/fence.md", file=sys.stderr)
+        print(
+            f"circuits: your puzzle files run apart from the checker, but without a file system fence ({why}): "
+            "see docs/fence.md",
+            file=sys.stderr,
+        )
 
 
 def _list(value) -> list:
@@ -99,8 +110,10 @@ def _list(value) -> list:
 def _error(said: str, shown: str, seconds: float) -> str:
     """The child's one line, in the words the checker uses for the same mistake at home."""
     if said.startswith("running this file took longer"):
-        return (f"{shown}: importing took longer than {seconds:g} s and was stopped (an endless loop, or waiting "
-                f"for input? to allow more time, set {limits.ENV['import']})")
+        return (
+            f"{shown}: importing took longer than {seconds:g} s and was stopped (an endless loop, or waiting "
+            f"for input? to allow more time, set {limits.ENV['import']})"
+        )
     if said.startswith("the learner's process"):
         return f"{shown}: {said.replace(' while running this file', ' while importing it')}"
     return said
@@ -200,8 +213,10 @@ class Remote:
         try:
             reply = self.session.call(self.name, codec.value(list(args)))
         except TimeoutError:
-            raise CircuitError(f"{self.name} took longer than {self.session.seconds:g} s over its calls and was "
-                               f"stopped (an endless loop? to allow more time, set {limits.ENV['check']})") from None
+            raise CircuitError(
+                f"{self.name} took longer than {self.session.seconds:g} s over its calls and was "
+                f"stopped (an endless loop? to allow more time, set {limits.ENV['check']})"
+            ) from None
         except sandbox.SandboxError as e:
             raise CircuitError(f"{self.name}: {e}") from None
         except codec.Unreadable as e:

@@ -12,8 +12,8 @@ import json
 import keyword
 import types
 
-from circuits.errors import CircuitError
 from circuits.checking.sealed import codec
+from circuits.errors import CircuitError
 
 
 class _Recorder:
@@ -54,7 +54,9 @@ class _Replayed:
     def __call__(self, *args):
         key = _key(self.name, codec.value(list(args)))
         if key not in self.outcomes:
-            raise CircuitError(f"grading: the check called {self.name} on an input the submission's process was not given")
+            raise CircuitError(
+                f"grading: the check called {self.name} on an input the submission's process was not given"
+            )
         outcome = self.outcomes[key]
         if "raised" in outcome:
             r = outcome["raised"]

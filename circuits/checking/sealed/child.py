@@ -12,6 +12,7 @@ numbers, which it could have written in the first place.
 
 A code puzzle's functions stay here: the parent calls them through `serve`, one JSON line each way.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -21,6 +22,7 @@ import os
 import sys
 import traceback
 import types
+
 
 def main(job_fd: int) -> None:
     """A cold start: the job is in a file the parent made outside this folder and opened for us."""
@@ -118,8 +120,10 @@ def run_file(item: dict) -> tuple[dict, dict | None]:
             answer[name] = _function(names[name]) if item["code"] else codec.answer_value(name, names[name])
         elif name not in item["optional"]:
             answer[name] = {"absent": True}
-    calls = [[_call(names.get(name), name, codec.to_value(args), filename) for name, args in batch]
-             for batch in item.get("calls", [])]
+    calls = [
+        [_call(names.get(name), name, codec.to_value(args), filename) for name, args in batch]
+        for batch in item.get("calls", [])
+    ]
     givens = {name: fingerprint_digest(names[name]) if name in names else None for name in item.get("givens", [])}
     return {"answer": answer, "calls": calls, "givens": givens, "reads": reads, "warnings": warned}, names
 
@@ -234,8 +238,15 @@ def _call(fn, name: str, args, filename: str) -> dict:
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == filename]
         line = frames[-1].line if frames else ""
         where = (f" at line {frames[-1].lineno}" + (f" ({line})" if line else "")) if frames else ""
-        return {"raised": {"type": type(e).__name__, "message": str(e)[:2000], "where": where,
-                           "line": frames[-1].lineno if frames else None, "code": line or None}}
+        return {
+            "raised": {
+                "type": type(e).__name__,
+                "message": str(e)[:2000],
+                "where": where,
+                "line": frames[-1].lineno if frames else None,
+                "code": line or None,
+            }
+        }
     finally:
         sys.setprofile(None)
     if ran:
@@ -395,8 +406,10 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56, "clone3": 435}),
-         "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435})}
+_ARCH = {
+    "x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56, "clone3": 435}),
+    "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435}),
+}
 
 
 def no_forks() -> str:
@@ -412,9 +425,16 @@ def no_forks() -> str:
     for name in ("fork", "vfork"):
         if name in nr:
             code += [(jeq, 0, 1, nr[name]), (ret, 0, 0, eperm)]
-    code += [(jeq, 0, 1, nr["clone3"]), (ret, 0, 0, enosys),
-             (jeq, 0, 4, nr["clone"]), (ld, 0, 0, 16), (jset, 0, 1, 0x00010000),  # clone: CLONE_THREAD?
-             (ret, 0, 0, allow), (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+    code += [
+        (jeq, 0, 1, nr["clone3"]),
+        (ret, 0, 0, enosys),
+        (jeq, 0, 4, nr["clone"]),
+        (ld, 0, 0, 16),
+        (jset, 0, 1, 0x00010000),  # clone: CLONE_THREAD?
+        (ret, 0, 0, allow),
+        (ret, 0, 0, eperm),
+        (ret, 0, 0, allow),
+    ]
     program = (_SockFilter * len(code))(*[_SockFilter(*c) for c in code])
     fprog = _SockFprog(len(code), program)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -425,7 +445,9 @@ def no_forks() -> str:
 
 
 # --- Landlock: the kernel's own file system fence for an unprivileged process (Linux 5.13+) -------------------
-_FS = [1 << n for n in range(13)]  # execute, write, read file, read dir, remove dir/file, make char/dir/reg/sock/fifo/block/sym
+_FS = [
+    1 << n for n in range(13)
+]  # execute, write, read file, read dir, remove dir/file, make char/dir/reg/sock/fifo/block/sym
 _READ = 1 | 4 | 8  # execute, read file, read dir
 
 
@@ -456,7 +478,11 @@ def fence(readable: list[str], writable: str) -> str:
     if ruleset < 0:
         return f"no Landlock (create_ruleset: {os.strerror(ctypes.get_errno())})"
     try:
-        for path, allowed in [*((p, _READ) for p in readable), (writable, fs), (os.devnull, 2 | 4 | (1 << 14 if abi >= 3 else 0))]:
+        for path, allowed in [
+            *((p, _READ) for p in readable),
+            (writable, fs),
+            (os.devnull, 2 | 4 | (1 << 14 if abi >= 3 else 0)),
+        ]:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:

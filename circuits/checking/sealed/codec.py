@@ -55,8 +55,9 @@ def array(a: np.ndarray) -> dict:
     if a.size > CHECKER_MAX:  # its shape alone: the checker refuses it, in its own words, before any entry is read
         return {"huge": {"shape": [int(n) for n in a.shape], "dtype": a.dtype.str}}
     if a.size > MAX_ENTRIES:
-        raise Refused(f"an array of shape {a.shape}: {a.size:,} entries, more than the {MAX_ENTRIES:,} any answer "
-                      "may have")
+        raise Refused(
+            f"an array of shape {a.shape}: {a.size:,} entries, more than the {MAX_ENTRIES:,} any answer may have"
+        )
     a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).reshape(a.shape)  # (keeps a 0-d array 0-d)
     return {"nd": a.dtype.str, "shape": list(a.shape), "b64": base64.b64encode(a.tobytes()).decode("ascii")}
 
@@ -80,8 +81,9 @@ def _numbers(raw: np.ndarray) -> np.ndarray:
 
 def _entries(raw: np.ndarray) -> dict:
     """An object array of numbers and sympy expressions: plain numbers, or coefficients per monomial."""
-    symbolic = np.fromiter((_is_sympy(x) and bool(getattr(x, "free_symbols", None)) for x in raw.flat),
-                           dtype=bool, count=raw.size).reshape(raw.shape)
+    symbolic = np.fromiter(
+        (_is_sympy(x) and bool(getattr(x, "free_symbols", None)) for x in raw.flat), dtype=bool, count=raw.size
+    ).reshape(raw.shape)
     if not symbolic.any():
         return array(_numbers(raw))
 
@@ -92,8 +94,10 @@ def _entries(raw: np.ndarray) -> dict:
             continue
         for powers, coeff in _monomials(raw[idx], symbols, [int(i) for i in idx]):
             terms.setdefault(powers, np.zeros(raw.shape))[idx] += _number(coeff)
-    return {"symbols": [str(s) for s in symbols],
-            "terms": [{"powers": list(p), "coeffs": array(c)} for p, c in sorted(terms.items())]}
+    return {
+        "symbols": [str(s) for s in symbols],
+        "terms": [{"powers": list(p), "coeffs": array(c)} for p, c in sorted(terms.items())],
+    }
 
 
 def _monomials(x, symbols: list, where: list[int]) -> list[tuple[tuple[int, ...], object]]:
@@ -108,9 +112,11 @@ def _monomials(x, symbols: list, where: list[int]) -> list[tuple[tuple[int, ...]
     except sympy.PolynomialError:
         top = bottom = None
     if top is None or len(bottom.terms()) != 1:
-        raise Unreadable(f"entry {where} is {x}, not a polynomial in {names} (entries must be polynomials in the "
-                         "symbols, or one over a power of them)")
-    (down, scale), = bottom.terms()
+        raise Unreadable(
+            f"entry {where} is {x}, not a polynomial in {names} (entries must be polynomials in the "
+            "symbols, or one over a power of them)"
+        )
+    ((down, scale),) = bottom.terms()
     found = [(tuple(p - d for p, d in zip(powers, down)), coeff / scale) for powers, coeff in top.terms()]
     worst = max((abs(p) for powers, _ in found for p in powers), default=0)
     if worst > MAX_DEGREE:
@@ -134,7 +140,9 @@ def _number(x) -> float:
 def matrix(value) -> dict:
     """An answer matrix (lists, numpy, NamedMatrix, sympy Matrix) as data; Unreadable when it is none."""
     if isinstance(value, NamedMatrix):
-        return {"named": {"rows": list(value.rows.labels), "cols": list(value.cols.labels), "values": matrix(value.values)}}
+        return {
+            "named": {"rows": list(value.rows.labels), "cols": list(value.cols.labels), "values": matrix(value.values)}
+        }
     if isinstance(value, np.ma.MaskedArray):  # the checker refuses it, saying why: its mask crosses too
         return {"masked": {"data": array(np.ma.getdata(value)), "mask": array(np.ma.getmaskarray(value))}}
     if isinstance(value, np.ndarray) and value.dtype.kind in KINDS:
@@ -233,8 +241,12 @@ def to_array(d: dict) -> np.ndarray:
     if "huge" in d:
         shape = tuple(int(n) for n in d["huge"]["shape"])
         dtype = np.dtype(str(d["huge"]["dtype"]))
-        if dtype.kind not in KINDS or len(shape) > 8 or any(n < 0 for n in shape) \
-                or int(np.prod(shape, dtype=np.float64)) <= CHECKER_MAX:
+        if (
+            dtype.kind not in KINDS
+            or len(shape) > 8
+            or any(n < 0 for n in shape)
+            or int(np.prod(shape, dtype=np.float64)) <= CHECKER_MAX
+        ):
             raise Unreadable(f"an array of shape {shape} that is not past the checker's limit")
         return np.broadcast_to(np.zeros((), dtype=dtype), shape)
     dtype = np.dtype(str(d["nd"]))
@@ -274,8 +286,10 @@ def to_matrix(d: dict):
 
     symbols = [sympy.Symbol(str(s)[:40]) for s in e["symbols"]]
     if len(symbols) > MAX_SYMBOLS or len(e["terms"]) > MAX_TERMS:
-        raise Refused(f"a symbolic matrix of {len(symbols)} symbols and {len(e['terms'])} monomials "
-                         f"(at most {MAX_SYMBOLS} and {MAX_TERMS})")
+        raise Refused(
+            f"a symbolic matrix of {len(symbols)} symbols and {len(e['terms'])} monomials "
+            f"(at most {MAX_SYMBOLS} and {MAX_TERMS})"
+        )
     out = None
     for term in e["terms"]:
         powers = [int(p) for p in term["powers"]]
@@ -314,8 +328,10 @@ def to_answer_value(d: dict):
     if "unreadable" in d:
         return placeholder(str(d.get("type", "object")))
     if "params" in d:
-        return {str(k): (v if isinstance(v, (int, float)) and not isinstance(v, bool) else float("nan"))
-                for k, v in d["params"].items()}
+        return {
+            str(k): (v if isinstance(v, (int, float)) and not isinstance(v, bool) else float("nan"))
+            for k, v in d["params"].items()
+        }
     return to_matrix(d)
 
 
@@ -323,8 +339,10 @@ def placeholder(kind: str):
     """A stand-in for an object that could not cross (a function, a learner's class): a function for a function,
     else of a class named as its type, so the checker's message names it as it would have at home."""
     if kind in ("function", "builtin_function_or_method", "method", "lambda"):
+
         def function(*args, **kwargs):
             raise TypeError("a function handed in where numbers go")
+
         return function
     kind = kind if kind.isidentifier() else "object"
     return type(kind, (), {"__repr__": lambda self: f"<{kind}>"})()

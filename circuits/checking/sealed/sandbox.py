@@ -24,18 +24,18 @@ the child sends can extend; what comes back is capped in size and decoded here (
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import socket
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,8 +113,16 @@ def _readable_now() -> list[str]:
     they lie inside one of those (an installed package keeps its curriculum inside site-packages)."""
     from circuits.checking import curriculum
 
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
-             "/usr/lib", "/usr/lib64", "/lib", "/lib64"}
+    roots = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+        "/usr/lib",
+        "/usr/lib64",
+        "/lib",
+        "/lib64",
+    }
     hidden = [PACKAGE, curriculum.folder()]
     allowed = [p for r in sorted(roots) for p in readable_except(Path(r), [h.resolve() for h in hidden if h])]
     return sorted({str(p) for p in allowed} | {runtime()})
@@ -170,14 +178,28 @@ def _limits(limits: Limits, n_files: int, serve: bool = False) -> dict:
     """The rlimits the child sets on itself before any learner's code runs (no preexec_fn: the parent has threads)."""
     nproc = _tasks_now() + limits.processes if os.getuid() != 0 and os.path.isdir("/proc") else None
     calls = checking_limits.seconds("check") if serve else 0.0
-    return {"cpu": int(limits.seconds * n_files + calls + START_SECONDS), "as": limits.memory_mb << 20,
-            "fsize": limits.file_mb << 20, "core": 0, "nproc": nproc}
+    return {
+        "cpu": int(limits.seconds * n_files + calls + START_SECONDS),
+        "as": limits.memory_mb << 20,
+        "fsize": limits.file_mb << 20,
+        "core": 0,
+        "nproc": nproc,
+    }
 
 
 def _environment(folder: str) -> dict:
     kept = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}  # see env docs
-    return {"PATH": "/usr/bin:/bin", "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8",
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", **kept}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": folder,
+        "TMPDIR": folder,
+        "LANG": "C.UTF-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+        **kept,
+    }
 
 
 @dataclass
@@ -261,13 +283,23 @@ def _cold(job: dict, cwd: str, scratch: str, printed: int, serve: bool = False) 
     req_r, req_w = os.pipe() if serve else (None, None)
     job = {**job, "fd": write_fd, "requests": req_r, "parent": os.getpid(), "scratch": scratch}
     job_fd = _unnamed_file("circuits-job-", json.dumps(job).encode("utf-8"))
-    boot = (f"import sys; sys.path.insert(0, {runtime()!r}); "
-            f"from circuits.checking.sealed.child import main; main({job_fd})")
+    boot = (
+        f"import sys; sys.path.insert(0, {runtime()!r}); "
+        f"from circuits.checking.sealed.child import main; main({job_fd})"
+    )
     passed = (write_fd, job_fd) + ((req_r,) if req_r is not None else ())
     try:
-        proc = subprocess.Popen([sys.executable, "-I", "-B", "-c", boot], cwd=cwd, env=_environment(scratch),
-                                stdin=subprocess.DEVNULL, stdout=printed, stderr=subprocess.STDOUT,
-                                pass_fds=passed, start_new_session=True, close_fds=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-c", boot],
+            cwd=cwd,
+            env=_environment(scratch),
+            stdin=subprocess.DEVNULL,
+            stdout=printed,
+            stderr=subprocess.STDOUT,
+            pass_fds=passed,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError as e:
         os.close(read_fd)
         if req_w is not None:
@@ -282,6 +314,7 @@ def _cold(job: dict, cwd: str, scratch: str, printed: int, serve: bool = False) 
             return proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return None
+
     requests = os.fdopen(req_w, "w", encoding="utf-8") if req_w is not None else None
     return _Child(proc.pid, os.fdopen(read_fd, "rb", buffering=0), requests, ended)
 
@@ -293,14 +326,23 @@ class Zygote:
     def __init__(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.scratch = tempfile.mkdtemp(prefix="circuits-zygote-")
-        boot = (f"import sys; sys.path.insert(0, {runtime()!r}); "
-                "import numpy, sympy, circuits; "  # what every puzzle file imports, paid for once
-                f"from circuits.checking.sealed.child import zygote; zygote({theirs.fileno()})")
+        boot = (
+            f"import sys; sys.path.insert(0, {runtime()!r}); "
+            "import numpy, sympy, circuits; "  # what every puzzle file imports, paid for once
+            f"from circuits.checking.sealed.child import zygote; zygote({theirs.fileno()})"
+        )
         try:
-            self.proc = subprocess.Popen([sys.executable, "-I", "-B", "-c", boot], cwd=self.scratch,
-                                         env=_environment(self.scratch), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                         pass_fds=(theirs.fileno(),), start_new_session=True, close_fds=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-c", boot],
+                cwd=self.scratch,
+                env=_environment(self.scratch),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+                close_fds=True,
+            )
         finally:
             theirs.close()
         self.sock, self.lock, self.ready = ours, threading.Lock(), False
@@ -395,8 +437,10 @@ def _forked(job: dict, cwd: str, scratch: str, printed: tuple[int, int], serve: 
     req_r, req_w = os.pipe() if serve else (None, None)
     none = os.open(os.devnull, os.O_RDONLY)
     try:
-        pid = zygote.spawn({**job, "cwd": cwd, "env": _environment(scratch), "scratch": scratch},
-                           [write_fd, req_r if req_r is not None else none, *printed])
+        pid = zygote.spawn(
+            {**job, "cwd": cwd, "env": _environment(scratch), "scratch": scratch},
+            [write_fd, req_r if req_r is not None else none, *printed],
+        )
     except (SandboxError, OSError, ValueError) as e:
         os.close(read_fd)
         if req_w is not None:
@@ -421,8 +465,14 @@ def _converse(child: _Child, items: list[dict], seconds: float, out: Run, stop_a
         try:
             message = child.message(deadline)
         except TimeoutError:
-            return _stopped(out, current, child, f"took longer than {seconds:g} s and was stopped"
-                            if current else f"did not start within {START_SECONDS:g} s")
+            return _stopped(
+                out,
+                current,
+                child,
+                f"took longer than {seconds:g} s and was stopped"
+                if current
+                else f"did not start within {START_SECONDS:g} s",
+            )
         except ValueError as e:
             return _stopped(out, current, child, str(e))
         if message is None:
@@ -451,8 +501,11 @@ def _stopped(out: Run, current: str | None, child: _Child, why: str | None) -> s
     if current is None:
         out.stopped = why
         return None
-    out.results[current] = {"error": f"the learner's process {why} while running this file"
-                            if not why.startswith("took") else f"running this file {why}"}
+    out.results[current] = {
+        "error": f"the learner's process {why} while running this file"
+        if not why.startswith("took")
+        else f"running this file {why}"
+    }
     return current
 
 
@@ -461,8 +514,11 @@ def _ended(code: int | None) -> str:
         return "closed its pipe"
     if code < 0:
         sig = signal.Signals(-code)
-        said = {signal.SIGXCPU: "used up its CPU time", signal.SIGKILL: "was killed (out of memory?)",
-                signal.SIGSEGV: "crashed (segmentation fault)"}.get(sig, f"was ended by {sig.name}")
+        said = {
+            signal.SIGXCPU: "used up its CPU time",
+            signal.SIGKILL: "was killed (out of memory?)",
+            signal.SIGSEGV: "crashed (segmentation fault)",
+        }.get(sig, f"was ended by {sig.name}")
         return said
     return f"exited with code {code} (os._exit or exit in the file?)"
 

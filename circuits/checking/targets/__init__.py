@@ -8,8 +8,15 @@ kind means adding a module here. `formats`, `scores` and `specs` hold the helper
 
 from circuits.checking.readouts import HeadOutput, HeadZ, Readout, Residual
 from circuits.checking.targets.attention import Attention
-from circuits.checking.targets.base import (EarlierFailure, Evaluation, Explanation, LeakNote, Target, Tokens,
-                                            higher_is_worse)
+from circuits.checking.targets.base import (
+    EarlierFailure,
+    Evaluation,
+    Explanation,
+    LeakNote,
+    Target,
+    Tokens,
+    higher_is_worse,
+)
 from circuits.checking.targets.code import Code
 from circuits.checking.targets.depends import Depends
 from circuits.checking.targets.mlp import MLPOut, MLPOutput
@@ -22,9 +29,31 @@ from circuits.checking.targets.structure import Structure
 from circuits.checking.targets.width import MLPWidth
 
 __all__ = [
-    "Target", "Evaluation", "Explanation", "Tokens", "higher_is_worse", "EarlierFailure", "LeakNote",
-    "Output", "Attention", "Depends", "NextToken", "MLPOut", "MLPOutput", "Structure", "OVCircuit", "PatchedMLP",
-    "MLPWidth", "Code",
-    "HeadOutput", "HeadZ", "Readout", "Residual",
-    "NEAR_TIE", "factor_needed", "copying_score", "full_ov", "raised",
+    "Target",
+    "Evaluation",
+    "Explanation",
+    "Tokens",
+    "higher_is_worse",
+    "EarlierFailure",
+    "LeakNote",
+    "Output",
+    "Attention",
+    "Depends",
+    "NextToken",
+    "MLPOut",
+    "MLPOutput",
+    "Structure",
+    "OVCircuit",
+    "PatchedMLP",
+    "MLPWidth",
+    "Code",
+    "HeadOutput",
+    "HeadZ",
+    "Readout",
+    "Residual",
+    "NEAR_TIE",
+    "factor_needed",
+    "copying_score",
+    "full_ov",
+    "raised",
 ]

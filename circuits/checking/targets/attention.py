@@ -30,8 +30,13 @@ def zero_query(trace, layer: int, head: int, q: int) -> ZeroQuery | None:
     labels = trace.model.residual.labels
     x = trace.layers[layer].attn_in[0, q]
     read = np.flatnonzero(np.abs(w.W_Q).sum(0) > 0)
-    return ZeroQuery((layer, head), q, trace.tokens(0)[q], families(labels[i] for i in read),
-                     families(labels[i] for i in np.flatnonzero(np.abs(x) > 1e-9)))
+    return ZeroQuery(
+        (layer, head),
+        q,
+        trace.tokens(0)[q],
+        families(labels[i] for i in read),
+        families(labels[i] for i in np.flatnonzero(np.abs(x) > 1e-9)),
+    )
 
 
 # --- what an explanation found: the miss (its summary) and its likely cause (its hint) --------------------------
@@ -281,7 +286,9 @@ class Attention(Target):
             raise fail(f"min_mass is {self.min_mass:g}, needs a share of attention in (0, 1]")
         if isinstance(self.where, str):
             if self.where not in behaviours.BEHAVIOURS:
-                raise fail(f"where={self.where!r} is not a behaviour; the behaviours are {', '.join(behaviours.BEHAVIOURS)}")
+                raise fail(
+                    f"where={self.where!r} is not a behaviour; the behaviours are {', '.join(behaviours.BEHAVIOURS)}"
+                )
             return
         if not callable(self.where):
             raise fail(f"where is {type(self.where).__name__}, needs a behaviour name or a function")
@@ -296,8 +303,10 @@ class Attention(Target):
         shape = np.shape(got)
         T = ids.shape[1]
         if shape not in ((1, T), (1, T, T)):
-            raise fail(f"where(ids) returned shape {shape} for ids of shape {ids.shape}; it needs {(1, T)} (a key "
-                       f"position per query, −1 for none) or {(1, T, T)} (booleans: the keys each query may attend)")
+            raise fail(
+                f"where(ids) returned shape {shape} for ids of shape {ids.shape}; it needs {(1, T)} (a key "
+                f"position per query, −1 for none) or {(1, T, T)} (booleans: the keys each query may attend)"
+            )
         arr = np.asarray(got)
         if len(shape) == 2:
             if not (np.issubdtype(arr.dtype, np.number) and np.array_equal(arr, np.round(arr))):
@@ -305,8 +314,10 @@ class Attention(Target):
             bad = np.flatnonzero((arr[0] > np.arange(T)) | (arr[0] < -1))
             if len(bad):
                 q = int(bad[0])
-                raise fail(f"where(ids) puts query {q}'s key at {int(arr[0, q])}, needs −1 or a key 0..{q} "
-                           "(a query sees only itself and earlier keys)")
+                raise fail(
+                    f"where(ids) puts query {q}'s key at {int(arr[0, q])}, needs −1 or a key 0..{q} "
+                    "(a query sees only itself and earlier keys)"
+                )
 
     def checks_nothing(self, probe):
         return self.per_input and not authored.expects_something(self.where, probe)
@@ -314,10 +325,14 @@ class Attention(Target):
     def shown(self, trace, tokens):
         pattern = trace.pattern(self.layer, self.head)[0]
         keys = self.key_sets(trace, [tokens])[0]  # [query, key]
-        return {"label": self.label, "kind": "attention", "head": [self.layer, self.head],
-                "readout": f"head {self.layer}.{self.head}: attended key (argmax)",
-                "expected": [[int(k) for k in np.flatnonzero(row)] or None for row in keys],
-                "output": [int(np.argmax(r)) for r in pattern]}
+        return {
+            "label": self.label,
+            "kind": "attention",
+            "head": [self.layer, self.head],
+            "readout": f"head {self.layer}.{self.head}: attended key (argmax)",
+            "expected": [[int(k) for k in np.flatnonzero(row)] or None for row in keys],
+            "output": [int(np.argmax(r)) for r in pattern],
+        }
 
     def classes_ok(self, canon, sample):
         if not self.per_input:
@@ -337,8 +352,19 @@ class Attention(Target):
         rows = AttentionPositions(list(labels), pattern, keys, targets, mass, self.min_mass)
         on = tuple(int(k) for k in np.flatnonzero(keys[q]))
         least = min(on, key=lambda k: pattern[q, k])
-        summary = AttentionMiss((self.layer, self.head), tuple(labels), q, on, mass[q], self.min_mass, self.evenly,
-                                least, pattern[q, least], top, pattern[q, top])
+        summary = AttentionMiss(
+            (self.layer, self.head),
+            tuple(labels),
+            q,
+            on,
+            mass[q],
+            self.min_mass,
+            self.evenly,
+            least,
+            pattern[q, least],
+            top,
+            pattern[q, top],
+        )
         hint = self._hint(trace, q, keys[q, : q + 1], top, t)
         return Explanation(q, summary, rows, hint, (self.layer, self.head), [int(x) for x in targets])
 
@@ -380,13 +406,24 @@ class Attention(Target):
         for what, W in (("keys", head.W_K), ("queries", head.W_Q)):
             read = np.flatnonzero(np.abs(W).sum(0) > 0)
             embedded = np.abs(trace.model.W_E[read]).any() or (
-                trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any())
+                trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any()
+            )
             if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
                 written = np.flatnonzero(np.abs(layer.attn_in[0]).sum(0) > 0)
-                writers = tuple((l, h) for l in range(self.layer) for h in range(trace.model.n_heads(l))
-                                if np.abs(trace.model.head(l, h).W_O).any())
-                return Unread((self.layer, self.head), what, families(labels[i] for i in read), writers,
-                              families(labels[i] for i in written), s[t])
+                writers = tuple(
+                    (l, h)
+                    for l in range(self.layer)
+                    for h in range(trace.model.n_heads(l))
+                    if np.abs(trace.model.head(l, h).W_O).any()
+                )
+                return Unread(
+                    (self.layer, self.head),
+                    what,
+                    families(labels[i] for i in read),
+                    writers,
+                    families(labels[i] for i in written),
+                    s[t],
+                )
         return None
 
     def _decisive(self, trace, q: int, a: int, b: int) -> dict[str, float]:

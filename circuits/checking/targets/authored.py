@@ -52,13 +52,17 @@ def check_spec_result(got, toks, width: int | None, next_token: bool, fail: Fail
     try:
         n = len(got)
     except TypeError:
-        raise fail(f"spec({said}) returned {type(got).__name__}, needs a list with one value per token "
-                   f"({len(toks)}; None where nothing is expected)") from None
+        raise fail(
+            f"spec({said}) returned {type(got).__name__}, needs a list with one value per token "
+            f"({len(toks)}; None where nothing is expected)"
+        ) from None
     if isinstance(got, str) and not next_token:
         raise fail(f"spec({said}) returned the string {got!r}, needs a list of numbers or vectors per token")
     if n != len(toks):
-        raise fail(f"spec({said}) returned {n} values for {len(toks)} tokens; it needs one per token "
-                   "(None where nothing is expected)")
+        raise fail(
+            f"spec({said}) returned {n} values for {len(toks)} tokens; it needs one per token "
+            "(None where nothing is expected)"
+        )
     sizes = set()
     for i, e in enumerate(got):
         if e is None:
@@ -72,8 +76,10 @@ def check_spec_result(got, toks, width: int | None, next_token: bool, fail: Fail
             raise fail(f"spec({said})[{i}] is {e!r}, needs a number, a list of numbers or None")
         sizes.add(len(flat))
     if len(sizes) > 1:
-        raise fail(f"spec({said}) gives vectors of {' and '.join(map(str, sorted(sizes)))} numbers; every position "
-                   "needs the readout's width")
+        raise fail(
+            f"spec({said}) gives vectors of {' and '.join(map(str, sorted(sizes)))} numbers; every position "
+            "needs the readout's width"
+        )
     if width is not None and sizes and sizes != {width}:
         raise fail(f"spec({said}) gives {sizes.pop()} numbers per position; the readout has {width} directions")
 
@@ -96,18 +102,23 @@ def check_keys(got, toks, fail: Fail, name: str = "where") -> None:
     try:
         keys = list(got)
     except TypeError:
-        raise fail(f"{name}({said}) returned {type(got).__name__}, needs a list with a key (or None) per token") from None
+        raise fail(
+            f"{name}({said}) returned {type(got).__name__}, needs a list with a key (or None) per token"
+        ) from None
     if len(keys) != len(toks):
-        raise fail(f"{name}({said}) returned {len(keys)} entries for {len(toks)} tokens; it needs one per query "
-                   "(None where the query has no target)")
+        raise fail(
+            f"{name}({said}) returned {len(keys)} entries for {len(toks)} tokens; it needs one per query "
+            "(None where the query has no target)"
+        )
     for q, k in enumerate(keys):
         if k is None:
             continue
         many = [k] if isinstance(k, numbers.Integral) else (list(k) if not isinstance(k, str) else [k])
         for key in many:
             if not isinstance(key, numbers.Integral) or not -1 <= key <= q:  # −1: the BOS token, in a model with one
-                raise fail(f"{name}({said})[{q}] is {k!r}, needs a key position 0..{q} (−1: BOS), a set of them, "
-                           "or None")
+                raise fail(
+                    f"{name}({said})[{q}] is {k!r}, needs a key position 0..{q} (−1: BOS), a set of them, or None"
+                )
 
 
 def expects_something(fn, probe: list[list[str]]) -> bool:

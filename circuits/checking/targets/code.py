@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from circuits.checking.targets.base import Target
 
 
-def searched_with(first: Callable[[], Sequence], smaller: Callable[[object], Iterator]) -> Callable[[Callable], Callable]:
+def searched_with(
+    first: Callable[[], Sequence], smaller: Callable[[object], Iterator]
+) -> Callable[[Callable], Callable]:
     """Mark a code target's strategy (as hypothesis's @example marks a test) with how its check searches cheaply:
     `first()`, small inputs tried in order before any search, each where a search shrinks a classic mistake to;
     and `smaller(example)`, simpler inputs than `example`, simplest first, for a deterministic shrink in place of

@@ -134,8 +134,10 @@ def _called(follows: Callable, base: Tokens, source: Tokens) -> list[frozenset |
         authored.check_keys(got, base, CircuitError, name="follows")
     except CircuitError as e:
         call = f"follows({authored.shown(base)}, {authored.shown(source)})"
-        raise CircuitError(f"Depends: {str(e).replace(f'follows({authored.shown(base)})', call)} (a mistake in the "
-                           "puzzle, not in the answer)") from None
+        raise CircuitError(
+            f"Depends: {str(e).replace(f'follows({authored.shown(base)})', call)} (a mistake in the "
+            "puzzle, not in the answer)"
+        ) from None
     return _keys(got)
 
 
@@ -157,7 +159,7 @@ def plan_pairs(follows: Callable, puzzle) -> dict[int, tuple[list[Tokens], list,
         for at, b in enumerate(order[:BASES]):
             plain[b] = _called(follows, pool[b], pool[b])
             found = 0
-            for src in [*order[at + 1:], *order[:at]][:TRIES]:
+            for src in [*order[at + 1 :], *order[:at]][:TRIES]:
                 patched = _called(follows, pool[b], pool[src])
                 if _informative(patched, plain[b]):
                     pairs.append((b, src, patched))
@@ -174,8 +176,10 @@ def group_of(group: list[Tokens], pairs: list, plain: dict, min_mass: float, bos
     a patch points elsewhere, an even spread would not meet its own target, and that target is not BOS (a default
     on BOS, the head's answer when it finds nothing, is not a dependence)."""
     if not bos and any(-1 in (k or ()) for _, _, p in pairs for k in p):
-        raise CircuitError("Depends: follows gives −1 (BOS), but the model has no BOS token (a mistake in the puzzle, "
-                           "not in the answer)")
+        raise CircuitError(
+            "Depends: follows gives −1 (BOS), but the model has no BOS token (a mistake in the puzzle, "
+            "not in the answer)"
+        )
     rows, qs, ks = [], [], []
     for row, (_, _, patched) in enumerate(pairs):
         for q, keys in enumerate(patched):
@@ -183,9 +187,15 @@ def group_of(group: list[Tokens], pairs: list, plain: dict, min_mass: float, bos
                 rows.append(row), qs.append(q), ks.append(k)
     depends: dict[int, set[int]] = {}
     for b, _, patched in pairs:
-        depends.setdefault(b, set()).update(q for q, (p, u) in enumerate(zip(patched, plain[b]))
-                                            if p is not None and u is not None and p != u
-                                            and not (bos and -1 in u) and not _even_meets(u, q, bos, min_mass))
+        depends.setdefault(b, set()).update(
+            q
+            for q, (p, u) in enumerate(zip(patched, plain[b]))
+            if p is not None
+            and u is not None
+            and p != u
+            and not (bos and -1 in u)
+            and not _even_meets(u, q, bos, min_mass)
+        )
     zeroed = [b for b, qs_ in depends.items() if qs_]
     used = sorted({b for b, _, _ in pairs} | {s for _, s, _ in pairs})  # the inputs run: no others
     at = {old: new for new, old in enumerate(used)}
@@ -194,8 +204,14 @@ def group_of(group: list[Tokens], pairs: list, plain: dict, min_mass: float, bos
             for k in plain[b][q]:
                 rows.append(len(pairs) + n), qs.append(q), ks.append(k)
     ints = lambda x: np.asarray(x, dtype=int)  # noqa: E731
-    return Group([group[i] for i in used], ints([at[p[0]] for p in pairs]), ints([at[p[1]] for p in pairs]),
-                 ints([at[b] for b in zeroed]), (ints(rows), ints(qs), ints(ks)), [plain.get(i) for i in used])
+    return Group(
+        [group[i] for i in used],
+        ints([at[p[0]] for p in pairs]),
+        ints([at[p[1]] for p in pairs]),
+        ints([at[b] for b in zeroed]),
+        (ints(rows), ints(qs), ints(ks)),
+        [plain.get(i) for i in used],
+    )
 
 
 _PLANS: dict[tuple[int, int], tuple[object, object, dict]] = {}
@@ -249,11 +265,14 @@ class Depends(Target):
 
     def __post_init__(self):
         reader_ok = isinstance(self.reader, str) or (
-            isinstance(self.reader, tuple) and len(self.reader) == 2
-            and all(isinstance(x, int) and x >= 0 for x in self.reader))
+            isinstance(self.reader, tuple)
+            and len(self.reader) == 2
+            and all(isinstance(x, int) and x >= 0 for x in self.reader)
+        )
         if not reader_ok:
-            raise CircuitError(f"Depends: reader is {self.reader!r}; it needs an Attention target's label or "
-                               "(layer, head)")
+            raise CircuitError(
+                f"Depends: reader is {self.reader!r}; it needs an Attention target's label or (layer, head)"
+            )
         writer_at(self.writer)
         fields.labels("Depends", "into", self.into, optional=False)
         fields.function("Depends", "follows", self.follows, optional=False)
@@ -280,13 +299,17 @@ class Depends(Target):
         """The reader's head, min_mass and evenly: from its Attention target, or (layer, head) and min_mass."""
         from circuits.checking.targets.attention import Attention
 
-        found = [t for t in puzzle.targets if isinstance(t, Attention)
-                 and (t.label == self.reader or (t.layer, t.head) == self.reader)]
+        found = [
+            t
+            for t in puzzle.targets
+            if isinstance(t, Attention) and (t.label == self.reader or (t.layer, t.head) == self.reader)
+        ]
         if isinstance(self.reader, str) and not found:
             raise CircuitError(f"Depends: reader {self.reader!r} is the label of no Attention target of the puzzle")
         if not found and self.min_mass is None:
-            raise CircuitError(f"Depends: reader head {self.reader[0]}.{self.reader[1]} has no Attention target; "
-                               "give min_mass=")
+            raise CircuitError(
+                f"Depends: reader head {self.reader[0]}.{self.reader[1]} has no Attention target; give min_mass="
+            )
         head = (found[0].layer, found[0].head) if found else tuple(self.reader)
         mass = self.min_mass if self.min_mass is not None else found[0].min_mass
         return head, mass, bool(found and found[0].evenly)
@@ -321,14 +344,18 @@ class Depends(Target):
         head, min_mass, evenly = self.resolve(puzzle)
         layer, part, _ = writer_at(self.writer)
         if head[0] <= layer:
-            raise CircuitError(f"Depends: head {head[0]}.{head[1]} reads before {self.writer} writes; the reader "
-                               "must sit in a later layer")
+            raise CircuitError(
+                f"Depends: head {head[0]}.{head[1]} reads before {self.writer} writes; the reader "
+                "must sit in a later layer"
+            )
         mask = self.directions(model)  # [d_model]
         bos = model.vocab.bos is not None
         plans = self.pairs(puzzle)
         if not plans:
-            raise CircuitError(f"the puzzle's target {self.label!r} checks nothing: no two of its inputs make "
-                               "follows point elsewhere (a mistake in the puzzle, not in the answer)")
+            raise CircuitError(
+                f"the puzzle's target {self.label!r} checks nothing: no two of its inputs make "
+                "follows point elsewhere (a mistake in the puzzle, not in the answer)"
+            )
         failures, counts = [], np.zeros(3, dtype=int)
         for L, (group, pairs, plain) in plans.items():
             g = _once(plans, (L, min_mass, bos), lambda: group_of(group, pairs, plain, min_mass, bos))
@@ -338,8 +365,9 @@ class Depends(Target):
         lengths = (min(plans), max(plans))
         first = next(iter(plans.values()))
         example = (tuple(first[0][first[1][0][0]]), tuple(first[0][first[1][0][1]]))  # the first pair
-        tried = Interventions(head, self.writer, tuple(self.into), int(counts[0]), int(counts[1]), int(counts[2]),
-                              lengths, example)
+        tried = Interventions(
+            head, self.writer, tuple(self.into), int(counts[0]), int(counts[1]), int(counts[2]), lengths, example
+        )
         if not failures:
             return Verdict(tried)
         *_, finding = min(failures, key=lambda f: f[:3])
@@ -360,8 +388,12 @@ class Depends(Target):
         keys[r, q + off, k + off] = True
         mass = _mass(pattern, keys, evenly)  # [rows, T], NaN where nothing is asked
         n = len(g.base)
-        bad = np.concatenate([np.nan_to_num(mass[:n], nan=1.0) < min_mass,  # patched: must follow
-                              np.nan_to_num(mass[n:], nan=0.0) >= min_mass])  # zeroed: must break
+        bad = np.concatenate(
+            [
+                np.nan_to_num(mass[:n], nan=1.0) < min_mass,  # patched: must follow
+                np.nan_to_num(mass[n:], nan=0.0) >= min_mass,
+            ]
+        )  # zeroed: must break
         found = []
         for row in np.flatnonzero(bad.any(-1)):
             q = int(np.flatnonzero(bad[row])[0])
@@ -371,9 +403,18 @@ class Depends(Target):
             labels = tuple(edited.tokens(row))
             if row < n:
                 top = int(np.argmax(pattern[row, q]))
-                finding = Unfollowed(*common, tuple(g.inputs[int(g.source[row])]), labels, q, on,
-                                     float(mass[row, q]), min_mass, top, float(pattern[row, q, top]),
-                                     top - off in (g.plain[b][q - off] or ()))
+                finding = Unfollowed(
+                    *common,
+                    tuple(g.inputs[int(g.source[row])]),
+                    labels,
+                    q,
+                    on,
+                    float(mass[row, q]),
+                    min_mass,
+                    top,
+                    float(pattern[row, q, top]),
+                    top - off in (g.plain[b][q - off] or ()),
+                )
             else:
                 finding = Unbroken(*common, labels, q, on, float(mass[row, q]), min_mass)
             found.append((len(g.inputs[b]), b, row >= n, finding))

@@ -35,9 +35,11 @@ class MLPOut:
     def get(self, trace) -> np.ndarray:
         n = trace.model.n_layers
         if self.layer >= n:
-            raise CircuitError(f"MLPOut({self.layer}) reads the MLP of layer {self.layer}, but the model has {n} "
-                               f"layer{'s' if n != 1 else ''} ({'0' if n == 1 else f'0..{n - 1}'}): a mistake in the "
-                               "puzzle's targets, not in the answer")
+            raise CircuitError(
+                f"MLPOut({self.layer}) reads the MLP of layer {self.layer}, but the model has {n} "
+                f"layer{'s' if n != 1 else ''} ({'0' if n == 1 else f'0..{n - 1}'}): a mistake in the "
+                "puzzle's targets, not in the answer"
+            )
         if trace.model.blocks[self.layer].mlp is None:
             raise CircuitError(f"MLPOut({self.layer}): layer {self.layer} has no MLP, so it writes nothing to read")
         out = trace.layers[self.layer].held("mlp_out", f"output of the MLP of layer {self.layer}")  # [b, T, d_model]
@@ -66,8 +68,9 @@ class MLPOutput(Output):
         facts.names = names = self.readout.components(trace.model)  # by name: a residual-wide vector does not fit
         q, exp, yours = e.position, facts.expected, facts.yours  # [T, k]
         err = float(np.abs(np.nan_to_num(yours[q] - exp[q])).max())
-        e.summary = ReadoutMiss(tuple(facts.tokens), q, self.readout.label, exp[q], yours[q], err, self.tol,
-                                tuple(names))
+        e.summary = ReadoutMiss(
+            tuple(facts.tokens), q, self.readout.label, exp[q], yours[q], err, self.tol, tuple(names)
+        )
         return e
 
     def _hint(self, trace, tokens, q, expected) -> MLPReads:
@@ -80,8 +83,17 @@ class MLPOutput(Output):
         yours = self.readout.get(trace)[0, q]
         names = self.readout.components(trace.model)
         worst = int(np.nanargmax(np.abs(np.nan_to_num(yours - expected))))
-        return MLPReads(q, read, pre, post, tuple(int(j) for j in np.flatnonzero(post > 1e-9)), yours,
-                        np.nan_to_num(expected), tuple(names), names[worst])
+        return MLPReads(
+            q,
+            read,
+            pre,
+            post,
+            tuple(int(j) for j in np.flatnonzero(post > 1e-9)),
+            yours,
+            np.nan_to_num(expected),
+            tuple(names),
+            names[worst],
+        )
 
 
 @dataclass(frozen=True)

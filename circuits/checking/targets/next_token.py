@@ -160,7 +160,11 @@ class NextToken(Target):
     def label(self) -> str:
         if self.description:
             return self.description
-        return f"mean next-token log-prob in [{self.lo:g}, {self.hi:g}]" if self.mean else f"every expected next token has log-prob ≥ {self.lo:g}"
+        return (
+            f"mean next-token log-prob in [{self.lo:g}, {self.hi:g}]"
+            if self.mean
+            else f"every expected next token has log-prob ≥ {self.lo:g}"
+        )
 
     def slack(self, worst):
         return np.minimum(worst - self.lo, self.hi - worst) if self.mean else worst - self.lo
@@ -177,13 +181,16 @@ class NextToken(Target):
         if self.after_bos is None:
             return
         if not callable(self.after_bos):
-            raise fail(f"after_bos is {type(self.after_bos).__name__}, needs a function tokens -> "
-                       "the token expected after BOS (or None)")
+            raise fail(
+                f"after_bos is {type(self.after_bos).__name__}, needs a function tokens -> "
+                "the token expected after BOS (or None)"
+            )
         for toks in examples:
             got = authored.call(self.after_bos, list(toks), f"after_bos({authored.shown(toks)})", fail)
             if got is not None and got not in alphabet:
-                raise fail(f"after_bos({authored.shown(toks)}) returned {got!r}, which is not a token of the "
-                           "puzzle's alphabet")
+                raise fail(
+                    f"after_bos({authored.shown(toks)}) returned {got!r}, which is not a token of the puzzle's alphabet"
+                )
 
     def checks_nothing(self, probe):
         if self.after_bos is not None:
@@ -196,9 +203,13 @@ class NextToken(Target):
         vocab = trace.model.vocab
         off = trace.ids.shape[1] - len(tokens)
         at_bos = [self.after_bos(tokens)] if off and self.after_bos is not None else []  # the prediction made at BOS
-        return {"label": self.label, "kind": "next-token", "readout": "next-token prediction",
-                "expected": [None] * (off - len(at_bos)) + at_bos + list(self.spec(tokens)),
-                "output": [vocab.tokens[int(i)] for i in trace.logprobs[0].argmax(-1)]}
+        return {
+            "label": self.label,
+            "kind": "next-token",
+            "readout": "next-token prediction",
+            "expected": [None] * (off - len(at_bos)) + at_bos + list(self.spec(tokens)),
+            "output": [vocab.tokens[int(i)] for i in trace.logprobs[0].argmax(-1)],
+        }
 
     def _logp(self, trace, batch) -> np.ndarray:  # [b, T] with NaN where no expectation
         if trace.logprobs is None:
@@ -206,7 +217,9 @@ class NextToken(Target):
         vocab = trace.model.vocab
         T = trace.ids.shape[1]
         out = np.full((len(batch), T), np.nan)
-        hits = once.each((self.spec, self.after_bos, "next_token_ids", vocab), batch, lambda toks: self._hits(toks, vocab))
+        hits = once.each(
+            (self.spec, self.after_bos, "next_token_ids", vocab), batch, lambda toks: self._hits(toks, vocab)
+        )
         if not batch:
             return out
         # gathered in one fancy index: a numpy index per position would dominate
@@ -247,8 +260,12 @@ class NextToken(Target):
         else:
             exp = [None] * offset + exp
         offset = 0  # exp now lines up with the trace's positions
-        rows = NextTokenPositions(list(labels), [exp[i] if i < len(exp) else None for i in range(len(labels))],
-                                  [vocab.tokens[int(i)] for i in np.argmax(trace.logprobs[0, : len(labels)], axis=-1)], lp)
+        rows = NextTokenPositions(
+            list(labels),
+            [exp[i] if i < len(exp) else None for i in range(len(labels))],
+            [vocab.tokens[int(i)] for i in np.argmax(trace.logprobs[0, : len(labels)], axis=-1)],
+            lp,
+        )
         if not np.isfinite(lp).any():  # a mean over no positions counts as 0 (see evaluate)
             return Explanation(len(labels) - 1, NothingExpected(self.lo, self.hi), rows, SpecEmpty())
         m = float(np.nanmean(lp)) if self.mean else None
@@ -317,8 +334,13 @@ class NextToken(Target):
             tied = (top, best_key, s[top]) if top not in keys and diagnosis.tied(s[top], s[best_key]) else None
             marks: list = [-1] * len(tokens)
             marks[q] = keys
-            return AttentionCause(said, (l, h), tuple(tokens), tuple(keys), float(pattern[keys].sum()), gain, top,
-                                  pattern[top], tied), (l, h), marks
+            return (
+                AttentionCause(
+                    said, (l, h), tuple(tokens), tuple(keys), float(pattern[keys].sum()), gain, top, pattern[top], tied
+                ),
+                (l, h),
+                marks,
+            )
         if order[0] == want and not tie:
             return SurerPrediction(said), None, None
         reach = {}  # per head: the most any one key's value could raise want over the rival
@@ -327,7 +349,9 @@ class NextToken(Target):
                 if np.abs(w.W_O).any():
                     reach[(l, h)] = float(((layer.v[0, h, : q + 1, : w.W_V.shape[0]] @ w.W_O.T) @ d).max())
         who = max(reach, key=reach.get) if reach else None
-        mlps = tuple(l for l, block in enumerate(model.blocks)  # an MLP that writes nothing at all counts too
-                     if block.mlp is not None and (np.abs(d @ block.mlp.W_out).any()
-                                                   or not np.abs(block.mlp.W_out).any()))
+        mlps = tuple(
+            l
+            for l, block in enumerate(model.blocks)  # an MLP that writes nothing at all counts too
+            if block.mlp is not None and (np.abs(d @ block.mlp.W_out).any() or not np.abs(block.mlp.W_out).any())
+        )
         return NotReaching(said, who, reach[who] if who is not None else 0.0, -lead, mlps), None, None

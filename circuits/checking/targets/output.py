@@ -252,8 +252,11 @@ class Output(Target):
     def validate(self, examples, alphabet, fail):
         if not callable(self.spec):
             raise fail(f"spec is {type(self.spec).__name__}, needs a function tokens -> one value per token")
-        width = len(self.readout.directions) if isinstance(self.readout, Residual) or getattr(
-            self.readout, "directions", None) else None
+        width = (
+            len(self.readout.directions)
+            if isinstance(self.readout, Residual) or getattr(self.readout, "directions", None)
+            else None
+        )
         for toks in examples:
             got = authored.call(self.spec, list(toks), f"spec({authored.shown(toks)})", fail)
             authored.check_spec_result(got, toks, width, False, fail)
@@ -264,15 +267,25 @@ class Output(Target):
     def shown(self, trace, tokens):
         yours = self.readout.get(trace)[0]
         off = yours.shape[0] - len(tokens)
-        exp = [None] * off + [None if e is None else list(map(float, np.atleast_1d(e))) for e in self.spec(tokens)]  # a scalar spec too
+        exp = [None] * off + [
+            None if e is None else list(map(float, np.atleast_1d(e))) for e in self.spec(tokens)
+        ]  # a scalar spec too
         names = self.readout.components(trace.model)
         named = {"directions": names} if not all(n.isdigit() for n in names) else {}  # residual directions, as check
-        return {"label": self.label, "kind": "output", "readout": self.readout.label, "expected": exp,
-                "output": yours.tolist(), **named}
+        return {
+            "label": self.label,
+            "kind": "output",
+            "readout": self.readout.label,
+            "expected": exp,
+            "output": yours.tolist(),
+            **named,
+        }
 
     def classes_ok(self, canon, sample):
-        return all(np.allclose(np.asarray(self.spec(s), dtype=float), np.asarray(self.spec(canon(s)), dtype=float))
-                   for s in sample)
+        return all(
+            np.allclose(np.asarray(self.spec(s), dtype=float), np.asarray(self.spec(canon(s)), dtype=float))
+            for s in sample
+        )
 
     def explain(self, trace, tokens):
         yours = self.readout.get(trace)[0]
@@ -324,8 +337,14 @@ class Output(Target):
         marks[q] = [j for g, keys in enumerate(m.keys) if m.needed[g] > 0.005 for j in keys]
         if zero := zero_query(trace, l, h, q):  # the attention spreads evenly because the query reads nothing here
             return zero, (l, h), marks
-        hint = AttentionCulprit((l, h), tuple(self.readout.components(model)), q, needed,
-                                Leak((l, h), m, tuple(tokens), needed), self._why_scores(trace, q, m, (l, h)))
+        hint = AttentionCulprit(
+            (l, h),
+            tuple(self.readout.components(model)),
+            q,
+            needed,
+            Leak((l, h), m, tuple(tokens), needed),
+            self._why_scores(trace, q, m, (l, h)),
+        )
         return hint, (l, h), marks
 
     def _residual_hint(self, trace, q: int, error: np.ndarray) -> WrittenBy | WronglyWritten:
@@ -348,15 +367,26 @@ class Output(Target):
             culprit = min(p, key=lambda k: abs(p[k] - error[d]))
             if abs(p[culprit] - error[d]) <= self.tol and abs(p[culprit]) > 1e-12:
                 written = tuple((k, v) for k, v in p.items() if abs(v) > 1e-12)
-                heads = () if culprit[0] != "embedding" else tuple(
-                    (k, p[k]) for k in p if k[0] == "head"
-                    and np.abs(trace.model.head(*k[1:]).W_O[model.residual.index(names[d])]).any())
+                heads = (
+                    ()
+                    if culprit[0] != "embedding"
+                    else tuple(
+                        (k, p[k])
+                        for k in p
+                        if k[0] == "head" and np.abs(trace.model.head(*k[1:]).W_O[model.residual.index(names[d])]).any()
+                    )
+                )
                 return WrittenBy(names[d], q, error[d], culprit, written, heads)
         d = order[0]
         p = parts(model.residual.index(names[d]))
-        return WronglyWritten(names[d], q, error[d], tuple((k, v) for k, v in p.items() if abs(v) > 1e-12),
-                              tuple(k for k, v in p.items() if k[0] == "head" and abs(v) > 1e-12),
-                              tuple(k for k in p if k[0] == "mlp"))
+        return WronglyWritten(
+            names[d],
+            q,
+            error[d],
+            tuple((k, v) for k, v in p.items() if abs(v) > 1e-12),
+            tuple(k for k, v in p.items() if k[0] == "head" and abs(v) > 1e-12),
+            tuple(k for k in p if k[0] == "mlp"),
+        )
 
     def _hint(self, trace, tokens, q, expected):
         l, h = self.readout.layer, self.readout.head
@@ -378,8 +408,9 @@ class Output(Target):
             gap = float(scores[good].min() - np.delete(scores, good).max()) if len(good) <= q else np.inf
             if np.isfinite(gap) and gap > 0:
                 close = lambda p: np.abs(p @ values - expected).max() <= self.tol  # noqa: E731
-                return NotSharp(name, tokens, q, keys, gap, mass, q + 1 - len(good),
-                                ScaleBy(factor_needed(scores, close), q + 1))
+                return NotSharp(
+                    name, tokens, q, keys, gap, mass, q + 1 - len(good), ScaleBy(factor_needed(scores, close), q + 1)
+                )
             if len(good) <= q:
                 rest = np.delete(np.arange(q + 1), good)
                 a, b = int(good[np.argmax(scores[good])]), int(rest[np.argmax(scores[rest])])

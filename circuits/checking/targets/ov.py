@@ -114,13 +114,23 @@ class OVCircuit(Structure):
         if self.min_score is not None or self.max_score is not None:
             score = copying_score(M)
             bound = ScoreBound(self.min_score, self.max_score)
-            ok = (self.min_score is None or score >= self.min_score) and (self.max_score is None or score <= self.max_score)
+            ok = (self.min_score is None or score >= self.min_score) and (
+                self.max_score is None or score <= self.max_score
+            )
             shown = 0.0 if abs(score) < 5e-4 else score  # never "-0.000": its sign is float noise, kernel to kernel
-            rows.append((CopyingScore(head, shown, bound), sympy.Matrix([[sympy.Float(round(score, 3), 3)]]), bound, ok))
+            rows.append(
+                (CopyingScore(head, shown, bound), sympy.Matrix([[sympy.Float(round(score, 3), 3)]]), bound, ok)
+            )
         if self.raises is not None:
             yours = raised(M, tokens)
             expected = [self.raises(t) for t in tokens]
             wrong = tuple((t, y) for t, y, e in zip(tokens, yours, expected) if y != e)
-            rows.append((RaisedMost(head, wrong), sympy.Matrix([[sympy.Symbol(y) for y in yours]]),
-                         sympy.Matrix([[sympy.Symbol(e) for e in expected]]), not wrong))
+            rows.append(
+                (
+                    RaisedMost(head, wrong),
+                    sympy.Matrix([[sympy.Symbol(y) for y in yours]]),
+                    sympy.Matrix([[sympy.Symbol(e) for e in expected]]),
+                    not wrong,
+                )
+            )
         return rows

@@ -64,8 +64,9 @@ class PatchedMLP(Structure):
             raise fail("cases() yielded nothing to feed the MLP")
         for i, case in enumerate(made):
             if not (isinstance(case, tuple) and len(case) == 3 and all(isinstance(m, dict) for m in case[1:])):
-                raise fail(f"cases() yielded {case!r} at {i}; it needs (name, fed, wanted) with two dicts "
-                           "of direction → value")
+                raise fail(
+                    f"cases() yielded {case!r} at {i}; it needs (name, fed, wanted) with two dicts of direction → value"
+                )
 
     def _arrays(self, model) -> tuple:
         """The cases as arrays, once per basis: names, wanted, fed `[n, d_model]`, expected `[n, k]` (NaN: not asked)."""
@@ -87,8 +88,10 @@ class PatchedMLP(Structure):
 
         n = model.n_layers
         if self.layer >= n or model.blocks[self.layer].mlp is None:
-            raise CircuitError(f"PatchedMLP({self.layer}): the model has no MLP in layer {self.layer}: a mistake in "
-                               "the puzzle's targets, not in the answer")
+            raise CircuitError(
+                f"PatchedMLP({self.layer}): the model has no MLP in layer {self.layer}: a mistake in "
+                "the puzzle's targets, not in the answer"
+            )
         cases, wanted, fed, expected = self._arrays(model)
         block = model.blocks[self.layer]
         x = F.layer_norm(fed, *block.ln_mlp) if block.ln_mlp else fed  # [n, d_model]
@@ -97,6 +100,14 @@ class PatchedMLP(Structure):
         error = np.where(asked, np.nan_to_num(np.abs(out - expected), nan=np.inf), 0).max(axis=1)  # [n]
         k = int(np.argmax(error))
         worst = float(error[k])
-        facts = PatchedMiss(self.layer, len(cases), cases[k], tuple(wanted), tuple(float(v) for v in out[k]),
-                            tuple(float(v) for v in expected[k]), worst, self.tol)
+        facts = PatchedMiss(
+            self.layer,
+            len(cases),
+            cases[k],
+            tuple(wanted),
+            tuple(float(v) for v in out[k]),
+            tuple(float(v) for v in expected[k]),
+            worst,
+            self.tol,
+        )
         return [(facts, sympy.Matrix([[sympy.Float(round(worst, 3), 3)]]), AtMost(self.tol), worst <= self.tol)]

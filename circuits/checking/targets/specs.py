@@ -12,8 +12,12 @@ from circuits.errors import CircuitError
 def spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:
     """The spec's expectations `[b, T, k]` (NaN where none); a BOS token shifts positions by one."""
     out = np.full((len(batch), T, k), np.nan)
-    rows = once.each((spec, "expected", k, what), batch, lambda toks: _spec_row(spec, toks, k, what),
-                     lambda inputs: _spec_rows(spec, inputs, k, what))
+    rows = once.each(
+        (spec, "expected", k, what),
+        batch,
+        lambda toks: _spec_row(spec, toks, k, what),
+        lambda inputs: _spec_rows(spec, inputs, k, what),
+    )
     L = len(batch[0]) if batch else 0
     if all(len(t) == L for t in batch):  # the common case: one copy for the whole batch
         out[:, T - L :] = np.stack(rows) if rows else 0.0
@@ -28,8 +32,10 @@ def batched_array(batched, batch: list[Tokens], T: int, k: int, what: str) -> np
     b, L = len(batch), len(batch[0])
     exp = np.asarray(batched(np.array(batch, dtype=str).reshape(b, L)), dtype=float)
     if exp.shape != (b, L, k):
-        raise CircuitError(f"the batched spec for {what} returned shape {exp.shape} for {b} inputs of {L} tokens; "
-                           f"it needs ({b}, {L}, {k})")
+        raise CircuitError(
+            f"the batched spec for {what} returned shape {exp.shape} for {b} inputs of {L} tokens; "
+            f"it needs ({b}, {L}, {k})"
+        )
     out = np.full((b, T, k), np.nan)
     out[:, T - L :] = exp
     return out
@@ -51,7 +57,9 @@ def _spec_row(spec, toks: Tokens, k: int, what: str) -> np.ndarray:
     """One input's expectations `[len(toks), k]`, NaN where the spec says None."""
     exp = spec(toks)
     if len(exp) != len(toks):
-        raise CircuitError(f"the spec for {what} returned {len(exp)} values for an input of {len(toks)} tokens {''.join(toks)!r}")
+        raise CircuitError(
+            f"the spec for {what} returned {len(exp)} values for an input of {len(toks)} tokens {''.join(toks)!r}"
+        )
     try:  # the common cases: an expectation at every position, or None (NaN) at some
         return np.asarray(exp, dtype=float).reshape(len(toks), k)
     except (TypeError, ValueError):
@@ -64,6 +72,8 @@ def _spec_row(spec, toks: Tokens, k: int, what: str) -> np.ndarray:
         if e is not None:
             e = np.atleast_1d(np.asarray(e, dtype=float))
             if e.shape != (k,):
-                raise CircuitError(f"the spec for {what} gave {e.shape[0]} numbers at position {i} but the readout has {k}")
+                raise CircuitError(
+                    f"the spec for {what} gave {e.shape[0]} numbers at position {i} but the readout has {k}"
+                )
             out[i] = e
     return out

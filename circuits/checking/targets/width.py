@@ -43,8 +43,11 @@ class MLPWidth(Structure):
         import sympy
 
         if self.layer >= model.n_layers or model.blocks[self.layer].mlp is None:
-            raise CircuitError(f"MLPWidth({self.layer}): the model has no MLP in layer {self.layer}: a mistake in "
-                               "the puzzle's targets, not in the answer")
+            raise CircuitError(
+                f"MLPWidth({self.layer}): the model has no MLP in layer {self.layer}: a mistake in "
+                "the puzzle's targets, not in the answer"
+            )
         shape = tuple(int(n) for n in model.blocks[self.layer].mlp.W_in.shape)
-        return [(Width(self.layer, shape, self.most), sympy.Matrix([[shape[0]]]), AtMost(self.most),
-                 shape[0] <= self.most)]
+        return [
+            (Width(self.layer, shape, self.most), sympy.Matrix([[shape[0]]]), AtMost(self.most), shape[0] <= self.most)
+        ]
