@@ -303,6 +303,8 @@ def _wrong_key(f) -> str:
         return f"{head_line}{favours}. {words(f.writer)}"
     if f.silent is not None:
         return f"{head_line}{favours}. {_silent(f.silent)}"
+    if f.unmatched is not None:
+        return f"{head_line}{favours}. {_unmatched(f.unmatched, f.target)}"
     if f.advice == "outweighs":
         advice = (
             f"the position term outweighs the {', '.join(g for g, _ in f.toward)} term that should decide: keep "
@@ -312,6 +314,15 @@ def _wrong_key(f) -> str:
     else:
         advice = WRONG_KEY_ADVICE.get(f.advice, f"look at W_Q and W_K on {f.worst}")
     return f"{head_line}{favours}: {advice}"
+
+
+def _unmatched(f, target: int) -> str:
+    return (
+        f"Nothing favours the target: the query at position {f.query} looks for {' and '.join(f.looks_for)} in "
+        f"a key (W_Q reads {', '.join(f.reads) or 'nothing'} there), but key {target} holds "
+        f"{', '.join(f.holds)} of what W_K reads. Which of key {target}'s directions should the query look for? "
+        "Look at what W_Q reads"
+    )
 
 
 def _silent(f) -> str:
@@ -380,11 +391,13 @@ def _leak(f) -> str:
     m, name = f.mix, _head(f.head)
     over = [g for g in np.argsort(m.needed - m.yours) if m.yours[g] - m.needed[g] > 0.005]
     under = [g for g in np.argsort(m.yours - m.needed) if m.needed[g] - m.yours[g] > 0.005]
+
     def said(g, mass):
         return (
             f"{mass:.3f} on key{'s' if len(m.keys[g]) > 1 else ''} "  # noqa: E731
             f"{_keys_at(m.keys[g], f.tokens)} (value {_vec(m.values[g])})"
         )
+
     parts = []
     if over:
         parts.append(

@@ -148,6 +148,19 @@ class WrongKey:
     advice: str | None
     worst: str | None
     silent: Silent | None = None
+    unmatched: Unmatched | None = None
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """Nothing favours the target key because the query asks for something it does not hold: at query `query`,
+    W_Qᵀ W_K looks for `looks_for` in a key (from `reads`, what W_Q reads there), and the target key holds only
+    `holds` of what W_K reads. Directions are named one by one, or by family where there are more than three."""
+
+    query: int
+    reads: tuple[str, ...]
+    looks_for: tuple[str, ...]
+    holds: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -160,6 +173,12 @@ class Silent:
     reads: tuple[str, ...]
     both: bool
     writers: tuple[tuple[int, int], ...]
+
+
+def _named(labels, idx) -> tuple[str, ...]:
+    """Residual directions by name, or by family where there are more than three."""
+    names = [labels[int(i)] for i in idx]
+    return tuple(names) if len(names) <= 3 else families(names)
 
 
 @dataclass
@@ -498,7 +517,25 @@ class Attention(Target):
         else:
             advice = "look"
         silent = None if pro else self._silent(trace.model)
-        return WrongKey(top, s[top], t, s[t], tuple(con.items()), tuple(pro.items()), writer, advice, worst, silent)
+        unmatched = None if pro or silent or writer else self._unmatched(trace, q, t)
+        return WrongKey(
+            top, s[top], t, s[t], tuple(con.items()), tuple(pro.items()), writer, advice, worst, silent, unmatched
+        )
+
+    def _unmatched(self, trace, q: int, t: int) -> Unmatched | None:
+        """The query looks for directions (W_Qᵀ W_K's) the target key does not hold, though it holds some W_K reads."""
+        layer = trace.layers[self.layer]
+        head = layer.heads[self.head]
+        labels = trace.model.residual.labels
+        x = layer.attn_in[0]  # [T, d_model]
+        wanted = layer.q[0, self.head, q, : head.W_K.shape[0]] @ head.W_K  # [d_model]: what the query asks of a key
+        floor = 1e-9 * max(1.0, float(np.abs(wanted).max()))
+        holds = np.flatnonzero((np.abs(head.W_K).sum(0) > 0) & (np.abs(x[t]) > 1e-9))
+        looks = [int(i) for i in np.argsort(-wanted, kind="stable") if wanted[i] > floor]
+        if not len(holds) or not looks or np.abs(wanted[holds]).max() > floor:
+            return None
+        reads = np.flatnonzero((np.abs(head.W_Q).sum(0) > 0) & (np.abs(x[q]) > 1e-9))
+        return Unmatched(q, _named(labels, reads), _named(labels, looks), _named(labels, holds))
 
     def _silent(self, model) -> Silent | None:
         """The directions W_K reads that no part before this layer can write, whatever the input: no embedding,
