@@ -380,11 +380,13 @@ def _leak(f) -> str:
     m, name = f.mix, _head(f.head)
     over = [g for g in np.argsort(m.needed - m.yours) if m.yours[g] - m.needed[g] > 0.005]
     under = [g for g in np.argsort(m.yours - m.needed) if m.needed[g] - m.yours[g] > 0.005]
+
     def said(g, mass):
         return (
             f"{mass:.3f} on key{'s' if len(m.keys[g]) > 1 else ''} "  # noqa: E731
             f"{_keys_at(m.keys[g], f.tokens)} (value {_vec(m.values[g])})"
         )
+
     parts = []
     if over:
         parts.append(
@@ -615,6 +617,13 @@ def _rival(f) -> str:
         )
     if f.how == "second":
         return f"your top guess after position {q} is {w!r} ({f.p_want:.3f}), but {r!r} follows with {f.p_rival:.3f}"
+    if f.how == "shared":
+        partners = " and ".join(repr(p) for p in f.partners)
+        others = f"{r!r}{f' and {f.more} more' if f.more > 0 else ''}"
+        return (
+            f"after position {q} the expected {w!r} shares the top with {partners} ({f.p_want:.3f} each), as it "
+            f"may, but {others} keep {f.rest:.3f} between them"
+        )
     return f"after position {q} your model prefers {r!r} ({f.p_rival:.3f}) to the expected {w!r} ({f.p_want:.3f})"
 
 

@@ -88,8 +88,7 @@ def _width(f: Width) -> str:
 
 def _value_rows(f: ValueRows) -> str:
     return (
-        f"W_V of {_head(f.head)} has shape {f.shape}: a value of {f.shape[0]:,} dimensions, "
-        f"at most {f.most:,} allowed"
+        f"W_V of {_head(f.head)} has shape {f.shape}: a value of {f.shape[0]:,} dimensions, at most {f.most:,} allowed"
     )
 
 

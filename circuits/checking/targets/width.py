@@ -95,4 +95,6 @@ class ValueWidth(Structure):
             )
         shape = tuple(int(n) for n in model.head(self.layer, self.head).W_V.shape)
         head = (self.layer, self.head)
-        return [(ValueRows(head, shape, self.most), sympy.Matrix([[shape[0]]]), AtMost(self.most), shape[0] <= self.most)]
+        return [
+            (ValueRows(head, shape, self.most), sympy.Matrix([[shape[0]]]), AtMost(self.most), shape[0] <= self.most)
+        ]
