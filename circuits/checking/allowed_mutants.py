@@ -301,7 +301,10 @@ FIRST_LETTER = (
 )
 ALLOWED_CHALLENGES_A: dict[str, list[tuple[str, str]]] = {
     "27_split_copy": [
-        ("whole answer × 10", "logits × 100: each column stays one-hot up to a shift, the ties exact, the rest further back"),
+        (
+            "whole answer × 10",
+            "logits × 100: each column stays one-hot up to a shift, the ties exact, the rest further back",
+        ),
         ("γ × 10", "logits × 10: each column stays one-hot up to a shift, the ties exact, the rest further back"),
         ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
     ],
