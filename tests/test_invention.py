@@ -550,7 +550,9 @@ def test_27_too_little_sharpness_ties_the_two_but_not_surely():
     failed = _by_label(check_with("27_split_copy", params={"γ": 4}))
     assert set(failed) == {"(b)1", "(b)2"}  # the circuit is right; the three others keep too much
     hint = hint_of(failed["(b)1"].failure.explanation)
-    assert "raise your sharpness symbol γ" in hint
+    # the tie is what (b) asks for, so the report names the tokens outside it, never "no sharpness can" break it
+    assert "the expected 'b' shares the top with 'a' (0.416 each), as it may, but 'c' and 2 more keep 0.169" in hint
+    assert "raise your sharpness symbol γ" in hint and "no sharpness can" not in hint
 
 
 def test_27_a_sharpness_baked_into_the_numbers_is_refused():
@@ -565,6 +567,16 @@ def test_27_a_head_that_writes_back_into_the_embedding_is_refused():
     answer = _one_hot_but_e(-1)
     answer["W_O"]["tok:e", 0] = 1
     refused(check_with("27_split_copy", **answer), "head 0.0 writes into tok:e (1)", "only into out:*")
+
+
+def test_27_a_value_width_is_validated_when_built_and_names_a_missing_head_as_the_puzzles():
+    from circuits import ValueWidth
+
+    with pytest.raises(CircuitError, match=r"^ValueWidth\('narrow'\): most is 0 \(int\); it needs a whole number ≥ 1"):
+        ValueWidth("narrow", most=0)
+    attempt = solution("27_split_copy")
+    with pytest.raises(CircuitError, match="the model has no head 0.1: a mistake in the puzzle's targets"):
+        ValueWidth("narrow", head=1, most=4).run(attempt.answer, attempt.model())
 
 
 def test_27_two_pentagons_the_regular_simplex_also_pass():
