@@ -18,9 +18,9 @@ alone, and position 0 to itself. Write its OV circuit with a value of four dimen
 W_V (4 × 10) and W_O (10 × 4), so that, for every string of 1 to 10 tokens,
 
   (a) where the head attends to one token (at position 1, or where i − 1 and i − 2 hold the
-      same token), that token has log-prob ≥ −0.1 (probability ≥ 0.905);
+      same token), that token has log-prob ≥ −0.1 (probability ≥ e^−0.1 ≈ 0.905);
   (b) where it attends to two different tokens, each of the two has log-prob ≥ −0.8
-      (probability ≥ 0.45);
+      (probability ≥ e^−0.8 ≈ 0.449);
   (c) its full OV circuit W_U W_O W_V W_E copies: copying score Σλ/Σ|λ| ≥ 0.9, and each
       token's column is largest at that token itself;
   (d) its value has at most four dimensions: W_V has at most 4 rows.
@@ -32,9 +32,9 @@ The behaviour, for "abbce" (0 a, 1 b, 2 b, 3 c, 4 e):
     position   attends to       must predict
     0 a        itself           —
     1 b        0 a              a              (≥ 0.905)
-    2 b        ½ a, ½ b         a and b        (≥ 0.45 each)
+    2 b        ½ a, ½ b         a and b        (≥ 0.449 each)
     3 c        ½ b, ½ b         b              (≥ 0.905)
-    4 e        ½ b, ½ c         b and c        (≥ 0.45 each)
+    4 e        ½ b, ½ c         b and c        (≥ 0.449 each)
 
 The head sees the two tokens only through the average of their values, W_O (½ v_x + ½ v_y),
 and the five logits are read from what that average writes.
