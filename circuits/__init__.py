@@ -35,6 +35,7 @@ from circuits.checking import (  # noqa: E402
     Structure,
     Target,
     Uniform,
+    ValueWidth,
     reference,
 )
 from circuits.errors import CircuitError, CircuitWarning
@@ -89,6 +90,7 @@ __all__ = [
     "MLPOut",
     "MLPOutput",
     "MLPWidth",
+    "ValueWidth",
     "NextToken",
     "Output",
     "OVCircuit",

@@ -476,21 +476,21 @@ def test_audit_names_each_survivor_with_its_closest_call_and_honours_the_allow_l
 
 
 def test_audit_names_a_surviving_tolerance_probe_with_its_closest_call(tmp_path, capsys, monkeypatch):
-    """Puzzle 27 outside the curriculum (so without its allow-list): its W_O probes survive, and are reported, not a
+    """Puzzle 12 outside the curriculum (so without its allow-list): its W_O probes survive, and are reported, not a
     KeyError (the audit looked them up among the mutants, which they are not)."""
     from helpers import SOLUTIONS
 
-    text = (SOLUTIONS / "27_centred_copy.py").read_text(encoding="utf-8")
+    text = (SOLUTIONS / "12_successor_head.py").read_text(encoding="utf-8")
     mine = tmp_path / "solutions" / "91_probed.py"
     mine.parent.mkdir()
     mine.write_text(
-        text.replace("number=27,", "number=91,").replace('name="centred_copy"', 'name="probed"'), encoding="utf-8"
+        text.replace("number=12,", "number=91,").replace('name="successor_head"', 'name="probed"'), encoding="utf-8"
     )
     monkeypatch.chdir(tmp_path)
     assert main(["audit", str(mine)]) == 1
     out = capsys.readouterr().out
-    assert "  W_O[[]out:x, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
-    assert "  W_O[[]out:y, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
+    assert "  W_O[[]out:x, :]: + 0.25 (tolerance probe)\n    closest call: on " in out
+    assert "  W_O[[]out:y, :]: + 0.25 (tolerance probe)\n    closest call: on " in out
 
 
 def test_audit_of_a_failing_reference_is_one_line(here, capsys):

@@ -17,7 +17,7 @@ from circuits.display import words
 from circuits.errors import CircuitError
 
 NEW = ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
-NEW += ["27_centred_copy", "28_same_predecessor", "29_smaller_before"]  # the OV, composition and RASP challenges
+NEW += ["27_split_copy", "28_same_predecessor", "29_smaller_before"]  # the OV, composition and RASP challenges
 s = sympy.Symbol("s")
 
 
@@ -426,121 +426,178 @@ def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
     assert "make the prediction surer (raise your sharpness symbol s)" in hint_of(f.explanation)
 
 
-# --- 27: a copying head that must ignore BOS ------------------------------------------------------------------
+# --- 27: copy two tokens at once through four dimensions --------------------------------------------------------
 γ = sympy.Symbol("γ")
+THETA = 2 * sympy.pi / 5
 
 
-def _centred(one=-1, bos=0, sign=1):
-    """A W_V reading (emb:x + one·one + bos·bos, emb:y) times `sign`, and the reference's W_O (γ into out:*)."""
-    ns = namespace("27_centred_copy")
+def _columns(values: dict[str, list], outs: list[dict[str, object]]) -> dict:
+    """An answer for 27: `values[t]` is token t's value (one number per value dimension), `outs[k]` what value
+    dimension k writes into out:* (direction → weight, times γ)."""
+    ns = namespace("27_split_copy")
     resid, blank = ns["resid"], ns["blank"]
-    W_V = blank(2, resid)
-    W_V[0, "emb:x"], W_V[0, "one"], W_V[0, "bos"], W_V[1, "emb:y"] = sign, sign * one, sign * bos, sign
-    W_O = blank(resid, 2)
-    W_O["out:x", 0], W_O["out:y", 1] = γ, γ
+    W_V, W_O = blank(len(outs), resid), blank(resid, len(outs))
+    for t, value in values.items():
+        for k, v in enumerate(value):
+            W_V[k, f"tok:{t}"] = v
+    for k, out in enumerate(outs):
+        for direction, v in out.items():
+            W_O[direction, k] = γ * v
     return dict(W_V=W_V, W_O=W_O)
 
 
-def _failed(result) -> dict[str, object]:
-    """The failing targets, by their letter: (a), (b), (c)."""
-    return {t.label[1]: t for t in result.targets if t.status == "failed"}
+def _one_hot_but_e(e: float) -> dict:
+    """a … d each raise their own logit through their own value dimension; e's value is `e` in all four."""
+    values = {t: [int(t == u) for u in "abcd"] for t in "abcd"} | {"e": [e] * 4}
+    return _columns(values, [{f"out:{t}": 1} for t in "abcd"])
 
 
-def test_27_the_worked_numbers_are_true():
-    ns = namespace("27_centred_copy")
-    doc, theta = ns["__doc__"], 2 * np.pi / 5
-    corners = np.stack([np.cos(theta * np.arange(5)), np.sin(theta * np.arange(5))], 1)  # [5, 2]
-    W_E = np.array(ns["W_E"].values, dtype=float)
-    labels = list(ns["resid"].labels)
-    for k, t in enumerate("abcde"):  # the embedding table: the pentagon, moved by (1, 0)
-        assert np.allclose(W_E[[labels.index("emb:x"), labels.index("emb:y")], k + 1], corners[k] + [1, 0])
-    assert np.allclose(W_E[:, 0], [1, 0, 1, 1, 0, 0])  # BOS at (1, 0), one and bos
-    number = lambda x: float(x.replace("−", "-"))  # noqa: E731  (as the worksheet writes them: .191, −.588)
-    table = re.findall(r"^    ([a-e]) +1 \+ cos (\d)·θ = +(\S+) +sin (\d)·θ = +(\S+) +1 +0$", doc, flags=re.M)
-    assert [t for t, *_ in table] == list("abcde")
-    for k, (t, i, x, j, y) in enumerate(table):  # every row of the worksheet's table, recomputed
-        assert int(i) == int(j) == k and np.allclose([number(x), number(y)], corners[k] + [1, 0], atol=5e-4), t
-    assert re.search(r"^    <bos> +1 +0 +1 +1$", doc, flags=re.M)
+def _pentagon() -> dict:
+    """Puzzle 11's construction: token k's value is the pentagon's corner k, written back as every token's corner."""
+    corners = {t: [sympy.cos(k * THETA), sympy.sin(k * THETA)] for k, t in enumerate("abcde")}
+    return _columns(corners, [{f"out:{t}": c[d] for t, c in corners.items()} for d in range(2)])
+
+
+def _by_label(result) -> dict[str, object]:
+    """The failing targets, by their letter, and for (b) the position: '(a)', '(b)1', '(b)2', '(c)', '(d)'."""
+    return {
+        t.label[:3] + "".join(n for n in "12" if f"i − {n}" in t.label): t
+        for t in result.targets
+        if t.status == "failed"
+    }
+
+
+def test_27_the_worked_behaviour_is_what_the_specs_and_the_pattern_give():
+    ns = namespace("27_split_copy")
+    doc, tokens = ns["__doc__"], list("abbce")
+    assert np.allclose(ns["last_two"](4), [[1, 0, 0, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0], [0, 0.5, 0.5, 0]])
+    assert ns["one_token"](tokens) == [None, "a", None, "b", None]
+    assert ns["nearer"](tokens) == [None, None, "b", None, "c"]
+    assert ns["farther"](tokens) == [None, None, "a", None, "b"]
     for line in (
-        "    1 c     BOS                 0, 0               —",
-        "    2 a     ½ BOS, ½ c          —                  c",
-        "    3 b     ½ BOS, ½ a          —                  a",
+        "    0 a        itself           —",
+        "    1 b        0 a              a              (≥ 0.905)",
+        "    2 b        ½ a, ½ b         a and b        (≥ 0.449 each)",
+        "    3 c        ½ b, ½ b         b              (≥ 0.905)",
+        "    4 e        ½ b, ½ c         b and c        (≥ 0.449 each)",
     ):
         assert line in doc
-    # puzzle 11's construction on these givens: c is written as its embedding, (.191, .588), times γ
-    c = corners[2] + [1, 0]
-    assert f"({c[0]:.3f}, {c[1]:.3f})".replace("0.", ".") == "(.191, .588)"
-    logits = corners @ c
-    said = re.search(r"are a (\S+)γ, b (\S+)γ, c (\S+)γ, d (\S+)γ, e (\S+)γ: b, not c", " ".join(doc.split()))
-    assert said and np.allclose([float(x.replace("−", "-")) for x in said.groups()], logits, atol=5e-4)
-    assert int(np.argmax(logits)) == 1
-    # the model agrees, at γ = 1: on "cc", position 2 attends ½ to BOS and ½ to the c at 1; position 1 to BOS alone
-    attempt = solution("27_centred_copy")
-    for name, value in _centred(one=0).items():
-        setattr(attempt.answer, name, value)
-    attempt.answer.params = {"γ": 1}
-    trace = attempt.model().run(["cc"])
-    assert np.allclose(trace.logits[0, 2, 1:], 0.5 * logits + 0.5 * corners @ [1, 0])
-    assert np.allclose(trace.logits[0, 1, 1:], corners @ [1, 0])  # BOS alone: a's corner, "γ·(1, 0)"
-    # the behaviour table, from the specs and the given pattern
-    assert ns["letter_before"](list("cab")) == [None, "c", "a"] and ns["bos_alone"](list("cab"))[0] == [0, 0]
-    assert np.allclose(ns["half_on_bos"](4), [[1, 0, 0, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0], [0.5, 0, 0.5, 0]])
+    assert round(np.exp(-0.1), 3) == 0.905 and round(np.exp(-0.8), 3) == 0.449  # what the log-prob bounds stand for
+    W_U = np.array(ns["W_U"].values, dtype=float)  # the table: token t read from out:t alone
+    assert np.array_equal(W_U, np.hstack([np.zeros((5, 5)), np.eye(5)]))
+    trace = solution("27_split_copy").model().run(["abbce"])
+    probs = np.exp(trace.logits[0] - np.log(np.exp(trace.logits[0]).sum(-1, keepdims=True)))
+    assert probs[1, 0] > 0.905 and probs[3, 1] > 0.905
+    assert min(probs[2, 0], probs[2, 1], probs[4, 1], probs[4, 2]) > 0.449
 
 
-def test_27_puzzle_11s_copy_on_uncentred_letters_raises_the_wrong_letters():
-    failed = _failed(check_with("27_centred_copy", **_centred(one=0)))
-    assert set(failed) == {"a", "b", "c"}
+def test_27_puzzle_11s_pentagon_averages_a_and_c_into_b():
+    """The shortcut from the chapter: five tokens on a pentagon in two value dimensions copy one token at a time (its
+    OV circuit scores 1 and raises each token most) but the average of a's and c's corners is b's direction."""
+    failed = _by_label(check_with("27_split_copy", **_pentagon()))
+    assert set(failed) == {"(b)1", "(b)2"}, set(failed)
+    f = failed["(b)1"].failure
+    assert f.tokens == list("aca")
+    assert "after position 2 your model prefers 'b' (0.865) to the expected 'c' (0.067)" in hint_of(f.explanation)
+
+
+def test_27_four_one_hot_dimensions_leave_e_with_nothing():
+    failed = _by_label(check_with("27_split_copy", **_one_hot_but_e(0)))
+    assert set(failed) == {"(c)", "(a)", "(b)1", "(b)2"}, set(failed)
     from test_wrong_curriculum_a import report_text
 
-    text = report_text(failed["a"])
-    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 1.000" in text  # the score cannot see the offset …
-    assert "(wrong: b → (tie), c → b, d → e, e → (tie))" in text  # … which letter each raises can
-    b = failed["b"].failure
-    assert b.tokens == [
-        "a"
-    ] and "the expected head 0.0 output on out:x, out:y is [0, 0], yours is [20, 0]" in summary_of(b.explanation)
-    assert "look at W_V and W_O" in hint_of(b.explanation)
+    assert "(wrong: e → (tie))" in report_text(failed["(c)"])
+    hint = hint_of(failed["(a)"].failure.explanation)
+    assert "cannot tell the expected 'e' from 'a' and 3 more: a tie, each 0.200" in hint
 
 
-def test_27_cancelling_bos_alone_leaves_the_letters_uncentred():
-    failed = _failed(check_with("27_centred_copy", **_centred(one=0, bos=-1)))
-    assert set(failed) == {"a", "c"}  # BOS now writes nothing, but the letters still carry (1, 0)
-    c = failed["c"].failure
-    assert c.tokens == ["b", "a"] and "cannot tell the expected 'b' from 'a': a tie, each 0.500" in hint_of(
-        c.explanation
-    )
+def test_27_an_e_that_lowers_the_others_too_far_wins_every_pair_it_is_in():
+    failed = _by_label(check_with("27_split_copy", **_one_hot_but_e(-3)))
+    assert set(failed) == {"(b)1", "(b)2"}, set(failed)  # alone, every token is right; e beside a is not
+    f = failed["(b)1"].failure
+    assert f.tokens == list("eaa") and "your model prefers 'e' (1.000) to the expected 'a'" in hint_of(f.explanation)
 
 
-def test_27_a_negative_copy_suppresses_the_letter_before():
-    failed = _failed(check_with("27_centred_copy", **_centred(sign=-1)))
-    assert set(failed) == {"a", "c"}
+def test_27_an_e_that_lowers_the_others_too_little_loses_every_pair_it_is_in():
+    failed = _by_label(check_with("27_split_copy", **_one_hot_but_e(sympy.Rational(-1, 2))))
+    assert set(failed) == {"(b)1", "(b)2"}, set(failed)
+    f = failed["(b)2"].failure
+    assert f.tokens == list("eaa") and "your model prefers 'a'" in hint_of(f.explanation)
+
+
+def test_27_a_value_of_five_dimensions_is_refused_by_its_width():
+    """The other shortcut: one value dimension per token copies everything, and is what (d) forbids."""
+    answer = _columns({t: [int(t == u) for u in "abcde"] for t in "abcde"}, [{f"out:{t}": 1} for t in "abcde"])
+    result = check_with("27_split_copy", **answer)
+    failed = _by_label(result)
+    assert set(failed) == {"(d)"}, set(failed)
     from test_wrong_curriculum_a import report_text
 
-    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is -1.000 (needs ≥ 0.9)" in report_text(failed["a"])
-    assert "after position 2 'a' the expected next token has log-prob -18.783" in summary_of(
-        failed["c"].failure.explanation
-    )
+    assert "W_V of head 0.0 has shape (5, 10): a value of 5 dimensions, at most 4 allowed" in report_text(failed["(d)"])
 
 
-def test_27_too_little_sharpness_copies_but_not_surely():
-    failed = _failed(check_with("27_centred_copy", params={"γ": 4}))
-    assert set(failed) == {"c"}  # the circuit is right; half the attention on BOS halves the lead
-    hint = hint_of(failed["c"].failure.explanation)
-    assert "your top guess after position 2 is 'a' (0.591), but 'b' follows with 0.148" in hint
-    assert "raise your sharpness symbol γ" in hint
+def test_27_a_negative_copy_suppresses_what_it_attends_to():
+    values = {t: [int(t == u) for u in "abcd"] for t in "abcd"} | {"e": [-1] * 4}
+    answer = _columns(values, [{f"out:{t}": -1} for t in "abcd"])  # puzzle 13's sign
+    failed = _by_label(check_with("27_split_copy", **answer))
+    assert {"(c)", "(a)"} <= set(failed)
+    from test_wrong_curriculum_a import report_text
+
+    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is -1.000 (needs ≥ 0.9)" in report_text(failed["(c)"])
+
+
+def test_27_too_little_sharpness_ties_the_two_but_not_surely():
+    failed = _by_label(check_with("27_split_copy", params={"γ": 4}))
+    assert set(failed) == {"(b)1", "(b)2"}  # the circuit is right; the three others keep too much
+    hint = hint_of(failed["(b)1"].failure.explanation)
+    # the tie is what (b) asks for, so the report names the tokens outside it, never "no sharpness can" break it
+    assert "the expected 'b' shares the top with 'a' (0.416 each), as it may, but 'c' and 2 more keep 0.169" in hint
+    assert "raise your sharpness symbol γ" in hint and "no sharpness can" not in hint
 
 
 def test_27_a_sharpness_baked_into_the_numbers_is_refused():
-    answer = _centred()
-    answer["W_O"] = np.zeros((6, 2))
-    answer["W_O"][4, 0] = answer["W_O"][5, 1] = 20
-    refused(check_with("27_centred_copy", **answer), "declare the sharpness as a sympy symbol γ")
+    answer = _one_hot_but_e(-1)
+    answer["W_O"] = np.zeros((10, 4))
+    for k in range(4):
+        answer["W_O"][5 + k, k] = 12  # out:a … out:d, γ = 12 written as a number
+    refused(check_with("27_split_copy", **answer), "declare the sharpness as a sympy symbol γ")
 
 
 def test_27_a_head_that_writes_back_into_the_embedding_is_refused():
-    answer = _centred()
-    answer["W_O"]["emb:x", 0] = 1
-    refused(check_with("27_centred_copy", **answer), "head 0.0 writes into emb:x (1)", "only into out:*")
+    answer = _one_hot_but_e(-1)
+    answer["W_O"]["tok:e", 0] = 1
+    refused(check_with("27_split_copy", **answer), "head 0.0 writes into tok:e (1)", "only into out:*")
+
+
+def test_27_a_value_width_is_validated_when_built_and_names_a_missing_head_as_the_puzzles():
+    from circuits import ValueWidth
+
+    with pytest.raises(CircuitError, match=r"^ValueWidth\('narrow'\): most is 0 \(int\); it needs a whole number ≥ 1"):
+        ValueWidth("narrow", most=0)
+    attempt = solution("27_split_copy")
+    with pytest.raises(CircuitError, match="the model has no head 0.1: a mistake in the puzzle's targets"):
+        ValueWidth("narrow", head=1, most=4).run(attempt.answer, attempt.model())
+
+
+def test_27_two_pentagons_the_regular_simplex_also_pass():
+    """Another mechanism: the pentagon at frequencies 1 and 2 in the four dimensions, written back the same way. Its
+    full OV circuit is (5/2)(I − J/5): every column one-hot up to a shift, as the reference's, by Fourier."""
+    corners = {
+        t: [sympy.cos(k * THETA), sympy.sin(k * THETA), sympy.cos(2 * k * THETA), sympy.sin(2 * k * THETA)]
+        for k, t in enumerate("abcde")
+    }
+    answer = _columns(corners, [{f"out:{t}": c[d] for t, c in corners.items()} for d in range(4)])
+    result = check_with("27_split_copy", **answer)
+    assert result.status == "solved", [(t.label, t.status, words.said(t)) for t in result.targets]
+
+
+def test_27_a_W_O_that_lowers_e_also_passes():
+    """Another mechanism: each value dimension raises its token and lowers e; e's value, −2/5 in all four, then
+    raises e by 8/5 and lowers a … d by 2/5, the same lead, and every pair with e ties."""
+    values = {t: [int(t == u) for u in "abcd"] for t in "abcd"} | {"e": [sympy.Rational(-2, 5)] * 4}
+    answer = _columns(values, [{f"out:{t}": 1, "out:e": -1} for t in "abcd"])
+    result = check_with("27_split_copy", **answer)
+    assert result.status == "solved", [(t.label, t.status, words.said(t)) for t in result.targets]
 
 
 # --- 28: what followed your predecessor before ----------------------------------------------------------------

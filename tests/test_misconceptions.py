@@ -261,6 +261,29 @@ def _mover_by_position(a, g):  # 21: the name mover also prefers the first name'
     a.W_K2[0, "pos:1"] = 0.5
 
 
+def _split_copy(values: dict, outs: list[dict]):
+    """27: an answer from each token's value (one number per value dimension) and what each value dimension writes
+    into out:* (direction → weight, times γ)."""
+
+    def edit(a, g):
+        a.W_V, a.W_O = g["blank"](len(outs), g["resid"]), g["blank"](g["resid"], len(outs))
+        for t, value in values.items():
+            for k, v in enumerate(value):
+                a.W_V[k, f"tok:{t}"] = v
+        for k, out in enumerate(outs):
+            for direction, v in out.items():
+                a.W_O[direction, k] = γ * v
+
+    return edit
+
+
+PENTAGON = {t: [sympy.cos(2 * k * sympy.pi / 5), sympy.sin(2 * k * sympy.pi / 5)] for k, t in enumerate("abcde")}
+
+
+def _one_hot_abcd(e) -> dict:  # 27: a … d one-hot in the four value dimensions, e's value `e` in each
+    return {t: [int(t == u) for u in "abcd"] for t in "abcd"} | {"e": [e] * 4}
+
+
 def _copy_reads_bos(a, g):  # 15: head 0.0's value also reads start
     a.W_V0[0, "start"] = 0.01
 
@@ -647,6 +670,31 @@ CASES = [
         cells("W_Q_b", ((0, "cos:2"), s / 100)),
         "W_Q_b reads cos:2",
     ),
+    # 27 split copy (also test_invention: too strong or too weak an e, a negative copy, γ too small, baked, leak)
+    Case(
+        "27_split_copy",
+        "puzzle 11's pentagon in two of the four dimensions: a and c average to b",
+        _split_copy(PENTAGON, [{f"out:{t}": c[d] for t, c in PENTAGON.items()} for d in range(2)]),
+        "the one at i − 1 has log-prob ≥ −0.8: after position 2 'a' the expected next token has log-prob -2.708",
+    ),
+    Case(
+        "27_split_copy",
+        "one-hot for a … d, nothing left for e",
+        _split_copy(_one_hot_abcd(0), [{f"out:{t}": 1} for t in "abcd"]),
+        "the token each attended token raises most through head 0.0's W_U W_OV W_E (wrong: e → (tie))",
+    ),
+    Case(
+        "27_split_copy",
+        "a shortcut: one value dimension per token, five in all",
+        _split_copy({t: [int(t == u) for u in "abcde"] for t in "abcde"}, [{f"out:{t}": 1} for t in "abcde"]),
+        "W_V of head 0.0 has shape (5, 10): a value of 5 dimensions, at most 4 allowed",
+    ),
+    Case(
+        "27_split_copy",
+        "e lowers the other four by three times what each raises itself",
+        _split_copy(_one_hot_abcd(-3), [{f"out:{t}": 1} for t in "abcd"]),
+        "after position 2 'a' the expected next token has log-prob -12.000 < -0.8",
+    ),
 ]
 
 
@@ -816,11 +864,10 @@ REUSED = {
         "test_invention::test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused",
         "test_invention::test_29_too_little_sharpness_leaks_onto_the_digit_itself",
     ],
-    "27_centred_copy": [
-        "test_invention::test_27_puzzle_11s_copy_on_uncentred_letters_raises_the_wrong_letters",
-        "test_invention::test_27_cancelling_bos_alone_leaves_the_letters_uncentred",
-        "test_invention::test_27_a_negative_copy_suppresses_the_letter_before",
-        "test_invention::test_27_too_little_sharpness_copies_but_not_surely",
+    "27_split_copy": [
+        "test_invention::test_27_an_e_that_lowers_the_others_too_little_loses_every_pair_it_is_in",
+        "test_invention::test_27_a_negative_copy_suppresses_what_it_attends_to",
+        "test_invention::test_27_too_little_sharpness_ties_the_two_but_not_surely",
         "test_invention::test_27_a_sharpness_baked_into_the_numbers_is_refused",
         "test_invention::test_27_a_head_that_writes_back_into_the_embedding_is_refused",
     ],

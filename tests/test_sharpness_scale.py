@@ -141,7 +141,7 @@ ATTENTION = {
     "11_copying_head": [],
     "12_successor_head": [],
     "26_modular_addition": [],
-    "27_centred_copy": [],
+    "27_split_copy": [],
 }  # every other one writes its scores with s
 
 

@@ -300,19 +300,12 @@ FIRST_LETTER = (
     "its own key scores −s, so BOS keeps a lead of at least s/2 under this edit"
 )
 ALLOWED_CHALLENGES_A: dict[str, list[tuple[str, str]]] = {
-    "27_centred_copy": [
+    "27_split_copy": [
         (
-            "W_O[[]out:*, :] + 0.15 (tolerance probe)",
-            (
-                "reviewed, accepted: the task is a copying score ≥ 0.9, each "
-                "letter raised most, nothing written from BOS and the letter "
-                "before predicted; a bias of 0.15 in one row of W_O keeps all "
-                "four (BOS's value is 0, so it still writes nothing), and the "
-                "worksheet asks no more"
-            ),
+            "whole answer × 10",
+            "logits × 100: each column stays one-hot up to a shift, the ties exact, the rest further back",
         ),
-        ("whole answer × 10", "logits × 100 from the letters, BOS's value still 0: the letter before only gets surer"),
-        ("γ × 10", "logits × 10 from the letters, BOS's value still 0: the letter before only gets surer"),
+        ("γ × 10", "logits × 10: each column stays one-hot up to a shift, the ties exact, the rest further back"),
         ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
     ],
     "28_same_predecessor": [

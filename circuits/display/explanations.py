@@ -628,6 +628,13 @@ def _rival(f) -> str:
         )
     if f.how == "second":
         return f"your top guess after position {q} is {w!r} ({f.p_want:.3f}), but {r!r} follows with {f.p_rival:.3f}"
+    if f.how == "shared":
+        partners = " and ".join(repr(p) for p in f.partners)
+        others = f"{r!r}{f' and {f.more} more' if f.more > 0 else ''}"
+        return (
+            f"after position {q} the expected {w!r} shares the top with {partners} ({f.p_want:.3f} each), as it "
+            f"may, but {others} keep {f.rest:.3f} between them"
+        )
     return f"after position {q} your model prefers {r!r} ({f.p_rival:.3f}) to the expected {w!r} ({f.p_want:.3f})"
 
 
