@@ -271,8 +271,10 @@ def pytest_run(cfg: Settings) -> list[Figure]:
         for name, c in commands.items():
             seconds, codes[name] = wall(c, 1)
             times[name].append(seconds)
+
     def note(name):
         return f"median of {len(times[name])}" if codes[name] == 0 else f"exit code {codes[name]}"
+
     out = [
         Figure.within(
             "full run", "pytest puzzles/ --solutions", float(np.median(times["serial"])), 5.0, cfg.floor, note("serial")
@@ -410,8 +412,10 @@ class TorchForward:
         import torch
 
         self.torch, self.model = torch, model
+
         def t(a):
             return torch.from_numpy(np.array(a, dtype=np.float64))
+
         self.W_E = t(model.W_E.T)  # [n_vocab, d]
         self.W_pos = None if model.W_pos is None else t(model.W_pos.T)  # [n_ctx, d]
         self.W_U = None if model.W_U is None else t(model.W_U)  # [n_vocab, d]
