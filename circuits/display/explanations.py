@@ -233,8 +233,8 @@ def _differs(f) -> str:
     if f.read:
         return (
             f"Their residuals differ in {', '.join(f.families)}, and W_K reads {', '.join(f.read)}, yet with this "
-            f"query both keys score the same: look at what W_Q asks for at this query, against what W_K gives keys "
-            f"{f.a} and {f.b}"
+            f"query both keys score the same: look at W_Q and W_K together, at what this query asks for against what "
+            f"keys {f.a} and {f.b} give it"
         )
     return (
         f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "
