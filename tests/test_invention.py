@@ -16,7 +16,7 @@ from circuits.checking.loader import load
 from circuits.display import words
 from circuits.errors import CircuitError
 
-NEW = ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
+NEW = ["22_recent_vowel", "23_look_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
 NEW += ["27_split_copy", "28_same_predecessor", "29_smaller_before"]  # the OV, composition and RASP challenges
 s = sympy.Symbol("s")
 
@@ -101,9 +101,10 @@ def test_22_a_sharpness_baked_into_the_numbers_is_refused():
     refused(check_with("22_recent_vowel", **_vowel_answer(sharp=5)), "declare the sharpness as a sympy symbol s")
 
 
-def _parked(answer, d: int):
-    """The answer with its scale baked in and s parked on a second query row that meets an all-zero key row."""
-    W_Q = np.asarray(sympy.Matrix(answer["W_Q"].tolist()).subs(s, 5), dtype=object)
+def _parked(answer, d: int, value=5):
+    """The answer with its scale baked in (s = `value`) and s parked on a second query row that meets an all-zero
+    key row."""
+    W_Q = np.asarray(sympy.Matrix(answer["W_Q"].tolist()).subs(s, value), dtype=object)
     W_Q = np.vstack([W_Q, [s] + [0] * (d - 1)])
     W_K = np.vstack([np.asarray(answer["W_K"].tolist(), dtype=float), np.zeros(d)])
     return dict(W_Q=W_Q, W_K=W_K)
@@ -124,69 +125,91 @@ def test_22_too_little_sharpness_fails_on_a_close_earlier_vowel():
     )
 
 
-# --- 23: two back, through a window ----------------------------------------------------------------------------
-def _two_back(shift=None, ramp=-1, upto=12, content=False):
-    ns = namespace("23_two_back")
+# --- 23: look back as far as the token says -------------------------------------------------------------------
+def _look_back(tilt=-1, curve=-0.5, sharp=s):
+    """The reference's shape: key j gives (j, curve·j²), query i holding d gives s·(i + tilt·d, 1); with
+    curve=None, the first row alone: s·(i + tilt·d)·j."""
+    ns = namespace("23_look_back")
     resid, blank = ns["resid"], ns["blank"]
-    if shift is not None:  # one-hot positions: query i reads pos:i and asks for pos:(i − shift)
-        W_Q, W_K = blank(12, resid), blank(12, resid)
-        for i in range(12):
-            W_Q[i, f"pos:{i}"] = s
-            if i - shift >= 0:
-                W_K[i, f"pos:{i - shift}"] = 1
-        return dict(W_Q=W_Q, W_K=W_K)
-    W_Q, W_K = blank(1, resid), blank(1, resid)
-    for t in "abcd":
-        W_Q[0, f"tok:{t}"] = s
-        if content:
-            W_K[0, f"tok:{t}"] = "abcd".index(t)
-    for i in range(upto):
-        W_K[0, f"pos:{i}"] = ramp * i
+    rows = 1 if curve is None else 2
+    W_Q, W_K = blank(rows, resid), blank(rows, resid)
+    for i in range(ns["N_CTX"]):
+        W_Q[0, f"pos:{i}"], W_K[0, f"pos:{i}"] = sharp * i, i
+        if curve is not None:
+            W_K[1, f"pos:{i}"] = curve * i * i
+    for d in ns["DIGITS"]:
+        W_Q[0, f"tok:{d}"] = tilt * sharp * int(d)
+        if curve is not None:
+            W_Q[1, f"tok:{d}"] = sharp
+    return dict(W_Q=W_Q, W_K=W_K)
+
+
+def _tent():
+    """Another mechanism: a table, one row per key position (W_K the identity on pos:*). Query i's row j holds a
+    bump that falls by ½, 1½, 2½ and then 3½ per step back from i (linear past three steps, no parabola), and
+    digit d tilts it by −d·j: the top of the bump moves back to where its slope meets the tilt, d steps."""
+    ns = namespace("23_look_back")
+    resid, blank, n = ns["resid"], ns["blank"], ns["N_CTX"]
+    W_Q, W_K = blank(n, resid), blank(n, resid)
+    for j in range(n):
+        W_K[j, f"pos:{j}"] = 1
+        for d in ns["DIGITS"]:
+            W_Q[j, f"tok:{d}"] = -s * int(d) * j
+        for i in range(j, n):
+            W_Q[j, f"pos:{i}"] = -s * sum(min(m, 3) + sympy.Rational(1, 2) for m in range(i - j))
     return dict(W_Q=W_Q, W_K=W_K)
 
 
 def test_23_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
-    ns = namespace("23_two_back")
-    assert ns["two_back"](list("abcdab")) == [None, None, 0, 1, 2, 3]
-    assert "    key        —     —     0     1     2     3" in ns["__doc__"]
-    sees = " ".join(f"{max(0, i - 2)}–{i}" if i else "0" for i in range(6))
-    assert "    sees      " + "   ".join(f"{x:<3}" for x in sees.split()).rstrip() in ns["__doc__"]
-    pattern = solution("23_two_back").model().run(["abcdab"]).pattern(0, 0)[0]
-    assert [int(np.argmax(row)) for row in pattern[2:]] == [0, 1, 2, 3]
+    ns = namespace("23_look_back")
+    assert ns["look_back"](list("1021321")) == [0, 1, 0, 2, 1, 3, 5]
+    points = [i - int(d) for i, d in enumerate("1021321")]
+    assert "    points  " + "".join(f"{p:<8}".replace("-", "−") for p in points).rstrip() in ns["__doc__"]
+    assert "    key     " + "".join(f"{k:<8}" for k in ns["look_back"](list("1021321"))).rstrip() in ns["__doc__"]
+    assert ns["look_back"](list("3" * 16)) == [0, 0, 0, 0, *range(1, 13)]
+    assert "keys are 0, 0, 0, 0, 1, 2, … 12" in " ".join(ns["__doc__"].split())
+    pattern = solution("23_look_back").model().run(["1021321"]).pattern(0, 0)[0]
+    assert [int(np.argmax(row)) for row in pattern] == [0, 1, 0, 2, 1, 3, 5]
 
 
-def test_23_another_mechanism_passes_a_shift_of_the_one_hot_positions():
-    result = check_with("23_two_back", **_two_back(shift=2), params={"s": 8})
-    assert result.status == "solved"
+def test_23_another_mechanism_passes_a_table_with_a_tent_not_a_parabola():
+    result = check_with("23_look_back", **_tent(), params={"s": 10})
+    assert result.status == "solved", [(t.label, t.status, words.said(t)) for t in result.targets]
 
 
-def test_23_a_previous_token_head_is_one_short():
-    f = only_failure(check_with("23_two_back", **_two_back(shift=1), params={"s": 8})).failure
-    assert f.tokens == ["a", "a", "a"]
-    assert "target is key 0 'a', but head 0.0 puts only 0.000 there" in summary_of(f.explanation)
-    assert "its largest weight, 0.999, is on key 1" in summary_of(f.explanation) and "pos:*" in hint_of(f.explanation)
+def test_23_a_tilt_the_wrong_way_looks_forward_and_the_mask_leaves_the_query_itself():
+    f = only_failure(check_with("23_look_back", **_look_back(tilt=1))).failure
+    assert f.tokens == ["0", "1"]  # the 1 at position 1 must look back to 0
+    assert "its largest weight, 1.000, is on key 1 '1'" in summary_of(f.explanation)
+    assert "pos:* favour key 1 by 15" in hint_of(f.explanation)
 
 
-def test_23_a_ramp_the_wrong_way_attends_to_the_query_itself():
-    f = only_failure(check_with("23_two_back", **_two_back(ramp=1))).failure
-    assert f.tokens == ["a", "a", "a"]  # the first query asked: position 2, which must look at 0
-    assert "is on key 2 'a'" in summary_of(f.explanation) and "pos:* favour key 2 by 10" in hint_of(f.explanation)
+def test_23_a_pointer_as_a_number_is_a_product_not_a_match():
+    f = only_failure(check_with("23_look_back", **_look_back(curve=None))).failure  # s·(i − d)·j: no top inside
+    assert f.tokens == ["0", "1"]  # i − d = 0: every key scores 0
+    said = hint_of(f.explanation)
+    assert "query at position 1 ('1') is exactly zero: W_Q reads tok:1 and pos:1 there" in said
+    assert "they cancel at this position" in said and "reads nothing" not in said
 
 
-def test_23_a_ramp_that_stops_short_fails_late_in_the_context():
-    f = only_failure(check_with("23_two_back", **_two_back(upto=8))).failure
-    assert len(f.tokens) == 9  # query 8 sees keys 6, 7 and 8, and key 8 (score 0) outranks −6 and −7
+def test_23_a_parabola_without_its_half_has_its_top_half_way_back():
+    f = only_failure(check_with("23_look_back", **_look_back(curve=-1))).failure  # top at (i − d)/2
+    assert f.tokens == ["0", "0"] and "puts only 0.500 there" in summary_of(f.explanation)  # keys 0 and 1 tie
+    said = hint_of(f.explanation)
+    assert "indistinguishable keys" in said and "W_K reads pos:*, yet with this query both keys score the same" in said
 
 
-def test_23_reading_the_tokens_instead_of_the_positions_fails():
-    f = only_failure(check_with("23_two_back", **_two_back(ramp=0, content=True))).failure
-    assert f.tokens == ["a", "a", "a"] and "puts only 0.333 there" in summary_of(f.explanation)  # three equal keys
-    assert "indistinguishable keys" in hint_of(f.explanation)  # a tie, never "sharpen"
+def test_23_too_little_sharpness_says_by_how_much():
+    f = only_failure(check_with("23_look_back", params={"s": 2})).failure
+    assert f.tokens == ["0", "0"] and "puts only 0.731 there" in summary_of(f.explanation)
+    assert "attends most to the right key" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(
+        f.explanation
+    )
 
 
 def test_23_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
     refused(
-        check_with("23_two_back", **_parked(_two_back(), 16)),
+        check_with("23_look_back", **_parked(_look_back(), 20, value=10)),
         "with s at 0, so s does not control the attention the targets depend on",
     )
 

@@ -229,6 +229,18 @@ def _positional_s_inhibition(a, g):  # 21: from position i to position i − 2, 
     a.W_Q1, a.W_K1 = Q, K
 
 
+def _one_back_always(a, g):  # 23: puzzle 04's previous-token head on one-hot positions: the digit never read
+    Q, K = blank(g["N_CTX"], g["resid"]), blank(g["N_CTX"], g["resid"])
+    for i in range(1, g["N_CTX"]):
+        Q[i, f"pos:{i}"], K[i, f"pos:{i - 1}"] = s, 1
+    a.W_Q, a.W_K = Q, K
+
+
+def _no_tilt(a, g):  # 23: a bump around the query's own position that the digit never moves: every pointer a 0
+    for d in g["DIGITS"]:
+        a.W_Q[0, f"tok:{d}"] = 0
+
+
 def _template_duplicate_token(a, g):  # 21: a name at 4+ matching a name at 1 or 3, else BOS
     Q, K = blank(6, g["resid"]), blank(6, g["resid"])
     for k, n in enumerate(g["NAMES"]):
@@ -604,6 +616,19 @@ CASES = [
         "at query 12 '0' the target is key 12 '0', but head 0.0 puts only 0.000 there",
         examples=[],
     ),
+    # 23 look back (also in test_invention: the tilt the wrong way, a pointer as a number, a parabola without its ½)
+    Case(
+        "23_look_back",
+        "a previous-token head: one back, whatever the digit (a positional shortcut)",
+        _one_back_always,
+        "at query 1 '0' the target is key 1 '0', but head 0.0 puts only 0.000 there",
+    ),
+    Case(
+        "23_look_back",
+        "a bump around the query's own position, never moved by the digit",
+        _no_tilt,
+        "at query 1 '1' the target is key 0 '0', but head 0.0 puts only 0.007 there",
+    ),
     # 21 IOI (also: a dup head finding itself, no S-inhibition, inhibiting the wrong way, the template whole)
     Case(
         "21_ioi_mini",
@@ -821,11 +846,11 @@ REUSED = {
         "test_invention::test_22_a_sharpness_symbol_parked_on_a_dead_entry_is_refused",
         "test_invention::test_22_too_little_sharpness_fails_on_a_close_earlier_vowel",
     ],
-    "23_two_back": [
-        "test_invention::test_23_a_previous_token_head_is_one_short",
-        "test_invention::test_23_a_ramp_the_wrong_way_attends_to_the_query_itself",
-        "test_invention::test_23_a_ramp_that_stops_short_fails_late_in_the_context",
-        "test_invention::test_23_reading_the_tokens_instead_of_the_positions_fails",
+    "23_look_back": [
+        "test_invention::test_23_a_tilt_the_wrong_way_looks_forward_and_the_mask_leaves_the_query_itself",
+        "test_invention::test_23_a_pointer_as_a_number_is_a_product_not_a_match",
+        "test_invention::test_23_a_parabola_without_its_half_has_its_top_half_way_back",
+        "test_invention::test_23_too_little_sharpness_says_by_how_much",
         "test_invention::test_23_a_sharpness_symbol_parked_on_a_dead_entry_is_refused",
     ],
     "24_other_kind": [

@@ -251,15 +251,24 @@ SHARPER_ROW = (
     "every query already reads 1 · s from its token, and pos:i is 1 at position i only: the edit doubles "
     "that one query, so its row of scores keeps its ranking and only gets sharper"
 )
+DIGIT_0 = (
+    "a 0 points at the query itself, the latest key it sees: any score that rises with the key's position "
+    "finds it, and the edit leaves digit 0's scores rising in j (s·i·j and more), the other digits' untouched"
+)
 ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
     "22_recent_vowel": [
         ("W_Q[[]0, pos:*] 0 → s", SHARPER_ROW),
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
     ],
-    "23_two_back": [
-        ("W_Q[[]0, pos:*] 0 → s", SHARPER_ROW),
-        ("W_K columns pos:10 ↔ pos:11", WHOLE_CONTEXT),
+    "23_look_back": [
+        *((name, DIGIT_0) for name in ("W_Q[[]1, tok:0]: × −1", "W_Q[[]1, tok:0]: → 0", "W_Q[[]0, tok:0]: 0 → 15*s")),
+        ("W_Q[[]1, pos:0]: 0 → 15*s", "only query 0 reads pos:0, and it sees one key, key 0: nothing to tell apart"),
+        (
+            "W_K[[]0, pos:0]: 0 → -112.5",
+            "key 0 is the target only where the pointer reaches the start or past it (i − d ≤ 0); there the edit "
+            "adds −112.5·s·(i − d) ≥ 0 to key 0, which already led, and elsewhere key 0 only sinks further",
+        ),
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
     ],

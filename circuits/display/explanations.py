@@ -180,7 +180,17 @@ def _fixed_pattern(f) -> str:
     return f"{_head(f.head)} has a fixed pattern; this target needs a computed one"
 
 
+def _and(names) -> str:
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else list(names))
+
+
 def _zero_query(f) -> str:
+    if f.cancels:
+        return (
+            f"{_head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: W_Q reads "
+            f"{_and(f.cancels)} there, but in every row of W_Q what they add up to is 0, so every key scores the "
+            "same and the attention spreads evenly. Look at W_Q on those directions: they cancel at this position"
+        )
     return (
         f"{_head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: W_Q reads nothing at that "
         f"token (W_Q reads {', '.join(f.reads) or 'nothing'}; the residual there holds "
@@ -219,6 +229,12 @@ def _differs(f) -> str:
         return (
             "Their residuals are identical, so no W_Q and W_K can tell them apart: what is written into them "
             "before this layer must differ"
+        )
+    if f.read:
+        return (
+            f"Their residuals differ in {', '.join(f.families)}, and W_K reads {', '.join(f.read)}, yet with this "
+            f"query both keys score the same: look at W_Q and W_K together, at what this query asks for against what "
+            f"keys {f.a} and {f.b} give it"
         )
     return (
         f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "

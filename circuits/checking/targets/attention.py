@@ -36,7 +36,13 @@ def zero_query(trace, layer: int, head: int, q: int) -> ZeroQuery | None:
         trace.tokens(0)[q],
         families(labels[i] for i in read),
         families(labels[i] for i in np.flatnonzero(np.abs(x) > 1e-9)),
+        _named([labels[i] for i in read if abs(x[i]) > 1e-9]),
     )
+
+
+def _named(labels: list[str]) -> tuple[str, ...]:
+    """A few directions by name (tok:1, pos:1), more by family (tok:*), so the line stays short."""
+    return tuple(labels) if len(labels) <= 4 else families(labels)
 
 
 # --- what an explanation found: the miss (its summary) and its likely cause (its hint) --------------------------
@@ -68,13 +74,14 @@ class FixedPattern:
 @dataclass(frozen=True)
 class ZeroQuery:
     """The head's query at `query` is exactly zero (W_Q reads `reads`; the residual there holds `has`): every key
-    scores the same."""
+    scores the same. `cancels`: the directions W_Q reads that are there, whose contributions add up to zero."""
 
     head: tuple[int, int]
     query: int
     token: str
     reads: tuple[str, ...]
     has: tuple[str, ...]
+    cancels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -400,7 +407,7 @@ class Attention(Target):
             best = int(np.flatnonzero(inside)[np.argmax(scores[inside])])
             rival = int(np.flatnonzero(~inside)[np.argmax(scores[~inside])])
             if diagnosis.tied(scores[best], scores[rival]):
-                then = self._writer_first(trace, q, best, rival) or differs(trace, self.layer, best, rival)
+                then = self._writer_first(trace, q, best, rival) or differs(trace, self.layer, best, rival, self.head)
                 return TiedKeys(name, rival, best, scores[best], then)
         if not inside[top]:
             return self._wrong_key_hint(trace, q, top, t)
