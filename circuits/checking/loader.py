@@ -107,9 +107,7 @@ def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
 
     shipped, shipped_source = _shipped(ref)
     puzzle = _declared(shipped, paths.shown(ref))
-    names = [
-        n for n in givens.given_names(_above_answer(shipped_source)) if n not in (*puzzle.answer, *puzzle.optional)
-    ]
+    names = compared_givens(shipped_source, puzzle)
     source, data = _source(given, shown)
     path = Path(os.path.abspath(given))
     sealed = answer.load(path, shown, source, puzzle, shipped, names, data)
@@ -152,6 +150,12 @@ def _declared(namespace: dict, shown: str) -> Puzzle:
     if not puzzles:
         raise CircuitError(f"{shown} declares no puzzle (expected `puzzle = Puzzle(...)`)")
     return puzzles[0]
+
+
+def compared_givens(reference_source: str, puzzle: Puzzle) -> list[str]:
+    """The givens a learner's file is compared on: the names the reference defines above its answer line."""
+    answer = (*puzzle.answer, *puzzle.optional)
+    return [n for n in givens.given_names(_above_answer(reference_source)) if n not in answer]
 
 
 def _above_answer(source: str) -> str:

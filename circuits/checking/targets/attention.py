@@ -162,7 +162,7 @@ class WrongKey:
 class Unmatched:
     """Nothing favours the target key because the query asks for something it does not hold: at query `query`,
     W_Qᵀ W_K looks for `looks_for` in a key (from `reads`, what W_Q reads there), and the target key holds only
-    `holds` of what W_K reads. Directions are named one by one, or by family where there are more than three."""
+    `holds` of what W_K reads. Directions are named one by one, or by family where there are more than four."""
 
     query: int
     reads: tuple[str, ...]
@@ -180,12 +180,6 @@ class Silent:
     reads: tuple[str, ...]
     both: bool
     writers: tuple[tuple[int, int], ...]
-
-
-def _named(labels, idx) -> tuple[str, ...]:
-    """Residual directions by name, or by family where there are more than three."""
-    names = [labels[int(i)] for i in idx]
-    return tuple(names) if len(names) <= 3 else families(names)
 
 
 @dataclass
@@ -542,7 +536,7 @@ class Attention(Target):
         if not len(holds) or not looks or np.abs(wanted[holds]).max() > floor:
             return None
         reads = np.flatnonzero((np.abs(head.W_Q).sum(0) > 0) & (np.abs(x[q]) > 1e-9))
-        return Unmatched(q, _named(labels, reads), _named(labels, looks), _named(labels, holds))
+        return Unmatched(q, *(_named([labels[int(i)] for i in idx]) for idx in (reads, looks, holds)))
 
     def _silent(self, model) -> Silent | None:
         """The directions W_K reads that no part before this layer can write, whatever the input: no embedding,
