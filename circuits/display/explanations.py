@@ -199,8 +199,8 @@ def _unread(f) -> str:
     )
     return (
         f"{name}'s {f.side} read {', '.join(f.reads)}, which nothing writes before layer {f.head[0]} ({earlier} "
-        f"write only {', '.join(f.written) or 'nothing'} at this input), so every key scores the same "
-        f"({f.score:.3g}). {fix}"
+        f"write{'' if writers else 's'} only {', '.join(f.written) or 'nothing'} at this input), so every key "
+        f"scores the same ({f.score:.3g}). {fix}"
     )
 
 
@@ -380,11 +380,13 @@ def _leak(f) -> str:
     m, name = f.mix, _head(f.head)
     over = [g for g in np.argsort(m.needed - m.yours) if m.yours[g] - m.needed[g] > 0.005]
     under = [g for g in np.argsort(m.yours - m.needed) if m.needed[g] - m.yours[g] > 0.005]
+
     def said(g, mass):
         return (
             f"{mass:.3f} on key{'s' if len(m.keys[g]) > 1 else ''} "  # noqa: E731
             f"{_keys_at(m.keys[g], f.tokens)} (value {_vec(m.values[g])})"
         )
+
     parts = []
     if over:
         parts.append(
