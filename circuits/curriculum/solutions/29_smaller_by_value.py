@@ -109,8 +109,7 @@ puzzle = Puzzle(
     sharpness=["s"],
     writes={"mlp 0": ["free:*"], "head 1.0": []},
     reads={},  # the mechanism is yours: each matrix may read any direction
-    source="RASP (Weiss et al. 2021), SelectorWidth of a < selector; tracr (Lindner et al. 2023), make_sort, "
-           "and its MLPs from a numerical to a categorical encoding",
+    source="RASP (Weiss et al. 2021), SelectorWidth of a < selector; tracr (Lindner et al. 2023), make_sort",
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
