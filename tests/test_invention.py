@@ -670,7 +670,7 @@ STEM_29 = "29_smaller_by_value"
 COLUMNS_29 = ["value", "one", "bos"] + [f"free:{k}" for k in range(5)]
 
 
-def _row(**entries):
+def _row29(**entries):
     """A row over value, one, bos, free:0 … free:4 (free_k= names free:k)."""
     return [entries.get(c.replace(":", "_"), 0) for c in COLUMNS_29]
 
@@ -679,27 +679,27 @@ def _ramps():
     """Three units relu(x − 1), relu(x − 2), relu(x − 3) written into free:0 … free:2, no one-hot code. With one and
     value they span every function of a digit 0 … 4, so the head can still make any table: for query x, key y
     scores −s·relu(y − x + 1) (0 for y < x, ≤ −s from y = x on), and −s·(y + 1) for x = 0; BOS scores 0."""
-    W_in = [_row(value=1, one=-k) for k in (1, 2, 3)]
+    W_in = [_row29(value=1, one=-k) for k in (1, 2, 3)]
     W_out = [[0, 0, 0]] * 3 + [[int(k == u) for u in range(3)] for k in range(3)] + [[0, 0, 0]] * 2
     W_Q = [
-        _row(one=s, value=-s, free_0=s),  # [x = 0], against the key's one
-        _row(one=s, free_0=-s, free_1=s),  # [x ≤ 1], against its value
-        _row(free_0=s, free_1=-2 * s, free_2=s),  # [x = 2], against relu(y − 1)
-        _row(free_1=s, free_2=-2 * s),  # [x = 3], against relu(y − 2)
-        _row(free_2=s),  # [x = 4], against relu(y − 3)
+        _row29(one=s, value=-s, free_0=s),  # [x = 0], against the key's one
+        _row29(one=s, free_0=-s, free_1=s),  # [x ≤ 1], against its value
+        _row29(free_0=s, free_1=-2 * s, free_2=s),  # [x = 2], against relu(y − 1)
+        _row29(free_1=s, free_2=-2 * s),  # [x = 3], against relu(y − 2)
+        _row29(free_2=s),  # [x = 4], against relu(y − 3)
     ]
-    W_K = [_row(one=-1), _row(value=-1), _row(free_0=-1), _row(free_1=-1), _row(free_2=-1)]
+    W_K = [_row29(one=-1), _row29(value=-1), _row29(free_0=-1), _row29(free_1=-1), _row29(free_2=-1)]
     return dict(W_in=W_in, W_out=W_out, W_Q=W_Q, W_K=W_K)
 
 
 def _thermometer():
     """Four units relu(x), relu(x − 1), relu(x − 2), relu(x − 3) made into free:k−1 = [x ≥ k], k = 1 … 4; the head
     scores [y < x] = Σ_k [x ≥ k]·[y = k − 1], with [y = k − 1] = [y ≥ k − 1] − [y ≥ k] ([y ≥ 0] is one)."""
-    W_in = [_row(value=1, one=-k) for k in range(4)]
+    W_in = [_row29(value=1, one=-k) for k in range(4)]
     W_out = [[0] * 4] * 3 + [[1, -1, 0, 0], [0, 1, -1, 0], [0, 0, 1, -1], [0, 0, 0, 1], [0] * 4]
     at_least = ["one"] + [f"free_{k}" for k in range(4)]  # [y ≥ 0] … [y ≥ 4]
-    W_Q = [_row(**{f"free_{k}": s}) for k in range(4)] + [_row(one=s)]
-    W_K = [_row(**{at_least[k]: 1, at_least[k + 1]: -1}) for k in range(4)] + [_row(bos=1)]
+    W_Q = [_row29(**{f"free_{k}": s}) for k in range(4)] + [_row29(one=s)]
+    W_K = [_row29(**{at_least[k]: 1, at_least[k + 1]: -1}) for k in range(4)] + [_row29(bos=1)]
     return dict(W_in=W_in, W_out=W_out, W_Q=W_Q, W_K=W_K)
 
 
@@ -752,7 +752,7 @@ def test_29_smaller_or_equal_counts_the_digit_itself():
 
 def test_29_without_a_score_for_bos_a_zero_spreads_over_everything():
     ns = namespace(STEM_29)
-    f = only_failure(check_with(STEM_29, W_Q=ns["W_Q"][:4] + [_row()])).failure
+    f = only_failure(check_with(STEM_29, W_Q=ns["W_Q"][:4] + [_row29()])).failure
     assert f.tokens == ["0"] and "puts only 0.500 there" in summary_of(f.explanation)
     assert "query at position 1 ('0') is exactly zero" in hint_of(f.explanation)
 
@@ -764,9 +764,9 @@ def test_29_an_mlp_that_writes_into_value_is_refused():
 
 def test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
     ns = namespace(STEM_29)
-    W_Q = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in ns["W_Q"]] + [_row(bos=s)]
+    W_Q = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in ns["W_Q"]] + [_row29(bos=s)]
     refused(
-        check_with(STEM_29, W_Q=W_Q, W_K=ns["W_K"] + [_row()]),
+        check_with(STEM_29, W_Q=W_Q, W_K=ns["W_K"] + [_row29()]),
         "with s at 0, so s does not control the attention the targets depend on",
     )
 
