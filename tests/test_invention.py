@@ -17,7 +17,7 @@ from circuits.display import words
 from circuits.errors import CircuitError
 
 NEW = ["22_recent_vowel", "23_look_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
-NEW += ["27_split_copy", "28_same_predecessor", "29_smaller_before"]  # the OV, composition and RASP challenges
+NEW += ["27_split_copy", "28_same_predecessor", "29_smaller_by_value"]  # the OV, composition and RASP challenges
 s = sympy.Symbol("s")
 
 
@@ -745,24 +745,54 @@ def test_28_too_little_sharpness_leaks_from_bos():
     assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol s" in hint_of(f.explanation)
 
 
-# --- 29: the smaller digits before ------------------------------------------------------------------------------
-def _table(picks, bos=1):
-    """A head whose score table is `picks`: W_K reads each direction alone, W_Q's row k gives query x s·picks(x, k)
-    against a digit key k and s·bos against BOS (BOS's own query reads nothing)."""
-    W_Q = [[s * int(picks(x, k)) for x in range(5)] + [0] for k in range(5)] + [[s * bos] * 5 + [0]]
-    return dict(W_Q=W_Q, W_K=np.eye(6).tolist())
+# --- 29: the smaller digits before, when a digit is a number ---------------------------------------------------
+STEM_29 = "29_smaller_by_value"
+COLUMNS_29 = ["value", "one", "bos"] + [f"free:{k}" for k in range(5)]
+
+
+def _row29(**entries):
+    """A row over value, one, bos, free:0 … free:4 (free_k= names free:k)."""
+    return [entries.get(c.replace(":", "_"), 0) for c in COLUMNS_29]
+
+
+def _ramps():
+    """Three units relu(x − 1), relu(x − 2), relu(x − 3) written into free:0 … free:2, no one-hot code. With one and
+    value they span every function of a digit 0 … 4, so the head can still make any table: for query x, key y
+    scores −s·relu(y − x + 1) (0 for y < x, ≤ −s from y = x on), and −s·(y + 1) for x = 0; BOS scores 0."""
+    W_in = [_row29(value=1, one=-k) for k in (1, 2, 3)]
+    W_out = [[0, 0, 0]] * 3 + [[int(k == u) for u in range(3)] for k in range(3)] + [[0, 0, 0]] * 2
+    W_Q = [
+        _row29(one=s, value=-s, free_0=s),  # [x = 0], against the key's one
+        _row29(one=s, free_0=-s, free_1=s),  # [x ≤ 1], against its value
+        _row29(free_0=s, free_1=-2 * s, free_2=s),  # [x = 2], against relu(y − 1)
+        _row29(free_1=s, free_2=-2 * s),  # [x = 3], against relu(y − 2)
+        _row29(free_2=s),  # [x = 4], against relu(y − 3)
+    ]
+    W_K = [_row29(one=-1), _row29(value=-1), _row29(free_0=-1), _row29(free_1=-1), _row29(free_2=-1)]
+    return dict(W_in=W_in, W_out=W_out, W_Q=W_Q, W_K=W_K)
+
+
+def _thermometer():
+    """Four units relu(x), relu(x − 1), relu(x − 2), relu(x − 3) made into free:k−1 = [x ≥ k], k = 1 … 4; the head
+    scores [y < x] = Σ_k [x ≥ k]·[y = k − 1], with [y = k − 1] = [y ≥ k − 1] − [y ≥ k] ([y ≥ 0] is one)."""
+    W_in = [_row29(value=1, one=-k) for k in range(4)]
+    W_out = [[0] * 4] * 3 + [[1, -1, 0, 0], [0, 1, -1, 0], [0, 0, 1, -1], [0, 0, 0, 1], [0] * 4]
+    at_least = ["one"] + [f"free_{k}" for k in range(4)]  # [y ≥ 0] … [y ≥ 4]
+    W_Q = [_row29(**{f"free_{k}": s}) for k in range(4)] + [_row29(one=s)]
+    W_K = [_row29(**{at_least[k]: 1, at_least[k + 1]: -1}) for k in range(4)] + [_row29(bos=1)]
+    return dict(W_in=W_in, W_out=W_out, W_Q=W_Q, W_K=W_K)
 
 
 def test_29_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
     from fractions import Fraction
 
-    ns = namespace("29_smaller_before")
+    ns = namespace(STEM_29)
     digits = list("20313")
     counts, results = ns["smaller_before"](digits), ns["spec"](digits)
     assert counts == [0, 0, 2, 1, 3]
     tokens = ["<bos>", *digits]
-    trace = solution("29_smaller_before").model().run(["20313"])
-    keys, pattern = ns["picked"](trace.ids)[0], trace.pattern(0, 0)[0]
+    trace = solution(STEM_29).model().run(["20313"])
+    keys, pattern = ns["picked"](trace.ids)[0], trace.pattern(1, 0)[0]
     label = lambda k: "0 BOS" if k == 0 else f"{k} '{tokens[k]}'"  # noqa: E731
     for q in range(1, 6):
         wanted = list(np.flatnonzero(keys[q]))
@@ -771,74 +801,60 @@ def test_29_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
         line = f"    {label(q)}    " + ", ".join(map(label, wanted))
         assert line in ns["__doc__"] and ns["__doc__"].split(line)[1].split()[:2] == [str(counts[q - 1]), result], q
         assert all(pattern[q, k] >= 0.99 / len(wanted) for k in wanted)
-    assert np.allclose(trace.z(0, 0)[0, 1:, 0], [r[0] for r in results], atol=1e-3)
+    assert np.allclose(trace.z(1, 0)[0, 1:, 0], [r[0] for r in results], atol=1e-3)
 
 
-def test_29_the_table_may_live_in_the_keys_instead():
-    """Any head whose score table is s on the triangle y < x and on BOS passes, however it is factored: here each
-    query asks for its own digit (W_Q = s·I) and W_K's row x lists the keys that digit x picks."""
-    keyed = dict(
-        W_Q=[[s * int(x == r) for x in range(5)] + [0] for r in range(5)],
-        W_K=[[int(y < x) for y in range(5)] + [1] for x in range(5)],
+def test_29_the_embedding_is_the_worksheets_table():
+    ns = namespace(STEM_29)
+    W_E = np.array(ns["W_E"].values, dtype=float)
+    assert W_E.shape == (8, 6) and list(ns["resid"].labels) == COLUMNS_29
+    assert W_E[:3].tolist() == [[0, 0, 1, 2, 3, 4], [0, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0]] and not W_E[3:].any()
+    assert (
+        "    value       0    0  1  2  3  4" in ns["__doc__"] and "    one         0    1  1  1  1  1" in ns["__doc__"]
     )
-    assert check_with("29_smaller_before", **keyed).status == "solved"
-    assert check_with("29_smaller_before", **_table(lambda x, y: y < x)).status == "solved"  # the harness's own table
 
 
-def test_29_matching_the_same_digit_is_puzzle_18s_head_not_this_one():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: x == y))).failure
-    assert f.tokens == ["0"]  # the lone digit counts itself
-    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in summary_of(f.explanation)
-    assert "indistinguishable keys: key 1 and the target key 0 both score 20" in hint_of(f.explanation)
+def test_29_three_ramps_are_enough_the_features_need_not_be_one_hot():
+    assert check_with(STEM_29, **_ramps()).status == "solved"
+
+
+def test_29_a_thermometer_code_works_too():
+    assert check_with(STEM_29, **_thermometer()).status == "solved"
 
 
 def test_29_smaller_or_equal_counts_the_digit_itself():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y <= x))).failure
+    ns = namespace(STEM_29)
+    W_Q = [[c if k - 3 != r else (s if r < 4 else c) for k, c in enumerate(row)] for r, row in enumerate(ns["W_Q"])]
+    f = only_failure(check_with(STEM_29, W_Q=W_Q)).failure  # each key row y is read by the query y as well
     assert f.tokens == ["0"] and "puts only 0.500 there" in summary_of(f.explanation)
-    assert "indistinguishable keys" in hint_of(f.explanation)  # a tie, never "sharpen"
-
-
-def test_29_the_triangle_the_wrong_way_counts_the_larger_digits():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y > x))).failure
-    assert f.tokens == ["0", "1"]
-    assert "the targets are keys 0, 1, each needing ≥ 0.495" in summary_of(f.explanation)
-    assert "puts only 0.000 on key 1 '0'" in summary_of(f.explanation) and "(0: 20, 1: 0)" in hint_of(f.explanation)
-
-
-def test_29_ranking_by_value_is_puzzle_20s_head_not_a_count():
-    ranking = dict(W_Q=[[s] * 5 + [0]], W_K=[[-y for y in range(5)] + [1]])  # BOS first, then the smallest digit
-    f = only_failure(check_with("29_smaller_before", **ranking)).failure
-    assert f.tokens == ["0", "1"] and "its largest weight, 1.000, is on key 0 '<bos>'" in summary_of(f.explanation)
-    assert "should spread its attention evenly over keys 0, 1, but their scores differ" in hint_of(f.explanation)
-
-
-def test_29_bos_above_the_picked_digits_takes_the_attention():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y < x, bos=2))).failure
-    assert f.tokens == ["0", "1"] and "(0: 40, 1: 20)" in hint_of(f.explanation)
+    assert "indistinguishable keys: key 1 and the target key 0 both score 20" in hint_of(f.explanation)
 
 
 def test_29_without_a_score_for_bos_a_zero_spreads_over_everything():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y < x, bos=0))).failure
+    ns = namespace(STEM_29)
+    f = only_failure(check_with(STEM_29, W_Q=ns["W_Q"][:4] + [_row29()])).failure
     assert f.tokens == ["0"] and "puts only 0.500 there" in summary_of(f.explanation)
     assert "query at position 1 ('0') is exactly zero" in hint_of(f.explanation)
 
 
+def test_29_an_mlp_that_writes_into_value_is_refused():
+    W_out = [[0, 0, 1, -2, 1]] + namespace(STEM_29)["W_out"][1:]  # free:2's code into value too
+    refused(check_with(STEM_29, W_out=W_out), "mlp 0 writes into value (2)", "only into free:*")
+
+
 def test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
-    answer = _table(lambda x, y: y < x)
-    answer["W_Q"] = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in answer["W_Q"]] + [
-        [s, 0, 0, 0, 0, 0]
-    ]
-    answer["W_K"] = [*answer["W_K"], [0] * 6]
+    ns = namespace(STEM_29)
+    W_Q = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in ns["W_Q"]] + [_row29(bos=s)]
     refused(
-        check_with("29_smaller_before", **answer),
+        check_with(STEM_29, W_Q=W_Q, W_K=ns["W_K"] + [_row29()]),
         "with s at 0, so s does not control the attention the targets depend on",
     )
 
 
 def test_29_too_little_sharpness_leaks_onto_the_digit_itself():
-    f = only_failure(check_with("29_smaller_before", params={"s": 3})).failure
+    f = only_failure(check_with(STEM_29, params={"s": 3})).failure
     assert f.tokens == ["0"] and "puts only 0.953 there (needs ≥ 0.99)" in summary_of(f.explanation)
-    assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(f.explanation)
+    assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol s" in hint_of(f.explanation)
 
 
 # --- difficulty and minutes ------------------------------------------------------------------------------------

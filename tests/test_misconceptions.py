@@ -254,6 +254,26 @@ def _template_duplicate_token(a, g):  # 21: a name at 4+ matching a name at 1 or
     a.W_Q0, a.W_K0 = Q, K
 
 
+def _digit_row(**entries):  # 29: a row over value, one, bos, free:0 … free:4 (free_k= names free:k)
+    return [entries.get(c.replace(":", "_"), 0) for c in ["value", "one", "bos"] + [f"free:{k}" for k in range(5)]]
+
+
+def _puzzle_20s_head(a, g):  # 29: no MLP; a score that grows as the key falls below the query, s·(x − y − ½)
+    a.W_in, a.W_out = [_digit_row()], [[0]] * 8
+    a.W_Q = [_digit_row(value=s, one=-s / 2), _digit_row(one=s)]
+    a.W_K = [_digit_row(one=1), _digit_row(value=-1)]
+
+
+def _ramps_as_one_hot(a, g):  # 29: relu(x − k + 1) written into free:k, as if it were 1 at digit k alone
+    a.W_in = [_digit_row(value=1, one=1 - k) for k in range(5)]
+    a.W_out = [[0] * 5] * 3 + [[int(j == k) for j in range(5)] for k in range(5)]
+
+
+def _steps_as_one_hot(a, g):  # 29: relu(x − k + 1) − relu(x − k) = [x ≥ k] into free:k, read as [x = k]
+    a.W_in = [_digit_row(value=1, one=1 - k) for k in range(6)]
+    a.W_out = [[0] * 6] * 3 + [[int(j == k) - int(j == k + 1) for j in range(6)] for k in range(5)]
+
+
 # ── reads the mechanism does not use (declared reads, checking/guarantees.py) ─────────────
 def _latest_name(a, g):  # 21: S-inhibition by recency: names, and a ramp over positions; never dup
     a.W_K1[0, "dup"] = 0
@@ -644,6 +664,28 @@ CASES = [
         "at query 2 'Ann' the target is key 1 'Ann', but head 0.0 puts only 0.000 there",
         examples=[],
     ),
+    # 29 the smaller digits before, digits as numbers (also test_invention: ≤, no BOS score, a write into value,
+    # a dead or too small sharpness)
+    Case(
+        "29_smaller_by_value",
+        "puzzle 20's head on the value, the MLP left empty (a shortcut)",
+        _puzzle_20s_head,
+        "at query 2 '1' the targets are keys 0, 1, each needing ≥ 0.495 (an even share of 0.99), but head 1.0 "
+        "puts only 0.000 on key 0 '<bos>'",
+    ),
+    Case(
+        "29_smaller_by_value",
+        "one ramp relu(x − k + 1) per digit, read as a one-hot code",
+        _ramps_as_one_hot,
+        "at query 1 '1' the target is key 0 '<bos>', but head 1.0 puts only 0.000 there (needs ≥ 0.99); its largest "
+        "weight, 1.000, is on key 1 '1'",
+    ),
+    Case(
+        "29_smaller_by_value",
+        "one step [x ≥ k] per digit, read as a one-hot code",
+        _steps_as_one_hot,
+        "at query 1 '1' the target is key 0 '<bos>', but head 1.0 puts only 0.500 there (needs ≥ 0.99)",
+    ),
     # reads outside what the mechanism uses: each passes every target, and is refused for what it reads
     # (21's two and 13's: the mechanism targets fail them first, by intervention; test_reads.py shows the reads)
     Case(
@@ -879,13 +921,10 @@ REUSED = {
         "test_invention::test_26_an_mlp_that_writes_outside_sum_is_refused",
         "test_invention::test_26_too_little_sharpness_leaves_the_answer_below_the_bar",
     ],
-    "29_smaller_before": [
-        "test_invention::test_29_matching_the_same_digit_is_puzzle_18s_head_not_this_one",
+    "29_smaller_by_value": [
         "test_invention::test_29_smaller_or_equal_counts_the_digit_itself",
-        "test_invention::test_29_the_triangle_the_wrong_way_counts_the_larger_digits",
-        "test_invention::test_29_ranking_by_value_is_puzzle_20s_head_not_a_count",
-        "test_invention::test_29_bos_above_the_picked_digits_takes_the_attention",
         "test_invention::test_29_without_a_score_for_bos_a_zero_spreads_over_everything",
+        "test_invention::test_29_an_mlp_that_writes_into_value_is_refused",
         "test_invention::test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused",
         "test_invention::test_29_too_little_sharpness_leaks_onto_the_digit_itself",
     ],

@@ -291,9 +291,14 @@ ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
         ),
         *((name, EVERY_PAIR) for name in ("W_U[[]*, 5] → 0", "s × 10")),
     ],
-    "29_smaller_before": [
-        ("W_Q[[]*, 5] 0 → s", "only the BOS query reads bos, and BOS sees one key and has no target"),
-        ("whole answer × 10", SCALED_UP),
+    "29_smaller_by_value": [
+        ("W_Q[[]*, 2] 0 → s", "only the BOS query reads bos, and BOS sees one key and has no target"),
+        ("W_in[[]*, [3-7]] 0 → *", "the MLP reads free:*, which only the MLP itself writes: zero at its input"),
+        (
+            "W_in[[]*, 2] 0 → -*",
+            "a unit that reads bos with a negative weight: bos is 1 only at BOS, whose value and one are 0, so the "
+            "unit stays silent there as before; at a digit bos is 0",
+        ),
         ("s × 10", SCALED_UP),
     ],
 }

@@ -209,8 +209,8 @@ def _unread(f) -> str:
     )
     return (
         f"{name}'s {f.side} read {', '.join(f.reads)}, which nothing writes before layer {f.head[0]} ({earlier} "
-        f"write only {', '.join(f.written) or 'nothing'} at this input), so every key scores the same "
-        f"({f.score:.3g}). {fix}"
+        f"write{'' if writers else 's'} only {', '.join(f.written) or 'nothing'} at this input), so every key "
+        f"scores the same ({f.score:.3g}). {fix}"
     )
 
 

@@ -428,6 +428,7 @@ class Attention(Target):
             embedded = np.abs(trace.model.W_E[read]).any() or (
                 trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any()
             )
+            embedded = embedded or self._an_mlp_writes(trace.model, read)  # an MLP's write is zero only here
             if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
                 written = np.flatnonzero(np.abs(layer.attn_in[0]).sum(0) > 0)
                 writers = tuple(
@@ -445,6 +446,11 @@ class Attention(Target):
                     s[t],
                 )
         return None
+
+    def _an_mlp_writes(self, model, read) -> bool:
+        """Whether an MLP before this head's layer can write any of the directions `read`."""
+        mlps = [model.blocks[l].mlp for l in range(self.layer) if model.blocks[l].mlp is not None]
+        return any(np.abs(m.W_out[read]).any() or np.abs(m.b_out[read]).any() for m in mlps)
 
     def _decisive(self, trace, q: int, a: int, b: int) -> dict[str, float]:
         """Per direction family W_K reads: how much it favours key `a` over key `b`, in the score's own units."""
