@@ -82,7 +82,7 @@ from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16
-ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4, sympy.pi / 4, sympy.pi / 2)  # exact, so sympy.cos/sin of their multiples stay exact
+ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4, sympy.pi / 4, sympy.pi / 2)  # exact: sympy.cos/sin of them stay exact
 MAGNITUDES = (1, 0.8, 0.6, 0.4)
 vocab = Vocab.chars_of("abcd")
 CONTENT = [f"tok:{t}" for t in vocab.tokens]  # tok:a … tok:d

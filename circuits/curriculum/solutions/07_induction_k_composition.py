@@ -4,8 +4,8 @@ Puzzle 06 moved *positions* through a head's values. Some position schemes (rota
 attention, for one) never show positions to W_V, yet models that use them still grow
 induction heads, by a second algorithm, in which one head uses what another wrote
 (composition). Here a previous-token head writes *which token came before* into a spare
-subspace, and a second head, which may not use positions at all, must find what followed
-the last copy of the current token. How it finds that key is yours to work out.
+subspace, and a second head must find, from what the first wrote, what followed the last
+copy of the current token. How it finds that key is yours to work out.
 
 The embedding (d_model = 13, n_ctx = 16). Every input starts with a BOS token at position
 0. Tokens a b c d have orthonormal content directions tok:a … tok:d, and BOS has its own
