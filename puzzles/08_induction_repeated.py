@@ -23,7 +23,7 @@ positions; here its pattern is given, so the model needs no position embedding.
 Write layer 1's head and the unembedding:
 
   W_Q, W_K (d_head × 79)        where head 1.0 looks (its pattern is checked, below);
-  W_V (26 × 79), W_O (79 × 26)  what it writes, into out:* (free, for your head);
+  W_V (26 × 79), W_O (79 × 26)  what it writes into out:*;
   W_U (27 × 79)                 the logits (rows in vocabulary order: <bos>, a, …, z).
 
 Both behaviours are checked, the pattern as well as the log-probs: a pattern that is only
