@@ -38,7 +38,9 @@ RECIPES = {
     r"\bbreaks? (such )?ties by adding\b|\bposition breaks ties\b": "Position breaks ties only",
     r"\bscores? that fall with the value\b|\bscores fall as the value rises\b": "scores that fall with the value",
     r"\bso build a bump\b": "no single threshold isolates x = y, so build a bump",
-    r"\bmust beat every\b|\bthe latest must win\b": "a vowel must beat every consonant and the latest vowel every earlier one",
+    r"\bmust beat every\b|\bthe latest must win\b": (
+        "a vowel must beat every consonant and the latest vowel every earlier one"
+    ),
     r"\bmust lose to any\b": "BOS must lose to any letter of the other kind",
     r"\bscores in units of s\b": "Its scores in units of s, keys 0 … 7",
     r"\bown unembedding row\b": "write each token's own unembedding row",
