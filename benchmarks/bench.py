@@ -23,8 +23,9 @@ both ways, on one BLAS thread as a check runs); circuits' forward against a plai
 weights at the checker's shapes (its batches by length, both on two threads; skipped without torch); and
 coverage: random inputs, exhaustive or certified lengths and property examples per puzzle; each puzzle's
 `circuits audit N` (in this process, once); `circuits grade` on a generated class (benchmarks/grade.py, one
-worker); and the README's `pytest` (a fresh process, once), wall and CPU time. Wall times drift on a shared machine, so each is the best of a few runs, contenders interleaved; CPU
-times drift less, and are judged against I's own CPU time. Everything goes through circuits' public API: the
+worker); and the README's `pytest` (a fresh process, once), wall and CPU time. Wall times drift on a shared
+machine, so each is the best of a few runs, contenders interleaved; CPU times drift less, and are judged
+against I's own CPU time. Everything goes through circuits' public API: the
 checker's batching and certification are its own.
 """
 

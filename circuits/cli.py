@@ -122,7 +122,8 @@ def _scan_arguments(p) -> None:
 
 
 def _behaviour_names(text: str) -> list[str]:
-    """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty table."""
+    """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty
+    table."""
     from circuits.analysis.scan import BEHAVIOURS
 
     names = [b.strip() for b in text.split(",") if b.strip()]

@@ -198,7 +198,10 @@ def test_an_optional_name_also_in_the_answer(here):
 
 
 def test_a_runs_class_outside_the_alphabet(here):
-    text = 'Inputs(vocab.tokens, min_len=1, max_len=12, families=[__import__("circuits.checking").checking.Runs({"v": "ax"})])'
+    text = (
+        "Inputs(vocab.tokens, min_len=1, max_len=12, "
+        'families=[__import__("circuits.checking").checking.Runs({"v": "ax"})])'
+    )
     with pytest.raises(CircuitError) as e:
         load(write(here, "Inputs(vocab.tokens, min_len=1, max_len=12)", text))
     assert "92_first.py: inputs: the class 'v' of runs of one class has 'x', which is not in the alphabet" in one_line(
@@ -246,8 +249,9 @@ def test_a_build_that_reads_an_undeclared_name(here):
     path = write(here, "W_V=answer.W_V", "W_V=answer.W_OV")
     result = check(load(path), n_random=100, property_examples=0, margins=False)
     assert one_line(words.said(result)) == (
-        f"92_first.py: build() at line {line_of(path, 'answer.W_OV')} reads answer.W_OV, which is in neither answer= nor optional= (W_Q, W_K, W_V, "
-        "params); add it to one of them (a mistake in the puzzle's own code, not in the answer)"
+        f"92_first.py: build() at line {line_of(path, 'answer.W_OV')} reads answer.W_OV, "
+        "which is in neither answer= nor optional= (W_Q, W_K, W_V, params); "
+        "add it to one of them (a mistake in the puzzle's own code, not in the answer)"
     )
 
 
@@ -594,7 +598,8 @@ def test_an_after_bos_that_names_no_token(here):
     path = write(here, "HeadZ, Inputs, Output, Puzzle", "HeadZ, Inputs, NextToken, Output, Puzzle")
     text = path.read_text(encoding="utf-8").replace(
         "Attention(0, 0, where, min_mass=0.9)]",
-        "Attention(0, 0, where, min_mass=0.9),\n             NextToken(lambda t: [None] * len(t), after_bos=lambda t: 'z')]",
+        "Attention(0, 0, where, min_mass=0.9),\n"
+        "             NextToken(lambda t: [None] * len(t), after_bos=lambda t: 'z')]",
     )
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CircuitError) as e:

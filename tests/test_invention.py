@@ -1,6 +1,7 @@
-"""Puzzles that ask for invention (issue 28): the challenges 22–25 and 27–29 and the capstone 26 reject the misconceptions a
-learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report that points at
-it; their worked numbers are true; and every puzzle's level (difficulty, minutes) is validated, shipped and shown."""
+"""Puzzles that ask for invention (issue 28): the challenges 22–25 and 27–29 and the capstone 26 reject the
+misconceptions a learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report
+that points at it; their worked numbers are true; and every puzzle's level (difficulty, minutes) is validated, shipped
+and shown."""
 
 import re
 import tomllib

@@ -242,7 +242,8 @@ def test_every_command_works_in_a_folder_declared_with_circuits_paths(tmp_path, 
 
 
 def test_watch_runs_the_loop_in_a_fresh_workspace(tmp_path):
-    """The quick start from an empty folder: `circuits init course`, `cd course`, `circuits watch` (here quit at once)."""
+    """The quick start from an empty folder: `circuits init course`, `cd course`, `circuits watch` (here quit at
+    once)."""
     import subprocess
     import sys
 

@@ -1,4 +1,5 @@
-"""The reviewed allow-lists of mutation testing: per puzzle, the mutants that may pass and why each is not a wrong circuit.
+"""The reviewed allow-lists of mutation testing: per puzzle, the mutants that may pass and why each is not a wrong
+circuit.
 
 A mutant may pass only if this list says why: the edit is multiplied by a zero (exactly equivalent),
 or the check covers every input the model can take and the edited answer meets the worksheet on all
@@ -92,7 +93,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
 }
 
 
-# ── curriculum A (puzzles 09–15): kept in one block to ease merging (moved here from tests/test_mutants.py) ─────────────────────────────────────
+# ── curriculum A (puzzles 09–15): kept in one block to ease merging (moved here from tests/test_mutants.py) ───────────
 BOS_QUERY_ONLY = "only the BOS query reads bos; BOS sees one key (itself), which gets all the attention"
 ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
     "09_duplicate_token": [
@@ -174,7 +175,7 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
 
-# --- curriculum B (puzzles 16-21): kept apart to ease merging (moved here from tests/test_mutants.py) ----------------------
+# --- curriculum B (puzzles 16-21): kept apart to ease merging (moved here from tests/test_mutants.py) -----------------
 IOI_BOS_QUERY = (
     "the edit changes only the scores of the query at position 0, BOS (pos:0 is BOS's alone, and row 4's "
     "query is −s·pos:0), and the BOS query sees one key, itself: equivalent on every input"

@@ -138,7 +138,8 @@ def _digest_of(ref: Path) -> str:
 
 
 def _attach_curriculum(puzzle: Puzzle, name: str) -> None:
-    """What the curriculum keeps apart from a shipped puzzle's file (its hints, its level), where the file declares none."""
+    """What the curriculum keeps apart from a shipped puzzle's file (its hints, its level), where the file declares
+    none."""
     if not puzzle.hints:
         puzzle.hints = curriculum.hints(name)
     if puzzle.difficulty is None and puzzle.minutes is None:
@@ -316,8 +317,8 @@ def _check_unique_number(path: Path) -> None:
         names = [paths.shown(p) for p in same]
         listed = ", ".join(names[:-1]) + " and " + names[-1]
         raise CircuitError(
-            f"{listed} have the same number, {number}: keep one (rename or move the other{'s' if len(same) > 2 else ''} out of "
-            f"{paths.shown(path.parent)}/)"
+            f"{listed} have the same number, {number}: keep one "
+            f"(rename or move the other{'s' if len(same) > 2 else ''} out of {paths.shown(path.parent)}/)"
         )
 
 

@@ -222,7 +222,8 @@ def undeclared_sharpness(attempt) -> list[str]:
 
 
 def declares_sharpness(attempt) -> None:
-    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
+    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is
+    needed."""
     from circuits.io import paths
 
     missing = undeclared_sharpness(attempt)

@@ -71,7 +71,8 @@ _CODE_PLANS: dict[tuple[str, int], list] = {}
 
 def shipped() -> list[str]:
     """Every puzzle's id that can be graded, in order: the shipped ones, and a course's (`--course`, which the
-    grader and its workers read from $CIRCUITS_COURSE); a course puzzle with a shipped puzzle's id is the shipped one."""
+    grader and its workers read from $CIRCUITS_COURSE); a course puzzle with a shipped puzzle's id is the shipped
+    one."""
     where = curriculum.folder()
     if where is None:
         raise CircuitError("no shipped puzzles found (the curriculum is not installed): cannot grade")

@@ -1,4 +1,5 @@
-"""Built weights: read-only numbers per head, per MLP and LayerNorm, and a layer's heads stacked for the forward pass."""
+"""Built weights: read-only numbers per head, per MLP and LayerNorm, and a layer's heads stacked for the forward
+pass."""
 
 from __future__ import annotations
 

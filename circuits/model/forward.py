@@ -99,7 +99,8 @@ def transformer_block(
 
 
 def check_scores(scores: np.ndarray, visible: np.ndarray, block: Block) -> None:
-    """A visible q·k beyond the dtype's range (inf, or inf − inf = NaN) has lost its value: a pattern from it would be a guess."""
+    """A visible q·k beyond the dtype's range (inf, or inf − inf = NaN) has lost its value: a pattern from it would
+    be a guess."""
     if np.isfinite(scores).all():  # the common case, in one pass
         return
     lost = ~np.isfinite(scores) & visible & block.computed[None, :, None, None]
