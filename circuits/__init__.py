@@ -5,7 +5,7 @@ bases, the model parts, position helpers, `functional`, and the puzzle, its targ
 (re-exported from `circuits.checking`).
 
 Layers (imports run down this list only; tests/test_layers.py holds it):
-errors -> model -> io -> checking -> analysis -> display -> grading -> cli / pytest_plugin.
+errors -> model -> io -> checking -> analysis -> display -> grading -> cli / pytest_plugin -> __main__.
 """
 
 from circuits.errors import quiet_interrupt_on_start

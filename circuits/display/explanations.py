@@ -320,7 +320,7 @@ def _wrong_key(f) -> str:
     if f.silent is not None:
         return f"{head_line}{favours}. {_silent(f.silent)}"
     if f.unmatched is not None:
-        return f"{head_line}{favours}. {_unmatched(f.unmatched, f.target)}"
+        return f"{head_line}{favours}. {_unmatched(f.unmatched)}"
     if f.advice == "outweighs":
         advice = (
             f"the position term outweighs the {', '.join(g for g, _ in f.toward)} term that should decide: keep "
@@ -332,11 +332,11 @@ def _wrong_key(f) -> str:
     return f"{head_line}{favours}: {advice}"
 
 
-def _unmatched(f, target: int) -> str:
+def _unmatched(f) -> str:
     return (
         f"Nothing favours the target: the query at position {f.query} looks for {' and '.join(f.looks_for)} in "
-        f"a key (W_Q reads {', '.join(f.reads) or 'nothing'} there), but key {target} holds "
-        f"{', '.join(f.holds)} of what W_K reads. Which of key {target}'s directions should the query look for? "
+        f"a key (W_Q reads {', '.join(f.reads) or 'nothing'} there), but key {f.target} holds "
+        f"{', '.join(f.holds)} of what W_K reads. Which of key {f.target}'s directions should the query look for? "
         "Look at what W_Q reads"
     )
 
@@ -367,6 +367,7 @@ HINTS.update(
         scores.ScaleBy: _scale_by,
         attention.WrongKey: _wrong_key,
         attention.Silent: _silent,
+        attention.Unmatched: _unmatched,
     }
 )
 

@@ -161,12 +161,14 @@ class WrongKey:
 @dataclass(frozen=True)
 class Unmatched:
     """Nothing favours the target key because the query asks for something it does not hold: at query `query`,
-    W_Qᵀ W_K looks for `looks_for` in a key (from `reads`, what W_Q reads there), and the target key holds only
-    `holds` of what W_K reads. Directions are named one by one, or by family where there are more than four."""
+    W_Qᵀ W_K looks for `looks_for` in a key (from `reads`, what W_Q reads there), and the target key `target`
+    holds only `holds` of what W_K reads. Directions are named one by one, or by family where there are more
+    than four."""
 
     query: int
     reads: tuple[str, ...]
     looks_for: tuple[str, ...]
+    target: int
     holds: tuple[str, ...]
 
 
@@ -542,7 +544,8 @@ class Attention(Target):
         if not len(holds) or not looks or np.abs(wanted[holds]).max() > floor:
             return None
         reads = np.flatnonzero((np.abs(head.W_Q).sum(0) > 0) & (np.abs(x[q]) > 1e-9))
-        return Unmatched(q, *(_named([labels[int(i)] for i in idx]) for idx in (reads, looks, holds)))
+        named = [_named([labels[int(i)] for i in idx]) for idx in (reads, looks, holds)]
+        return Unmatched(q, named[0], named[1], t, named[2])
 
     def _silent(self, model) -> Silent | None:
         """The directions W_K reads that no part before this layer can write, whatever the input: no embedding,
