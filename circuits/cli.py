@@ -398,7 +398,8 @@ def cmd_init(args) -> int:
         print(f"pytest.ini not written: it would override your pytest settings in {done.settings_in}")
         print('to check your puzzles with `pytest`, add "puzzles" to testpaths there')
     _said_course(done)
-    print(f"next: cd {shlex.quote(where)} && circuits watch")
+    here = Path(args.folder).resolve() == Path.cwd().resolve()  # `init .`: nowhere to cd to
+    print("next: circuits watch" if here else f"next: cd {shlex.quote(where)} && circuits watch")
     return 0
 
 
