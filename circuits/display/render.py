@@ -216,7 +216,7 @@ def to_text(renderable, width: int = 120) -> str:
         width=width, no_color=True, force_terminal=False, force_jupyter=False, highlight=False, file=io.StringIO()
     )  # force_jupyter: inside a notebook rich would display it, not write it
     c.print(renderable)
-    return c.file.getvalue()
+    return "\n".join(line.rstrip() for line in c.file.getvalue().split("\n"))  # no space left where rich wrapped
 
 
 # --- circuit analysis: exact and numeric circuit tables, composition, paths, the whole report ---------
