@@ -131,7 +131,8 @@ def hint(explanation) -> str:
 def _earlier_failure(said: str, note) -> str:
     label = note.label
     name = f"part {label.split(' ', 1)[0]}" if label.startswith("(") else repr(label)
-    return said.rstrip(".") + f". This may follow from the failure of {name}, earlier in the circuit: fix that first."
+    said = said if said.endswith(("?", "!")) else said.rstrip(".") + "."
+    return f"{said} This may follow from the failure of {name}, earlier in the circuit: fix that first."
 
 
 def _leak_note(said: str, note) -> str:

@@ -244,4 +244,4 @@ params = {"s": 60, "β": 0.33}
 # W_O_e = FILL_ME_IN("(20, 8)")
 # W_Q_f = FILL_ME_IN("(d_head, 20)")
 # W_K_f = FILL_ME_IN("(d_head, 20)")
-# params = {"s": 1, "β": 1}  # raise s until every head is sharp (β: yours to use, or not)
+# params = {"s": 1}  # raise s until every head is sharp (bind β here too if a weight of yours uses it)
