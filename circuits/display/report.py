@@ -250,18 +250,28 @@ def first_hint(hints, number: int) -> Text:
 
 
 def edited_givens(result: PuzzleResult) -> list[Text]:
-    """One line per given the learner's file changed: the shipped puzzle was checked, not their copy."""
+    """One line per given the learner's file changed: the shipped puzzle (or the course's) was checked, not their
+    copy. A course puzzle's line blames no one: the instructor may have changed the statement since."""
     attempt = result.attempt
     if attempt is None or not attempt.edits:
         return []
+    from circuits.checking import curriculum
     from circuits.io import paths
 
     where = paths.shown(attempt.path)
+    shipped = attempt.reference is None or curriculum.is_shipped(attempt.reference)
     lines = []
     for e in sorted(attempt.edits, key=lambda e: e.line or 0):
         at = f" line {e.line}" if e.line else ""
-        did = "deleted" if e.removed else "changed"
-        lines.append(Text(f"! {where}{at}: given `{e.name}` {did}; checked as shipped", style="yellow"))
+        if shipped:
+            did = "deleted; checked as shipped" if e.removed else "changed; checked as shipped"
+        else:  # a course's statement may have changed since the workspace was made: no one is blamed
+            did = (
+                "missing; checked as the course states it"
+                if e.removed
+                else "differs from the course's; checked as the course states it"
+            )
+        lines.append(Text(f"! {where}{at}: given `{e.name}` {did}", style="yellow"))
     return lines
 
 
