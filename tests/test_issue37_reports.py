@@ -79,3 +79,20 @@ def test_a_query_that_finds_what_the_target_holds_is_not_called_unmatched():
     result = check_with("28_same_predecessor", params={"s": 0.5})
     said = hint_of(only_failure(result).failure.explanation)
     assert "Nothing favours the target" not in said, said
+
+
+def test_27_a_head_whose_pattern_is_given_is_not_told_about_attention_it_cannot_change():
+    """Trial 2: 27 with puzzle 11's pentagon as its value was told "no attention pattern of your heads would change
+    that … (attending to its best key would raise 'c' over 'b' by 8.29 …)", though the pattern is a given."""
+    import sympy
+
+    g = sympy.Symbol("γ")
+    angles = [2 * np.pi * k / 5 for k in range(5)]
+    W_V, W_O = np.zeros((4, 10)), sympy.zeros(10, 4)
+    for k, a in enumerate(angles):
+        W_V[0, k], W_V[1, k] = np.cos(a), np.sin(a)
+        W_O[5 + k, 0], W_O[5 + k, 1] = g * np.cos(a), g * np.sin(a)
+    result = check_with("27_split_copy", W_V=W_V, W_O=np.array(W_O.tolist(), dtype=object))
+    said = hint_of(only_failure(result).failure.explanation)
+    assert "the attention is given" in said and "attending to its best key" not in said, said
+    assert "no attention pattern" not in said and "the mix of the values it attends to" in said, said

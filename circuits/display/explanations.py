@@ -681,12 +681,19 @@ def _surer_prediction(f) -> str:
 
 def _not_reaching(f) -> str:
     w, r = f.rival.want, f.rival.rival
-    named = (
-        f"look at W_V and W_O of {_head(f.who)} (attending to its best key would raise {w!r} over {r!r} by "
-        f"{fmt_num(f.reach)}, against a lead of {fmt_num(f.lead)} for {r!r}) and at W_U"
-        if f.who is not None
-        else "look at W_U"
-    )
+    if f.who is not None and f.given:  # the pattern is given: the mix of values it attends to is what counts
+        named = (
+            f"look at W_V and W_O of {_head(f.who)}: what it writes here is the mix of the values it attends "
+            f"to, and that mix must raise {w!r} above {r!r} (it leaves {r!r} ahead by {fmt_num(f.lead)}); then "
+            "at W_U"
+        )
+    elif f.who is not None:
+        named = (
+            f"look at W_V and W_O of {_head(f.who)} (attending to its best key would raise {w!r} over {r!r} by "
+            f"{fmt_num(f.reach)}, against a lead of {fmt_num(f.lead)} for {r!r}) and at W_U"
+        )
+    else:
+        named = "look at W_U"
     if f.mlps:  # an MLP writes where W_U tells them apart: it comes first, before any head
         mlp = " and ".join(f"the MLP of layer {l}" for l in f.mlps)
         named = (
@@ -694,13 +701,15 @@ def _not_reaching(f) -> str:
             f"directions W_U reads to tell {w!r} from {r!r}), then " + named.removeprefix("look at ")
         )
     if f.rival.how in ("tie", "near"):  # no sharpness separates equal logits
+        apart = "the attention is given and does not" if f.given else "no attention pattern of your heads"
         return (
-            f"{_rival(f.rival)}, so no sharpness can make {w!r} sure, and no attention pattern of your heads "
-            f"separates them: what the attended positions hold must raise {w!r} above {r!r} — {named}"
+            f"{_rival(f.rival)}, so no sharpness can make {w!r} sure, and {apart} separate{'' if f.given else 's'} "
+            f"them: what the attended positions hold must raise {w!r} above {r!r} — {named}"
         )
+    change = "the attention is given" if f.given else "no attention pattern of your heads would change that"
     return (
-        f"{_rival(f.rival)}, and no attention pattern of your heads would change that: what the attended positions "
-        f"hold does not reach the unembedding as {w!r}: {named}"
+        f"{_rival(f.rival)}, and {change}: what the attended positions hold does not reach the unembedding as "
+        f"{w!r}: {named}"
     )
 
 

@@ -122,6 +122,7 @@ class NotReaching:
     reach: float
     lead: float
     mlps: tuple[int, ...] = ()  # the layers whose MLP writes where W_U tells the two tokens apart (or nowhere)
+    given: bool = False  # every head's pattern is given: no attention can be blamed, only what the values write
 
 
 @dataclass(frozen=True)
@@ -366,4 +367,5 @@ class NextToken(Target):
             for l, block in enumerate(model.blocks)  # an MLP that writes nothing at all counts too
             if block.mlp is not None and (np.abs(d @ block.mlp.W_out).any() or not np.abs(block.mlp.W_out).any())
         )
-        return NotReaching(said, who, reach[who] if who is not None else 0.0, -lead, mlps), None, None
+        given = bool(reach) and all(model.head(*h).pattern is not None for h in reach)
+        return NotReaching(said, who, reach[who] if who is not None else 0.0, -lead, mlps, given), None, None
