@@ -247,8 +247,10 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
     if audit.stale:
         out.append(f"allow-list entries no mutant needs (remove them): {', '.join(audit.stale)}")
     if audit.covered:
-        said = f"allow-list entries a rule now covers (remove them): {', '.join(audit.covered)}"
-        out += textwrap.wrap(said, 78, subsequent_indent="  ")
+        said = "allow-list entries a rule now covers (remove them): " + ", ".join(
+            p.replace(" ", "\0") for p in audit.covered  # an entry is never broken across lines
+        )
+        out += [line.replace("\0", " ") for line in textwrap.wrap(said, 78, subsequent_indent="  ")]
     return out
 
 
