@@ -21,7 +21,7 @@ def matrix(rows: int, entries: dict) -> np.ndarray:
     return m
 
 
-def model(q0=None, k0=None, v0=None, q1=None, k1=None, w_in=None, bos=True, window=None, mask="causal") -> Model:
+def model(q0=None, k0=None, v0=None, o0=None, q1=None, k1=None, w_in=None, bos=True, window=None, mask="causal"):
     """Two layers over tokens a, b (after BOS at position 0 when `bos`): head 0.0 attends to a's and writes `seen`,
     head 1.0 reads it; an MLP in layer 1 writes `seen` too. Each matrix can be replaced to plant an edit."""
     vocab = Vocab.chars_of("ab", bos="<bos>" if bos else None)
@@ -31,7 +31,7 @@ def model(q0=None, k0=None, v0=None, q1=None, k1=None, w_in=None, bos=True, wind
     W_pos = np.zeros((len(RESID), N_CTX))
     for p in range(N_CTX):
         W_pos[RESID.index(f"pos:{p}"), p] = 1
-    W_O = matrix(1, {(0, "seen"): 1}).T  # [d_model, 1]
+    W_O = matrix(1, {(0, "seen"): 1}).T if o0 is None else o0  # [d_model, 1]
     head0 = Head(
         W_Q=matrix(2, {(0, "a"): 1, (0, "b"): 1}) if q0 is None else q0,
         W_K=matrix(2, {(0, "a"): 4}) if k0 is None else k0,
@@ -144,6 +144,16 @@ def test_a_swap_of_bos_and_pos_0_is_spared_as_always_together():
     assert judged(model(q0=q, k0=swapped(k, "bos", "pos:0")), reference) == ("always together",)
 
 
+def test_near_miss_an_intervention_that_zeroes_bos_alone_parts_it_from_pos_0_and_the_swap_is_not_spared():
+    """A Depends target zeroing what the embedding writes into bos makes bos 0 where pos:0 is 1: not equal there."""
+    k = matrix(2, {(0, "a"): 4, (1, "bos"): 2})
+    q = with_entry(Q0, {(1, "a"): 1})
+    reference, mutant = model(q0=q, k0=k), model(q0=q, k0=swapped(k, "bos", "pos:0"))
+    apart = [np.array([d == "bos" for d in RESID])]
+    assert spared(reference, mutant, Reach(reference, N_CTX, apart)) is None
+    assert spared(reference, mutant, Reach(reference, N_CTX)) == ("always together",)
+
+
 def test_near_miss_without_bos_position_0_holds_any_letter_and_the_swap_is_not_spared():
     k = matrix(2, {(0, "a"): 4, (1, "a"): 2})
     q = with_entry(Q0, {(1, "a"): 1})
@@ -152,24 +162,21 @@ def test_near_miss_without_bos_position_0_holds_any_letter_and_the_swap_is_not_s
     assert judged(mutant, reference) is None and differs(mutant, reference)
 
 
+def test_near_miss_a_value_read_is_judged_on_the_values_themselves_not_through_w_o():
+    """A head whose W_O is zero still has values a target can read (HeadZ): a change of them is never spared."""
+    silent = np.zeros((len(RESID), 1))
+    reference, mutant = model(o0=silent), model(v0=matrix(1, {(0, "b"): 1}), o0=silent)
+    assert judged(mutant, reference) is None
+
+
 # --- the product the model uses, unchanged ---------------------------------------------------------------------
 def test_a_query_row_against_an_all_zero_key_row_leaves_the_scores_and_is_spared():
     assert judged(model(q0=with_entry(Q0, {(1, "a"): 7}))) == ("product unchanged",)
 
 
 def test_an_edit_of_what_a_head_writes_is_never_spared():
-    m = model()
-    mutant = Model(
-        m.vocab,
-        m.W_E,
-        m.W_pos,
-        layers=[Layer([Head(W_Q=Q0, W_K=K0, W_V=matrix(1, {(0, "a"): 1}), W_O=matrix(1, {(0, "b"): 1}).T)])],
-        residual=Basis(RESID),
-    )
-    assert (
-        judged(mutant, Model(m.vocab, m.W_E, m.W_pos, layers=[Layer([m.layers[0].heads[0]])], residual=Basis(RESID)))
-        is None
-    )
+    """Even a write into a direction nothing reads: writes change the residual stream, which the rules take as given."""
+    assert judged(model(o0=matrix(1, {(0, "seen"): 1, (0, "pos:3"): 1}).T)) is None
 
 
 # --- the audit: rules before the allow-list, said per rule -----------------------------------------------------

@@ -11,8 +11,9 @@ reads. It changes nothing when, on every residual vector the puzzle's inputs can
   earlier head or MLP puts anything into it;
 - always together: Δ reads directions that are equal on every residual vector there (bos and pos:0, when BOS always
   stands at position 0) with opposite signs (a swap of two columns), so their reads cancel;
-- product unchanged: the edit leaves the product the model computes with as it was (a row of W_Q against an all-zero
-  W_K: W_Qᵀ W_K is the same; a unit whose column of W_out is zero).
+- product unchanged: the edit leaves the scores' product as it was (a row of W_Q against an all-zero row of W_K:
+  W_Qᵀ W_K is the same). Only scores are judged by a product: a value, an MLP unit or a logit must itself be the
+  same, since a target may read it (HeadZ reads a head's values before W_O).
 
 Where a direction can be non-zero is decided from the reference model's weights: BOS at position 0 (when the
 vocabulary has one), any other token at any other position below n_ctx, and every direction an earlier part writes
@@ -25,6 +26,7 @@ beside the reference on its own inputs, which must give the same patterns, resid
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,20 +50,22 @@ class Reach:
     """Each reader's Stage in a model: before layer l's heads (stage l), before its MLP (l + 0.5), at W_U
     (n_layers). Built from the reference model once per audit."""
 
-    def __init__(self, model, n_ctx: int):
+    def __init__(self, model, n_ctx: int, apart: Sequence[np.ndarray] = ()):
+        """`apart`: [d_model] bool masks of directions an intervention patches or zeroes together (a Depends
+        target's `into`): a direction inside one is never taken as equal to one outside it."""
         from circuits.checking.guarantees import writers
 
         self.n_ctx = n_ctx
         rows, positions = _embedded(model, n_ctx)  # [pairs, d_model + 1], [pairs]
-        self._rows = rows
+        masks = [np.append(np.asarray(m, float), 0.0)[None, :] for m in apart]  # [1, d_model + 1] each
+        self._rows = np.vstack([rows, *masks])  # a mask's row makes no direction non-zero, only splits classes
         self._live = np.stack([(rows[positions == p] != 0).any(0) for p in range(n_ctx)], 1)  # [d_model + 1, n_ctx]
         found = [(_after(w.name), w.out) for w in writers(model)]
         found += [
             (float(l), np.asarray(b.b_O, float)[:, None]) for l, b in enumerate(model.blocks) if b.b_O is not None
         ]
-        self._writes = [
-            (at, np.vstack([out, np.zeros((1, out.shape[1]))])) for at, out in found
-        ]  # the 1 is not written
+        zero = lambda out: np.zeros((1, out.shape[1]))  # noqa: E731  no part writes the constant 1
+        self._writes = [(at, np.vstack([out, zero(out)])) for at, out in found]
         self._stages: dict[float, Stage] = {}
 
     def at(self, stage: float) -> Stage:
@@ -111,12 +115,11 @@ def _proved(reference, mutant, reach: Reach) -> tuple[str, ...]:
         for x, y in zip(a.heads, b.heads):
             if not _equal(x, y, "W_Q", "W_K", "b_Q", "b_K"):
                 found |= _or_fail(None if a.ln_attn is not None else _scores(x, y, reach.at(l), reach.n_ctx))
-            if not _equal(x, y, "W_V", "b_V"):
-                ov = lambda h: h.W_O @ _with_bias(h.W_V, h.b_V)  # noqa: E731  [d_model, d_model + 1]
-                found |= _or_fail(None if a.ln_attn is not None else _reads(ov(x), ov(y), reach.at(l)))
-        if a.mlp is not None and not _equal(a.mlp, b.mlp, "W_in", "b_in"):
-            units = np.abs(a.mlp.W_out).max(0) > 0  # [d_mlp]: a unit whose W_out column is zero writes nothing
-            pre = lambda m: _with_bias(m.W_in, m.b_in)[units]  # noqa: E731  [live units, d_model + 1]
+            if not _equal(x, y, "W_V", "b_V"):  # the values themselves, which a target may read (HeadZ)
+                v = lambda h: _with_bias(h.W_V, h.b_V)  # noqa: E731  [d_head, d_model + 1]
+                found |= _or_fail(None if a.ln_attn is not None else _reads(v(x), v(y), reach.at(l)))
+        if a.mlp is not None and not _equal(a.mlp, b.mlp, "W_in", "b_in"):  # every unit: a target may read them
+            pre = lambda m: _with_bias(m.W_in, m.b_in)  # noqa: E731  [d_mlp, d_model + 1]
             found |= _or_fail(None if a.ln_mlp is not None else _reads(pre(a.mlp), pre(b.mlp), reach.at(l + 0.5)))
     if reference.W_U is not None and not np.array_equal(reference.W_U, mutant.W_U):
         top = reach.at(len(reference.blocks))
@@ -241,11 +244,11 @@ def _same_norm(a, b) -> bool:
 
 # --- confirmed on the audit's inputs --------------------------------------------------------------------------------
 def same_on(reference, mutant, batch) -> bool:
-    """Whether two models give the same patterns, final residual stream and logits at every real position of `batch`
-    (padding aside): a rule's proof, confirmed on inputs."""
+    """Whether two models give the same patterns, values, MLP units, final residual stream and logits at every real
+    position of `batch` (padding aside): a rule's proof, confirmed on inputs."""
     if not batch:
         return True
-    a, b = reference.run(batch, keep=("pattern",)), mutant.run(batch, keep=("pattern",))
+    a, b = (m.run(batch, keep=("pattern", "v", "mlp_pre")) for m in (reference, mutant))
     real = np.asarray(a.valid, bool)  # [b, T]
 
     def close(u, v, at) -> bool:
@@ -255,8 +258,13 @@ def same_on(reference, mutant, batch) -> bool:
 
     if not (close(a.resid(), b.resid(), real) and close(a.logits, b.logits, real)):
         return False
-    heads = lambda p: None if p is None else np.moveaxis(p, 1, 2)  # noqa: E731  [b, h, q, k] -> [b, q, h, k]
-    return all(close(heads(p.pattern), heads(q.pattern), real) for p, q in zip(a.layers, b.layers))
+    heads = lambda p: None if p is None else np.moveaxis(p, 1, 2)  # noqa: E731  [b, h, T, …] -> [b, T, h, …]
+    return all(
+        close(heads(x.pattern), heads(y.pattern), real)
+        and close(heads(x.v), heads(y.v), real)
+        and close(x.mlp_pre, y.mlp_pre, real)
+        for x, y in zip(a.layers, b.layers)
+    )
 
 
 def n_ctx_of(puzzle, model) -> int:
@@ -266,6 +274,14 @@ def n_ctx_of(puzzle, model) -> int:
     bos = 1 if model.vocab.bos is not None else 0
     longest = max([len(model.vocab.split(e)) for e in puzzle.examples or ()], default=0)
     return max(getattr(puzzle.inputs, "max_len", 0) or 0, longest) + bos
+
+
+def interventions(puzzle, model) -> list[np.ndarray]:
+    """The [d_model] bool masks of the directions the puzzle's Depends targets patch or zero: an intervention that
+    zeroes bos but not pos:0 makes them differ, so no rule may take them as always together."""
+    from circuits.checking.targets.depends import Depends
+
+    return [t.directions(model) for t in puzzle.targets if isinstance(t, Depends)]
 
 
 # --- a mutant judged ---------------------------------------------------------------------------------------------
@@ -287,7 +303,8 @@ class Judge:
         if self.sharpness:
             self.models.append(attempt.model(self.scaled(attempt.answer)))
         n = n_ctx_of(attempt.puzzle, self.models[0])
-        self.reaches = [Reach(m, n) for m in self.models]
+        apart = interventions(attempt.puzzle, self.models[0])
+        self.reaches = [Reach(m, n, apart) for m in self.models]
 
     def __call__(self, answer, numbers=None) -> str | None:
         """The rules that spare `answer`, joined by " + " ("masked", "nothing writes + always together"), or None."""
