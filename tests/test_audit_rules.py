@@ -222,3 +222,14 @@ def test_every_mutant_the_rules_spare_in_09_computes_what_the_reference_does_on_
     for m in mutants(copy.copy(attempt)):
         if m.name in names:
             assert same_on(reference, attempt.model(m.answer), batch), m.name
+
+
+def test_the_directions_a_puzzles_interventions_patch_are_kept_apart():
+    """21's Depends targets patch what heads write into some directions: those masks reach the rules."""
+    from circuits.checking.equivalence import interventions
+
+    attempt = solution("21_ioi_mini")
+    reference = attempt.model()
+    masks = interventions(attempt.puzzle, reference)
+    assert masks and all(m.shape == (reference.d_model,) and m.any() and not m.all() for m in masks)
+    assert interventions(solution("09_duplicate_token").puzzle, reference) == []  # no intervention in 09

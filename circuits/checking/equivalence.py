@@ -51,8 +51,8 @@ class Reach:
     (n_layers). Built from the reference model once per audit."""
 
     def __init__(self, model, n_ctx: int, apart: Sequence[np.ndarray] = ()):
-        """`apart`: [d_model] bool masks of directions an intervention patches or zeroes together (a Depends
-        target's `into`): a direction inside one is never taken as equal to one outside it."""
+        """`apart`: [d_model] bool masks of directions an intervention patches or zeroes together
+        (Target.patched): a direction inside one is never taken as equal to one outside it."""
         from circuits.checking.guarantees import writers
 
         self.n_ctx = n_ctx
@@ -277,11 +277,9 @@ def n_ctx_of(puzzle, model) -> int:
 
 
 def interventions(puzzle, model) -> list[np.ndarray]:
-    """The [d_model] bool masks of the directions the puzzle's Depends targets patch or zero: an intervention that
-    zeroes bos but not pos:0 makes them differ, so no rule may take them as always together."""
-    from circuits.checking.targets.depends import Depends
-
-    return [t.directions(model) for t in puzzle.targets if isinstance(t, Depends)]
+    """The [d_model] bool masks of the directions the puzzle's targets patch or zero (a Depends target's `into`): an
+    intervention that zeroes bos but not pos:0 makes them differ, so no rule may take them as always together."""
+    return [mask for t in puzzle.targets for mask in t.patched(model)]
 
 
 # --- a mutant judged ---------------------------------------------------------------------------------------------
