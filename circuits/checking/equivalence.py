@@ -19,8 +19,10 @@ Where a direction can be non-zero is decided from the reference model's weights:
 vocabulary has one), any other token at any other position below n_ctx, and every direction an earlier part writes
 (guarantees.writers, and each layer's b_O) taken as non-zero at every position. That reaches beyond what the inputs
 can make, so a rule may spare too little, never too much. A reader behind a LayerNorm (which mixes every direction),
-an edit of anything that writes, and a model not in float64 are never spared. The audit then runs each spared mutant
-beside the reference on its own inputs, which must give the same patterns, residual stream and logits.
+an edit of anything that writes, and a model not in float64 are never spared; directions a target's intervention
+patches apart (Target.patched) are never taken as equal. A rule must hold at the answer's sharpness and at SHARPER
+times it (the checker's scale range runs there), and the audit runs each spared mutant beside the reference on its
+own inputs, which must give the same patterns, values, MLP units, residual stream and logits.
 """
 
 from __future__ import annotations
@@ -243,12 +245,17 @@ def _same_norm(a, b) -> bool:
 
 
 # --- confirmed on the audit's inputs --------------------------------------------------------------------------------
-def same_on(reference, mutant, batch) -> bool:
+KEEP = ("pattern", "v", "mlp_pre")  # what same_on compares, besides the final residual stream and the logits
+
+
+def same_on(reference, mutant, batch, ran=None) -> bool:
     """Whether two models give the same patterns, values, MLP units, final residual stream and logits at every real
-    position of `batch` (padding aside): a rule's proof, confirmed on inputs."""
+    position of `batch` (padding aside): a rule's proof, confirmed on inputs. `ran`: the reference's run of `batch`
+    (keeping KEEP), when it is at hand."""
     if not batch:
         return True
-    a, b = (m.run(batch, keep=("pattern", "v", "mlp_pre")) for m in (reference, mutant))
+    a = ran if ran is not None else reference.run(batch, keep=KEEP)
+    b = mutant.run(batch, keep=KEEP)
     real = np.asarray(a.valid, bool)  # [b, T]
 
     def close(u, v, at) -> bool:
@@ -303,21 +310,26 @@ class Judge:
         n = n_ctx_of(attempt.puzzle, self.models[0])
         apart = interventions(attempt.puzzle, self.models[0])
         self.reaches = [Reach(m, n, apart) for m in self.models]
+        self._ran = None  # the reference's run of `batch`, made when a mutant first needs it
 
     def __call__(self, answer, numbers=None) -> str | None:
-        """The rules that spare `answer`, joined by " + " ("masked", "nothing writes + always together"), or None."""
+        """The rules that spare `answer`, joined by " + " ("masked", "nothing writes + always together"), or None.
+        `numbers` (mutants.Numbers) binds the matrices the edit left alone once for every mutant."""
         from circuits.errors import CircuitError
 
-        attempt = self.attempt
+        bound = (lambda a: numbers.answer(self.attempt, a)) if numbers is not None else (lambda a: a)  # noqa: E731
         try:
-            mutant = attempt.model(numbers.answer(attempt, answer) if numbers is not None else answer)
+            mutant = self.attempt.model(bound(answer))
             rules = spared(self.models[0], mutant, self.reaches[0])
-            if rules is None or not same_on(self.models[0], mutant, self.batch):
+            if rules is None:
                 return None
-            if (
-                len(self.models) > 1
-                and spared(self.models[1], attempt.model(self.scaled(answer)), self.reaches[1]) is None
-            ):
+            if len(self.models) > 1:
+                sharper = self.attempt.model(bound(self.scaled(answer)))
+                if spared(self.models[1], sharper, self.reaches[1]) is None:
+                    return None
+            if self._ran is None and self.batch:
+                self._ran = self.models[0].run(self.batch, keep=KEEP)
+            if not same_on(self.models[0], mutant, self.batch, self._ran):
                 return None
         except CircuitError:
             return None
