@@ -1,8 +1,9 @@
 """Mutation testing of the checker: small wrong edits of a reference answer, each of which the checker should reject.
 
 A mutant that passes is either behaviourally equivalent (an entry multiplied by a zero) or a
-wrong circuit the targets are too loose to catch; `audit` tells them apart only with a
-reviewed allow-list. Used by tests/test_mutants.py, and reusable by a `circuits audit` command.
+wrong circuit the targets are too loose to catch; `audit` tells them apart by the rules that prove
+an edit changes nothing (checking/equivalence.py), then by a reviewed allow-list. Used by
+tests/test_mutants.py and `circuits audit`.
 """
 
 from __future__ import annotations
