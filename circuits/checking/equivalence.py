@@ -184,19 +184,19 @@ def _scores(x, y, stage: Stage, n_ctx: int) -> set[str] | None:
 
 
 def _terms(D: np.ndarray, live: np.ndarray, seen: np.ndarray, tol: float) -> set[str] | None:
-    """The rule that makes each non-zero D[a, b] (query direction a, key direction b) change no pattern, or None."""
+    """The rules that make each non-zero D[a, b] (query direction a, key direction b) change no pattern, or None
+    when one is left that no rule covers. `live` [directions, positions], `seen` [query, key]."""
     alone = seen.sum(1) <= 1  # [query]: a query that sees one key gives it all the attention
-    rules = set()
-    for a, b in zip(*np.nonzero(np.abs(D) > tol)):
-        if not live[a].any() or not live[b].any():
-            rules.add("nothing writes")
-        elif not (live[a] & ~alone).any():
-            rules.add("BOS-only query")
-        elif not seen[np.ix_(live[a], live[b])].any():
-            rules.add("masked")
-        else:
-            return None
-    return rules
+    on = live.astype(float)
+    dead = ~live.any(1)  # [directions]
+    nothing = dead[:, None] | dead[None, :]
+    bos_only = ~nothing & ~(live & ~alone[None, :]).any(1)[:, None]
+    masked = ~nothing & ~bos_only & ((on @ seen.astype(float) @ on.T) == 0)  # no visible (query, key) pair
+    terms = np.abs(D) > tol
+    if (terms & ~(nothing | bos_only | masked)).any():
+        return None
+    found = [("nothing writes", nothing), ("BOS-only query", bos_only), ("masked", masked)]
+    return {rule for rule, where in found if (terms & where).any()}
 
 
 def _one_hot(classes: np.ndarray) -> np.ndarray:  # [d] -> [d, classes]
