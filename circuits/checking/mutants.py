@@ -483,10 +483,9 @@ def audit(
             if rejects(attempt, m.answer, n_random, numbers, plan):
                 result.killed.append(m.name)
                 continue
+            # proved equivalent from the weights: neither the allow-list nor the full check is needed
             rules = judge(m.answer, numbers) if judge is not None else None
-            if (
-                rules is not None
-            ):  # proved equivalent from the weights: neither the allow-list nor the full check needed
+            if rules is not None:
                 result.spared.append((m.name, rules))
                 continue
             reason = next((why for pattern, why in allowed if matches(m.name, pattern)), None)
