@@ -591,6 +591,7 @@ def audits(attempts, cfg: Settings) -> list[Figure]:
         note = (
             f"{cpu:.1f} s CPU; {result.total} mutants: {len(result.killed)} killed, "
             f"{len(result.allowed)} allowed, {len(result.survived)} survived"
+            + (f", {len(result.spared)} spared by a rule" if result.spared else "")
         )
         if cfg.floor is not None:  # issue 39: ≤ 10 I
             out.append(

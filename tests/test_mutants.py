@@ -104,11 +104,16 @@ def test_the_checker_kills_every_non_equivalent_mutant(stem, request, audits):
 def one_at_a_time(attempt, allowed) -> dict[str, str]:
     """The audit as it ran before it shared its plan and ran under the check's context: every mutant's inputs
     (sample, examples, extremes, small inputs) made afresh, its specs computed afresh, BLAS as the caller left it."""
+    from circuits.checking.equivalence import Judge
+
     verdicts = {}
     numbers = Numbers()
+    judge = Judge(attempt, [])  # the rules alone, unconfirmed: the shared audit confirms them on its inputs
     for m in mutants(attempt):
         if rejects(attempt, m.answer, FAST_RANDOM, numbers):  # no plan given: one made for this mutant alone
             verdicts[m.name] = "killed"
+        elif judge(m.answer, numbers) is not None:
+            verdicts[m.name] = "spared"
         elif any(matches(m.name, p) for p, _ in allowed):
             verdicts[m.name] = "allowed"
         else:
@@ -125,6 +130,7 @@ def test_sharing_the_plan_across_mutants_changes_no_verdict(stem, audits):
     verdicts = {
         **{n: "killed" for n in shared.killed},
         **{n: "allowed" for n, _ in shared.allowed},
+        **{n: "spared" for n, _ in shared.spared},
         **{n: "survived" for n in shared.survived},
     }
     edits = {n: v for n, v in verdicts.items() if not n.endswith("(tolerance probe)")}  # one_at_a_time: the edits

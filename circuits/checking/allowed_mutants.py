@@ -4,7 +4,9 @@ circuit.
 A mutant may pass only if this list says why: the edit is multiplied by a zero (exactly equivalent),
 or the check covers every input the model can take and the edited answer meets the worksheet on all
 of them (another correct answer, not a missed bug). Read by tests/test_mutants.py and `circuits audit`;
-a puzzle outside this project lists its own as ALLOWED_MUTANTS in its reference solution.
+a puzzle outside this project lists its own as ALLOWED_MUTANTS in its reference solution. A mutant that one of the
+audit's rules proves equivalent (checking/equivalence.py: a BOS-only query, a masked entry, a direction nothing
+writes, directions always on together) needs no entry: the audit spares it before it reads this list.
 """
 
 SCALED_UP = "more sharpness only raises attention on the targets (lower bounds); the values it writes are unchanged"
@@ -24,10 +26,6 @@ POINTER = (
 )
 
 ALLOWED: dict[str, list[tuple[str, str]]] = {
-    "03_uniform": [
-        ("W_Q[[]0, *] 0 → 1", "W_K is all zero, so every score stays 0 and the pattern stays uniform"),
-        ("W_K[[]0, *] 0 → 1", "W_Q is all zero, so every score stays 0 and the pattern stays uniform"),
-    ],
     "04_previous_token": [
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
@@ -94,17 +92,10 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
 
 
 # ── curriculum A (puzzles 09–15): kept in one block to ease merging (moved here from tests/test_mutants.py) ───────────
-BOS_QUERY_ONLY = "only the BOS query reads bos; BOS sees one key (itself), which gets all the attention"
 ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
     "09_duplicate_token": [
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
-        ("W_Q[[]5, pos:0] 0 → s", "pos:0 is BOS's position, and BOS sees one key (itself)"),
-        *(
-            (f"W_Q[[]{n + 5}, pos:{n}] 0 → s", "the row's key reads pos:n+1, after the query at n: masked, never seen")
-            for n in range(1, 11)
-        ),
-        ("W_K columns bos ↔ pos:0", "bos and pos:0 are both 1 at position 0 (BOS) and 0 everywhere else"),
     ],
     "10_seen_before": [
         ("s × 10", SCALED_UP),
@@ -176,14 +167,6 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
 ALLOWED.update(ALLOWED_CURRICULUM_A)
 
 # --- curriculum B (puzzles 16-21): kept apart to ease merging (moved here from tests/test_mutants.py) -----------------
-IOI_BOS_QUERY = (
-    "the edit changes only the scores of the query at position 0, BOS (pos:0 is BOS's alone, and row 4's "
-    "query is −s·pos:0), and the BOS query sees one key, itself: equivalent on every input"
-)
-IOI_LATER_KEY = (
-    "row 4 + i of head 0.0 reads key pos:i; the edit gives it the query at position i − 5, which cannot "
-    "see position i (causal mask): equivalent on every input"
-)
 IOI_FILLER_KEY = (
     "rows 5–15 of head 0.0 carry the query −s·pos:i, so the 1 lowers keys holding this filler by s for "
     "the query at position i: a filler is never head 0.0's target (an earlier copy of a name, or BOS), so "
@@ -205,14 +188,10 @@ ALLOWED_B: dict[str, list[tuple[str, str]]] = {
         ("s × 10", SCALED_UP),
     ],
     "21_ioi_mini": [
-        ("W_[QK]0 columns bos ↔ pos:0", "BOS always stands at position 0: bos and pos:0 are the same on every input"),
         (
             "W_Q0[[]4, tok:and] 0 → s",
             "row 4 meets key pos:0, which is BOS: 'and' (whose target is BOS) only gains on it",
         ),
-        ("W_Q0[[]*, pos:0] *", IOI_BOS_QUERY),
-        ("W_K0[[]4, *", IOI_BOS_QUERY),
-        *((f"W_Q0[{10 + k}, pos:{1 + k}] 0 → s", IOI_LATER_KEY) for k in range(6)),
         *((f"W_K0[{row}, tok:{f}] 0 → 1", IOI_FILLER_KEY) for row, f in ((5, "then"), (6, "gave"), (7, "to"))),
         (
             "W_Q1[[]0, *] 0 → s",
@@ -274,12 +253,10 @@ ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
         ("s × 10", SCALED_UP),
     ],
     "24_other_kind": [
-        ("W_Q[[]2, 2] 0 → s", "only the BOS query reads bos, and BOS sees one key and has no target"),
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
     ],
     "25_equal_mlp": [
-        ("W_in[[]*, 3] 0 → 1", "the MLP reads eq, which only the MLP itself writes: zero at its input"),
         ("W_in rows 1 ↔ 2", "units 1 and 2 write the same column of W_out (−1 into eq): swapping them changes nothing"),
         ("W_in rows 3 ↔ 4", "units 3 and 4 write the same column of W_out (+1 into eq): swapping them changes nothing"),
         ("W_in columns 0 ↔ 1", "swapping x and y swaps units 1 ↔ 2 and 3 ↔ 4, which write alike: x = y is symmetric"),
@@ -335,13 +312,7 @@ ALLOWED_CHALLENGES_A: dict[str, list[tuple[str, str]]] = {
                 "W_O0 columns * ↔ *",
             )
         ),
-        ("W_V0[[]*, prev:*] 0 → 1", "head 0.0 reads prev:, which only head 0.0 itself writes: zero at its input"),
         ("W_V0[[]*, pos:10] 0 → 1", "head 0.0 reads position 10 only from a query at position 11, past n_ctx = 11"),
-        ("W_Q1[[]*, bos] 0 → s", BOS_QUERY_ONLY),
-        ("W_Q1[[]*, pos:0] *", "pos:0 is 1 at BOS only; BOS sees one key (itself), which gets all the attention"),
-        ("W_K1[[]5, *", "row 5's query reads pos:0, set at BOS only; BOS sees one key (itself), which gets all of it"),
-        ("W_Q1 columns bos ↔ pos:0", "bos and pos:0 are both 1 at BOS and 0 everywhere else: the same column"),
-        ("W_K1 columns bos ↔ pos:0", "bos and pos:0 are both 1 at BOS and 0 everywhere else: the same column"),
         *(
             (name, FIRST_LETTER)
             for name in ("W_Q1[[]4, pos:1] *", "W_Q1[[]5, pos:1] 0 → s", "W_Q1[[]6, pos:1] → 0", "W_K1[[]6, pos:1] → 0")
@@ -355,13 +326,6 @@ ALLOWED_CHALLENGES_A: dict[str, list[tuple[str, str]]] = {
             "W_Q1[[]15, prev:*] 0 → s",
             "key 10 is visible only to query 10, for which it is the query itself, already "
             "below BOS: the edit only lowers it further",
-        ),
-        *(
-            (
-                f"W_K1[[]{5 + i}, pos:{i + 1}] 0 → 1",
-                f"row {5 + i}'s query reads pos:{i}; the key at position {i + 1} is after it, behind the causal mask",
-            )
-            for i in range(1, 10)
         ),
         ("s × 10", SCALED_UP),
     ],

@@ -46,6 +46,7 @@ class AuthorAudit:
     result: object  # mutants.Audit
     survivors: list[Survivor] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # allow-list entries that match only mutants the check kills
+    covered: list[str] = field(default_factory=list)  # allow-list entries whose mutants a rule spares (equivalence.py)
     unmatched: list[str] = field(default_factory=list)  # allow-list entries that match no mutant of the answer at all
     mechanisms: list[tuple[str, object]] = field(default_factory=list)  # (label, Interventions) the reference passes
 
@@ -116,8 +117,10 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
         if r.complete and not r.sampled
         else []
     )
+    covered = [p for p in stale if any(matches(n, p) for n, _ in r.spared)]
+    stale = [p for p in stale if p not in covered]
     tried = [(t.label, t.interventions) for t in result.targets if t.interventions is not None]
-    out = AuthorAudit(shown, r, stale=stale, unmatched=unmatched, mechanisms=tried)
+    out = AuthorAudit(shown, r, stale=stale, covered=covered, unmatched=unmatched, mechanisms=tried)
     plan = Plan.of(attempt.puzzle, CLOSEST_RANDOM)
     with context():
         for name in r.survived:

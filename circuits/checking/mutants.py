@@ -1,8 +1,9 @@
 """Mutation testing of the checker: small wrong edits of a reference answer, each of which the checker should reject.
 
 A mutant that passes is either behaviourally equivalent (an entry multiplied by a zero) or a
-wrong circuit the targets are too loose to catch; `audit` tells them apart only with a
-reviewed allow-list. Used by tests/test_mutants.py, and reusable by a `circuits audit` command.
+wrong circuit the targets are too loose to catch; `audit` tells them apart by the rules that prove
+an edit changes nothing (checking/equivalence.py), then by a reviewed allow-list. Used by
+tests/test_mutants.py and `circuits audit`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Audit:
     puzzle: str
     killed: list[str] = field(default_factory=list)
     allowed: list[tuple[str, str]] = field(default_factory=list)  # (mutant, the allow-list's reason)
+    spared: list[tuple[str, str]] = field(default_factory=list)  # (mutant, the rules that prove it equivalent)
     survived: list[str] = field(default_factory=list)  # passed the full check and no reason allows it
     seconds: float = 0.0
     made: int = 0  # mutants of the answer; more than were run when sampled
@@ -55,7 +57,7 @@ class Audit:
 
     @property
     def total(self) -> int:
-        return len(self.killed) + len(self.allowed) + len(self.survived)
+        return len(self.killed) + len(self.allowed) + len(self.spared) + len(self.survived)
 
     @property
     def kill_rate(self) -> float:
@@ -457,9 +459,11 @@ def audit(
     attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST_RANDOM, seconds: float | None = None
 ) -> Audit:
     """Run every mutant (a sample beyond MAX_MUTANTS), then the tolerance probes, for at most `seconds` (None: no
-    limit); `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent)."""
+    limit); `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent). A mutant that passes is
+    spared when a rule proves it equivalent (checking/equivalence.py), before the allow-list is read."""
     from circuits.checking import guarantees
     from circuits.checking.checker import context
+    from circuits.checking.equivalence import Judge
 
     start = time.perf_counter()
     result = Audit(attempt.puzzle.id)
@@ -470,6 +474,7 @@ def audit(
     # the same inputs for every mutant, made once (reaching the model's n_ctx, as the checker's do)
     model = attempt.model() if attempt.puzzle.build is not None else None
     plan = Plan.of(attempt.puzzle, n_random, guarantees.spanning(attempt.puzzle.inputs, model))
+    judge = Judge(attempt, plan.examples + plan.sample[:FIRST]) if model is not None else None
     with context():  # as a check runs: specs computed once per input (here across mutants), BLAS on one thread
         for n, m in enumerate(chosen):
             if seconds is not None and time.perf_counter() - start > seconds:
@@ -477,6 +482,11 @@ def audit(
                 break
             if rejects(attempt, m.answer, n_random, numbers, plan):
                 result.killed.append(m.name)
+                continue
+            # proved equivalent from the weights: neither the allow-list nor the full check is needed
+            rules = judge(m.answer, numbers) if judge is not None else None
+            if rules is not None:
+                result.spared.append((m.name, rules))
                 continue
             reason = next((why for pattern, why in allowed if matches(m.name, pattern)), None)
             if reason is not None:  # reviewed as equivalent: the full check is not needed to judge it

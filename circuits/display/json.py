@@ -64,7 +64,8 @@ def _notes(failure) -> str | None:
 def audit_json(audit) -> dict:
     """An audit.AuthorAudit as plain JSON (`circuits audit --json`): the kill rate, each survivor with its closest
     call in one line and its allow-list entry ("allow": pasted into ALLOWED_MUTANTS, it matches that mutant only),
-    the allow-list's reasons, its entries that matched no mutant and those no mutant needs."""
+    the mutants the rules spared (counted per rule, and each with its rules), the allow-list's reasons, its entries
+    that matched no mutant and those no mutant needs."""
     r = audit.result
     return {
         "puzzle": r.puzzle,
@@ -73,6 +74,8 @@ def audit_json(audit) -> dict:
         "killed": len(r.killed),
         "kill_rate": r.kill_rate,
         "allowed": [{"mutant": n, "why": w} for n, w in r.allowed],
+        "spared_by_rule": words.spared_counts(r),
+        "spared": [{"mutant": n, "rules": w} for n, w in r.spared],
         "survived": [
             {
                 "mutant": s.name,
@@ -84,6 +87,7 @@ def audit_json(audit) -> dict:
             for s in audit.survivors
         ],
         "stale_allowed": audit.stale,
+        "covered_by_rule": audit.covered,
         "matched_no_mutant": audit.unmatched,
         "seconds": round(r.seconds, 2),
         "mutants_made": r.made,

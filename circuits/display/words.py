@@ -161,9 +161,10 @@ def inputs(i) -> str:
 
 def audit_summary(r) -> str:
     """One mutants.Audit in a line: "01_consonants: 40/40 non-equivalent mutants killed (100%), …"."""
+    spared = f"{len(r.spared)} spared by a rule, " if r.spared else ""
     return (
         f"{r.puzzle}: {len(r.killed)}/{len(r.killed) + len(r.survived)} non-equivalent mutants "
-        f"killed ({r.kill_rate:.0%}), {len(r.allowed)} allowed as equivalent, {r.total} in all, "
+        f"killed ({r.kill_rate:.0%}), {spared}{len(r.allowed)} allowed as equivalent, {r.total} in all, "
         f"{r.seconds:.1f} s" + "".join(f"; {n}" for n in audit_notes(r))
     )
 
@@ -183,6 +184,21 @@ def audit_notes(r) -> list[str]:
     return out
 
 
+def spared_counts(r) -> dict[str, int]:
+    """How many mutants each rule (or combination of rules) spared, most first: {"masked": 10, …}."""
+    counts: dict[str, int] = {}
+    for _, rules in r.spared:
+        counts[rules] = counts.get(rules, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def spared_line(r) -> list[str]:
+    """The mutants the rules proved equivalent, counted per rule, wrapped to 80 columns: "spared by rule: 11 (10
+    masked, 1 BOS-only query)"; nothing when no rule spared any."""
+    said = ", ".join(f"{n} {rules}" for rules, n in spared_counts(r).items())
+    return textwrap.wrap(f"spared by rule: {len(r.spared)} ({said})", 78, subsequent_indent="  ") if said else []
+
+
 def closest(c) -> list[str]:
     """An audit.Closest in two lines: the input and the value against its bound, then the target."""
     from circuits.checking.limits import quoted, shown_input
@@ -198,8 +214,9 @@ def survivor_closest(s) -> list[str]:
 
 
 def audit_lines(audit, verbose: bool = False) -> list[str]:
-    """`circuits audit`'s report: the kill rate, what was not run, each survivor with its closest call, the
-    allow-list's reasons (verbose), its entries that matched no mutant and those no mutant needs."""
+    """`circuits audit`'s report: the kill rate, the mutants the rules spared (per rule; each one when verbose), what
+    was not run, each survivor with its closest call, the allow-list's reasons (verbose), its entries that matched
+    no mutant, those no mutant needs and those a rule now covers."""
     r = audit.result
     judged = len(r.killed) + len(r.survived)
     out = [
@@ -208,6 +225,7 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
             f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
             f"{r.total} in all ({r.seconds:.1f} s)"
         ),
+        *spared_line(r),
         *audit_notes(r),
     ]
     for label, tried in audit.mechanisms:  # what each mechanism target tried; the reference passed it all
@@ -222,11 +240,17 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
             out.append(f"  {s.allow}")  # pasted into ALLOWED_MUTANTS, it allows this mutant and no other
             out += [f"    {line}" for line in survivor_closest(s)]
     if verbose:
+        out += [f"  spared: {name} ({rules})" for name, rules in r.spared]
         for name, why in r.allowed:
             out += [f"  allowed: {name}", f"    {why}"]
     out += [f"matched no mutant: {p}" for p in audit.unmatched]
     if audit.stale:
         out.append(f"allow-list entries no mutant needs (remove them): {', '.join(audit.stale)}")
+    if audit.covered:
+        said = "allow-list entries a rule now covers (remove them): " + ", ".join(
+            p.replace(" ", "\0") for p in audit.covered  # an entry is never broken across lines
+        )
+        out += [line.replace("\0", " ") for line in textwrap.wrap(said, 78, subsequent_indent="  ")]
     return out
 
 

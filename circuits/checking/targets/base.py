@@ -109,6 +109,11 @@ class Target:
         expects and what the model does; None for a target that reads no position (structure, code)."""
         return None
 
+    def patched(self, model) -> list[np.ndarray]:
+        """[d_model] bool masks of the residual directions this target's interventions patch or zero together
+        (none for most kinds): the audit's rules never take a direction inside one as equal to one outside it."""
+        return []
+
     def check_alone(self, checker, attempt, model, n_examples: int):
         """This target's result when it is checked on its own (an exact target), or None for a behaviour target,
         which the checker runs with the others on shared batches. `checker` is the checker module, handed in

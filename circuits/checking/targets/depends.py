@@ -321,6 +321,9 @@ class Depends(Target):
                 raise CircuitError(f"Depends: into names {pattern!r}, which is no direction of the residual stream")
         return np.array([any(fnmatchcase(d, p) for p in self.into) for d in labels])
 
+    def patched(self, model) -> list[np.ndarray]:  # [[d_model] bool]: what the interventions patch and zero
+        return [self.directions(model)]
+
     def contribution(self, trace) -> np.ndarray:  # [b, T, d_model]: what the writer wrote
         layer, part, head = writer_at(self.writer)
         if layer == -1:
