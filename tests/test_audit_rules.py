@@ -198,12 +198,12 @@ def test_the_audit_spares_09s_equivalent_edits_by_rule_and_says_so_per_rule(audi
     assert rules["W_K columns bos ↔ pos:0"] == "always together"
     assert not r.survived and r.kill_rate == 1.0
     lines = audit_lines(audit_09)
-    assert "spared by rule: 12 (10 masked, 1 BOS-only query, 1 always together)" in lines
+    assert "spared by rule: 13 (10 masked, 1 BOS-only query, 1 always together, 1 sharper)" in lines
     assert not any("pos:1] 0 → s" in line for line in lines)  # one line per rule, not per mutant
     assert all(len(line) <= 80 for line in lines)
     assert "  spared: W_Q[6, pos:1] 0 → s (masked)" in audit_lines(audit_09, verbose=True)
     said = audit_json(audit_09)
-    assert said["spared_by_rule"] == {"masked": 10, "BOS-only query": 1, "always together": 1}
+    assert said["spared_by_rule"] == {"masked": 10, "BOS-only query": 1, "always together": 1, "sharper": 1}
     assert {"mutant": "W_K columns bos ↔ pos:0", "rules": "always together"} in said["spared"]
 
 
@@ -218,7 +218,7 @@ def test_every_mutant_the_rules_spare_in_09_computes_what_the_reference_does_on_
     plan = Plan.of(attempt.puzzle, 1000)
     reference = attempt.model()
     batch = plan.examples + plan.sample + plan.small(reference, attempt.puzzle.targets).inputs
-    names = {n for n, _ in audit_09.result.spared}
+    names = {n for n, rule in audit_09.result.spared if rule != "sharper"}  # s × 10 is sharper, not the same
     for m in mutants(copy.copy(attempt)):
         if m.name in names:
             assert same_on(reference, attempt.model(m.answer), batch), m.name
@@ -233,3 +233,17 @@ def test_the_directions_a_puzzles_interventions_patch_are_kept_apart():
     masks = interventions(attempt.puzzle, reference)
     assert masks and all(m.shape == (reference.d_model,) and m.any() and not m.all() for m in masks)
     assert interventions(solution("09_duplicate_token").puzzle, reference) == []  # no intervention in 09
+
+
+def test_the_puzzles_own_sharpness_scaled_up_is_spared_as_sharper_and_scaled_down_is_not(audit_09):
+    """`s × 10` is an answer 09's worksheet asks for (every answer must hold at 3×–100× its s): never a wrong
+    circuit, spared by the rule "sharper"; `s × 0.1` is killed; a matrix named as the sharpness is no symbol."""
+    import types
+
+    from circuits.checking.mutants import sharper
+
+    r = audit_09.result
+    assert dict(r.spared)["s × 10"] == "sharper" and "s × 0.1" in r.killed
+    assert sharper(solution("09_duplicate_token"), "s × 10") and not sharper(solution("09_duplicate_token"), "s × 0.1")
+    named_matrix = types.SimpleNamespace(puzzle=solution("01_consonants").puzzle)  # sharpness=["W_Q"], an answer name
+    assert not sharper(named_matrix, "W_Q × 10") and not sharper(named_matrix, "whole answer × 10")

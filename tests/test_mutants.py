@@ -105,6 +105,7 @@ def one_at_a_time(attempt, allowed) -> dict[str, str]:
     """The audit as it ran before it shared its plan and ran under the check's context: every mutant's inputs
     (sample, examples, extremes, small inputs) made afresh, its specs computed afresh, BLAS as the caller left it."""
     from circuits.checking.equivalence import Judge
+    from circuits.checking.mutants import sharper
 
     verdicts = {}
     numbers = Numbers()
@@ -112,7 +113,7 @@ def one_at_a_time(attempt, allowed) -> dict[str, str]:
     for m in mutants(attempt):
         if rejects(attempt, m.answer, FAST_RANDOM, numbers):  # no plan given: one made for this mutant alone
             verdicts[m.name] = "killed"
-        elif judge(m.answer, numbers) is not None:
+        elif sharper(attempt, m.name) or judge(m.answer, numbers) is not None:
             verdicts[m.name] = "spared"
         elif any(matches(m.name, p) for p, _ in allowed):
             verdicts[m.name] = "allowed"

@@ -484,7 +484,7 @@ def audit(
                 result.killed.append(m.name)
                 continue
             # proved equivalent from the weights: neither the allow-list nor the full check is needed
-            rules = judge(m.answer, numbers) if judge is not None else None
+            rules = SHARPER if sharper(attempt, m.name) else judge(m.answer, numbers) if judge is not None else None
             if rules is not None:
                 result.spared.append((m.name, rules))
                 continue
@@ -499,6 +499,16 @@ def audit(
             _probe(attempt, allowed, n_random, numbers, plan, result)
     result.seconds = time.perf_counter() - start
     return result
+
+
+SHARPER = "sharper"  # the rule that spares a puzzle's own sharpness symbol scaled up
+
+
+def sharper(attempt, name: str) -> bool:
+    """`s × 10` for the puzzle's sharpness symbol s: an answer the worksheet asks for too (every passing answer must
+    hold at 3× to 100× its sharpness: checking/scale.py), so never a wrong circuit that passes."""
+    symbols = [k for k in attempt.puzzle.sharpness if k not in (*attempt.puzzle.answer, *attempt.puzzle.optional)]
+    return any(name == f"{k} × 10" for k in symbols)
 
 
 def _probe(attempt, allowed, n_random: int, numbers: Numbers, plan: Plan, result: Audit) -> None:
