@@ -441,6 +441,7 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
 
 
 def cmd_show(args) -> int:
+    from circuits.checking.targets import Shows
     from circuits.display.shown import show_parts
 
     attempt, model = _built(args, "show")
@@ -456,9 +457,11 @@ def cmd_show(args) -> int:
 
         write_html(args.html, trace, force=args.force)
     if args.json:
-        first = targets[0] if targets else {"readout": "", "output": [], "expected": [], "kind": ""}
+        first = targets[0] if targets else {"readout": "", "output": [], "expected": [], "kind": None}
         expected = (
-            [max(k) if k else None for k in first["expected"]] if first["kind"] == "attention" else first["expected"]
+            [max(k) if k else None for k in first["expected"]]
+            if first["kind"] is Shows.ATTENTION
+            else first["expected"]
         )
         print(
             json.dumps(

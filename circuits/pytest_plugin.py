@@ -638,13 +638,14 @@ def _received(facts: dict):
     """A worker's result rebuilt from its facts: the same classes, so the summary says it in the same words."""
     from circuits.checking.checker import Coverage, NotAttempted, PuzzleResult, TargetResult
     from circuits.checking.margins import Margins
+    from circuits.checking.targets import Kind
 
     todo = NotAttempted(tuple(facts["todo"][0]), Path(facts["todo"][1])) if facts["todo"] else None
     error = lambda said: CircuitError(said) if said is not None else None  # noqa: E731
     targets = [
         TargetResult(
             label,
-            kind,
+            Kind(kind),
             status,
             error=error(said),
             worst=worst,

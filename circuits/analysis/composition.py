@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -22,7 +23,18 @@ from circuits.model.threads import single_blas_thread
 from circuits.model.transformer import HeadWeights, Model
 from circuits.model.weights import symbols_in
 
-COMPOSITION_KINDS = ("Q", "K", "V")
+
+class Composed(StrEnum):
+    """How an earlier head's output reaches a later head: through its query, key or value (Q-, K-, V-composition), or
+    as a virtual head (the two OV circuits in series). Tables and JSON print the member's value."""
+
+    Q = "Q"
+    K = "K"
+    V = "V"
+    VIRTUAL = "virtual"
+
+
+COMPOSITION_KINDS = (Composed.Q, Composed.K, Composed.V)
 BASELINE_SAMPLES = 200
 BASELINE_SEED = 0
 MAX_TABLE = 64  # larger matrices are summarised (rank, norm) but not listed in the summary
@@ -128,7 +140,7 @@ def copying_score(model: Model, head) -> float:
 class Composition:
     """One composition score: the `later` head's Q, K or V side reading what the `earlier` head wrote."""
 
-    kind: str
+    kind: Composed
     earlier: str
     later: str
     score: float
@@ -175,12 +187,13 @@ def composition_matrix(kind: str, earlier: HeadWeights, later: HeadWeights) -> t
     """(W_A, W_B) of one composition: Q uses W_QK^T, K uses W_QK, V uses W_OV of the later head; W_B is the earlier W_OV."""
     if kind not in COMPOSITION_KINDS:
         raise CircuitError(f"composition kind {kind!r} is not one of Q, K, V")
-    if kind in "QK" and not has_qk(later):
+    kind = Composed(kind)
+    if kind is not Composed.V and not has_qk(later):
         raise CircuitError(f"head {head_name(later)} has a fixed pattern, so it has no {kind}-composition")
-    if kind == "V":
+    if kind is Composed.V:
         return ov_circuit(later), ov_circuit(earlier)
     qk = qk_circuit(later)
-    return (qk.T if kind == "Q" else qk), ov_circuit(earlier)
+    return (qk.T if kind is Composed.Q else qk), ov_circuit(earlier)
 
 
 @single_blas_thread
@@ -201,8 +214,8 @@ def composition_scores(model: Model, n_samples: int = BASELINE_SAMPLES) -> list[
         if not earlier_heads:
             continue
         c = cores[id(later)]
-        reads = {"Q": (c.k, later.W_Q), "K": (c.q, later.W_K), "V": (c.o, later.W_V)}  # kind -> (R1, B1)
-        kinds = [k for k in COMPOSITION_KINDS if k == "V" or has_qk(later)]
+        reads = {Composed.Q: (c.k, later.W_Q), Composed.K: (c.q, later.W_K), Composed.V: (c.o, later.W_V)}  # (R1, B1)
+        kinds = [k for k in COMPOSITION_KINDS if k is Composed.V or has_qk(later)]
         B1 = np.concatenate([reads[k][1] for k in kinds])  # [Σ rows, d_model]
         A2 = np.concatenate([h.W_O for h in earlier_heads], axis=1)  # [d_model, Σ d_head]
         middle = B1 @ A2  # [Σ rows, Σ d_head]: every B1 A2 at once
@@ -211,14 +224,14 @@ def composition_scores(model: Model, n_samples: int = BASELINE_SAMPLES) -> list[
         for e, earlier in enumerate(earlier_heads):
             ce = cores[id(earlier)]
             for i, kind in enumerate(kinds):
-                norm_a = c.norm_qk if kind in "QK" else c.norm_ov
+                norm_a = c.norm_ov if kind is Composed.V else c.norm_qk
                 denom = norm_a * ce.norm_ov
                 if not denom > 0:
                     continue
                 R1 = reads[kind][0]
                 product = R1 @ middle[rows[i] : rows[i + 1], cols[e] : cols[e + 1]] @ ce.v.T
                 score = float(np.linalg.norm(product) / denom)
-                rank_a = c.rank_qk if kind in "QK" else c.rank_ov
+                rank_a = c.rank_ov if kind is Composed.V else c.rank_qk
                 mean, std = random_baseline(model.d_model, max(rank_a, 1), max(ce.rank_ov, 1), n_samples)
                 out.append(Composition(kind, head_name(earlier), head_name(later), score, mean, std))
     return out
@@ -248,7 +261,7 @@ def _norm_and_rank(core: np.ndarray, d_model: int) -> tuple[float, int]:
 
 
 # --- virtual heads -----------------------------------------------------------------------------
-VIRTUAL = "virtual"  # the kind of a virtual-head strength in a list of compositions
+VIRTUAL = Composed.VIRTUAL  # the kind of a virtual-head strength in a list of compositions
 VIRTUAL_MEANING = (
     "virtual: σ_max(W_OV^later W_OV^earlier) / (σ_max(W_OV^later) σ_max(W_OV^earlier));\n"
     "1 when some direction passes through both heads in full"
@@ -346,8 +359,9 @@ def exact_composition(model: Model, kind: str, earlier, later, bind: bool = Fals
     """The product inside a composition score (W_QK^T W_OV, W_QK W_OV or W_OV W_OV) as a sympy Matrix."""
     h1, h2 = _ordered(model, earlier, later)
     composition_matrix(kind, h1, h2)  # validates kind and fixed patterns
-    left = h2.exact("W_OV" if kind == "V" else "W_QK", bind)
-    left = left.T if kind == "Q" else left
+    kind = Composed(kind)
+    left = h2.exact("W_OV" if kind is Composed.V else "W_QK", bind)
+    left = left.T if kind is Composed.Q else left
     return (left * h1.exact("W_OV", bind)).expand()
 
 

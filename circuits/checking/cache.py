@@ -12,6 +12,7 @@ from pathlib import Path
 from circuits.checking.checker import Coverage, PuzzleResult, TargetResult, check
 from circuits.checking.library import cache_root, library_version
 from circuits.checking.margins import Margins
+from circuits.checking.targets import Kind
 
 FORMAT = 2  # bump when the stored entry changes shape (2: coverage and margins as facts, not words)
 
@@ -119,7 +120,7 @@ def valid_entry(entry, attempt) -> bool:
         and all(type(x) is int for x in cov["lengths"])
         and all(isinstance(s, str) for s in (*cov["skipped"], *cov["small_classes"]))
         and len(entry["targets"]) == len(attempt.puzzle.targets)
-        and all(_typed(t, _TARGET) for t in entry["targets"])
+        and all(_typed(t, _TARGET) and t["kind"] in {k.value for k in Kind} for t in entry["targets"])
         and [t["label"] for t in entry["targets"]] == [t.label for t in attempt.puzzle.targets]
     )
 
@@ -146,7 +147,7 @@ def lookup(attempt, n_random=None, property_examples: int = 100, margins: bool =
     if not valid_entry(entry, attempt) or not _deep_enough(entry, n_random, property_examples, margins):
         return None
     targets = [
-        TargetResult(t["label"], t["kind"], "passed", worst=t["worst"], metric=t["metric"], checked=t["checked"])
+        TargetResult(t["label"], Kind(t["kind"]), "passed", worst=t["worst"], metric=t["metric"], checked=t["checked"])
         for t in entry["targets"]
     ]
     coverage = Coverage(**{**entry["coverage"], "lengths": tuple(entry["coverage"]["lengths"])})

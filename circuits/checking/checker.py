@@ -19,7 +19,7 @@ from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F40
 from circuits.checking.loader import Attempt
 from circuits.checking.margins import Margins
 from circuits.checking.plan import EXACT, STAGES, Plan
-from circuits.checking.targets import Code, EarlierFailure, Explanation, LeakNote, Structure, Target, Tokens
+from circuits.checking.targets import Code, EarlierFailure, Explanation, Kind, LeakNote, Structure, Target, Tokens
 from circuits.checking.validate import declares_sharpness
 from circuits.errors import CircuitError
 from circuits.io import paths
@@ -48,7 +48,7 @@ class NotAttempted:
 @dataclass
 class TargetResult:
     label: str
-    kind: str
+    kind: Kind
     status: str  # passed | failed | error | not attempted
     failure: Failure | None = None
     worst: float | None = None
@@ -103,7 +103,7 @@ class PuzzleResult:
         return cls(
             None,
             "error",
-            [TargetResult("load", "file", "error", error=error)],
+            [TargetResult("load", Kind.FILE, "error", error=error)],
             error=error,
             file=Path(path).name.removesuffix(".py"),
         )
@@ -358,7 +358,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     for i, t in enumerate(puzzle.targets):
         limits.doing(f"checking target {limits.quoted(t.label)}")
         results[i] = t.check_alone(sys.modules[__name__], attempt, model, property_examples)  # None: a behaviour target
-    behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind == "behaviour"]
+    behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind is Kind.BEHAVIOUR]
     coverage = Coverage()
     error = None
     if behaviour:
@@ -403,7 +403,7 @@ def measure_margins(result: PuzzleResult) -> PuzzleResult:
     """A solved result's margins, measured after its verdict was shown (watch): the same result, now with them.
     A result that is not solved, has them, or has no behaviour target is returned as it is."""
     attempt = result.attempt
-    behaviour = attempt is not None and any(t.kind == "behaviour" for t in attempt.puzzle.targets)
+    behaviour = attempt is not None and any(t.kind is Kind.BEHAVIOUR for t in attempt.puzzle.targets)
     if result.status != "solved" or result.margins is not None or not behaviour or attempt.puzzle.build is None:
         return result
 
@@ -565,7 +565,7 @@ def _mechanisms_hold_too(attempt, said):
 
     from circuits.checking.margins import scaled
 
-    mechanisms = [t for t in attempt.puzzle.targets if t.kind == "mechanism"]
+    mechanisms = [t for t in attempt.puzzle.targets if t.kind is Kind.MECHANISM]
 
     def holds(factor: float) -> bool:
         trial = copy.copy(attempt)
@@ -607,9 +607,9 @@ def check_structure(target: Structure, attempt, model) -> TargetResult:
     try:
         rows = target.run(attempt.answer, model)
     except CircuitError as e:
-        return TargetResult(target.label, "structure", "error", error=e.within(paths.shown(attempt.path)))
+        return TargetResult(target.label, Kind.STRUCTURE, "error", error=e.within(paths.shown(attempt.path)))
     ok = all(r[3] for r in rows)
-    res = TargetResult(target.label, "structure", "passed" if ok else "failed", structure=rows, checked=len(rows))
+    res = TargetResult(target.label, Kind.STRUCTURE, "passed" if ok else "failed", structure=rows, checked=len(rows))
     if not ok:
         bad = [r for r in rows if not r[3]]
         res.failure = Failure(EXACT, [], 0, finding=target.finding(bad[0]))
@@ -683,8 +683,8 @@ def check_code_on(target: Code, answer, inputs: Sequence) -> TargetResult:
     for n, example in enumerate(inputs):
         if (found := code_verdict(target, answer, example)) is not None:
             stage = STAGES[0] if n < len(target.examples) else STAGES[3]
-            return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, finding=found))
-    return TargetResult(target.label, "code", "passed", checked=len(inputs))
+            return TargetResult(target.label, Kind.CODE, "failed", failure=Failure(stage, [], 0, finding=found))
+    return TargetResult(target.label, Kind.CODE, "passed", checked=len(inputs))
 
 
 SHRINK_CALLS = 2_000  # the most times a shrink runs the learner's code (each run ~1 ms for puzzle 00's): a count,
@@ -716,13 +716,13 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         return code_verdict(target, attempt.answer, example)
 
     def failed(stage: str, found) -> TargetResult:
-        return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, finding=found))
+        return TargetResult(target.label, Kind.CODE, "failed", failure=Failure(stage, [], 0, finding=found))
 
     for ex in target.examples:
         if (found := why(ex)) is not None:
             return failed(STAGES[0], found)
     if n_examples <= 0:  # the property test was turned off: the worked examples are the whole check
-        return TargetResult(target.label, "code", "passed", checked=len(target.examples))
+        return TargetResult(target.label, Kind.CODE, "passed", checked=len(target.examples))
     for ex in target.first_cases():  # where the search would shrink a classic mistake to, tried before it
         if (found := why(ex)) is not None:
             return failed(STAGES[3], found)
@@ -731,7 +731,7 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         with _hypothesis_stores_nothing_here():
             ex = find(target.strategy(), fails, settings=_code_settings(n_examples, shrink=target.smaller is None))
     except NoSuchExample:
-        return TargetResult(target.label, "code", "passed", checked=n_examples + len(target.examples))
+        return TargetResult(target.label, Kind.CODE, "passed", checked=n_examples + len(target.examples))
     if target.smaller is not None:
         ex = shrunk(ex, fails, target.smaller)
     return failed(STAGES[3], why(ex))

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 
 WRITE_TOL = 1e-9  # a residual direction is written when W_O W_V (or W_out, b_out) reaches this in its row
@@ -279,7 +280,7 @@ def dead_sharpness(attempt, model_at, batch, evaluate) -> str | None:
     from circuits.checking.margins import scaled
 
     puzzle = attempt.puzzle
-    targets = [t for t in puzzle.targets if t.kind == "behaviour"]
+    targets = [t for t in puzzle.targets if t.kind is Kind.BEHAVIOUR]
     if not puzzle.sharpness or not targets or not batch:
         return None
     try:

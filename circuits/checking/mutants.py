@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking.plan import Plan
+from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 
 FAST_RANDOM = 1000  # random inputs in the fast check; a survivor is confirmed by the full check
@@ -379,7 +380,7 @@ def rejects(
 
     if alone_fails(False):
         return True
-    behaviour = [t for t in puzzle.targets if t.kind == "behaviour"]
+    behaviour = [t for t in puzzle.targets if t.kind is Kind.BEHAVIOUR]
     if not behaviour:
         return alone_fails(True)
     plan = plan or Plan.of(puzzle, n_random, guarantees.spanning(puzzle.inputs, model))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from circuits.analysis.composition import VIRTUAL_MEANING
+from circuits.analysis.composition import VIRTUAL, VIRTUAL_MEANING
 
 # The root sets its own background and text colour: readable on a notebook's white page and on a dark theme alike.
 CSS = """
@@ -337,7 +337,7 @@ def _composition_html(scores: list[dict]) -> str:
         f"<td>{c['z']:+.1f}</td><td>{c['verdict']}</td></tr>"
         for c in scores
     ]
-    caption = f'<p class="cv-note">{esc(VIRTUAL_MEANING)}</p>' if any(c["kind"] == "virtual" for c in scores) else ""
+    caption = f'<p class="cv-note">{esc(VIRTUAL_MEANING)}</p>' if any(c["kind"] == VIRTUAL for c in scores) else ""
     return (
         '<table class="cv-scores"><thead><tr><th>kind</th><th>earlier → later</th><th>score</th>'
         f"<th>random baseline ± sd</th><th>z</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>" + caption

@@ -9,7 +9,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from circuits.analysis.composition import VIRTUAL_MEANING
+from circuits.analysis.composition import VIRTUAL, VIRTUAL_MEANING
 
 
 def terminal_width() -> int:
@@ -349,7 +349,7 @@ def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
     if not scores:
         table = Table(box=None, show_header=False)
         table.add_row(Text("(no pairs of heads in different layers)", style="dim"))
-    virtual = any((c if isinstance(c, dict) else c.to_dict())["kind"] == "virtual" for c in scores)
+    virtual = any((c if isinstance(c, dict) else c.to_dict())["kind"] == VIRTUAL for c in scores)
     return _titled(table, title, VIRTUAL_MEANING if virtual else None)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from circuits.checking.targets.base import Target
+from circuits.checking.targets.base import Kind, Target
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Structure(Target):
 
     description: str
     check: Callable
-    kind: str = field(default="structure", init=False)
+    kind: Kind = field(default=Kind.STRUCTURE, init=False)
 
     @property
     def label(self) -> str:
