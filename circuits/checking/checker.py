@@ -8,8 +8,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -17,100 +15,20 @@ from circuits.checking import guarantees, limits, once, scale, sharpening
 from circuits.checking.answer_names import puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
-from circuits.checking.margins import Margins
 from circuits.checking.plan import EXACT, STAGES, Plan
-from circuits.checking.targets import Code, EarlierFailure, Explanation, Kind, LeakNote, Structure, Target, Tokens
+from circuits.checking.results import (  # noqa: F401  (part of checker's API)
+    SKIPPABLE,
+    Coverage,
+    Failure,
+    NotAttempted,
+    PuzzleResult,
+    TargetResult,
+)
+from circuits.checking.targets import Code, EarlierFailure, Kind, LeakNote, Structure, Target, Tokens
 from circuits.checking.validate import declares_sharpness
 from circuits.errors import CircuitError
 from circuits.io import paths
 from circuits.model.threads import one_blas_thread
-
-
-@dataclass
-class Failure:
-    stage: str
-    tokens: Tokens
-    found_len: int
-    explanation: Explanation | None = None
-    trace: object = None
-    finding: object = None  # code and structure targets: the facts of what differed (display/findings.py words them)
-    notes: list = field(default_factory=list)  # what the checker adds to a finding without a hint: a LeakNote
-
-
-@dataclass(frozen=True)
-class NotAttempted:
-    """An answer with names still FILL ME IN: which names, in which file."""
-
-    missing: tuple[str, ...]
-    path: Path
-
-
-@dataclass
-class TargetResult:
-    label: str
-    kind: Kind
-    status: str  # passed | failed | error | not attempted
-    failure: Failure | None = None
-    worst: float | None = None
-    metric: str = ""
-    error: CircuitError | None = None  # status error: the one-line mistake, as raised
-    structure: list = field(default_factory=list)
-    checked: int = 0
-    todo: NotAttempted | None = None  # status not attempted: what is left to fill in
-    interventions: object = None  # a mechanism target: what it tried (targets.depends.Interventions)
-
-
-SKIPPABLE = ("exhaustive", "random", "property", "margins", "writes", "reads")  # the stages a check may skip
-
-
-@dataclass
-class Coverage:
-    """What a check ran on, as numbers (display/words.py says them): each stage's count, the lengths, the small
-    inputs' reach (by token or, certified, by class pattern) and each stage that did not run."""
-
-    examples: int = 0
-    small: int = 0
-    random: int = 0
-    property_examples: int = 0
-    lengths: tuple[int, int] = (0, 0)
-    skipped: list[str] = field(default_factory=list)  # the SKIPPABLE stages that did not run
-    small_max_len: int = 0  # the longest length of the small inputs (of class patterns, when certified)
-    small_min_len: int = 0  # the shortest: the puzzle's min_len
-    small_classes: list[str] = field(default_factory=list)  # certified: each class of interchangeable tokens
-    small_tokens: int = 0  # the alphabet's size
-    small_budget: int = 0  # the puzzle's exhaustive_budget
-
-    @property
-    def certified(self) -> bool:
-        return bool(self.small_classes)
-
-
-@dataclass
-class PuzzleResult:
-    attempt: Attempt | None
-    status: str  # solved | failing | not attempted | error
-    targets: list[TargetResult]
-    coverage: Coverage = field(default_factory=Coverage)
-    margins: Margins | None = None
-    seconds: float = 0.0
-    error: CircuitError | None = None  # status error: the one mistake that stopped the whole check, as raised
-    file: str = ""  # the file's stem, for a file that could not be loaded (attempt None)
-    todo: NotAttempted | None = None  # status not attempted: what is left to fill in
-
-    @classmethod
-    def unloaded(cls, path, error: CircuitError) -> "PuzzleResult":
-        """The summary row of a puzzle file that could not be loaded: an error, never a missing row."""
-        return cls(
-            None,
-            "error",
-            [TargetResult("load", Kind.FILE, "error", error=error)],
-            error=error,
-            file=Path(path).name.removesuffix(".py"),
-        )
-
-    @property
-    def name(self) -> str:
-        return self.attempt.puzzle.id if self.attempt else (self.file or "?")
 
 
 # --- running behaviour targets in batches -------------------------------------------------------------------
