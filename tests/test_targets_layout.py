@@ -201,6 +201,17 @@ def test_no_isinstance_over_target_kinds_outside_the_targets_package():
     assert found == []
 
 
+def test_no_target_is_handed_the_checker():
+    """A target never receives the checker (module or function) to reach back up: the checker calls down."""
+    found = [
+        f"{p.name}:{node.lineno}: {node.name}"
+        for p in _files(CHECKING / "targets")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.FunctionDef) and any(a.arg == "checker" for a in node.args.args)
+    ]
+    assert found == []
+
+
 def test_no_kind_is_compared_with_a_string():
     assert [v for p in _files(PACKAGE) for v in kind_strings(p.read_text(), _module(p))] == []
 

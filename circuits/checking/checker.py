@@ -4,7 +4,6 @@ hypothesis property test, shrinks the first failure to a minimal input and expla
 from __future__ import annotations
 
 import contextlib
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -275,7 +274,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     leak = _leak(attempt, model)  # a write outside the declared directions: said with the targets' verdict
     for i, t in enumerate(puzzle.targets):
         limits.doing(f"checking target {limits.quoted(t.label)}")
-        results[i] = t.check_alone(sys.modules[__name__], attempt, model, property_examples)  # None: a behaviour target
+        results[i] = check_alone(t, attempt, model, property_examples)  # None: a behaviour target
     behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind is Kind.BEHAVIOUR]
     coverage = Coverage()
     error = None
@@ -489,7 +488,7 @@ def _mechanisms_hold_too(attempt, said):
         trial = copy.copy(attempt)
         trial.answer = scaled(attempt.answer, said.names, factor)
         model = trial.model()
-        return all(t.check_alone(sys.modules[__name__], trial, model, 0).status == "passed" for t in mechanisms)
+        return all(check_mechanism(t, trial, model).status == "passed" for t in mechanisms)
 
     try:
         if not mechanisms or holds(said.factor):
@@ -519,6 +518,19 @@ def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> N
         same_head = results[n].failure.explanation.head == results[first].failure.explanation.head is not None
         if n != first and (targets[n].stage > targets[first].stage or same_head):
             results[n].failure.explanation.notes.append(EarlierFailure(label))
+
+
+def check_alone(target: Target, attempt, model, n_examples: int) -> TargetResult | None:
+    """This target's result when it is checked on its own, as its kind says (code: its examples and a property test
+    of `n_examples`; structure: its rows; mechanism: its interventions), or None for a behaviour target, which is
+    run with the others on shared batches."""
+    if target.kind is Kind.CODE:
+        return check_code(target, attempt, n_examples)
+    if target.kind is Kind.STRUCTURE:
+        return check_structure(target, attempt, model)
+    if target.kind is Kind.MECHANISM:
+        return check_mechanism(target, attempt, model)
+    return None
 
 
 def check_structure(target: Structure, attempt, model) -> TargetResult:

@@ -373,7 +373,7 @@ def rejects(
 
     def alone_fails(last: bool) -> bool:
         for t in puzzle.targets:
-            alone = t.check_alone(checker, trial, model, 100) if t.checked_last == last else None
+            alone = checker.check_alone(t, trial, model, 100) if t.checked_last == last else None
             if alone is not None and alone.status != "passed":  # None: a behaviour target, run on the plan below
                 return True
         return False

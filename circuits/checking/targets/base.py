@@ -126,12 +126,6 @@ class Target:
         expects and what the model does; None for a target that reads no position (structure, code)."""
         return None
 
-    def check_alone(self, checker, attempt, model, n_examples: int):
-        """This target's result when it is checked on its own (an exact target), or None for a behaviour target,
-        which the checker runs with the others on shared batches. `checker` is the checker module, handed in
-        because the targets sit below it."""
-        return None
-
 
 def higher_is_worse(metric: str) -> bool:
     """Whether a larger value of `metric` (a behaviour target's metric, as its result carries it) is nearer to

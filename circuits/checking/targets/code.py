@@ -56,6 +56,3 @@ class Code(Target):
     def smaller(self) -> Callable[[object], Iterator] | None:
         """Simpler inputs than an example, simplest first (searched_with); None: hypothesis shrinks."""
         return getattr(self.strategy, "smaller", None)
-
-    def check_alone(self, checker, attempt, model, n_examples):
-        return checker.check_code(self, attempt, n_examples)

@@ -292,9 +292,6 @@ class Depends(Target):
             got = authored.call(lambda t: self.follows(t, list(t)), list(toks), said, fail)
             authored.check_keys(got, toks, fail, name="follows")
 
-    def check_alone(self, checker, attempt, model, n_examples):
-        return checker.check_mechanism(self, attempt, model)
-
     def resolve(self, puzzle) -> tuple[tuple[int, int], float, bool]:
         """The reader's head, min_mass and evenly: from its Attention target, or (layer, head) and min_mass."""
         from circuits.checking.targets.attention import Attention

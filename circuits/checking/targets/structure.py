@@ -36,9 +36,6 @@ class Structure(Target):
     def label(self) -> str:
         return self.description
 
-    def check_alone(self, checker, attempt, model, n_examples):
-        return checker.check_structure(self, attempt, model)
-
     def finding(self, row: tuple) -> object:
         """The facts of the first row that fails, as the report gives them: by default, that its matrix differs."""
         return MatrixDiffers(row[0])
