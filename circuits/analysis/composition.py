@@ -18,6 +18,7 @@ from enum import StrEnum
 import numpy as np
 
 from circuits.analysis.factored import FactoredMatrix
+from circuits.checking.targets import ov as ov_target
 from circuits.errors import CircuitError
 from circuits.model.threads import single_blas_thread
 from circuits.model.transformer import HeadWeights, Model
@@ -113,7 +114,8 @@ def peak_offset(table: np.ndarray) -> int | None:
 
 
 def full_ov(model: Model, head) -> FactoredMatrix:  # [n_out, n_vocab]
-    """W_U W_OV W_E: the logit each output token gets when the head attends to each source token."""
+    """W_U W_OV W_E: the logit each output token gets when the head attends to each source token, over the whole
+    vocabulary and factored (checking/targets/ov.py's full_ov is the same product, dense over a puzzle's tokens)."""
     h = get_head(model, head)
     if model.W_U is None:
         raise CircuitError(f"the full OV circuit of head {head_name(h)} needs W_U, and this model does not unembed")
@@ -121,7 +123,8 @@ def full_ov(model: Model, head) -> FactoredMatrix:  # [n_out, n_vocab]
 
 
 def copying_score(model: Model, head) -> float:
-    """Σ Re λ / Σ |λ| over the full OV circuit's eigenvalues: +1 copies tokens, −1 suppresses them, NaN if zero."""
+    """The copying score of the head's full OV circuit (checking/targets/ov.py's, the one the checker holds a head
+    to): +1 copies tokens, −1 suppresses them, 0 for a head that writes nothing W_U reads."""
     h = get_head(model, head)
     circuit = full_ov(model, h)
     if circuit.shape[0] != circuit.shape[1]:
@@ -129,10 +132,7 @@ def copying_score(model: Model, head) -> float:
             f"the copying score of head {head_name(h)} needs a square full OV circuit; "
             f"W_U has {circuit.shape[0]} rows but the vocabulary has {circuit.shape[1]} tokens"
         )
-    lam = circuit.eigenvalues()
-    total = np.sum(np.abs(lam))
-    scale = max(circuit.norm(), 1.0)
-    return float(np.sum(lam.real) / total) if total > 1e-12 * scale else float("nan")
+    return ov_target.copying_score(circuit)
 
 
 # --- composition between heads ----------------------------------------------------------------
