@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _scan_arguments(p) -> None:
-    from circuits.analysis.scan import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD
+    from circuits.checking.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD  # not all of analysis
 
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument(
@@ -123,7 +123,7 @@ def _scan_arguments(p) -> None:
 
 def _behaviour_names(text: str) -> list[str]:
     """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty table."""
-    from circuits.analysis.scan import BEHAVIOURS
+    from circuits.checking.behaviours import BEHAVIOURS
 
     names = [b.strip() for b in text.split(",") if b.strip()]
     if not names:
@@ -606,14 +606,6 @@ def cmd_scan(args) -> int:
 
         _console().print(scan_table(result, top=args.top))
     return 0
-
-
-def cli_scan(argv: list[str]) -> int:
-    """`circuits scan ARGV…` as a function: the exit code, also for --help."""
-    try:
-        return main(["scan", *argv])
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
 
 
 COMMANDS = {

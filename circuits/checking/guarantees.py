@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -303,10 +302,3 @@ def dead_sharpness_message(names: str, n: int) -> str:
 def vacuous(targets, checked: np.ndarray) -> list[str]:
     """The labels of targets that checked no position of any input (`checked[t]` positions for target t)."""
     return [t.label for t, n in zip(targets, checked) if n == 0]
-
-
-def answer_of(namespace: dict, puzzle) -> types.SimpleNamespace:
-    """A reference file's answer, as the checker gives it to build()."""
-    answer = {name: namespace[name] for name in (*puzzle.answer, *puzzle.optional) if name in namespace}
-    answer.setdefault("params", {})
-    return types.SimpleNamespace(**answer)

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import numpy as np
 
-from circuits.analysis.composition import VIRTUAL, VIRTUAL_MEANING
-
 # The root sets its own background and text colour: readable on a notebook's white page and on a dark theme alike.
 CSS = """
 .cv-root { font: 13px/1.4 system-ui, sans-serif; color: #111; background: #fff; padding: 8px; border-radius: 4px; }
@@ -329,6 +327,8 @@ def _head_html(head: dict) -> str:
 
 
 def _composition_html(scores: list[dict]) -> str:
+    from circuits.analysis.composition import VIRTUAL, VIRTUAL_MEANING  # analysis is imported by its verbs only
+
     if not scores:
         return '<p class="cv-note">no pairs of heads in different layers</p>'
     rows = [

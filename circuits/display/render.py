@@ -9,8 +9,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from circuits.analysis.composition import VIRTUAL, VIRTUAL_MEANING
-
 
 def terminal_width() -> int:
     """The terminal's width: $COLUMNS if set, else the terminal's own, else 80 (a pipe, a CI log)."""
@@ -325,6 +323,8 @@ COMPOSITION_TITLE = "composition (score beside a random baseline of the same sha
 
 def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
     """Q/K/V-composition scores with their random baseline, z and a verdict in words (above / near / below)."""
+    from circuits.analysis.composition import VIRTUAL, VIRTUAL_MEANING  # analysis is imported by its verbs only
+
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for name, justify in (
         ("kind", "left"),
