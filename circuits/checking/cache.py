@@ -18,7 +18,8 @@ FORMAT = (
 
 
 def cache_dir() -> Path:
-    """$XDG_CACHE_HOME/circuits/verdicts, or ~/.cache/circuits/verdicts (a relative XDG path is ignored, as the spec says)."""
+    """$XDG_CACHE_HOME/circuits/verdicts, or ~/.cache/circuits/verdicts (a relative XDG path is ignored, as the spec
+    says)."""
     return cache_root() / "verdicts"
 
 

@@ -154,7 +154,8 @@ def check_hf_config(config, source: str) -> None:
 
 
 def _neo_kinds(config: Mapping, L: int, source: str) -> list[str]:
-    """GPT-Neo's per-layer kinds from attention_types (and attention_layers, which must agree); local needs window_size."""
+    """GPT-Neo's per-layer kinds from attention_types (and attention_layers, which must agree); local needs
+    window_size."""
     layers, types = config.get("attention_layers"), config.get("attention_types")
     if layers is not None and not (isinstance(layers, (list, tuple)) and all(k in ("global", "local") for k in layers)):
         raise CircuitError(f'{source}: attention_layers is {short(layers)}; it needs a list of "global" and "local"')

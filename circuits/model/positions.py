@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import numpy as np
 
 
-
 def one_hot_positions(n_ctx: int) -> np.ndarray:
     """`[n_ctx, n_ctx]` identity: direction `pos:i` marks position i."""
     return np.eye(n_ctx)

@@ -74,7 +74,8 @@ def _as_layer(layer, i: int) -> Layer:
 
 
 def _key_matrix(W_K, name: str, dk: int, d: int, p, reads) -> np.ndarray:
-    """W_K in numbers; a wrong width (or a transpose) is said against W_Q's d_head, a row count is left to the caller."""
+    """W_K in numbers; a wrong width (or a transpose) is said against W_Q's d_head, a row count is left to the
+    caller."""
     try:
         return matrix(W_K, f"W_K of {name}", (None, d), ("d_head", "d_model"), p, reads)
     except CircuitError:
