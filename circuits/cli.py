@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _scan_arguments(p) -> None:
-    from circuits.analysis.scan import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD
+    from circuits.checking.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD  # not all of analysis
 
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument(
@@ -124,7 +124,7 @@ def _scan_arguments(p) -> None:
 def _behaviour_names(text: str) -> list[str]:
     """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty
     table."""
-    from circuits.analysis.scan import BEHAVIOURS
+    from circuits.checking.behaviours import BEHAVIOURS
 
     names = [b.strip() for b in text.split(",") if b.strip()]
     if not names:
@@ -443,6 +443,7 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
 
 
 def cmd_show(args) -> int:
+    from circuits.checking.targets import Shows
     from circuits.display.shown import show_parts
 
     attempt, model = _built(args, "show")
@@ -458,9 +459,11 @@ def cmd_show(args) -> int:
 
         write_html(args.html, trace, force=args.force)
     if args.json:
-        first = targets[0] if targets else {"readout": "", "output": [], "expected": [], "kind": ""}
+        first = targets[0] if targets else {"readout": "", "output": [], "expected": [], "kind": None}
         expected = (
-            [max(k) if k else None for k in first["expected"]] if first["kind"] == "attention" else first["expected"]
+            [max(k) if k else None for k in first["expected"]]
+            if first["kind"] is Shows.ATTENTION
+            else first["expected"]
         )
         print(
             json.dumps(
@@ -605,14 +608,6 @@ def cmd_scan(args) -> int:
 
         _console().print(scan_table(result, top=args.top))
     return 0
-
-
-def cli_scan(argv: list[str]) -> int:
-    """`circuits scan ARGV…` as a function: the exit code, also for --help."""
-    try:
-        return main(["scan", *argv])
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
 
 
 COMMANDS = {

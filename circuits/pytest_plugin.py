@@ -597,26 +597,17 @@ def pytest_sessionfinish(session):
 
 
 def _sent(nodeid: str, r) -> dict:
-    """What the summary table and the progress line read of a result, as data execnet can carry."""
-    import dataclasses
-
+    """What the summary table and the progress line read of a result, as data execnet can carry: the result's
+    `to_dict` and the parts of its file the summary reads."""
+    a = r.attempt
     return {
         "nodeid": nodeid,
-        "name": r.name,
-        "status": r.status,
-        "error": str(r.error) if r.error is not None else None,
-        "todo": [list(r.todo.missing), str(r.todo.path)] if r.todo is not None else None,
-        "path": str(r.attempt.path) if r.attempt else None,
-        "missing": list(r.attempt.missing) if r.attempt else [],
-        "coverage": dataclasses.asdict(r.coverage),
-        "margins": dataclasses.asdict(r.margins) if r.margins is not None else None,
-        "difficulty": r.attempt.puzzle.difficulty if r.attempt else None,
-        "minutes": r.attempt.puzzle.minutes if r.attempt else None,
-        "edits": [[e.name, e.line, e.removed] for e in r.attempt.edits] if r.attempt else [],
-        "targets": [
-            [t.label, t.kind, t.status, str(t.error) if t.error is not None else None, t.worst, t.metric]
-            for t in r.targets
-        ],
+        "result": r.to_dict(),
+        "path": str(a.path) if a else None,
+        "missing": list(a.missing) if a else [],
+        "difficulty": a.puzzle.difficulty if a else None,
+        "minutes": a.puzzle.minutes if a else None,
+        "edits": [[e.name, e.line, e.removed] for e in a.edits] if a else [],
     }
 
 
@@ -629,41 +620,16 @@ class _Received:
         self.path = Path(facts["path"])
         self.missing = facts["missing"]
         self.puzzle = types.SimpleNamespace(
-            id=facts["name"], difficulty=facts.get("difficulty"), minutes=facts.get("minutes")
+            id=facts["result"]["puzzle"], difficulty=facts.get("difficulty"), minutes=facts.get("minutes")
         )
         self.edits = [Edit(name, line, removed) for name, line, removed in facts.get("edits", [])]
 
 
 def _received(facts: dict):
     """A worker's result rebuilt from its facts: the same classes, so the summary says it in the same words."""
-    from circuits.checking.checker import Coverage, NotAttempted, PuzzleResult, TargetResult
-    from circuits.checking.margins import Margins
+    from circuits.checking.results import PuzzleResult
 
-    todo = NotAttempted(tuple(facts["todo"][0]), Path(facts["todo"][1])) if facts["todo"] else None
-    error = lambda said: CircuitError(said) if said is not None else None  # noqa: E731
-    targets = [
-        TargetResult(
-            label,
-            kind,
-            status,
-            error=error(said),
-            worst=worst,
-            metric=metric,
-            todo=todo if status == "not attempted" else None,
-        )
-        for label, kind, status, said, worst, metric in facts["targets"]
-    ]
-    coverage = Coverage(**{**facts["coverage"], "lengths": tuple(facts["coverage"]["lengths"])})
-    return PuzzleResult(
-        _Received(facts) if facts["path"] else None,
-        facts["status"],
-        targets,
-        coverage,
-        error=error(facts["error"]),
-        file=facts["name"],
-        todo=todo,
-        margins=Margins(**facts["margins"]) if facts["margins"] else None,
-    )
+    return PuzzleResult.from_dict(facts["result"], _Received(facts) if facts["path"] else None)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -83,3 +83,13 @@ def wrong(attempt, edit, examples=None):
     if examples is not None:
         trial.puzzle = dataclasses.replace(attempt.puzzle, examples=examples)
     return trial
+
+
+def cli_scan(argv: list[str]) -> int:
+    """`circuits scan ARGV…` as a function: the exit code, also for --help."""
+    from circuits.cli import main
+
+    try:
+        return main(["scan", *argv])
+    except SystemExit as e:  # --help
+        return int(e.code or 0)

@@ -246,7 +246,7 @@ def test_copying_score_is_plus_one_for_copying_minus_one_for_suppressing():
         residual=model.residual,
     )
     assert A.copying_score(flipped, (1, 0)) == pytest.approx(-1.0)
-    assert np.isnan(A.copying_score(model, (0, 0)))  # writes prev:*, which W_U never reads
+    assert A.copying_score(model, (0, 0)) == 0.0  # writes prev:*, which W_U never reads: neither copies nor suppresses
 
 
 def test_tables_say_what_is_missing():

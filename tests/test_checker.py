@@ -203,3 +203,27 @@ def test_a_stage_in_a_session_keeps_its_own_limit(monkeypatch):
         limits.session(stage, "x")
     release.set()
     assert limits.session(lambda: limits.run(lambda: 7, "check", "checking", "x.py"), "x") == 7
+
+
+def test_a_target_checked_on_its_own_is_dispatched_by_its_kind():
+    """check_alone runs a code, structure or mechanism target by its kind (the targets never reach back up to the
+    checker) and leaves a behaviour target to the shared batches; each kind is shown rejecting a wrong answer."""
+    import dataclasses
+    import types
+
+    from circuits.checking.checker import check_alone
+    from circuits.checking.targets import Code, Kind, Structure
+
+    attempt = solution("03_uniform")
+    model = attempt.model()
+    assert check_alone(attempt.puzzle.targets[0], attempt, model, 10) is None  # a behaviour target
+    right = Structure("W_Q is 1", lambda answer, model: [("W_Q", [[1]], [[1]])])
+    wrong = Structure("W_Q is 2", lambda answer, model: [("W_Q", [[1]], [[2]])])
+    assert check_alone(right, attempt, model, 10).status == "passed"
+    failed = check_alone(wrong, attempt, model, 10)
+    assert (failed.kind, failed.status, failed.failure.stage) == (Kind.STRUCTURE, "failed", "exact check")
+    doubles = Code("doubles", lambda: __import__("hypothesis.strategies").strategies.integers(0, 9), lambda a, x: None)
+    coded = dataclasses.replace(attempt, answer=types.SimpleNamespace())
+    assert check_alone(doubles, coded, None, 5).kind is Kind.CODE
+    off = dataclasses.replace(doubles, compare=lambda a, x: None if x < 3 else f"{x} is wrong")
+    assert check_alone(off, coded, None, 20).status == "failed"

@@ -10,9 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from helpers import cli_scan  # noqa: E402
+
 from circuits import CircuitError  # noqa: E402
 from circuits.analysis.scan import scan  # noqa: E402
-from circuits.cli import cli_scan  # noqa: E402
 from circuits.io.export import load, save  # noqa: E402
 from circuits.io.hf import from_hf, load_hf, repeated_random_tokens, to_hf, token_strings  # noqa: E402
 

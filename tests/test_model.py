@@ -480,6 +480,9 @@ def test_the_old_attn_scale_keyword_is_refused_in_one_line_naming_the_new_one():
         r"TransformerLens's attn_scale divides\)",
     ):
         Model(vocab, np.eye(2), attn_scale=2.0)
+    with pytest.raises(CircuitError, match=r"^attn_scale=None: it is now qk_multiplier"):
+        Model(vocab, np.eye(2), attn_scale=None)  # the old keyword is refused whatever it holds
+    assert "attn_scale" not in Model.__init__.__code__.co_varnames[: Model.__init__.__code__.co_argcount]
     assert Model(vocab, np.eye(2), qk_multiplier=2.0).qk_multiplier == 2.0
 
 

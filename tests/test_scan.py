@@ -6,11 +6,11 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import cli_scan
 
 from circuits import MLP, CircuitError, Head, Layer, LayerNorm, Model, Vocab, blank, names
 from circuits.analysis.scan import repeated_inputs, scan, targets_for
 from circuits.checking.behaviours import mass_on_target
-from circuits.cli import cli_scan
 from circuits.display.render import to_text
 from circuits.display.tables import scan_table
 from circuits.io.export import save

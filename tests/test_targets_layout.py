@@ -89,6 +89,34 @@ def kind_ladders(source: str, module: str) -> list[str]:
     return sorted(found)
 
 
+def _names_a_kind(node: ast.expr) -> bool:
+    """`kind`, `x.kind` or `x["kind"]`: a kind (numpy's `dtype.kind`, a letter code of numpy's, aside)."""
+    if isinstance(node, ast.Name):
+        return node.id == "kind"
+    if isinstance(node, ast.Attribute):
+        return node.attr == "kind" and not (isinstance(node.value, ast.Attribute) and node.value.attr == "dtype")
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "kind"
+
+
+def _a_string(node: ast.expr) -> bool:
+    """A str literal, or a tuple, list or set of them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_a_string(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def kind_strings(source: str, module: str) -> list[str]:
+    """A kind compared with a string (`t.kind == "behaviour"`, `target["kind"] != "attention"`, `kind in "QK"`):
+    kinds are typed (targets.Kind, targets.Shows, analysis.Composed), so a misspelt one fails where it is written."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_names_a_kind(s) for s in sides) and any(_a_string(s) for s in sides):
+                found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    return sorted(found)
+
+
 # kinds whose explanation (summary and hint) is facts that display/explanations.py words: module → its target class
 # and the methods an explanation starts from (MLPOutput's `_hint` is called by Output.explain, its base's)
 WORDED_BY_DISPLAY = {
@@ -171,6 +199,51 @@ def test_no_isinstance_over_target_kinds_outside_the_targets_package():
     inside = CHECKING / "targets"
     found = [v for p in _files(PACKAGE) if inside not in p.parents for v in kind_ladders(p.read_text(), _module(p))]
     assert found == []
+
+
+def test_no_target_is_handed_the_checker():
+    """A target never receives the checker (module or function) to reach back up: the checker calls down."""
+    found = [
+        f"{p.name}:{node.lineno}: {node.name}"
+        for p in _files(CHECKING / "targets")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.FunctionDef) and any(a.arg == "checker" for a in node.args.args)
+    ]
+    assert found == []
+
+
+def test_no_kind_is_compared_with_a_string():
+    assert [v for p in _files(PACKAGE) for v in kind_strings(p.read_text(), _module(p))] == []
+
+
+def test_the_kind_string_rule_catches_a_planted_comparison():
+    planted = (
+        "def f(t, target, kind, x):\n"
+        '    if t.kind == "behaviour" or target["kind"] != "attention":\n        return 1\n'
+        '    if kind in "QK" or "code" == x.kind or t.kind in ("code", "structure"):\n        return 2\n'
+        '    return t.kind is Kind.CODE, x.dtype.kind in "iu", t.label == "kind", x["kind"] == VIRTUAL\n'
+    )
+    assert kind_strings(planted, "circuits.cli") == [
+        "circuits.cli:2: t.kind == 'behaviour'",
+        "circuits.cli:2: target['kind'] != 'attention'",
+        "circuits.cli:4: 'code' == x.kind",
+        "circuits.cli:4: kind in 'QK'",
+        "circuits.cli:4: t.kind in ('code', 'structure')",
+    ]  # typed kinds, numpy's dtype letters, a label that happens to read "kind" and a named constant pass
+
+
+def test_a_kind_prints_as_its_string():
+    """Typed kinds print as the words they replaced: JSON, the cache and `circuits show` are unchanged."""
+    import json
+
+    from circuits.analysis import Composed
+
+    assert json.dumps([targets.Kind.BEHAVIOUR, targets.Shows.NEXT_TOKEN, Composed.VIRTUAL]) == (
+        '["behaviour", "next-token", "virtual"]'
+    )
+    assert f"{Composed.Q}-composition" == "Q-composition" and targets.Kind("code") is targets.Kind.CODE
+    assert targets.Code("c", strategy=lambda: None, compare=lambda a, e: None).kind is targets.Kind.CODE
+    assert targets.Attention(0, 0, "previous-token").kind is targets.Kind.BEHAVIOUR
 
 
 def test_the_kinds_worded_by_display_build_no_sentence_when_they_explain():
@@ -526,15 +599,16 @@ def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
 
 
 def test_every_kind_of_per_position_facts_has_its_words():
+    """Display's table is keyed by the facts' type: every *Positions class of the targets has its columns and rows."""
     import importlib
     import pkgutil
 
     from circuits.display.explanations import COLUMNS, ROWS
 
     kinds = {
-        value.kind
+        value
         for info in pkgutil.iter_modules(targets.__path__)
         for value in vars(importlib.import_module(f"{targets.__name__}.{info.name}")).values()
         if isinstance(value, type) and value.__name__.endswith("Positions")
     }
-    assert kinds == {"readout", "attention", "next-token"} and kinds <= set(COLUMNS) and kinds <= set(ROWS)
+    assert len(kinds) >= 3 and kinds <= set(COLUMNS) and kinds <= set(ROWS)

@@ -5,6 +5,7 @@ from circuits.analysis.composition import (
     COMPOSITION_KINDS,
     VIRTUAL,
     VIRTUAL_MEANING,
+    Composed,
     Composition,
     composition_matrix,
     composition_score,
@@ -39,6 +40,7 @@ from circuits.analysis.summary import analyze, example_inputs
 __all__ = [
     "BASELINE_SAMPLES",
     "COMPOSITION_KINDS",
+    "Composed",
     "VIRTUAL",
     "VIRTUAL_MEANING",
     "Composition",

@@ -13,16 +13,29 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 
 import numpy as np
 
 from circuits.analysis.factored import FactoredMatrix
+from circuits.checking.targets import ov as ov_target
 from circuits.errors import CircuitError
 from circuits.model.threads import single_blas_thread
 from circuits.model.transformer import HeadWeights, Model
 from circuits.model.weights import symbols_in
 
-COMPOSITION_KINDS = ("Q", "K", "V")
+
+class Composed(StrEnum):
+    """How an earlier head's output reaches a later head: through its query, key or value (Q-, K-, V-composition), or
+    as a virtual head (the two OV circuits in series). Tables and JSON print the member's value."""
+
+    Q = "Q"
+    K = "K"
+    V = "V"
+    VIRTUAL = "virtual"
+
+
+COMPOSITION_KINDS = (Composed.Q, Composed.K, Composed.V)
 BASELINE_SAMPLES = 200
 BASELINE_SEED = 0
 MAX_TABLE = 64  # larger matrices are summarised (rank, norm) but not listed in the summary
@@ -101,7 +114,8 @@ def peak_offset(table: np.ndarray) -> int | None:
 
 
 def full_ov(model: Model, head) -> FactoredMatrix:  # [n_out, n_vocab]
-    """W_U W_OV W_E: the logit each output token gets when the head attends to each source token."""
+    """W_U W_OV W_E: the logit each output token gets when the head attends to each source token, over the whole
+    vocabulary and factored (checking/targets/ov.py's full_ov is the same product, dense over a puzzle's tokens)."""
     h = get_head(model, head)
     if model.W_U is None:
         raise CircuitError(f"the full OV circuit of head {head_name(h)} needs W_U, and this model does not unembed")
@@ -109,7 +123,8 @@ def full_ov(model: Model, head) -> FactoredMatrix:  # [n_out, n_vocab]
 
 
 def copying_score(model: Model, head) -> float:
-    """Σ Re λ / Σ |λ| over the full OV circuit's eigenvalues: +1 copies tokens, −1 suppresses them, NaN if zero."""
+    """The copying score of the head's full OV circuit (checking/targets/ov.py's, the one the checker holds a head
+    to): +1 copies tokens, −1 suppresses them, 0 for a head that writes nothing W_U reads."""
     h = get_head(model, head)
     circuit = full_ov(model, h)
     if circuit.shape[0] != circuit.shape[1]:
@@ -117,10 +132,7 @@ def copying_score(model: Model, head) -> float:
             f"the copying score of head {head_name(h)} needs a square full OV circuit; "
             f"W_U has {circuit.shape[0]} rows but the vocabulary has {circuit.shape[1]} tokens"
         )
-    lam = circuit.eigenvalues()
-    total = np.sum(np.abs(lam))
-    scale = max(circuit.norm(), 1.0)
-    return float(np.sum(lam.real) / total) if total > 1e-12 * scale else float("nan")
+    return ov_target.copying_score(circuit)
 
 
 # --- composition between heads ----------------------------------------------------------------
@@ -128,7 +140,7 @@ def copying_score(model: Model, head) -> float:
 class Composition:
     """One composition score: the `later` head's Q, K or V side reading what the `earlier` head wrote."""
 
-    kind: str
+    kind: Composed
     earlier: str
     later: str
     score: float
@@ -176,12 +188,13 @@ def composition_matrix(kind: str, earlier: HeadWeights, later: HeadWeights) -> t
     W_OV."""
     if kind not in COMPOSITION_KINDS:
         raise CircuitError(f"composition kind {kind!r} is not one of Q, K, V")
-    if kind in "QK" and not has_qk(later):
+    kind = Composed(kind)
+    if kind is not Composed.V and not has_qk(later):
         raise CircuitError(f"head {head_name(later)} has a fixed pattern, so it has no {kind}-composition")
-    if kind == "V":
+    if kind is Composed.V:
         return ov_circuit(later), ov_circuit(earlier)
     qk = qk_circuit(later)
-    return (qk.T if kind == "Q" else qk), ov_circuit(earlier)
+    return (qk.T if kind is Composed.Q else qk), ov_circuit(earlier)
 
 
 @single_blas_thread
@@ -202,8 +215,8 @@ def composition_scores(model: Model, n_samples: int = BASELINE_SAMPLES) -> list[
         if not earlier_heads:
             continue
         c = cores[id(later)]
-        reads = {"Q": (c.k, later.W_Q), "K": (c.q, later.W_K), "V": (c.o, later.W_V)}  # kind -> (R1, B1)
-        kinds = [k for k in COMPOSITION_KINDS if k == "V" or has_qk(later)]
+        reads = {Composed.Q: (c.k, later.W_Q), Composed.K: (c.q, later.W_K), Composed.V: (c.o, later.W_V)}  # (R1, B1)
+        kinds = [k for k in COMPOSITION_KINDS if k is Composed.V or has_qk(later)]
         B1 = np.concatenate([reads[k][1] for k in kinds])  # [Σ rows, d_model]
         A2 = np.concatenate([h.W_O for h in earlier_heads], axis=1)  # [d_model, Σ d_head]
         middle = B1 @ A2  # [Σ rows, Σ d_head]: every B1 A2 at once
@@ -212,14 +225,14 @@ def composition_scores(model: Model, n_samples: int = BASELINE_SAMPLES) -> list[
         for e, earlier in enumerate(earlier_heads):
             ce = cores[id(earlier)]
             for i, kind in enumerate(kinds):
-                norm_a = c.norm_qk if kind in "QK" else c.norm_ov
+                norm_a = c.norm_ov if kind is Composed.V else c.norm_qk
                 denom = norm_a * ce.norm_ov
                 if not denom > 0:
                     continue
                 R1 = reads[kind][0]
                 product = R1 @ middle[rows[i] : rows[i + 1], cols[e] : cols[e + 1]] @ ce.v.T
                 score = float(np.linalg.norm(product) / denom)
-                rank_a = c.rank_qk if kind in "QK" else c.rank_ov
+                rank_a = c.rank_ov if kind is Composed.V else c.rank_qk
                 mean, std = random_baseline(model.d_model, max(rank_a, 1), max(ce.rank_ov, 1), n_samples)
                 out.append(Composition(kind, head_name(earlier), head_name(later), score, mean, std))
     return out
@@ -249,7 +262,7 @@ def _norm_and_rank(core: np.ndarray, d_model: int) -> tuple[float, int]:
 
 
 # --- virtual heads -----------------------------------------------------------------------------
-VIRTUAL = "virtual"  # the kind of a virtual-head strength in a list of compositions
+VIRTUAL = Composed.VIRTUAL  # the kind of a virtual-head strength in a list of compositions
 VIRTUAL_MEANING = (
     "virtual: σ_max(W_OV^later W_OV^earlier) / (σ_max(W_OV^later) σ_max(W_OV^earlier));\n"
     "1 when some direction passes through both heads in full"
@@ -348,8 +361,9 @@ def exact_composition(model: Model, kind: str, earlier, later, bind: bool = Fals
     """The product inside a composition score (W_QK^T W_OV, W_QK W_OV or W_OV W_OV) as a sympy Matrix."""
     h1, h2 = _ordered(model, earlier, later)
     composition_matrix(kind, h1, h2)  # validates kind and fixed patterns
-    left = h2.exact("W_OV" if kind == "V" else "W_QK", bind)
-    left = left.T if kind == "Q" else left
+    kind = Composed(kind)
+    left = h2.exact("W_OV" if kind is Composed.V else "W_QK", bind)
+    left = left.T if kind is Composed.Q else left
     return (left * h1.exact("W_OV", bind)).expand()
 
 

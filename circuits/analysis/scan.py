@@ -16,12 +16,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from circuits.checking.behaviours import BEHAVIOURS, mass_on_target
+from circuits.checking.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD, mass_on_target
 from circuits.errors import CircuitError
 from circuits.model.transformer import Model
 
-DEFAULT_BEHAVIOURS = ("previous-token", "duplicate-token", "induction", "first-token")
-DEFAULT_THRESHOLD = 0.5
 MAX_BATCH = 64  # `circuits scan --batch`: patterns take batch × heads × tokens² numbers
 MAX_PATTERN_BYTES = 2**29  # `circuits scan`: the attention patterns it may hold (512 MiB; the peak is about 3× that)
 

@@ -11,6 +11,7 @@ import numpy as np
 from circuits.checking.loader import Attempt
 from circuits.checking.mutants import split_name  # noqa: F401  (part of audit's API)
 from circuits.checking.plan import Plan
+from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 from circuits.io import paths
 
@@ -57,7 +58,7 @@ def closest_call(attempt: Attempt, answer, plan: Plan | None = None) -> Closest 
     from circuits.checking.evaluation import evaluate
 
     puzzle = attempt.puzzle
-    targets = [t for t in puzzle.targets if t.kind == "behaviour"]
+    targets = [t for t in puzzle.targets if t.kind is Kind.BEHAVIOUR]
     if not targets or puzzle.inputs is None:
         return None
     model = attempt.model(answer)

@@ -58,6 +58,8 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "duplicate-token": duplicate_token,
     "induction": induction,
 }
+DEFAULT_BEHAVIOURS = ("previous-token", "duplicate-token", "induction", "first-token")  # what a head scan scores
+DEFAULT_THRESHOLD = 0.5  # the score at or above which a scan says a head shows a behaviour
 
 
 def mass_on_target(pattern: np.ndarray, targets: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:

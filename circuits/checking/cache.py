@@ -6,14 +6,15 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import MISSING, asdict, fields
 from pathlib import Path
 
-from circuits.checking.checker import Coverage, PuzzleResult, TargetResult, check
+from circuits.checking.checker import check
 from circuits.checking.library import cache_root, library_version
-from circuits.checking.margins import Margins
+from circuits.checking.results import PuzzleResult, readable, typed
 
-FORMAT = 2  # bump when the stored entry changes shape (2: coverage and margins as facts, not words)
+FORMAT = (
+    3  # bump when the stored entry changes shape (2: coverage and margins as facts, not words; 3: PuzzleResult.to_dict)
+)
 
 
 def cache_dir() -> Path:
@@ -65,62 +66,23 @@ def _read_entry(path: Path) -> bytes | None:
         os.close(fd)
 
 
-_NUMBER = (int, float)
-_TARGET = {"label": str, "kind": str, "worst": (*_NUMBER, type(None)), "metric": str, "checked": int}
-_ENTRY = {
-    "puzzle": str,
+_ENTRY = {  # what a stored verdict holds beside its result (PuzzleResult.to_dict)
     "library": str,
     "n_random": (int, type(None)),
     "property_examples": int,
-    "seconds": _NUMBER,
     "margins_measured": bool,
-    "margins": (dict, type(None)),
-    "coverage": dict,
-    "targets": list,
 }
-_MARGINS = {
-    "longest": (int, type(None)),
-    "searched_to": int,
-    "first_failure": (list, type(None)),
-    "sharpness": (*_NUMBER, type(None)),
-    "sharpness_of": str,
-}
-
-
-def _coverage_types() -> dict:
-    """Coverage's fields and the JSON type each is stored as (the type of its default; a tuple is a list)."""
-    out = {}
-    for f in fields(Coverage):
-        default = f.default if f.default is not MISSING else f.default_factory()
-        out[f.name] = list if isinstance(default, tuple) else type(default)
-    return out
-
-
-def _typed(d, spec: dict) -> bool:
-    """Whether `d` is a dict with exactly `spec`'s keys, each of its type (a bool is not a number here)."""
-    return (
-        isinstance(d, dict)
-        and set(d) == set(spec)
-        and all(isinstance(d[k], t) and not (isinstance(d[k], bool) and t is not bool) for k, t in spec.items())
-    )
 
 
 def valid_entry(entry, attempt) -> bool:
-    """A stored verdict of this puzzle, every field of the type this version writes; anything else is not one."""
-    if not (_typed(entry, _ENTRY) and entry["puzzle"] == attempt.puzzle.id and entry["library"] == library_version()):
-        return False
-    cov, margins = entry["coverage"], entry["margins"]
-    if margins is not None and not (
-        _typed(margins, _MARGINS) and all(isinstance(s, str) for s in margins["first_failure"] or [])
-    ):
-        return False
+    """A stored solved verdict of this puzzle, every field of the type this version writes; anything else is not one."""
     return (
-        _typed(cov, _coverage_types())
-        and len(cov["lengths"]) == 2
-        and all(type(x) is int for x in cov["lengths"])
-        and all(isinstance(s, str) for s in (*cov["skipped"], *cov["small_classes"]))
-        and len(entry["targets"]) == len(attempt.puzzle.targets)
-        and all(_typed(t, _TARGET) for t in entry["targets"])
+        typed(entry, _ENTRY, exact=False)
+        and readable(entry)
+        and entry["puzzle"] == attempt.puzzle.id
+        and entry["library"] == library_version()
+        and entry["status"] == "solved"
+        and all(t["status"] == "passed" for t in entry["targets"])
         and [t["label"] for t in entry["targets"]] == [t.label for t in attempt.puzzle.targets]
     )
 
@@ -146,19 +108,7 @@ def lookup(attempt, n_random=None, property_examples: int = 100, margins: bool =
         return None
     if not valid_entry(entry, attempt) or not _deep_enough(entry, n_random, property_examples, margins):
         return None
-    targets = [
-        TargetResult(t["label"], t["kind"], "passed", worst=t["worst"], metric=t["metric"], checked=t["checked"])
-        for t in entry["targets"]
-    ]
-    coverage = Coverage(**{**entry["coverage"], "lengths": tuple(entry["coverage"]["lengths"])})
-    result = PuzzleResult(
-        attempt,
-        "solved",
-        targets,
-        coverage,
-        seconds=entry["seconds"],
-        margins=Margins(**entry["margins"]) if entry["margins"] else None,
-    )
+    result = PuzzleResult.from_dict(entry, attempt)
     result.cached = True
     return result
 
@@ -175,19 +125,14 @@ def store(result: PuzzleResult, n_random=None, property_examples: int = 100, mar
         if lookup(result.attempt, n_random, property_examples, margins) is not None:
             return  # an entry at least as deep is there already
         entry = {
-            "puzzle": result.attempt.puzzle.id,
             "library": library_version(),
             "n_random": n_random,
             "property_examples": property_examples,
-            "seconds": result.seconds,
             "margins_measured": margins,
-            "margins": asdict(result.margins) if margins and result.margins is not None else None,
-            "coverage": asdict(result.coverage),
-            "targets": [
-                {"label": t.label, "kind": t.kind, "worst": t.worst, "metric": t.metric, "checked": t.checked}
-                for t in result.targets
-            ],
+            **result.to_dict(),
         }
+        if not margins:
+            entry["margins"] = None  # margins not asked for are not said from the cache either
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{key}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)

@@ -4,12 +4,9 @@ hypothesis property test, shrinks the first failure to a minimal input and expla
 from __future__ import annotations
 
 import contextlib
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -17,100 +14,20 @@ from circuits.checking import guarantees, limits, once, scale, sharpening
 from circuits.checking.answer_names import puzzle_terms
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
-from circuits.checking.margins import Margins
 from circuits.checking.plan import EXACT, STAGES, Plan
-from circuits.checking.targets import Code, EarlierFailure, Explanation, LeakNote, Structure, Target, Tokens
+from circuits.checking.results import (  # noqa: F401  (part of checker's API)
+    SKIPPABLE,
+    Coverage,
+    Failure,
+    NotAttempted,
+    PuzzleResult,
+    TargetResult,
+)
+from circuits.checking.targets import Code, EarlierFailure, Kind, LeakNote, Structure, Target, Tokens
 from circuits.checking.validate import declares_sharpness
 from circuits.errors import CircuitError
 from circuits.io import paths
 from circuits.model.threads import one_blas_thread
-
-
-@dataclass
-class Failure:
-    stage: str
-    tokens: Tokens
-    found_len: int
-    explanation: Explanation | None = None
-    trace: object = None
-    finding: object = None  # code and structure targets: the facts of what differed (display/findings.py words them)
-    notes: list = field(default_factory=list)  # what the checker adds to a finding without a hint: a LeakNote
-
-
-@dataclass(frozen=True)
-class NotAttempted:
-    """An answer with names still FILL ME IN: which names, in which file."""
-
-    missing: tuple[str, ...]
-    path: Path
-
-
-@dataclass
-class TargetResult:
-    label: str
-    kind: str
-    status: str  # passed | failed | error | not attempted
-    failure: Failure | None = None
-    worst: float | None = None
-    metric: str = ""
-    error: CircuitError | None = None  # status error: the one-line mistake, as raised
-    structure: list = field(default_factory=list)
-    checked: int = 0
-    todo: NotAttempted | None = None  # status not attempted: what is left to fill in
-    interventions: object = None  # a mechanism target: what it tried (targets.depends.Interventions)
-
-
-SKIPPABLE = ("exhaustive", "random", "property", "margins", "writes", "reads")  # the stages a check may skip
-
-
-@dataclass
-class Coverage:
-    """What a check ran on, as numbers (display/words.py says them): each stage's count, the lengths, the small
-    inputs' reach (by token or, certified, by class pattern) and each stage that did not run."""
-
-    examples: int = 0
-    small: int = 0
-    random: int = 0
-    property_examples: int = 0
-    lengths: tuple[int, int] = (0, 0)
-    skipped: list[str] = field(default_factory=list)  # the SKIPPABLE stages that did not run
-    small_max_len: int = 0  # the longest length of the small inputs (of class patterns, when certified)
-    small_min_len: int = 0  # the shortest: the puzzle's min_len
-    small_classes: list[str] = field(default_factory=list)  # certified: each class of interchangeable tokens
-    small_tokens: int = 0  # the alphabet's size
-    small_budget: int = 0  # the puzzle's exhaustive_budget
-
-    @property
-    def certified(self) -> bool:
-        return bool(self.small_classes)
-
-
-@dataclass
-class PuzzleResult:
-    attempt: Attempt | None
-    status: str  # solved | failing | not attempted | error
-    targets: list[TargetResult]
-    coverage: Coverage = field(default_factory=Coverage)
-    margins: Margins | None = None
-    seconds: float = 0.0
-    error: CircuitError | None = None  # status error: the one mistake that stopped the whole check, as raised
-    file: str = ""  # the file's stem, for a file that could not be loaded (attempt None)
-    todo: NotAttempted | None = None  # status not attempted: what is left to fill in
-
-    @classmethod
-    def unloaded(cls, path, error: CircuitError) -> "PuzzleResult":
-        """The summary row of a puzzle file that could not be loaded: an error, never a missing row."""
-        return cls(
-            None,
-            "error",
-            [TargetResult("load", "file", "error", error=error)],
-            error=error,
-            file=Path(path).name.removesuffix(".py"),
-        )
-
-    @property
-    def name(self) -> str:
-        return self.attempt.puzzle.id if self.attempt else (self.file or "?")
 
 
 # --- running behaviour targets in batches -------------------------------------------------------------------
@@ -357,8 +274,8 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
     leak = _leak(attempt, model)  # a write outside the declared directions: said with the targets' verdict
     for i, t in enumerate(puzzle.targets):
         limits.doing(f"checking target {limits.quoted(t.label)}")
-        results[i] = t.check_alone(sys.modules[__name__], attempt, model, property_examples)  # None: a behaviour target
-    behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind == "behaviour"]
+        results[i] = check_alone(t, attempt, model, property_examples)  # None: a behaviour target
+    behaviour = [i for i, t in enumerate(puzzle.targets) if t.kind is Kind.BEHAVIOUR]
     coverage = Coverage()
     error = None
     if behaviour:
@@ -403,7 +320,7 @@ def measure_margins(result: PuzzleResult) -> PuzzleResult:
     """A solved result's margins, measured after its verdict was shown (watch): the same result, now with them.
     A result that is not solved, has them, or has no behaviour target is returned as it is."""
     attempt = result.attempt
-    behaviour = attempt is not None and any(t.kind == "behaviour" for t in attempt.puzzle.targets)
+    behaviour = attempt is not None and any(t.kind is Kind.BEHAVIOUR for t in attempt.puzzle.targets)
     if result.status != "solved" or result.margins is not None or not behaviour or attempt.puzzle.build is None:
         return result
 
@@ -565,13 +482,13 @@ def _mechanisms_hold_too(attempt, said):
 
     from circuits.checking.margins import scaled
 
-    mechanisms = [t for t in attempt.puzzle.targets if t.kind == "mechanism"]
+    mechanisms = [t for t in attempt.puzzle.targets if t.kind is Kind.MECHANISM]
 
     def holds(factor: float) -> bool:
         trial = copy.copy(attempt)
         trial.answer = scaled(attempt.answer, said.names, factor)
         model = trial.model()
-        return all(t.check_alone(sys.modules[__name__], trial, model, 0).status == "passed" for t in mechanisms)
+        return all(check_mechanism(t, trial, model).status == "passed" for t in mechanisms)
 
     try:
         if not mechanisms or holds(said.factor):
@@ -603,13 +520,26 @@ def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> N
             results[n].failure.explanation.notes.append(EarlierFailure(label))
 
 
+def check_alone(target: Target, attempt, model, n_examples: int) -> TargetResult | None:
+    """This target's result when it is checked on its own, as its kind says (code: its examples and a property test
+    of `n_examples`; structure: its rows; mechanism: its interventions), or None for a behaviour target, which is
+    run with the others on shared batches."""
+    if target.kind is Kind.CODE:
+        return check_code(target, attempt, n_examples)
+    if target.kind is Kind.STRUCTURE:
+        return check_structure(target, attempt, model)
+    if target.kind is Kind.MECHANISM:
+        return check_mechanism(target, attempt, model)
+    return None
+
+
 def check_structure(target: Structure, attempt, model) -> TargetResult:
     try:
         rows = target.run(attempt.answer, model)
     except CircuitError as e:
-        return TargetResult(target.label, "structure", "error", error=e.within(paths.shown(attempt.path)))
+        return TargetResult(target.label, Kind.STRUCTURE, "error", error=e.within(paths.shown(attempt.path)))
     ok = all(r[3] for r in rows)
-    res = TargetResult(target.label, "structure", "passed" if ok else "failed", structure=rows, checked=len(rows))
+    res = TargetResult(target.label, Kind.STRUCTURE, "passed" if ok else "failed", structure=rows, checked=len(rows))
     if not ok:
         bad = [r for r in rows if not r[3]]
         res.failure = Failure(EXACT, [], 0, finding=target.finding(bad[0]))
@@ -683,8 +613,8 @@ def check_code_on(target: Code, answer, inputs: Sequence) -> TargetResult:
     for n, example in enumerate(inputs):
         if (found := code_verdict(target, answer, example)) is not None:
             stage = STAGES[0] if n < len(target.examples) else STAGES[3]
-            return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, finding=found))
-    return TargetResult(target.label, "code", "passed", checked=len(inputs))
+            return TargetResult(target.label, Kind.CODE, "failed", failure=Failure(stage, [], 0, finding=found))
+    return TargetResult(target.label, Kind.CODE, "passed", checked=len(inputs))
 
 
 SHRINK_CALLS = 2_000  # the most times a shrink runs the learner's code (each run ~1 ms for puzzle 00's): a count,
@@ -716,13 +646,13 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         return code_verdict(target, attempt.answer, example)
 
     def failed(stage: str, found) -> TargetResult:
-        return TargetResult(target.label, "code", "failed", failure=Failure(stage, [], 0, finding=found))
+        return TargetResult(target.label, Kind.CODE, "failed", failure=Failure(stage, [], 0, finding=found))
 
     for ex in target.examples:
         if (found := why(ex)) is not None:
             return failed(STAGES[0], found)
     if n_examples <= 0:  # the property test was turned off: the worked examples are the whole check
-        return TargetResult(target.label, "code", "passed", checked=len(target.examples))
+        return TargetResult(target.label, Kind.CODE, "passed", checked=len(target.examples))
     for ex in target.first_cases():  # where the search would shrink a classic mistake to, tried before it
         if (found := why(ex)) is not None:
             return failed(STAGES[3], found)
@@ -731,7 +661,7 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         with _hypothesis_stores_nothing_here():
             ex = find(target.strategy(), fails, settings=_code_settings(n_examples, shrink=target.smaller is None))
     except NoSuchExample:
-        return TargetResult(target.label, "code", "passed", checked=n_examples + len(target.examples))
+        return TargetResult(target.label, Kind.CODE, "passed", checked=n_examples + len(target.examples))
     if target.smaller is not None:
         ex = shrunk(ex, fails, target.smaller)
     return failed(STAGES[3], why(ex))

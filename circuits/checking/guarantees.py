@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 
 WRITE_TOL = 1e-9  # a residual direction is written when W_O W_V (or W_out, b_out) reaches this in its row
@@ -280,7 +280,7 @@ def dead_sharpness(attempt, model_at, batch, evaluate) -> str | None:
     from circuits.checking.margins import scaled
 
     puzzle = attempt.puzzle
-    targets = [t for t in puzzle.targets if t.kind == "behaviour"]
+    targets = [t for t in puzzle.targets if t.kind is Kind.BEHAVIOUR]
     if not puzzle.sharpness or not targets or not batch:
         return None
     try:
@@ -303,10 +303,3 @@ def dead_sharpness_message(names: str, n: int) -> str:
 def vacuous(targets, checked: np.ndarray) -> list[str]:
     """The labels of targets that checked no position of any input (`checked[t]` positions for target t)."""
     return [t.label for t, n in zip(targets, checked) if n == 0]
-
-
-def answer_of(namespace: dict, puzzle) -> types.SimpleNamespace:
-    """A reference file's answer, as the checker gives it to build()."""
-    answer = {name: namespace[name] for name in (*puzzle.answer, *puzzle.optional) if name in namespace}
-    answer.setdefault("params", {})
-    return types.SimpleNamespace(**answer)

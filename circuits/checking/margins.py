@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from circuits.checking.inputs import Inputs
+from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 
 PER_LENGTH = 120  # random inputs per length in the length search, besides the deterministic extremes
@@ -25,7 +26,7 @@ class Margins:
 
 
 def _behaviour(puzzle):
-    return [t for t in puzzle.targets if t.kind == "behaviour"]
+    return [t for t in puzzle.targets if t.kind is Kind.BEHAVIOUR]
 
 
 def _at_length(inputs: Inputs, L: int, seed: int) -> list[list[str]]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking.plan import Plan
+from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 
 FAST_RANDOM = 1000  # random inputs in the fast check; a survivor is confirmed by the full check
@@ -374,14 +375,14 @@ def rejects(
 
     def alone_fails(last: bool) -> bool:
         for t in puzzle.targets:
-            alone = t.check_alone(checker, trial, model, 100) if t.checked_last == last else None
+            alone = checker.check_alone(t, trial, model, 100) if t.checked_last == last else None
             if alone is not None and alone.status != "passed":  # None: a behaviour target, run on the plan below
                 return True
         return False
 
     if alone_fails(False):
         return True
-    behaviour = [t for t in puzzle.targets if t.kind == "behaviour"]
+    behaviour = [t for t in puzzle.targets if t.kind is Kind.BEHAVIOUR]
     if not behaviour:
         return alone_fails(True)
     plan = plan or Plan.of(puzzle, n_random, guarantees.spanning(puzzle.inputs, model))

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from circuits.checking.inputs import Inputs
-from circuits.checking.targets import Target
+from circuits.checking.targets import Kind, Target
 from circuits.errors import CircuitError
 
 
@@ -92,7 +92,7 @@ class Puzzle:
                 raise CircuitError(f"Puzzle: {name} is {getattr(self, name)!r}; it needs a non-empty string")
         if not self.targets:
             raise CircuitError(f"puzzle {self.name!r} declares no targets, so nothing could fail")
-        if any(t.kind == "behaviour" for t in self.targets) and (self.inputs is None or self.build is None):
+        if any(t.kind is Kind.BEHAVIOUR for t in self.targets) and (self.inputs is None or self.build is None):
             raise CircuitError(f"puzzle {self.name!r} has behaviour targets but no inputs= or build=")
         if isinstance(self.hints, str) or not all(isinstance(h, str) and h.strip() for h in self.hints):
             raise CircuitError(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from circuits.checking import limits
+from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 
 FACTORS = (3.0, 10.0, 100.0)  # a scale must hold from its margin up to at least 100× the bound value
@@ -253,7 +254,7 @@ def at_factors(attempt) -> dict:
 def holds_range(attempt, models: dict, batch: list, evaluate) -> str | None:
     """One line for the smallest factor at which a behaviour target fails on `batch` (the target first in the
     puzzle, on the shortest input); None when every factor passes."""
-    targets = [t for t in attempt.puzzle.targets if t.kind == "behaviour"]
+    targets = [t for t in attempt.puzzle.targets if t.kind is Kind.BEHAVIOUR]
     names = " and ".join(map(str, attempt.puzzle.sharpness))
     for c, model in models.items():
         ok, _ = evaluate(model, targets, batch)
@@ -276,7 +277,7 @@ def not_a_scale(attempt, model, batch: list, evaluate, meant: Sequence[str] = ()
     from circuits.checking.answer_names import head_matrices
 
     puzzle = attempt.puzzle
-    if not puzzle.sharpness or model is None or not batch or not any(t.kind == "behaviour" for t in puzzle.targets):
+    if not puzzle.sharpness or model is None or not batch or not any(t.kind is Kind.BEHAVIOUR for t in puzzle.targets):
         return None
     heads = head_matrices(attempt, model)
     names = list(dict.fromkeys([*attention_names(attempt, heads), *meant]))

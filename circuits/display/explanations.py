@@ -16,17 +16,17 @@ from circuits.checking.targets import attention, mlp, next_token, output, scores
 from circuits.checking.targets.base import EarlierFailure, LeakNote
 from circuits.checking.targets.formats import fmt_named, fmt_num, fmt_pair, fmt_vec, token_at
 
-COLUMNS = {
-    "readout": ["pos", "token", "expected", "yours", "error", ""],
-    "attention": ["query", "token", "target key", "argmax key (weight)", "on target", ""],
-    "next-token": ["pos", "token", "expected next", "your top guess", "log-prob"],
+COLUMNS = {  # type of a kind's per-position facts → the table's column headers
+    output.ReadoutPositions: ["pos", "token", "expected", "yours", "error", ""],
+    attention.AttentionPositions: ["query", "token", "target key", "argmax key (weight)", "on target", ""],
+    next_token.NextTokenPositions: ["pos", "token", "expected next", "your top guess", "log-prob"],
 }
 
 
 def table(explanation) -> tuple[list[str], list[list[str]]]:
     """The explanation's table: its column headers and one row of cells per position."""
     facts = explanation.per_position
-    return COLUMNS[facts.kind], ROWS[facts.kind](facts)
+    return COLUMNS[type(facts)], ROWS[type(facts)](facts)
 
 
 def _readout_rows(f) -> list[list[str]]:
@@ -64,7 +64,11 @@ def _next_token_rows(f) -> list[list[str]]:
     ]
 
 
-ROWS = {"readout": _readout_rows, "attention": _attention_rows, "next-token": _next_token_rows}
+ROWS = {
+    output.ReadoutPositions: _readout_rows,
+    attention.AttentionPositions: _attention_rows,
+    next_token.NextTokenPositions: _next_token_rows,
+}
 
 
 MARKS = {

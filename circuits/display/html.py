@@ -9,8 +9,6 @@ from pathlib import Path
 
 import numpy as np
 
-from circuits.analysis.composition import VIRTUAL_MEANING
-
 # The root sets its own background and text colour: readable on a notebook's white page and on a dark theme alike.
 CSS = """
 .cv-root { font: 13px/1.4 system-ui, sans-serif; color: #111; background: #fff; padding: 8px; border-radius: 4px; }
@@ -336,6 +334,8 @@ def _head_html(head: dict) -> str:
 
 
 def _composition_html(scores: list[dict]) -> str:
+    from circuits.analysis.composition import VIRTUAL, VIRTUAL_MEANING  # analysis is imported by its verbs only
+
     if not scores:
         return '<p class="cv-note">no pairs of heads in different layers</p>'
     rows = [
@@ -344,7 +344,7 @@ def _composition_html(scores: list[dict]) -> str:
         f"<td>{c['z']:+.1f}</td><td>{c['verdict']}</td></tr>"
         for c in scores
     ]
-    caption = f'<p class="cv-note">{esc(VIRTUAL_MEANING)}</p>' if any(c["kind"] == "virtual" for c in scores) else ""
+    caption = f'<p class="cv-note">{esc(VIRTUAL_MEANING)}</p>' if any(c["kind"] == VIRTUAL for c in scores) else ""
     return (
         '<table class="cv-scores"><thead><tr><th>kind</th><th>earlier → later</th><th>score</th>'
         f"<th>random baseline ± sd</th><th>z</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>" + caption

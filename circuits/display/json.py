@@ -8,17 +8,20 @@ from circuits.display.explanations import hint, summary
 
 
 def result_json(result) -> dict:
-    """A PuzzleResult as plain JSON: status, each target (with its failure), coverage with skipped stages, margins."""
-    cov = result.coverage
+    """A PuzzleResult as plain JSON: status, each target (with its failure), coverage with skipped stages, margins.
+    The facts are the result's own `to_dict`; the words (messages, notes, the failure's summary and hint) are
+    added here."""
+    facts, cov = result.to_dict(), result.coverage
+    counts = facts["coverage"]
     targets = []
-    for t in result.targets:
+    for t, d in zip(result.targets, facts["targets"]):
         row = {
-            "label": t.label,
-            "kind": t.kind,
-            "status": t.status,
-            "checked": t.checked,
-            "metric": t.metric or None,
-            "worst": t.worst,
+            "label": d["label"],
+            "kind": d["kind"],
+            "status": d["status"],
+            "checked": d["checked"],
+            "metric": d["metric"] or None,
+            "worst": d["worst"],
             "message": words.said(t) or None,
         }
         f = t.failure
@@ -33,18 +36,18 @@ def result_json(result) -> dict:
             }
         targets.append(row)
     return {
-        "puzzle": result.name,
+        "puzzle": facts["puzzle"],
         "file": str(result.attempt.path) if result.attempt else None,
-        "status": result.status,
+        "status": facts["status"],
         "message": words.said(result) or None,
         "targets": targets,
         "coverage": {
-            "examples": cov.examples,
-            "small_inputs": cov.small,
+            "examples": counts["examples"],
+            "small_inputs": counts["small"],
             "small_inputs_note": words.small_note(cov) or None,
-            "random": cov.random,
-            "property_examples": cov.property_examples,
-            "lengths": list(cov.lengths),
+            "random": counts["random"],
+            "property_examples": counts["property_examples"],
+            "lengths": counts["lengths"],
             "skipped": words.skipped(cov),
         },
         "margins": words.margins(result.margins) if result.margins is not None else None,
@@ -52,7 +55,7 @@ def result_json(result) -> dict:
             {"name": e.name, "line": e.line, "removed": e.removed}
             for e in (result.attempt.edits if result.attempt else [])
         ],
-        "seconds": round(result.seconds, 3),
+        "seconds": round(facts["seconds"], 3),
     }
 
 

@@ -9,8 +9,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from circuits.analysis.composition import VIRTUAL_MEANING
-
 
 def terminal_width() -> int:
     """The terminal's width: $COLUMNS if set, else the terminal's own, else 80 (a pipe, a CI log)."""
@@ -327,6 +325,8 @@ COMPOSITION_TITLE = "composition (score beside a random baseline of the same sha
 
 def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
     """Q/K/V-composition scores with their random baseline, z and a verdict in words (above / near / below)."""
+    from circuits.analysis.composition import VIRTUAL, VIRTUAL_MEANING  # analysis is imported by its verbs only
+
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for name, justify in (
         ("kind", "left"),
@@ -351,7 +351,7 @@ def composition_table(scores: Sequence, title: str | None = COMPOSITION_TITLE):
     if not scores:
         table = Table(box=None, show_header=False)
         table.add_row(Text("(no pairs of heads in different layers)", style="dim"))
-    virtual = any((c if isinstance(c, dict) else c.to_dict())["kind"] == "virtual" for c in scores)
+    virtual = any((c if isinstance(c, dict) else c.to_dict())["kind"] == VIRTUAL for c in scores)
     return _titled(table, title, VIRTUAL_MEANING if virtual else None)
 
 

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.puzzle import stars
-from circuits.checking.targets import higher_is_worse
+from circuits.checking.targets import Kind, higher_is_worse
 from circuits.display import explanations, findings
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short, tried
@@ -103,7 +103,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
     f = result.failure
     if f is None:
         return Group(*parts)
-    if result.kind == "structure":
+    if result.kind is Kind.STRUCTURE:
         for what, yours, expected, same in result.structure:
             parts.append(Text(f"{'✓' if same else '✗'} {findings.words(what)}", style="green" if same else "red"))
         for what, yours, expected, same in result.structure:
@@ -164,7 +164,7 @@ def failure_line(result: TargetResult) -> str:
 
 def worst_case(t: TargetResult) -> str:
     """The worst value a passing target's metric took, e.g. "smallest attention on target 0.9971"."""
-    if t.worst is None or t.kind != "behaviour":
+    if t.worst is None or t.kind is not Kind.BEHAVIOUR:
         return ""
     value = f"{t.worst:.2g}" if higher_is_worse(t.metric) else f"{t.worst:.4f}"  # an error, or a mass or log-prob
     return f"{t.metric} {value}"

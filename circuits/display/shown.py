@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from rich.text import Text
 
+from circuits.checking.targets.base import Shows
 from circuits.display.render import number_text, pattern_heatmap, short_label
 from circuits.display.tables import readout_table, title
 
@@ -49,7 +50,7 @@ def show_parts(trace, targets: list[dict] | None = None, n: int = 0) -> list:
     model = trace.model
     labels = trace.tokens(n)
     targets = targets or []
-    marked = {tuple(t["head"]): t for t in targets if t["kind"] == "attention"}
+    marked = {tuple(t["head"]): t for t in targets if t["kind"] is Shows.ATTENTION}
     parts: list = []
     for l in range(model.n_layers):
         for h in range(model.n_heads(l)):
@@ -63,7 +64,7 @@ def show_parts(trace, targets: list[dict] | None = None, n: int = 0) -> list:
         if (writes := mlp_writes(trace, l, n)) is not None:
             parts += [writes, Text("")]
     for target in targets:
-        if target["kind"] != "attention":
+        if target["kind"] is not Shows.ATTENTION:
             parts += [
                 title(f"{target['label']} — {target['readout']}, yours vs expected"),
                 readout_table(target, labels),

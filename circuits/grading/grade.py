@@ -22,6 +22,7 @@ from circuits.checking.loader import Attempt, compared_givens
 from circuits.checking.sealed import answer as sealed_answer
 from circuits.checking.sealed import calls as code
 from circuits.checking.sealed import codec, sandbox
+from circuits.checking.targets.base import Kind
 from circuits.display.words import said
 from circuits.errors import CircuitError
 from circuits.grading.submission import Submission, read
@@ -151,7 +152,7 @@ def _code_plan(stem: str, n_examples: int) -> list:
         ref = reference(stem)
         plan = []
         for t in ref.puzzle.targets:
-            if t.kind == "code":
+            if t.kind is Kind.CODE:
                 inputs = checker.code_inputs(t, n_examples)
                 plan.append((t, inputs, code.record(t, inputs, ref.puzzle.answer)))
         _CODE_PLANS[key] = plan
@@ -182,7 +183,7 @@ def grade(
         if name is None:
             continue
         ref = reference(stem)
-        is_code = any(t.kind == "code" for t in ref.puzzle.targets)
+        is_code = any(t.kind is Kind.CODE for t in ref.puzzle.targets)
         plan = _code_plan(stem, n_examples) if is_code else []
         items.append(
             {
@@ -254,7 +255,7 @@ def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples:
         return _error(attempt, CircuitError(str(message["error"])))
     answer, missing = _decoded(attempt, message.get("answer") or {})
     attempt.missing = missing
-    if any(t.kind == "code" for t in ref.puzzle.targets) and not missing:
+    if any(t.kind is Kind.CODE for t in ref.puzzle.targets) and not missing:
         return _check_code(attempt, message, stem, n_examples)
     attempt.answer = answer
     return checker.check(attempt, margins=False)
@@ -275,7 +276,7 @@ def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[s
         if "absent" in d:
             raise CircuitError(f"{attempt.path} does not define {name} (the answer needs {', '.join(puzzle.answer)})")
         if "unreadable" in d:
-            if any(t.kind == "code" for t in puzzle.targets):
+            if any(t.kind is Kind.CODE for t in puzzle.targets):
                 raise CircuitError(f"{attempt.path}: {name} is {d['unreadable']}")
             raise CircuitError(
                 f"{attempt.path}: {name} is {d['unreadable']}; grading takes numbers "
@@ -304,7 +305,7 @@ def _check_code(attempt: Attempt, message: dict, stem: str, n_examples: int) -> 
         try:
             targets.append(checker.check_code_on(target, answer, inputs))
         except CircuitError as e:
-            targets.append(checker.TargetResult(target.label, "code", "error", error=e))
+            targets.append(checker.TargetResult(target.label, Kind.CODE, "error", error=e))
     status = (
         "solved"
         if all(t.status == "passed" for t in targets)

@@ -10,7 +10,7 @@ import numpy as np
 
 from circuits.errors import CircuitError
 from circuits.model.specs import FIXED_PATTERNS, MASKS, Head
-from circuits.model.transformer import QK_DTYPES, Model
+from circuits.model.transformer import DTYPES, Model
 
 FORMAT = "circuits-model"
 VERSION = 2  # 2: the q·k multiplier is saved as "qk_multiplier" (version 1 called it "attn_scale")
@@ -193,7 +193,7 @@ class ConfigCheck:
         for key in ("W_pos", "W_U", "b_U"):
             self.need(isinstance(cfg[key], bool), key, cfg[key], "true or false")
         qk = cfg.get("qk_dtype", "float64")  # absent in files written before it existed
-        self.need(qk in QK_DTYPES, "qk_dtype", qk, " or ".join(map(repr, QK_DTYPES)))
+        self.need(qk in DTYPES, "qk_dtype", qk, " or ".join(map(repr, DTYPES)))
         self.layer_norm(cfg["ln_final"], "ln_final")
         if not isinstance(cfg["layers"], list):
             raise CircuitError(

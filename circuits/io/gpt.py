@@ -55,12 +55,12 @@ def from_hf_state_dict(
     reproduces Hugging Face GPT-Neo's float32 q·k; `dtype="float32"` runs the forward in float32 (see `Model`).
     """
     check_hf_config(config, source)
-    kind = config["model_type"]
+    model_type = config["model_type"]
     state = {k.removeprefix("transformer."): v for k, v in state.items()}
     r = StateReader(state, source)
-    d = int(config["n_embd"] if kind == "gpt2" else config["hidden_size"])
-    n = int(config["n_head"] if kind == "gpt2" else config["num_heads"])
-    L = int(config["n_layer"] if kind == "gpt2" else config["num_layers"])
+    d = int(config["n_embd"] if model_type == "gpt2" else config["hidden_size"])
+    n = int(config["n_head"] if model_type == "gpt2" else config["num_heads"])
+    L = int(config["n_layer"] if model_type == "gpt2" else config["num_layers"])
     if d % n:
         raise CircuitError(f"{source}: hidden size {d} is not divisible by {n} heads")
     eps = float(config.get("layer_norm_epsilon", 1e-5))
@@ -68,7 +68,7 @@ def from_hf_state_dict(
     W_E = r.take("wte.weight", (None, d)).T  # [d_model, n_vocab]
     V = W_E.shape[1]
     W_pos = r.take("wpe.weight", (None, d)).T  # [d_model, n_ctx]
-    read = _gpt2_layer if kind == "gpt2" else _neo_layer
+    read = _gpt2_layer if model_type == "gpt2" else _neo_layer
     layers = [read(r, l, config, n, d, eps, act) for l in range(L)]
     ln_final = LayerNorm(w=r.take("ln_f.weight", (d,)), b=r.take("ln_f.bias", (d,)), eps=eps)
     if "lm_head.weight" in state or not config.get("tie_word_embeddings", True):
@@ -77,7 +77,7 @@ def from_hf_state_dict(
         W_U = W_E.T.copy()  # tied unembedding
     r.finish()
     vocab = _vocab(tokens, V, bos)
-    scale = _gpt2_scale(config) if kind == "gpt2" else 1.0
+    scale = _gpt2_scale(config) if model_type == "gpt2" else 1.0
     return build_model(
         source,
         vocab,
@@ -88,7 +88,7 @@ def from_hf_state_dict(
         ln_final=ln_final,
         n_ctx=W_pos.shape[1],
         qk_multiplier=scale,
-        name=name or config.get("_name_or_path") or kind,
+        name=name or config.get("_name_or_path") or model_type,
         qk_dtype=qk_dtype,
         dtype=dtype,
     )
@@ -108,16 +108,21 @@ def check_hf_config(config, source: str) -> None:
             f"{source}: the config is a JSON {_json_kind(config)}, but it needs to be an object "
             'of settings such as {"model_type": "gpt2", "n_embd": 768, …}'
         )
-    kind = config.get("model_type")
-    if kind not in ("gpt2", "gpt_neo"):
-        raise CircuitError(f"{source}: model_type {short(kind)} is not supported; circuits imports gpt2 and gpt_neo")
-    if missing := [k for k in HF_SIZES[kind] if k not in config]:
-        raise CircuitError(f"{source}: the {kind} config has no {', '.join(map(repr, missing))}")
-    given = {**HF_DEFAULTS[kind], **{k: config[k] for k in (*HF_SIZES[kind], *HF_DEFAULTS[kind]) if k in config}}
+    model_type = config.get("model_type")
+    if model_type not in ("gpt2", "gpt_neo"):
+        raise CircuitError(
+            f"{source}: model_type {short(model_type)} is not supported; circuits imports gpt2 and gpt_neo"
+        )
+    if missing := [k for k in HF_SIZES[model_type] if k not in config]:
+        raise CircuitError(f"{source}: the {model_type} config has no {', '.join(map(repr, missing))}")
+    given = {
+        **HF_DEFAULTS[model_type],
+        **{k: config[k] for k in (*HF_SIZES[model_type], *HF_DEFAULTS[model_type]) if k in config},
+    }
     for key, value in given.items():
         if not (whole(value, 1) or (value is None and key in ("n_inner", "intermediate_size"))):
             raise CircuitError(f"{source}: {key} is {short(value)}; it needs a whole number ≥ 1")
-    d, n, L = (int(given[k]) for k in HF_SIZES[kind])
+    d, n, L = (int(given[k]) for k in HF_SIZES[model_type])
     if d % n:
         raise CircuitError(f"{source}: hidden size {d} is not divisible by {n} heads")
     eps = config.get("layer_norm_epsilon", 1e-5)
@@ -131,9 +136,9 @@ def check_hf_config(config, source: str) -> None:
         if not (ids is None or whole(ids, 0) or (isinstance(ids, list) and all(whole(i, 0) for i in ids))):
             raise CircuitError(f"{source}: {key} is {short(ids)}; it needs null or a token id ≥ 0")
     _hf_act(config.get("activation_function", "gelu_new"), source)
-    if kind == "gpt_neo":
+    if model_type == "gpt_neo":
         _neo_kinds(config, L, source)
-    V, P, m = (given[k] for k in HF_DEFAULTS[kind])
+    V, P, m = (given[k] for k in HF_DEFAULTS[model_type])
     m = 4 * d if m is None else m
     count = (
         V * d * (1 if config.get("tie_word_embeddings", True) else 2)

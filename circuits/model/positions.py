@@ -6,16 +6,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from circuits.model.basis import names
-
 
 def one_hot_positions(n_ctx: int) -> np.ndarray:
     """`[n_ctx, n_ctx]` identity: direction `pos:i` marks position i."""
     return np.eye(n_ctx)
-
-
-def one_hot_position_names(n_ctx: int) -> list[str]:
-    return names("pos", n_ctx)
 
 
 def sinusoidal(n_ctx: int, freqs: Sequence[float], mags: Sequence[float] | None = None) -> np.ndarray:

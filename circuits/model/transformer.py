@@ -46,8 +46,8 @@ from circuits.model.weights import (
     vector,
 )
 
-QK_DTYPES = ("float64", "float32")
-DTYPES = ("float64", "float32")
+REFUSED = object()  # the default of a keyword that is refused whatever its value (even None)
+DTYPES = ("float64", "float32")  # what a forward pass, and its q·k (qk_dtype), may compute in
 # A head wider than this is a typo (real models use 64–256): its q, k and v over a checker's batch
 # would take gigabytes, so it is refused when built.
 MAX_D_HEAD = 1024
@@ -132,11 +132,12 @@ class Model:
         params: Params | None = None,
         name: str = "model",
         qk_dtype: str = "float64",
-        attn_scale=None,
         dtype: str = "float64",
         mask: str = "causal",
+        *,
+        attn_scale=REFUSED,  # TransformerLens's name, which divides q·k: any value is refused, naming qk_multiplier
     ):
-        if attn_scale is not None:
+        if attn_scale is not REFUSED:
             raise CircuitError(
                 f"attn_scale={attn_scale!r}: it is now qk_multiplier (it multiplies q·k; "
                 "TransformerLens's attn_scale divides): write qk_multiplier=..."
@@ -149,8 +150,8 @@ class Model:
             )
         if n_ctx is not None and (isinstance(n_ctx, bool) or not isinstance(n_ctx, (int, np.integer)) or n_ctx < 1):
             raise CircuitError(f"n_ctx = {n_ctx!r}; the context length must be a whole number ≥ 1")
-        if qk_dtype not in QK_DTYPES:
-            raise CircuitError(f"qk_dtype = {qk_dtype!r}; choose one of {', '.join(map(repr, QK_DTYPES))}")
+        if qk_dtype not in DTYPES:
+            raise CircuitError(f"qk_dtype = {qk_dtype!r}; choose one of {', '.join(map(repr, DTYPES))}")
         if str(np.dtype(dtype) if isinstance(dtype, type) else dtype) not in DTYPES:
             raise CircuitError(f"dtype = {dtype!r}; choose one of {', '.join(map(repr, DTYPES))}")
         check_mask(mask, None, "the model", none=False)

@@ -20,6 +20,7 @@ from circuits.checking import givens, limits
 from circuits.checking.puzzle import Puzzle, Stub
 from circuits.checking.sealed import codec, sandbox
 from circuits.checking.sealed.child import fingerprint_digest
+from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 
 
@@ -40,7 +41,7 @@ def load(path: Path, shown: str, source: str, puzzle: Puzzle, shipped: dict, nam
     """Run the puzzle file at `path` (its text `source`, bytes `data`) in a fenced child and rebuild its answer
     for `puzzle`; `names` are the givens whose values are compared with `shipped`'s. One CircuitError line for
     any mistake in the file (it raised, it ran over its time, it defines no answer, an entry cannot be read)."""
-    is_code = any(t.kind == "code" for t in puzzle.targets)
+    is_code = any(t.kind is Kind.CODE for t in puzzle.targets)
     item = {
         "stem": path.stem,
         "source": source,
@@ -139,8 +140,8 @@ def _answer(raw, puzzle: Puzzle, shown: str, session) -> tuple[dict, list[str]]:
             answer[name] = _library(name) if d.get("library") else Remote(name, session)
             continue
         if "unreadable" in d and "type" not in d:  # a code puzzle's name that is not a function
-            kind = str(d["unreadable"]).split(",")[0].split()[-1]
-            answer[name] = codec.placeholder(kind)
+            type_name = str(d["unreadable"]).split(",")[0].split()[-1]
+            answer[name] = codec.placeholder(type_name)
             continue
         if "unreadable" in d and "entry" in str(d["unreadable"]):  # a matrix, but one entry cannot be carried
             raise CircuitError(f"{shown}: {name} cannot be read: {d['unreadable']}"[:400])

@@ -335,17 +335,17 @@ def to_answer_value(d: dict):
     return to_matrix(d)
 
 
-def placeholder(kind: str):
+def placeholder(type_name: str):
     """A stand-in for an object that could not cross (a function, a learner's class): a function for a function,
     else of a class named as its type, so the checker's message names it as it would have at home."""
-    if kind in ("function", "builtin_function_or_method", "method", "lambda"):
+    if type_name in ("function", "builtin_function_or_method", "method", "lambda"):
 
         def function(*args, **kwargs):
             raise TypeError("a function handed in where numbers go")
 
         return function
-    kind = kind if kind.isidentifier() else "object"
-    return type(kind, (), {"__repr__": lambda self: f"<{kind}>"})()
+    name = type_name if type_name.isidentifier() else "object"
+    return type(name, (), {"__repr__": lambda self: f"<{name}>"})()
 
 
 def to_value(d):

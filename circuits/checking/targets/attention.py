@@ -9,7 +9,7 @@ import numpy as np
 
 from circuits.checking import behaviours, diagnosis, fields, once
 from circuits.checking.targets import authored
-from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
+from circuits.checking.targets.base import Evaluation, Explanation, Shows, Target, Tokens
 from circuits.checking.targets.formats import families, family_of
 from circuits.checking.targets.scores import Differs, ScaleBy, differs, factor_needed
 
@@ -195,7 +195,6 @@ class AttentionPositions:
     targets: np.ndarray
     mass: np.ndarray
     min_mass: float
-    kind = "attention"
 
 
 @dataclass
@@ -349,7 +348,7 @@ class Attention(Target):
         keys = self.key_sets(trace, [tokens])[0]  # [query, key]
         return {
             "label": self.label,
-            "kind": "attention",
+            "kind": Shows.ATTENTION,
             "head": [self.layer, self.head],
             "readout": f"head {self.layer}.{self.head}: attended key (argmax)",
             "expected": [[int(k) for k in np.flatnonzero(row)] or None for row in keys],

@@ -9,10 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
 Tokens = list[str]
+
+
+class Kind(StrEnum):
+    """How a target is checked, as its result carries it and JSON prints it (the member's value)."""
+
+    BEHAVIOUR = "behaviour"  # on batches of inputs, with the other behaviour targets
+    CODE = "code"  # the learner's function against the library's
+    STRUCTURE = "structure"  # exact, on the weights
+    MECHANISM = "mechanism"  # by intervention on the forward pass
+    FILE = "file"  # no target: the row of a puzzle file that could not be loaded
+
+
+class Shows(StrEnum):
+    """What `circuits show` prints of a behaviour target on one input (`Target.shown`'s "kind")."""
+
+    ATTENTION = "attention"  # a head's attended keys, marked on its heatmap
+    OUTPUT = "output"  # a readout's vectors
+    NEXT_TOKEN = "next-token"  # the predicted next token
 
 
 @dataclass
@@ -32,7 +51,7 @@ class Explanation:
 
     position: int
     summary: object  # the kind's facts of the miss (AttentionMiss, ReadoutMiss, TokenMiss, …)
-    per_position: object  # one of the kinds' per-position facts (`kind` names which)
+    per_position: object  # one of the kinds' per-position facts (ReadoutPositions, AttentionPositions, …)
     hint: object  # the facts of the likely cause (TiedKeys, WrongKey, NotSharp, …)
     head: tuple[int, int] | None = None
     marks: list | None = None  # per query row: the key (or keys) a target expects (−1: none)
@@ -61,7 +80,7 @@ class LeakNote:
 class Target:
     """Base: a named check. `higher_is_worse` says how `worst` reads (errors vs attention mass)."""
 
-    kind = "behaviour"
+    kind = Kind.BEHAVIOUR
     label = "target"
     metric = "metric"
     higher_is_worse = True
@@ -113,12 +132,6 @@ class Target:
         """[d_model] bool masks of the residual directions this target's interventions patch or zero together
         (none for most kinds): the audit's rules never take a direction inside one as equal to one outside it."""
         return []
-
-    def check_alone(self, checker, attempt, model, n_examples: int):
-        """This target's result when it is checked on its own (an exact target), or None for a behaviour target,
-        which the checker runs with the others on shared batches. `checker` is the checker module, handed in
-        because the targets sit below it."""
-        return None
 
 
 def higher_is_worse(metric: str) -> bool:

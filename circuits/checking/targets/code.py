@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from circuits.checking.targets.base import Target
+from circuits.checking.targets.base import Kind, Target
 
 
 def searched_with(
@@ -41,7 +41,7 @@ class Code(Target):
     strategy: Callable  # () -> hypothesis strategy of examples
     compare: Callable
     examples: Sequence = ()
-    kind: str = field(default="code", init=False)
+    kind: Kind = field(default=Kind.CODE, init=False)
 
     @property
     def label(self) -> str:
@@ -56,6 +56,3 @@ class Code(Target):
     def smaller(self) -> Callable[[object], Iterator] | None:
         """Simpler inputs than an example, simplest first (searched_with); None: hypothesis shrinks."""
         return getattr(self.strategy, "smaller", None)
-
-    def check_alone(self, checker, attempt, model, n_examples):
-        return checker.check_code(self, attempt, n_examples)

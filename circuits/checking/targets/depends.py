@@ -19,7 +19,7 @@ import numpy as np
 from circuits.checking import fields
 from circuits.checking.inputs import extremes, worked_examples
 from circuits.checking.targets import authored
-from circuits.checking.targets.base import Target, Tokens
+from circuits.checking.targets.base import Kind, Target, Tokens
 from circuits.errors import CircuitError
 
 PATCHING, ZEROING = "patching (an interchange intervention)", "ablation (the write zeroed)"
@@ -231,13 +231,13 @@ def _once(plans: dict, key: tuple, make: Callable[[], Group]) -> Group:
 # --- the target ------------------------------------------------------------------------------------------------
 def writer_at(writer: str) -> tuple[int, str, tuple[int, int] | None]:
     """Where `writer` writes: (layer, part, head) for "head L.H", "mlp L" or "embed" (layer −1)."""
-    kind, _, where = writer.partition(" ")
+    word, _, where = writer.partition(" ")
     if writer == "embed":
         return -1, "attn", None
-    if kind == "mlp" and where.isdigit():
+    if word == "mlp" and where.isdigit():
         return int(where), "mlp", None
     layer, dot, head = where.partition(".")
-    if kind == "head" and dot and layer.isdigit() and head.isdigit():
+    if word == "head" and dot and layer.isdigit() and head.isdigit():
         return int(layer), "attn", (int(layer), int(head))
     raise CircuitError(f'Depends: writer is {writer!r}; it needs "head L.H", "mlp L" or "embed"')
 
@@ -260,7 +260,7 @@ class Depends(Target):
     follows: Callable
     min_mass: float | None = None
     description: str = ""
-    kind: str = field(default="mechanism", init=False)
+    kind: Kind = field(default=Kind.MECHANISM, init=False)
     checked_last = True  # two forward passes per length: after the behaviour targets, which kill most mutants
 
     def __post_init__(self):
@@ -291,9 +291,6 @@ class Depends(Target):
             said = f"follows({authored.shown(toks)}, {authored.shown(toks)})"
             got = authored.call(lambda t: self.follows(t, list(t)), list(toks), said, fail)
             authored.check_keys(got, toks, fail, name="follows")
-
-    def check_alone(self, checker, attempt, model, n_examples):
-        return checker.check_mechanism(self, attempt, model)
 
     def resolve(self, puzzle) -> tuple[tuple[int, int], float, bool]:
         """The reader's head, min_mass and evenly: from its Attention target, or (layer, head) and min_mass."""

@@ -9,7 +9,7 @@ import numpy as np
 
 from circuits.checking import diagnosis, fields, once
 from circuits.checking.targets import authored
-from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
+from circuits.checking.targets.base import Evaluation, Explanation, Shows, Target, Tokens
 from circuits.errors import CircuitError
 
 NEAR_TIE = 0.05  # log-probs closer than this (5% in probability) are a near tie: no sharpness worth the name parts them
@@ -24,7 +24,6 @@ class NextTokenPositions:
     expected: list[str | None]
     top: list[str]
     logprob: np.ndarray
-    kind = "next-token"
 
 
 # --- what an explanation found: the miss (its summary) and its likely cause (its hint) --------------------------
@@ -209,7 +208,7 @@ class NextToken(Target):
         at_bos = [self.after_bos(tokens)] if off and self.after_bos is not None else []  # the prediction made at BOS
         return {
             "label": self.label,
-            "kind": "next-token",
+            "kind": Shows.NEXT_TOKEN,
             "readout": "next-token prediction",
             "expected": [None] * (off - len(at_bos)) + at_bos + list(self.spec(tokens)),
             "output": [vocab.tokens[int(i)] for i in trace.logprobs[0].argmax(-1)],

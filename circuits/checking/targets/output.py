@@ -11,7 +11,7 @@ from circuits.checking import diagnosis, fields
 from circuits.checking.readouts import HeadOutput, Readout, Residual
 from circuits.checking.targets import authored
 from circuits.checking.targets.attention import zero_query
-from circuits.checking.targets.base import Evaluation, Explanation, Target, Tokens
+from circuits.checking.targets.base import Evaluation, Explanation, Shows, Target, Tokens
 from circuits.checking.targets.scores import Differs, ScaleBy, differs, factor_needed
 from circuits.checking.targets.specs import batched_array, spec_array
 
@@ -26,7 +26,6 @@ class ReadoutPositions:
     error: np.ndarray
     tol: float
     names: list[str] | None = None  # the directions, where vectors are shown by name (too wide for a terminal)
-    kind = "readout"
 
 
 # --- what an explanation found: the miss (its summary) and its likely cause (its hint) --------------------------
@@ -274,7 +273,7 @@ class Output(Target):
         named = {"directions": names} if not all(n.isdigit() for n in names) else {}  # residual directions, as check
         return {
             "label": self.label,
-            "kind": "output",
+            "kind": Shows.OUTPUT,
             "readout": self.readout.label,
             "expected": exp,
             "output": yours.tolist(),

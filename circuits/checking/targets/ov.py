@@ -18,6 +18,8 @@ def full_ov(model, layer: int, head: int, tokens=None) -> np.ndarray:
 
     Column t is what the head adds to every logit when it attends fully to a position holding t
     (the direct path and other heads aside), as in *A Mathematical Framework for Transformer Circuits*.
+    The circuit a target checks, dense over a puzzle's few tokens; circuits.analysis.full_ov is the same product
+    over the whole vocabulary, kept factored (a real model's vocabulary is too large to multiply out).
     """
     if model.W_U is None:
         raise CircuitError(f"the model {model.name!r} has no W_U, so head {layer}.{head} has no full OV circuit")
@@ -28,13 +30,16 @@ def full_ov(model, layer: int, head: int, tokens=None) -> np.ndarray:
     return model.W_U[ids] @ h.W_O @ h.W_V @ model.W_E[:, ids]  # [n, n]
 
 
-def copying_score(M: np.ndarray) -> float:
-    """Σλ / Σ|λ| over the eigenvalues λ of a square matrix: +1 for a pure copier, −1 for a pure suppressor.
+def copying_score(M) -> float:
+    """Σ Re λ / Σ|λ| over the eigenvalues λ of a square full OV circuit `M`: +1 for a pure copier, −1 for a pure
+    suppressor. `M` is an array, or analysis's FactoredMatrix (its eigenvalues come from its small factors).
 
-    The summary statistic of *A Mathematical Framework* (positive eigenvalues: the head raises the
-    logits of the tokens it attends to). A matrix with no non-zero eigenvalue scores 0.
+    The summary statistic of *A Mathematical Framework* (positive eigenvalues: the head raises the logits of the
+    tokens it attends to). A circuit with no non-zero eigenvalue (a head that writes nothing W_U reads) scores 0:
+    on this scale it neither copies nor suppresses, as a learner reads 0, and it fails a bound such as ≥ 0.9 for
+    that reason; NaN would print as "nan", vanish from JSON and compare false with every bound.
     """
-    lam = np.linalg.eigvals(np.asarray(M, dtype=float))
+    lam = M.eigenvalues() if hasattr(M, "eigenvalues") else np.linalg.eigvals(np.asarray(M, dtype=float))
     total = float(np.abs(lam).sum())
     return float(lam.real.sum() / total) if total > 1e-12 else 0.0
 

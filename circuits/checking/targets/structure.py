@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from circuits.checking.targets.base import Target
+from circuits.checking.targets.base import Kind, Target
 
 
 @dataclass(frozen=True)
@@ -30,14 +30,11 @@ class Structure(Target):
 
     description: str
     check: Callable
-    kind: str = field(default="structure", init=False)
+    kind: Kind = field(default=Kind.STRUCTURE, init=False)
 
     @property
     def label(self) -> str:
         return self.description
-
-    def check_alone(self, checker, attempt, model, n_examples):
-        return checker.check_structure(self, attempt, model)
 
     def finding(self, row: tuple) -> object:
         """The facts of the first row that fails, as the report gives them: by default, that its matrix differs."""

@@ -1,0 +1,27 @@
+"""checking/targets/next_token.py: a next-token target on a real trace: what `circuits show` prints of it (the token
+expected next and the model's top guess) and, on an answer that fails it, its explanation's per-position facts."""
+
+from helpers import solution
+
+from circuits.checking.margins import scaled
+from circuits.checking.targets import NextToken, Shows
+from circuits.checking.targets.next_token import NextTokenPositions
+
+TOKENS = list("abcde")
+
+
+def test_a_copying_head_predicts_the_expected_tokens():
+    attempt = solution("11_copying_head")
+    target = next(t for t in attempt.puzzle.targets if isinstance(t, NextToken))
+    shown = target.shown(attempt.model().run([TOKENS]), TOKENS)
+    assert shown["kind"] is Shows.NEXT_TOKEN
+    expected = [(e, top) for e, top in zip(shown["expected"], shown["output"]) if e is not None]
+    assert expected and all(e == top for e, top in expected)  # the reference's top guess is the expected token
+
+
+def test_a_blunt_answer_is_explained_position_by_position():
+    attempt = solution("11_copying_head")
+    target = next(t for t in attempt.puzzle.targets if isinstance(t, NextToken))
+    blunt = attempt.puzzle.build(scaled(attempt.answer, attempt.puzzle.sharpness, 0.0))
+    facts = target.explain(blunt.run([TOKENS]), TOKENS).per_position
+    assert isinstance(facts, NextTokenPositions) and len(facts.top) == len(facts.expected) == len(facts.logprob)
