@@ -248,7 +248,8 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
         out.append(f"allow-list entries no mutant needs (remove them): {', '.join(audit.stale)}")
     if audit.covered:
         said = "allow-list entries a rule now covers (remove them): " + ", ".join(
-            p.replace(" ", "\0") for p in audit.covered  # an entry is never broken across lines
+            p.replace(" ", "\0")
+            for p in audit.covered  # an entry is never broken across lines
         )
         out += [line.replace("\0", " ") for line in textwrap.wrap(said, 78, subsequent_indent="  ")]
     return out
