@@ -82,8 +82,8 @@ class Reach:
 
 def _after(name: str) -> float:
     """The stage after which a writer ("head 1.0", "mlp 0") has written: a layer's heads write before its MLP."""
-    kind, _, where = name.partition(" ")
-    return int(re.match(r"\d+", where).group(0)) + (0.5 if kind == "mlp" else 0.0)
+    part, _, where = name.partition(" ")
+    return int(re.match(r"\d+", where).group(0)) + (0.5 if part == "mlp" else 0.0)
 
 
 def _embedded(model, n_ctx: int) -> tuple[np.ndarray, np.ndarray]:
