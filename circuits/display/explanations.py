@@ -120,12 +120,27 @@ def hint(explanation) -> str:
         if isinstance(note, sharpening.Sharpening) and note.of == "attention" and sharpening.holds_scale(facts):
             facts, notes = sharpening.sized(facts, note), [n for n in notes if n is not note]
             break
+    lead = [n for n in notes if isinstance(n, EarlierFailure) and getattr(facts, "earlier_first", False)]
     said = words(facts)
     if explanation.terms is not None:
         said = in_puzzle_terms(said, explanation)
     for note in notes:
-        said = NOTES[type(note)](said, note)
+        if note not in lead:
+            said = NOTES[type(note)](said, note)
+    for note in lead:
+        said = (
+            f"{_failed_earlier(note)}, earlier in the circuit, is the likelier cause: fix that first. {_capital(said)}"
+        )
     return said
+
+
+def _capital(said: str) -> str:
+    return said[:1].upper() + said[1:]
+
+
+def _failed_earlier(note) -> str:
+    label = note.label
+    return "The failure of " + (f"part {label.split(' ', 1)[0]}" if label.startswith("(") else repr(label))
 
 
 def _earlier_failure(said: str, note) -> str:
@@ -222,8 +237,12 @@ def _differs(f) -> str:
         )
     return (
         f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "
-        f"would make key {f.a} score higher"
+        f"would make key {_key(f.a, f.tokens[:1])} score higher than key {_key(f.b, f.tokens[1:])}"
     )
+
+
+def _key(i: int, token: tuple[str, ...]) -> str:
+    return f"{i} {token[0]!r}" if token else str(i)
 
 
 def _tied_keys(f) -> str:
@@ -380,11 +399,13 @@ def _leak(f) -> str:
     m, name = f.mix, _head(f.head)
     over = [g for g in np.argsort(m.needed - m.yours) if m.yours[g] - m.needed[g] > 0.005]
     under = [g for g in np.argsort(m.yours - m.needed) if m.needed[g] - m.yours[g] > 0.005]
+
     def said(g, mass):
         return (
             f"{mass:.3f} on key{'s' if len(m.keys[g]) > 1 else ''} "  # noqa: E731
             f"{_keys_at(m.keys[g], f.tokens)} (value {_vec(m.values[g])})"
         )
+
     parts = []
     if over:
         parts.append(
@@ -519,9 +540,15 @@ def _even_would(f) -> str:
 
 
 def _fixed_mix(f) -> str:
+    name = _head(f.leak.head)
+    fed = f"its W_V reads {', '.join(f.reads)}, " if f.reads else ""
+    if f.writer is not None:
+        fed += f"which {_part(f.writer)} writes: look at what {_part(f.writer)} writes there first, then at "
+    else:
+        fed += "look at "
     return (
-        f"{_head(f.leak.head)} has a fixed pattern that does not give the expected vector, though its values "
-        f"could: {_leak(f.leak)}. Check which head or layer the puzzle expects"
+        f"{name}'s pattern is fixed (a given), so its values are at fault, not its attention. {fed[0].upper()}"
+        f"{fed[1:]}W_V and W_O of {name}"
     )
 
 

@@ -401,7 +401,7 @@ class Attention(Target):
         layer = trace.layers[self.layer]
         head = layer.heads[self.head]
         labels = trace.model.residual.labels
-        x = layer.attn_in[0, : q + 1]  # [keys, d_model]: what the head reads
+        x = layer.attn_in[0]  # [T, d_model]: what the head reads, at every position of this input
         s = layer.scores[0, self.head, q]
         for what, W in (("keys", head.W_K), ("queries", head.W_Q)):
             read = np.flatnonzero(np.abs(W).sum(0) > 0)
@@ -409,7 +409,7 @@ class Attention(Target):
                 trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any()
             )
             if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
-                written = np.flatnonzero(np.abs(layer.attn_in[0]).sum(0) > 0)
+                written = np.flatnonzero(np.abs(x).sum(0) > 0)
                 writers = tuple(
                     (l, h)
                     for l in range(self.layer)

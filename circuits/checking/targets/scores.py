@@ -50,10 +50,12 @@ class Differs:
     a: int
     b: int
     families: tuple[str, ...]
+    tokens: tuple[str, ...] = ()  # the tokens at a and b
 
 
 def differs(trace, layer: int, a: int, b: int) -> Differs:
     """What tells keys `a` and `b` apart in the residual the heads of `layer` read."""
     x = trace.layers[layer].attn_in[0]  # [T, d_model]
     differ = np.flatnonzero(np.abs(x[a] - x[b]) > 1e-9)
-    return Differs(a, b, families(trace.model.residual.labels[i] for i in differ))
+    at = trace.tokens(0)
+    return Differs(a, b, families(trace.model.residual.labels[i] for i in differ), (at[a], at[b]))
