@@ -48,10 +48,8 @@ def validated(attempt):
 
 def validate(puzzle, names: dict, shown: str) -> None:
     """Raise one CircuitError for the first mistake in `puzzle` (its file's globals are `names`, its path `shown`)."""
-
     def fail(field, what):
         return CircuitError(f"{shown}: {field}: {what}")
-
     answer = list(puzzle.answer)
     if isinstance(puzzle.answer, str) or not all(isinstance(n, str) for n in answer):
         raise fail(

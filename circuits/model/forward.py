@@ -24,10 +24,8 @@ def split_heads(
         qkv[..., n * d_head : 2 * n * d_head],
         qkv[..., 2 * n * d_head :],
     )  # [b, T, h·d_head] ×2, [b, T, h·d_value]
-
     def heads(x, width):
         return x.reshape(b, T, n, width).transpose(0, 2, 1, 3)
-
     return heads(q, d_head), heads(k, d_head), heads(v, d_value)
 
 
