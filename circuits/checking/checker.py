@@ -377,7 +377,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         status, error = "error", leak
         results = [TargetResult(r.label, r.kind, "error", error=leak) for r in results]
     elif leak and status == "failing":  # the failure is reported in full; the leak is likely its cause
-        note = LeakNote(str(leak).split(": ", 1)[1])
+        note = LeakNote(str(leak).split(": ", 1)[1], getattr(leak, "reader", None))
         explained = [r for r in results if r.status == "failed" and r.failure and r.failure.explanation]
         if explained:  # the first failure that has a hint (a mechanism's or a structure's finding has none)
             explained[0].failure.explanation.notes.append(note)

@@ -121,17 +121,25 @@ def hint(explanation) -> str:
             facts, notes = sharpening.sized(facts, note), [n for n in notes if n is not note]
             break
     lead = [n for n in notes if isinstance(n, EarlierFailure) and getattr(facts, "earlier_first", False)]
+    misread = [n for n in notes if isinstance(n, LeakNote) and _reads_of(n, explanation.head)]
     said = words(facts)
     if explanation.terms is not None:
         said = in_puzzle_terms(said, explanation)
     for note in notes:
-        if note not in lead:
+        if note not in lead and note not in misread:
             said = NOTES[type(note)](said, note)
     for note in lead:
         said = (
             f"{_failed_earlier(note)}, earlier in the circuit, is the likelier cause: fix that first. {_capital(said)}"
         )
+    for note in misread:  # a read the puzzle forbids, by the failing head itself: the fix, before any other advice
+        said = f"{_capital(note.detail.rstrip('.'))}; fix that first. If it still fails: {said}"
     return said
+
+
+def _reads_of(note, head) -> bool:
+    """Whether the note is a read outside its declaration by the head the hint is about."""
+    return head is not None and note.reader == _head(head)
 
 
 def _capital(said: str) -> str:
