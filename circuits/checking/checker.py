@@ -552,12 +552,12 @@ def _one_factor(results: list[TargetResult]) -> None:
     notes = [n for r in results for n in _sharpenings(r)]
     most = {}
     for n in notes:
-        most[n.names, n.of] = max(most.get((n.names, n.of), n.factor), n.factor)
+        most[n.names] = max(most.get(n.names, n.factor), n.factor)
     for r in results:
         e = r.failure.explanation if r.status == "failed" else None
         if e is not None:
             e.notes = [
-                dataclasses.replace(n, factor=most[n.names, n.of]) if isinstance(n, sharpening.Sharpening) else n
+                dataclasses.replace(n, factor=most[n.names]) if isinstance(n, sharpening.Sharpening) else n
                 for n in e.notes
             ]
 
@@ -624,7 +624,9 @@ def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> N
     label = results[first].label
     for n in failed:
         same_head = results[n].failure.explanation.head == results[first].failure.explanation.head is not None
-        same_fix = bool(set(_sharpenings(results[n])) & set(_sharpenings(results[first])))  # one factor fixes both
+        same_fix = bool(  # one sharpness fixes both: the factor each says is the same
+            {x.names for x in _sharpenings(results[n])} & {x.names for x in _sharpenings(results[first])}
+        )
         if n != first and (targets[n].stage > targets[first].stage or same_head) and not same_fix:
             results[n].failure.explanation.notes.append(EarlierFailure(label))
 

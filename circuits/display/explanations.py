@@ -649,7 +649,15 @@ def _rival(f) -> str:
             + (f"a tie, each {f.p_want:.3f}" if f.how == "tie" else f"a near tie, {shown_w} against {shown_r}")
         )
     if f.how == "second":
-        return f"your top guess after position {q} is {w!r} ({f.p_want:.3f}), but {r!r} follows with {f.p_rival:.3f}"
+        if f.need is None:
+            return (
+                f"your top guess after position {q} is {w!r} ({f.p_want:.3f}), but {r!r} follows with {f.p_rival:.3f}"
+            )
+        got, need = diagnosis.apart(f.p_want, float(np.exp(f.need)))
+        return (
+            f"after position {q} your top guess {w!r} is right but only {got} sure ({r!r} follows with "
+            f"{f.p_rival:.3f}); it needs log-prob ≥ {f.need:g}, a probability ≥ {need}"
+        )
     return f"after position {q} your model prefers {r!r} ({f.p_rival:.3f}) to the expected {w!r} ({f.p_want:.3f})"
 
 
