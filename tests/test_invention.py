@@ -526,7 +526,7 @@ def test_27_too_little_sharpness_copies_but_not_surely():
     failed = _failed(check_with("27_centred_copy", params={"γ": 4}))
     assert set(failed) == {"c"}  # the circuit is right; half the attention on BOS halves the lead
     hint = hint_of(failed["c"].failure.explanation)
-    assert "your top guess after position 2 is 'a' (0.591), but 'b' follows with 0.148" in hint
+    assert "after position 2 your top guess 'a' is right but only 0.591 sure ('b' follows with 0.148)" in hint
     assert "raise your sharpness symbol γ" in hint
 
 
