@@ -234,5 +234,7 @@ def test_watch_shows_the_earliest_failure_in_the_circuit_first_and_in_full():
     assert a.status == b.status == "failed"  # (a) reads the final residual; (b) is head 0.0's own OV circuit
     text = to_text(compact(result), width=200)
     detail = text.index("✗ (b)")
-    assert text.index("copying score") > detail and text.index("✗ (a)") > text.index("-0.600 (needs ≤ −0.9)")  # (b) first
+    assert text.index("copying score") > detail and text.index("✗ (a)") > text.index(
+        "-0.600 (needs ≤ −0.9)"
+    )  # (b) first
     assert "found by" not in text[text.index("✗ (a)") :]  # (a) only as a header line
