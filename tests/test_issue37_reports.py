@@ -167,3 +167,22 @@ def test_26_a_patching_miss_is_said_once_without_a_one_entry_matrix():
     W_out = np.asarray(solution("26_modular_addition").answer.W_out, dtype=float)
     said = to_text(puzzle_report(check_with("26_modular_addition", W_out=W_out * 0.5)), width=80)
     assert said.count("residual vectors fed to the MLP of layer 0") == 1 and "yours:" not in said, said
+
+
+def test_18_an_even_split_table_marks_each_row_by_its_least_key():
+    """Issue 37: 18's table showed 0.989 on target for the failing row (the sum) and no ✓/✗, where the least key's
+    0.494 < 0.495 is what fails."""
+    from circuits.display.render import to_text
+    from circuits.display.report import puzzle_report
+
+    said = to_text(puzzle_report(check_with("18_histogram", params={"s": 6.0})), width=80)
+    assert re.search(r"10  'b'\s+0, 10\s+0 \(0\.494\)\s+0\.494 each\s+✗", said), said
+    assert re.search(r"9  'a'\s+0, 1, …, 9\s+0 \(0\.100\)\s+0\.100 each\s+✓", said), said
+
+
+def test_08_a_skipped_exhaustive_stage_names_no_setting_a_learner_cannot_change():
+    from circuits.display import words
+
+    said = words.skipped(check(solution("08_induction_repeated"), n_random=50, margins=False).coverage)
+    assert "exhaustive: skipped, 26^4 = 456,976 inputs exceed the budget of 20,000 the puzzle allows" in said
+    assert not any("Inputs(" in line for line in said), said

@@ -51,9 +51,13 @@ def _attention_rows(f) -> list[list[str]]:
         if f.targets[i] < 0:
             rows.append([str(i), repr(t), "—", top, "—", ""])
             continue
-        keys = np.flatnonzero(f.keys[i])
-        wanted = ", ".join(str(int(k)) for k in keys) if len(keys) > 1 else f"{f.targets[i]} {f.tokens[f.targets[i]]!r}"
-        rows.append([str(i), repr(t), wanted, top, f"{f.mass[i]:.3f}", "✗" if f.mass[i] < f.min_mass else "✓"])
+        keys = [str(int(k)) for k in np.flatnonzero(f.keys[i])]
+        wanted = ", ".join(keys if len(keys) <= 4 else [*keys[:2], "…", keys[-1]])
+        wanted = wanted if len(keys) > 1 else f"{f.targets[i]} {f.tokens[f.targets[i]]!r}"
+        on = f"{f.mass[i]:.3f}"
+        if f.evenly and len(keys) > 1:  # the least-attended key, which the even share judges, not the sum
+            on = f"{diagnosis.apart(f.mass[i] / len(keys), f.min_mass / len(keys))[0]} each"
+        rows.append([str(i), repr(t), wanted, top, on, "✗" if f.mass[i] < f.min_mass else "✓"])
     return rows
 
 

@@ -173,6 +173,7 @@ class AttentionPositions:
     targets: np.ndarray
     mass: np.ndarray
     min_mass: float
+    evenly: bool = False  # mass is the least-attended target key's weight × the number of target keys
     kind = "attention"
 
 
@@ -349,7 +350,7 @@ class Attention(Target):
         q = int(bad[0])
         t = int(targets[q])
         top = int(np.argmax(pattern[q]))
-        rows = AttentionPositions(list(labels), pattern, keys, targets, mass, self.min_mass)
+        rows = AttentionPositions(list(labels), pattern, keys, targets, mass, self.min_mass, self.evenly)
         on = tuple(int(k) for k in np.flatnonzero(keys[q]))
         least = min(on, key=lambda k: pattern[q, k])
         summary = AttentionMiss(
