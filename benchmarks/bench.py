@@ -23,8 +23,9 @@ both ways, on one BLAS thread as a check runs); circuits' forward against a plai
 weights at the checker's shapes (its batches by length, both on two threads; skipped without torch); and
 coverage: random inputs, exhaustive or certified lengths and property examples per puzzle; each puzzle's
 `circuits audit N` (in this process, once); `circuits grade` on a generated class (benchmarks/grade.py, one
-worker); and the README's `pytest` (a fresh process, once), wall and CPU time. Wall times drift on a shared machine, so each is the best of a few runs, contenders interleaved; CPU
-times drift less, and are judged against I's own CPU time. Everything goes through circuits' public API: the
+worker); and the README's `pytest` (a fresh process, once), wall and CPU time. Wall times drift on a shared
+machine, so each is the best of a few runs, contenders interleaved; CPU times drift less, and are judged
+against I's own CPU time. Everything goes through circuits' public API: the
 checker's batching and certification are its own.
 """
 
@@ -271,8 +272,10 @@ def pytest_run(cfg: Settings) -> list[Figure]:
         for name, c in commands.items():
             seconds, codes[name] = wall(c, 1)
             times[name].append(seconds)
+
     def note(name):
         return f"median of {len(times[name])}" if codes[name] == 0 else f"exit code {codes[name]}"
+
     out = [
         Figure.within(
             "full run", "pytest puzzles/ --solutions", float(np.median(times["serial"])), 5.0, cfg.floor, note("serial")
@@ -410,8 +413,10 @@ class TorchForward:
         import torch
 
         self.torch, self.model = torch, model
+
         def t(a):
             return torch.from_numpy(np.array(a, dtype=np.float64))
+
         self.W_E = t(model.W_E.T)  # [n_vocab, d]
         self.W_pos = None if model.W_pos is None else t(model.W_pos.T)  # [n_ctx, d]
         self.W_U = None if model.W_U is None else t(model.W_U)  # [n_vocab, d]

@@ -157,8 +157,10 @@ class TorchForward:
         import torch
 
         self.torch, self.model = torch, model
+
         def t(a):
             return None if a is None else torch.from_numpy(np.array(a))
+
         self.W_E, self.W_pos = t(model.W_E.T), t(None if model.W_pos is None else model.W_pos.T)
         self.W_U = t(model.W_U)
         self.ln_final = None if model.ln_final is None else tuple(map(t, model.ln_final[:2])) + (model.ln_final.eps,)
@@ -260,8 +262,10 @@ def puzzle_figures(n_inputs: int, repeats: int, torch) -> list[Figure]:
 def scaling_model(seed: int = 0, d: int = 32, n_vocab: int = 26, n_ctx: int = 1024) -> Model:
     """Puzzle-sized but long: two layers of two heads and an MLP, LayerNorms, n_ctx 1024."""
     rng = np.random.default_rng(seed)
+
     def r(*shape):
         return rng.normal(0, 0.3, shape)
+
     def layer():
         return Layer(
             heads=[Head(W_Q=r(8, d), W_K=r(8, d), W_V=r(8, d), W_O=r(d, 8)) for _ in range(2)],
@@ -270,6 +274,7 @@ def scaling_model(seed: int = 0, d: int = 32, n_vocab: int = 26, n_ctx: int = 10
             ln_attn=LayerNorm(),
             ln_mlp=LayerNorm(),
         )
+
     return Model(
         Vocab.chars_of("abcdefghijklmnopqrstuvwxyz"[:n_vocab]),
         r(d, n_vocab),

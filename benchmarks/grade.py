@@ -38,14 +38,17 @@ HOSTILE = {
     "prints": 'print("every puzzle solved: 22/22")\n',
     "patches": "import circuits.checking.checker as _c\n_c.check = lambda *a, **k: 'solved'\n",
     "forks": "import os, time\nif os.fork() == 0:\n    time.sleep(3600)\n    os._exit(0)\n",
-    "writes": "try:\n    open('/tmp/circuits-escaped-by-a-submission.txt', 'w').write('x')\nexcept OSError:\n    pass\n",
+    "writes": (
+        "try:\n    open('/tmp/circuits-escaped-by-a-submission.txt', 'w').write('x')\nexcept OSError:\n    pass\n"
+    ),
     "allocates": "try:\n    _big = bytearray(10 * 2**30)\nexcept MemoryError:\n    _big = None\n",
     "sleeps": "import time\ntime.sleep(3600)\n",
 }
 
 
 def wrong(stem: str, text: str) -> str:
-    """A plausible wrong answer: too little sharpness, a matrix halved, or a mask that lets every position see every other."""
+    """A plausible wrong answer: too little sharpness, a matrix halved, or a mask that lets every position see every
+    other."""
     if stem.startswith("00_"):
         return text.replace("np.tril(np.ones((T, T), dtype=bool))", "np.ones((T, T), dtype=bool)", 1)
     mark = "# ── stub:"
@@ -141,7 +144,8 @@ def main(argv=None) -> int:
     )
     for r in runs:
         print(
-            f"  {r['workers']} worker{'s' if r['workers'] > 1 else ''}: {r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s CPU"
+            f"  {r['workers']} worker{'s' if r['workers'] > 1 else ''}: "
+            f"{r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s CPU"
             f" -> {r['per_min_per_core_wall']:5.2f}/min/core (wall), {r['per_min_per_core_cpu']:5.2f}/min/core (CPU)"
         )
     speedup = one["wall_s"] / two["wall_s"]

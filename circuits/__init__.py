@@ -5,7 +5,7 @@ bases, the model parts, position helpers, `functional`, and the puzzle, its targ
 (re-exported from `circuits.checking`).
 
 Layers (imports run down this list only; tests/test_layers.py holds it):
-errors -> model -> io -> checking -> analysis -> display -> grading -> cli / pytest_plugin.
+errors -> model -> io -> checking -> analysis -> display -> grading -> cli / pytest_plugin -> __main__.
 """
 
 from circuits.errors import quiet_interrupt_on_start
@@ -35,6 +35,7 @@ from circuits.checking import (  # noqa: E402
     Structure,
     Target,
     Uniform,
+    ValueWidth,
     reference,
 )
 from circuits.errors import CircuitError, CircuitWarning
@@ -89,6 +90,7 @@ __all__ = [
     "MLPOut",
     "MLPOutput",
     "MLPWidth",
+    "ValueWidth",
     "NextToken",
     "Output",
     "OVCircuit",

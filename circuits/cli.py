@@ -122,7 +122,8 @@ def _scan_arguments(p) -> None:
 
 
 def _behaviour_names(text: str) -> list[str]:
-    """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty table."""
+    """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty
+    table."""
     from circuits.analysis.scan import BEHAVIOURS
 
     names = [b.strip() for b in text.split(",") if b.strip()]
@@ -397,7 +398,8 @@ def cmd_init(args) -> int:
         print(f"pytest.ini not written: it would override your pytest settings in {done.settings_in}")
         print('to check your puzzles with `pytest`, add "puzzles" to testpaths there')
     _said_course(done)
-    print(f"next: cd {shlex.quote(where)} && circuits watch")
+    here = Path(args.folder).resolve() == Path.cwd().resolve()  # `init .`: nowhere to cd to
+    print("next: circuits watch" if here else f"next: cd {shlex.quote(where)} && circuits watch")
     return 0
 
 

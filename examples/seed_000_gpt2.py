@@ -133,7 +133,8 @@ def run(args) -> int:
     kind = getattr(hf_model.config, "model_type", None)
     if kind != "gpt2":  # the exercises read gpt2's own module names: say so rather than fail on a missing attribute
         print(
-            f"seed_000_gpt2.py: {args.path} holds a {kind} model; this example needs a GPT-2 model (its c_attn / c_proj layout): "
+            f"seed_000_gpt2.py: {args.path} holds a {kind} model; "
+            "this example needs a GPT-2 model (its c_attn / c_proj layout): "
             f"try examples/seed_001_gpt_neo.py",
             file=sys.stderr,
         )

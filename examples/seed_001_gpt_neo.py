@@ -110,7 +110,8 @@ def run(args) -> int:
         kind != "gpt_neo"
     ):  # the exercises read gpt_neo's own module names: say so rather than fail on a missing attribute
         print(
-            f"seed_001_gpt_neo.py: {args.path} holds a {kind} model; this example needs a GPT-Neo model (its q_proj / k_proj / v_proj layout): "
+            f"seed_001_gpt_neo.py: {args.path} holds a {kind} model; "
+            "this example needs a GPT-Neo model (its q_proj / k_proj / v_proj layout): "
             f"try examples/seed_000_gpt2.py",
             file=sys.stderr,
         )

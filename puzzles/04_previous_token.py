@@ -6,8 +6,7 @@ into four more directions as two cos/sin pairs with descending magnitudes:
     position n  →  cos:0 = 2·cos(α₀n)   sin:0 = 2·sin(α₀n)      α₀ = π/32
                    cos:1 = 1·cos(α₁n)   sin:1 = 1·sin(α₁n)      α₁ = π/4
 
-Seen through pair i, position n is the point λᵢ(cos αᵢn, sin αᵢn) on a circle, and
-position n − 1 is the same point rotated by −αᵢ.
+No direction says "the previous position": every position is only these four numbers.
 
 Write two heads of layer 0, each with 4-dimensional queries and keys (4 × 8 matrices):
 
@@ -15,14 +14,20 @@ Write two heads of layer 0, each with 4-dimensional queries and keys (4 × 8 mat
   head 0.1  attends to the previous position:  ≥ 0.9 on position i − 1, for every i ≥ 1,
 
 for every string of 2 to 32 tokens (the whole context, n_ctx = 32). Scores are raw dot
-products. A projection alone gives the right *ranking* of keys but not a sharp enough
-softmax: put a sharpness factor `s` in front, as a sympy symbol, and bind it in `params`.
+products. Scores of the size these numbers give rank keys but make a flat softmax: put a
+sharpness factor `s` in front, as a sympy symbol, and bind it in `params`.
 
-Worked example: with W_Q = W_K = the projection onto (cos:0, sin:0, cos:1, sin:1), the
-score of query n for key m is 4·cos(α₀(n−m)) + cos(α₁(n−m)): 5 for m = n, 4.69 for
-m = n ± 1, 3.92 for m = n ± 2, 3.12 for m = n ± 3, … The largest score is on the diagonal, but
-at n = 31 the row's 32 keys leave only 0.28 of the attention on it: every gap must be
-multiplied by s.
+Worked behaviour, "abcd" (every string alike: the tokens do not matter here):
+
+    query          0   1   2   3
+    head 0.0 on    0   1   2   3
+    head 0.1 on    —   0   1   2
+
+A fact about the givens: the positions' four numbers of n and m have the dot product
+4·cos(α₀(n−m)) + cos(α₁(n−m)): 5 for m = n, 4.69 for m = n ± 1, 3.92 for m = n ± 2, 3.12
+for m = n ± 3, … Neighbouring positions look alike, so scores that differ by these amounts
+make a flat softmax: at n = 31, scores in these proportions leave only 0.28 of the attention
+on the largest.
 """
 
 import numpy as np
@@ -35,7 +40,7 @@ from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 32
-ALPHA = (sympy.pi / 32, sympy.pi / 4)  # exact, so rotations can be written with sympy.cos / sympy.sin
+ALPHA = (sympy.pi / 32, sympy.pi / 4)  # exact, so sympy.cos / sympy.sin of them stay exact
 MAGNITUDES = (2, 1)
 vocab = Vocab.chars_of("abcd")
 resid = Basis([f"tok:{t}" for t in vocab.tokens] + sinusoidal_names(2))  # d_model = 8

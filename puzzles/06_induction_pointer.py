@@ -1,9 +1,9 @@
 """Puzzle 06 · An induction head by pointer arithmetic       (from Transformer Circuit Exercises, 2(a)–(f))
 
 An induction head looks back at what followed the last time the current token appeared,
-so that a model can predict it will follow again. This puzzle builds one by "pointer
-arithmetic", in six parts: find the earlier copy of the current token, copy *its position*
-into spare directions, turn that position one step forward, and attend there.
+so that a model can predict it will follow again. This puzzle builds one in six checked
+parts, from positions alone ("pointer arithmetic"): the parts' behaviours are given below,
+how each head gets there is yours.
 
 The embedding (d_model = 20, n_ctx = 16). Tokens a b c d have orthonormal content
 directions tok:a … tok:d. Positions are four cos/sin pairs with descending magnitudes λᵢ:
@@ -11,9 +11,8 @@ directions tok:a … tok:d. Positions are four cos/sin pairs with descending mag
     position n  →  cos:i = λᵢ·cos(αᵢn),  sin:i = λᵢ·sin(αᵢn)
                    α = (π/8, 3π/4, π/4, π/2),   λ = (1, 0.8, 0.6, 0.4)
 
-Eight more directions, v:0 … v:7, start empty: scratch space for part (e). Through pair i,
-position n is a point on a circle of radius λᵢ, and position n ± 1 is the same point
-rotated by ±αᵢ. Through pairs 0 and 1, two positions n and m have
+Eight more directions, v:0 … v:7, start empty: scratch space for part (e). A fact about
+the givens: through pairs 0 and 1, two positions n and m have
 
     p_n · p_m = cos(α₀(n − m)) + 0.64·cos(α₁(n − m))
     |n − m|   0     1     2     3     4     5     6     7     8     9  …  15
@@ -22,20 +21,21 @@ rotated by ±αᵢ. Through pairs 0 and 1, two positions n and m have
 Write six heads. Scores are raw dot products q·k, with a causal mask.
 
   (a) head 0.0  attends evenly to every position holding the current token, itself included.
-                W_Q_a, W_K_a: 4 × 20, reading the content.
-  (b) head 0.1  attends to its own position.      W_Q_b, W_K_b: 4 × 20, reading pairs 0 and 1.
-  (c) head 0.2  attends to the previous position. W_Q_c, W_K_c: 4 × 20, reading pairs 0 and 1.
+  (b) head 0.1  attends to its own position.
+  (c) head 0.2  attends to the previous position.
   (d) head 0.3  attends to earlier copies of the current token, never to itself.
-                W_Q_d, W_K_d: 8 × 20, reading the content and pairs 0 and 1; a symbol β,
-                bound in `params`, weighs "not myself" against "the same token".
-  (e) head 0.3's values copy the 8 position numbers of the key it attends to into the scratch:
-                W_V_e: 8 × 20, W_O_e: 20 × 8, with cos:i → v:2i and sin:i → v:2i+1.
-  (f) head 1.0  (layer 1) attends to the position right after the earlier copy: its query
-                reads only the scratch (v:0 … v:3, the copied pairs 0 and 1), its key only
-                pairs 0 and 1.  W_Q_f, W_K_f: 4 × 20.
+  (e) head 0.3's values write the 8 position numbers of the key it attends to into the
+                scratch, cos:i into v:2i and sin:i into v:2i+1, and nothing elsewhere.
+  (f) head 1.0  (layer 1) attends to the position right after the earlier copy.
 
-Each matrix may read only what its part names (a query or key through the scores, a value
-through W_O_e): a read of anything else, such as the smaller pairs 2 and 3, is refused.
+The shapes: W_Q_a, W_K_a, W_Q_b, W_K_b, W_Q_c, W_K_c, W_Q_f, W_K_f are 4 × 20; W_Q_d and
+W_K_d are 8 × 20; W_V_e is 8 × 20 and W_O_e 20 × 8. Each matrix may read only these
+directions (a query or key through the scores, a value through W_O_e); a read of anything
+else, such as the smaller pairs 2 and 3, is refused:
+
+    (a)  content                     (d)  content and pairs 0 and 1
+    (b)  pairs 0 and 1               (e)  the 8 position numbers
+    (c)  pairs 0 and 1               (f)  query: v:0 … v:3 only;  key: pairs 0 and 1
 
 Each part is checked on strings of 1 to 16 tokens (every pair of positions for a token
 seen once before), by where its head looks:
@@ -54,8 +54,9 @@ seen once before), by where its head looks:
 
 (e) and (f) skip a token seen twice or more before: head 0.3 then blends two positions
 into the scratch, and the blend points nowhere. That is a limit of this algorithm, not of
-your answer. Projections alone rank the keys right but make a flat softmax: multiply your
-queries by a sharpness symbol `s`, and bind `s` and `β` in `params`.
+your answer. Scores of the size these numbers give make a flat softmax: multiply your
+queries by a sharpness symbol `s`, bound in `params`; `β` is a second symbol, there for any
+weight you want to tune in `params` as well.
 
 Worked example, "abcab" (the targets; —: no target there):
 
@@ -66,9 +67,8 @@ Worked example, "abcab" (the targets; —: no target there):
     3 a     0, 3            3     2     0        position 0 = (1, 0, .8, 0, .6, 0, .4, 0)   1
     4 b     1, 4            4     3     1        position 1                          2
 
-At query 3, (d) must prefer key 0 (the copy, 3 back) to key 3 (itself) and to keys 1 and 2
-(other tokens, 2 and 1 back): the table of p_n·p_m above says how position alone scores
-each distance. Your β must keep the copy ahead at every pair of distances up to 15.
+(d) must hold wherever the copy stands, 1 to 15 places back, whatever other tokens stand
+between it and the query.
 """
 
 import numpy as np
@@ -82,7 +82,7 @@ from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16
-ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4, sympy.pi / 4, sympy.pi / 2)  # exact: write rotations with sympy.cos/sin
+ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4, sympy.pi / 4, sympy.pi / 2)  # exact: sympy.cos/sin of them stay exact
 MAGNITUDES = (1, 0.8, 0.6, 0.4)
 vocab = Vocab.chars_of("abcd")
 CONTENT = [f"tok:{t}" for t in vocab.tokens]  # tok:a … tok:d
@@ -98,7 +98,7 @@ for t in vocab.tokens:
     W_E[f"tok:{t}", t] = 1
 W_pos = blank(resid, N_CTX)  # [20, 16]: rows cos:0 … sin:3 hold P; content and scratch rows 0
 W_pos[POSITION, list(range(N_CTX))] = P
-s, β = sympy.symbols("s β")  # the sharpness and the weight of "not myself" in (d)
+s, β = sympy.symbols("s β")  # the sharpness, and a second symbol for any weight you want to tune
 
 
 def same_token(ids):  # (a) token ids [b, T] -> [b, query, key]: the key holds the query's token (itself included)
@@ -201,4 +201,4 @@ W_V_e = FILL_ME_IN("(8, 20)")
 W_O_e = FILL_ME_IN("(20, 8)")
 W_Q_f = FILL_ME_IN("(d_head, 20)")
 W_K_f = FILL_ME_IN("(d_head, 20)")
-params = {"s": 1, "β": 1}  # raise s until every head is sharp; choose β for (d)
+params = {"s": 1}  # raise s until every head is sharp (bind β here too if a weight of yours uses it)

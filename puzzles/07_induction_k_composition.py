@@ -2,9 +2,10 @@
 
 Puzzle 06 moved *positions* through a head's values. Some position schemes (rotary
 attention, for one) never show positions to W_V, yet models that use them still grow
-induction heads, by a second algorithm. A previous-token head copies *which token came
-before* into a spare subspace, and the induction head's keys are built from what that
-head wrote: K-composition. How they find the right key is yours to work out.
+induction heads, by a second algorithm, in which one head uses what another wrote
+(composition). Here a previous-token head writes *which token came before* into a spare
+subspace, and a second head must find, from what the first wrote, what followed the last
+copy of the current token. How it finds that key is yours to work out.
 
 The embedding (d_model = 13, n_ctx = 16). Every input starts with a BOS token at position
 0. Tokens a b c d have orthonormal content directions tok:a … tok:d, and BOS has its own
@@ -14,14 +15,14 @@ prev:a … prev:d, start empty.
 
 Write two heads (scores are raw dot products q·k, with a causal mask):
 
-  head 1 = head 0.0, the previous-token head.  W_Q1, W_K1 (4 × 13) attend from each position
-      to the one before it, from the position pairs; W_V1 (4 × 13) and W_O1 (13 × 4) copy
-      the attended token's content into prev:a … prev:d.
-  head 2 = head 1.0, the induction head.  W_Q2, W_K2 (4 × 13); its keys read only what
-      head 1 wrote (prev:a … prev:d). This is checked by intervention (activation
+  head 1 = head 0.0, the previous-token head.  W_Q1, W_K1 (4 × 13) decide where it looks,
+      W_V1 (4 × 13) and W_O1 (13 × 4) what it writes: after it, prev:a … prev:d at each
+      position say which token stood just before (the worked example shows them).
+  head 2 = head 1.0, the induction head.  W_Q2, W_K2 (4 × 13). It must find its target
+      through what head 0.0 wrote into prev:*, checked by intervention (activation
       patching): with prev:* taken from the run on another string of the same length,
-      head 1.0 must put ≥ 0.9 on the keys whose patched prev holds its query's token;
-      with prev:* zeroed, it must lose its target.
+      head 1.0 must attend (≥ 0.9) where an induction head would if the string's
+      predecessors were the other string's; with prev:* zeroed, it must lose its target.
 
 For strings of 1 to 15 tokens after BOS (checked on every string of 1 to 6 tokens and on
 random strings of up to 15):
@@ -66,7 +67,7 @@ from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
 # ── givens ───────────────────────────────────────────────────────────────────────────────
 N_CTX = 16
-ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4)  # exact: write rotations with sympy.cos/sin
+ALPHA = (sympy.pi / 8, 3 * sympy.pi / 4)  # exact, so sympy.cos/sin of their multiples stay exact
 MAGNITUDES = (1, 0.8)
 vocab = Vocab.chars_of("abcd", bos="<bos>")
 CONTENT = [f"tok:{t}" for t in "abcd"]  # tok:a … tok:d

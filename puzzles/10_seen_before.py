@@ -20,13 +20,12 @@ Write layer 1's head, head 1.0 (scores are raw dot products, causal mask):
   W_Q, W_K (d_head × 10)  decide where it looks;
   W_V (1 × 10), W_O (10 × 1)  decide what it writes into seen.
 
-There are no positions to tell a token's own key from an earlier copy's: the head must do
-without them. Multiply W_Q by a sharpness symbol `s`, bound in `params`.
+Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 
 Where it looks is checked too, by intervention (activation patching): head 1.0 must find
-the earlier copy through what layer 0 wrote into prev:*. With prev:* taken from the run on
-another string of the same length, it must put ≥ 0.9 on the keys whose patched prev holds
-its own token (BOS where none does); with prev:* zeroed, it must lose those keys.
+what it looks for through what layer 0 wrote into prev:*. With prev:* taken from the run
+on another string of the same length, its attention (≥ 0.9) must move to where that
+string's prev:* leads it; with prev:* zeroed, it must lose its target.
 
 Worked examples (the target; nothing is asked at BOS):
 

@@ -15,13 +15,17 @@ t has a one-hot direction tok:t, BOS has bos, and two directions start empty, ou
 out:bay, which the unembedding reads (given: logit of mind = out:mind, logit of bay =
 out:bay, every other logit 0; d_model = 10).
 
-Worked example: the bug, in numbers. One head with query rows "I am in or at" against key
-"I am keep" (score s) and "any word" against BOS (s/2), and value keep → γ·(out:mind +
-out:bay), gives on "keep the in" (s = 20, γ = 10):
+Worked example: the bug, in numbers. A single head that attends to keep from "in" and
+from "at" adds the same logits from keep after either: if it raises mind enough after
+"in", it raises bay as much. On "keep the in", raising both by 9.9995:
 
     after "in": logits  mind 9.9995, bay 9.9995, the other six 0  →  p(mind) = p(bay) = 0.4999
 
 log-prob −0.693 for mind where the check asks ≥ −0.1, and the same 0.4999 for "keep … in bay".
+The behaviour wanted, on "keep the in" and "keep it at":
+
+    after "in" (with an earlier keep)   mind, log-prob ≥ −0.1
+    after "at" (with an earlier keep)   bay,  log-prob ≥ −0.1
 
 Fix it with two heads in one layer (scores are raw dot products, causal mask), each
 W_Q, W_K (d_head × 10), W_V (1 × 10), W_O (10 × 1). For strings of 1 to 10 words after

@@ -97,6 +97,6 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_in: (d_mlp, 16), d_mlp of your choice.  W_out: (16, d_mlp).
-# blank(d_mlp, resid) and blank(resid, d_mlp) give zero matrices you can fill by name: W_in[0, "one"] = -1.
+# blank(d_mlp, resid) and blank(resid, d_mlp) give zero matrices you fill by name: W_in[unit, "direction"] = x.
 W_in = FILL_ME_IN("(d_mlp, 16)")
 W_out = FILL_ME_IN("(16, d_mlp)")

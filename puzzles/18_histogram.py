@@ -3,9 +3,8 @@
 Chapter: Algorithms from RASP / tracr. RASP (Weiss et al. 2021) writes programs as
 sequence operations a transformer can run; its `histogram` counts, at every position, how
 often the token there occurs. tracr (Lindner et al. 2023) compiles RASP's counting
-(SelectorWidth) to one attention head and a BOS token: the head attends evenly to BOS and
-to every key the selector picks, and reads a 1 from BOS only, so its result is 1/(n + 1)
-when n keys are picked. (tracr then turns 1/(n + 1) into n with an MLP; here you stop at
+(SelectorWidth) to one attention head and a BOS token, whose result is 1/(n + 1) when the
+selector picks n keys. (tracr then turns 1/(n + 1) into n with an MLP; here you stop at
 the fraction.) Build that head, causally: n counts the positions up to i.
 
 Tokens a b c d; every input starts with BOS. The embedding (d_model = 5):
@@ -23,8 +22,8 @@ a causal mask, whose result at each token's position i is
     1 / (n + 1),   n = how many of the tokens at positions 1..i equal the token at i (itself included),
 
 within 0.001, for every string of 1 to 16 tokens after BOS; its attention must be the even
-split that gives it: each of the n + 1 keys (BOS and the n copies) gets ≥ 0.99 / (n + 1). Multiply W_Q by a sharpness symbol
-`s`, bound in `params`: a key that should get no attention gets e^(−s) of a picked key's share.
+split over BOS and the n copies: each of those n + 1 keys gets ≥ 0.99 / (n + 1). Multiply
+W_Q by a sharpness symbol `s`, bound in `params`.
 
 Worked example, "abca", read as 0 BOS, 1 a, 2 b, 3 c, 4 a:
 

@@ -29,8 +29,9 @@ its W_O or W_out for them must be 0 (any entry above 10⁻⁹ there is refused):
   head 1.0 (W_V1 1 × 7, W_O1 7 × 1)   writes  ever = the fraction of prefixes 0..j, j ≤ i, with neg = 1;
   MLP 1 (W_in1 d × 7, W_out1 7 × d)   writes  balanced = 1 if the prefix 0..i is balanced else 0.
 
-for every string of 1 to 12 brackets (all 8,190 of them). Each stage reads the ones before
-it (the residual stream adds them up). A negative balance is at most −1/(i + 1), which gets
+for every string of 1 to 12 brackets (all 8,190 of them). Each stage reads what the ones
+before it wrote (the residual stream adds them up), and only that, as checked: MLP 0 reads
+bal (and one), head 1.0's values neg, MLP 1 bal and ever (and one). A negative balance is at most −1/(i + 1), which gets
 small as i grows: your MLPs must tell it from zero at every length up to 12. The margin then
 searches longer inputs, to show how far your slopes carry.
 

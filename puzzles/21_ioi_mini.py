@@ -228,7 +228,7 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # Each W_Q and W_K: (d_head, 30), d_head of your choice; blank(rows, resid) gives a zero matrix
-# you fill by name (W_Q1[0, "tok:to"] = s). Write every W_Q with the symbol s.
+# you fill by name (W[row, "direction"] = x). Write every W_Q with the symbol s.
 W_Q0 = FILL_ME_IN("(d_head, 30)")
 W_K0 = FILL_ME_IN("(d_head, 30)")
 W_Q1 = FILL_ME_IN("(d_head, 30)")

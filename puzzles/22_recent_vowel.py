@@ -78,6 +78,6 @@ puzzle = Puzzle(
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
 # W_Q, W_K: (d_head, 18), d_head of your choice; write W_Q with the symbol s.
-# blank(d_head, resid) gives a zero matrix you can fill by name: W_K[0, "pos:3"] = 1.
+# blank(d_head, resid) gives a zero matrix you can fill by name: W[row, "direction"] = x.
 W_Q = FILL_ME_IN("(d_head, 18)")
 W_K = FILL_ME_IN("(d_head, 18)")

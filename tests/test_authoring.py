@@ -198,7 +198,10 @@ def test_an_optional_name_also_in_the_answer(here):
 
 
 def test_a_runs_class_outside_the_alphabet(here):
-    text = 'Inputs(vocab.tokens, min_len=1, max_len=12, families=[__import__("circuits.checking").checking.Runs({"v": "ax"})])'
+    text = (
+        "Inputs(vocab.tokens, min_len=1, max_len=12, "
+        'families=[__import__("circuits.checking").checking.Runs({"v": "ax"})])'
+    )
     with pytest.raises(CircuitError) as e:
         load(write(here, "Inputs(vocab.tokens, min_len=1, max_len=12)", text))
     assert "92_first.py: inputs: the class 'v' of runs of one class has 'x', which is not in the alphabet" in one_line(
@@ -246,8 +249,9 @@ def test_a_build_that_reads_an_undeclared_name(here):
     path = write(here, "W_V=answer.W_V", "W_V=answer.W_OV")
     result = check(load(path), n_random=100, property_examples=0, margins=False)
     assert one_line(words.said(result)) == (
-        f"92_first.py: build() at line {line_of(path, 'answer.W_OV')} reads answer.W_OV, which is in neither answer= nor optional= (W_Q, W_K, W_V, "
-        "params); add it to one of them (a mistake in the puzzle's own code, not in the answer)"
+        f"92_first.py: build() at line {line_of(path, 'answer.W_OV')} reads answer.W_OV, "
+        "which is in neither answer= nor optional= (W_Q, W_K, W_V, params); "
+        "add it to one of them (a mistake in the puzzle's own code, not in the answer)"
     )
 
 
@@ -476,21 +480,21 @@ def test_audit_names_each_survivor_with_its_closest_call_and_honours_the_allow_l
 
 
 def test_audit_names_a_surviving_tolerance_probe_with_its_closest_call(tmp_path, capsys, monkeypatch):
-    """Puzzle 27 outside the curriculum (so without its allow-list): its W_O probes survive, and are reported, not a
+    """Puzzle 12 outside the curriculum (so without its allow-list): its W_O probes survive, and are reported, not a
     KeyError (the audit looked them up among the mutants, which they are not)."""
     from helpers import SOLUTIONS
 
-    text = (SOLUTIONS / "27_centred_copy.py").read_text(encoding="utf-8")
+    text = (SOLUTIONS / "12_successor_head.py").read_text(encoding="utf-8")
     mine = tmp_path / "solutions" / "91_probed.py"
     mine.parent.mkdir()
     mine.write_text(
-        text.replace("number=27,", "number=91,").replace('name="centred_copy"', 'name="probed"'), encoding="utf-8"
+        text.replace("number=12,", "number=91,").replace('name="successor_head"', 'name="probed"'), encoding="utf-8"
     )
     monkeypatch.chdir(tmp_path)
     assert main(["audit", str(mine)]) == 1
     out = capsys.readouterr().out
-    assert "  W_O[[]out:x, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
-    assert "  W_O[[]out:y, :]: + 0.15 (tolerance probe)\n    closest call: on " in out
+    assert "  W_O[[]out:x, :]: + 0.25 (tolerance probe)\n    closest call: on " in out
+    assert "  W_O[[]out:y, :]: + 0.25 (tolerance probe)\n    closest call: on " in out
 
 
 def test_audit_of_a_failing_reference_is_one_line(here, capsys):
@@ -594,7 +598,8 @@ def test_an_after_bos_that_names_no_token(here):
     path = write(here, "HeadZ, Inputs, Output, Puzzle", "HeadZ, Inputs, NextToken, Output, Puzzle")
     text = path.read_text(encoding="utf-8").replace(
         "Attention(0, 0, where, min_mass=0.9)]",
-        "Attention(0, 0, where, min_mass=0.9),\n             NextToken(lambda t: [None] * len(t), after_bos=lambda t: 'z')]",
+        "Attention(0, 0, where, min_mass=0.9),\n"
+        "             NextToken(lambda t: [None] * len(t), after_bos=lambda t: 'z')]",
     )
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CircuitError) as e:

@@ -60,10 +60,13 @@ def test_the_batched_spec_equals_the_plain_one(path):
 def test_a_wrong_batched_spec_is_caught_by_the_comparison():
     puzzle = load(ROOT / "solutions" / "01_consonants.py").puzzle
     [target] = puzzle.targets
+
     def swapped(letters):
         return target.batched(letters)[..., ::-1]
+
     def off_by_one(letters):
         return np.roll(target.batched(letters), 1, axis=1)
+
     inputs = _inputs(puzzle, 500)
     assert len(mismatches(target.spec, swapped, inputs)) == len(inputs)
     assert mismatches(target.spec, off_by_one, inputs)

@@ -295,3 +295,11 @@ def test_a_closed_stdout_still_gives_the_exit_code(project):
         timeout=120,
     )
     assert "Traceback" not in result.stderr and result.returncode == 0, result.stderr
+
+
+def test_python_dash_m_circuits_is_the_command():
+    """`python -m circuits` runs the same command line (for when the `circuits` script is not on PATH)."""
+    ok = subprocess.run([sys.executable, "-m", "circuits", "--help"], capture_output=True, text=True, env=ENV)
+    assert ok.returncode == 0 and ok.stdout.startswith("usage: circuits "), ok.stdout + ok.stderr
+    bad = subprocess.run([sys.executable, "-m", "circuits", "hint", "99"], capture_output=True, text=True, env=ENV)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad

@@ -94,9 +94,16 @@ def graded(course, tmp_path_factory) -> dict:
     data = json.loads(out.read_text(encoding="utf-8"))
     rows = {}
     for sub in data["submissions"]:
+        rows[("notes", sub["student"])] = sub["notes"]
         for p in sub["puzzles"]:
             rows[(sub["student"], p["puzzle"])] = p
     return rows
+
+
+@pytest.fixture(scope="module")
+def notes(graded) -> dict:
+    """Each student's notes in the JSON."""
+    return {who: n for (kind, who), n in graded.items() if kind == "notes"}
 
 
 def test_the_course_references_get_full_marks(graded):
@@ -108,10 +115,16 @@ def test_stubs_get_zero(graded):
     assert all(graded[("stub", s)]["status"] == "not attempted" and graded[("stub", s)]["score"] == 0 for s in COURSE)
 
 
-def test_a_student_who_loosens_a_target_in_their_own_file_gets_zero(graded):
+def test_a_student_who_loosens_a_target_in_their_own_file_gets_zero(graded, notes):
     row = graded[("loosener", "41_uniform")]
     assert (row["status"], row["score"]) == ("failing", 0), row["detail"]
     assert "±1e-09" in row["report"] or "1e-9" in row["report"]  # the instructor's tolerance, not the file's
+    # the gradebook says who changed a given: the row's detail, its edited list, the report, the student's notes
+    assert "changed given `puzzle` (ignored)" in row["detail"], row["detail"]
+    assert row["edited"] and row["edited"][0].startswith("given `puzzle` changed (line "), row["edited"]
+    assert "given `puzzle` changed; checked as shipped" in row["report"]
+    assert any(n.startswith("41_uniform: given `puzzle` changed (line ") for n in notes["loosener"]), notes
+    assert not any("given" in n for n in notes["ref"]) and not graded[("ref", "41_uniform")]["edited"]
 
 
 def test_a_wrong_answer_gets_zero(graded):

@@ -58,3 +58,15 @@ def test_one_other_key_is_worded_in_the_singular():
 
     assert "because 1 other key shares the softmax" in said(1)
     assert "because 2 other keys share the softmax" in said(2)
+
+
+def test_a_hint_ending_in_a_question_gets_the_earlier_failure_note_without_a_stray_full_stop():
+    """A blind trial read "which of this token's directions should it read?. This may follow …" (29)."""
+    from circuits.checking.targets.base import EarlierFailure
+    from circuits.display.explanations import NOTES
+
+    note = EarlierFailure("(a) the head attends to BOS")
+    asked = NOTES[EarlierFailure]("Look at W_Q: which of this token's directions should it read?", note)
+    assert "read? This may follow from the failure of part (a), earlier in the circuit" in asked and "?." not in asked
+    said = NOTES[EarlierFailure]("look at W_Q.", note)
+    assert said.startswith("look at W_Q. This may follow") and ".." not in said

@@ -1,4 +1,5 @@
-"""benchmarks/forward.py: its JSON holds every figure with target, measured and verdict; a miss says so; torch is optional."""
+"""benchmarks/forward.py: its JSON holds every figure with target, measured and verdict; a miss says so; torch is
+optional."""
 
 import json
 import sys

@@ -430,3 +430,14 @@ def test_a_record_cut_short_by_a_crash_loses_only_the_last_student(stubs, capsys
     assert main(ARGV) == 0
     assert graded == ["ben", "cat"]
     assert "resuming: 1 of 3 students kept" in capsys.readouterr().err
+
+
+def test_the_course_autograder_in_the_docs_is_a_valid_command():
+    """docs/grading.md's run_autograder for a course of one's own: its command parses, grades the course in the
+    zip and writes Gradescope's file where Gradescope reads it."""
+    text = (ROOT / "docs" / "grading.md").read_text(encoding="utf-8")
+    script = text.split("# run_autograder, for a course", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    command = next(line for line in script.splitlines() if line.startswith("circuits grade"))
+    args = _parser().parse_args(command.split()[1:])
+    assert args.course == "/autograder/source/course" and args.puzzles is None
+    assert args.gradescope == "/autograder/results/results.json"

@@ -118,7 +118,8 @@ def test_gpt_neo_parity_with_local_layers(kinds, window, batch, T):
 
 
 def test_gpt_neo_parity_with_sharp_attention():
-    """Weights 10× GPT-Neo's init make patterns nearly one-hot; HF's float32 q·k still agrees to 1e-6 (logits: relative)."""
+    """Weights 10× GPT-Neo's init make patterns nearly one-hot; HF's float32 q·k still agrees to 1e-6 (logits:
+    relative)."""
     hf_model = neo(seed=3, kinds=("global", "local", "global", "local"), window=5, initializer_range=0.2)
     pattern, logits, scale = max_errors(hf_model, *random_ids(100, 3, 30))
     assert pattern < NEO_TOL and logits < NEO_TOL * scale

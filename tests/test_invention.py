@@ -1,6 +1,7 @@
-"""Puzzles that ask for invention (issue 28): the challenges 22–25 and 27–29 and the capstone 26 reject the misconceptions a
-learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report that points at
-it; their worked numbers are true; and every puzzle's level (difficulty, minutes) is validated, shipped and shown."""
+"""Puzzles that ask for invention (issue 28): the challenges 22–25 and 27–29 and the capstone 26 reject the
+misconceptions a learner brings (wrong algorithm, positional shortcut, dead sharpness, write leak), each with a report
+that points at it; their worked numbers are true; and every puzzle's level (difficulty, minutes) is validated, shipped
+and shown."""
 
 import re
 import tomllib
@@ -16,8 +17,8 @@ from circuits.checking.loader import load
 from circuits.display import words
 from circuits.errors import CircuitError
 
-NEW = ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
-NEW += ["27_centred_copy", "28_same_predecessor", "29_smaller_before"]  # the OV, composition and RASP challenges
+NEW = ["22_recent_vowel", "23_look_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
+NEW += ["27_split_copy", "28_same_predecessor", "29_smaller_by_value"]  # the OV, composition and RASP challenges
 s = sympy.Symbol("s")
 
 
@@ -101,9 +102,10 @@ def test_22_a_sharpness_baked_into_the_numbers_is_refused():
     refused(check_with("22_recent_vowel", **_vowel_answer(sharp=5)), "declare the sharpness as a sympy symbol s")
 
 
-def _parked(answer, d: int):
-    """The answer with its scale baked in and s parked on a second query row that meets an all-zero key row."""
-    W_Q = np.asarray(sympy.Matrix(answer["W_Q"].tolist()).subs(s, 5), dtype=object)
+def _parked(answer, d: int, value=5):
+    """The answer with its scale baked in (s = `value`) and s parked on a second query row that meets an all-zero
+    key row."""
+    W_Q = np.asarray(sympy.Matrix(answer["W_Q"].tolist()).subs(s, value), dtype=object)
     W_Q = np.vstack([W_Q, [s] + [0] * (d - 1)])
     W_K = np.vstack([np.asarray(answer["W_K"].tolist(), dtype=float), np.zeros(d)])
     return dict(W_Q=W_Q, W_K=W_K)
@@ -124,69 +126,91 @@ def test_22_too_little_sharpness_fails_on_a_close_earlier_vowel():
     )
 
 
-# --- 23: two back, through a window ----------------------------------------------------------------------------
-def _two_back(shift=None, ramp=-1, upto=12, content=False):
-    ns = namespace("23_two_back")
+# --- 23: look back as far as the token says -------------------------------------------------------------------
+def _look_back(tilt=-1, curve=-0.5, sharp=s):
+    """The reference's shape: key j gives (j, curve·j²), query i holding d gives s·(i + tilt·d, 1); with
+    curve=None, the first row alone: s·(i + tilt·d)·j."""
+    ns = namespace("23_look_back")
     resid, blank = ns["resid"], ns["blank"]
-    if shift is not None:  # one-hot positions: query i reads pos:i and asks for pos:(i − shift)
-        W_Q, W_K = blank(12, resid), blank(12, resid)
-        for i in range(12):
-            W_Q[i, f"pos:{i}"] = s
-            if i - shift >= 0:
-                W_K[i, f"pos:{i - shift}"] = 1
-        return dict(W_Q=W_Q, W_K=W_K)
-    W_Q, W_K = blank(1, resid), blank(1, resid)
-    for t in "abcd":
-        W_Q[0, f"tok:{t}"] = s
-        if content:
-            W_K[0, f"tok:{t}"] = "abcd".index(t)
-    for i in range(upto):
-        W_K[0, f"pos:{i}"] = ramp * i
+    rows = 1 if curve is None else 2
+    W_Q, W_K = blank(rows, resid), blank(rows, resid)
+    for i in range(ns["N_CTX"]):
+        W_Q[0, f"pos:{i}"], W_K[0, f"pos:{i}"] = sharp * i, i
+        if curve is not None:
+            W_K[1, f"pos:{i}"] = curve * i * i
+    for d in ns["DIGITS"]:
+        W_Q[0, f"tok:{d}"] = tilt * sharp * int(d)
+        if curve is not None:
+            W_Q[1, f"tok:{d}"] = sharp
+    return dict(W_Q=W_Q, W_K=W_K)
+
+
+def _tent():
+    """Another mechanism: a table, one row per key position (W_K the identity on pos:*). Query i's row j holds a
+    bump that falls by ½, 1½, 2½ and then 3½ per step back from i (linear past three steps, no parabola), and
+    digit d tilts it by −d·j: the top of the bump moves back to where its slope meets the tilt, d steps."""
+    ns = namespace("23_look_back")
+    resid, blank, n = ns["resid"], ns["blank"], ns["N_CTX"]
+    W_Q, W_K = blank(n, resid), blank(n, resid)
+    for j in range(n):
+        W_K[j, f"pos:{j}"] = 1
+        for d in ns["DIGITS"]:
+            W_Q[j, f"tok:{d}"] = -s * int(d) * j
+        for i in range(j, n):
+            W_Q[j, f"pos:{i}"] = -s * sum(min(m, 3) + sympy.Rational(1, 2) for m in range(i - j))
     return dict(W_Q=W_Q, W_K=W_K)
 
 
 def test_23_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
-    ns = namespace("23_two_back")
-    assert ns["two_back"](list("abcdab")) == [None, None, 0, 1, 2, 3]
-    assert "    key        —     —     0     1     2     3" in ns["__doc__"]
-    sees = " ".join(f"{max(0, i - 2)}–{i}" if i else "0" for i in range(6))
-    assert "    sees      " + "   ".join(f"{x:<3}" for x in sees.split()).rstrip() in ns["__doc__"]
-    pattern = solution("23_two_back").model().run(["abcdab"]).pattern(0, 0)[0]
-    assert [int(np.argmax(row)) for row in pattern[2:]] == [0, 1, 2, 3]
+    ns = namespace("23_look_back")
+    assert ns["look_back"](list("1021321")) == [0, 1, 0, 2, 1, 3, 5]
+    points = [i - int(d) for i, d in enumerate("1021321")]
+    assert "    points  " + "".join(f"{p:<8}".replace("-", "−") for p in points).rstrip() in ns["__doc__"]
+    assert "    key     " + "".join(f"{k:<8}" for k in ns["look_back"](list("1021321"))).rstrip() in ns["__doc__"]
+    assert ns["look_back"](list("3" * 16)) == [0, 0, 0, 0, *range(1, 13)]
+    assert "keys are 0, 0, 0, 0, 1, 2, … 12" in " ".join(ns["__doc__"].split())
+    pattern = solution("23_look_back").model().run(["1021321"]).pattern(0, 0)[0]
+    assert [int(np.argmax(row)) for row in pattern] == [0, 1, 0, 2, 1, 3, 5]
 
 
-def test_23_another_mechanism_passes_a_shift_of_the_one_hot_positions():
-    result = check_with("23_two_back", **_two_back(shift=2), params={"s": 8})
-    assert result.status == "solved"
+def test_23_another_mechanism_passes_a_table_with_a_tent_not_a_parabola():
+    result = check_with("23_look_back", **_tent(), params={"s": 10})
+    assert result.status == "solved", [(t.label, t.status, words.said(t)) for t in result.targets]
 
 
-def test_23_a_previous_token_head_is_one_short():
-    f = only_failure(check_with("23_two_back", **_two_back(shift=1), params={"s": 8})).failure
-    assert f.tokens == ["a", "a", "a"]
-    assert "target is key 0 'a', but head 0.0 puts only 0.000 there" in summary_of(f.explanation)
-    assert "its largest weight, 0.999, is on key 1" in summary_of(f.explanation) and "pos:*" in hint_of(f.explanation)
+def test_23_a_tilt_the_wrong_way_looks_forward_and_the_mask_leaves_the_query_itself():
+    f = only_failure(check_with("23_look_back", **_look_back(tilt=1))).failure
+    assert f.tokens == ["0", "1"]  # the 1 at position 1 must look back to 0
+    assert "its largest weight, 1.000, is on key 1 '1'" in summary_of(f.explanation)
+    assert "pos:* favour key 1 by 15" in hint_of(f.explanation)
 
 
-def test_23_a_ramp_the_wrong_way_attends_to_the_query_itself():
-    f = only_failure(check_with("23_two_back", **_two_back(ramp=1))).failure
-    assert f.tokens == ["a", "a", "a"]  # the first query asked: position 2, which must look at 0
-    assert "is on key 2 'a'" in summary_of(f.explanation) and "pos:* favour key 2 by 10" in hint_of(f.explanation)
+def test_23_a_pointer_as_a_number_is_a_product_not_a_match():
+    f = only_failure(check_with("23_look_back", **_look_back(curve=None))).failure  # s·(i − d)·j: no top inside
+    assert f.tokens == ["0", "1"]  # i − d = 0: every key scores 0
+    said = hint_of(f.explanation)
+    assert "query at position 1 ('1') is exactly zero: W_Q reads tok:1 and pos:1 there" in said
+    assert "they cancel at this position" in said and "reads nothing" not in said
 
 
-def test_23_a_ramp_that_stops_short_fails_late_in_the_context():
-    f = only_failure(check_with("23_two_back", **_two_back(upto=8))).failure
-    assert len(f.tokens) == 9  # query 8 sees keys 6, 7 and 8, and key 8 (score 0) outranks −6 and −7
+def test_23_a_parabola_without_its_half_has_its_top_half_way_back():
+    f = only_failure(check_with("23_look_back", **_look_back(curve=-1))).failure  # top at (i − d)/2
+    assert f.tokens == ["0", "0"] and "puts only 0.500 there" in summary_of(f.explanation)  # keys 0 and 1 tie
+    said = hint_of(f.explanation)
+    assert "indistinguishable keys" in said and "W_K reads pos:*, yet with this query both keys score the same" in said
 
 
-def test_23_reading_the_tokens_instead_of_the_positions_fails():
-    f = only_failure(check_with("23_two_back", **_two_back(ramp=0, content=True))).failure
-    assert f.tokens == ["a", "a", "a"] and "puts only 0.333 there" in summary_of(f.explanation)  # three equal keys
-    assert "indistinguishable keys" in hint_of(f.explanation)  # a tie, never "sharpen"
+def test_23_too_little_sharpness_says_by_how_much():
+    f = only_failure(check_with("23_look_back", params={"s": 2})).failure
+    assert f.tokens == ["0", "0"] and "puts only 0.731 there" in summary_of(f.explanation)
+    assert "attends most to the right key" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(
+        f.explanation
+    )
 
 
 def test_23_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
     refused(
-        check_with("23_two_back", **_parked(_two_back(), 16)),
+        check_with("23_look_back", **_parked(_look_back(), 20, value=10)),
         "with s at 0, so s does not control the attention the targets depend on",
     )
 
@@ -426,121 +450,178 @@ def test_26_too_little_sharpness_leaves_the_answer_below_the_bar():
     assert "make the prediction surer (raise your sharpness symbol s)" in hint_of(f.explanation)
 
 
-# --- 27: a copying head that must ignore BOS ------------------------------------------------------------------
+# --- 27: copy two tokens at once through four dimensions --------------------------------------------------------
 γ = sympy.Symbol("γ")
+THETA = 2 * sympy.pi / 5
 
 
-def _centred(one=-1, bos=0, sign=1):
-    """A W_V reading (emb:x + one·one + bos·bos, emb:y) times `sign`, and the reference's W_O (γ into out:*)."""
-    ns = namespace("27_centred_copy")
+def _columns(values: dict[str, list], outs: list[dict[str, object]]) -> dict:
+    """An answer for 27: `values[t]` is token t's value (one number per value dimension), `outs[k]` what value
+    dimension k writes into out:* (direction → weight, times γ)."""
+    ns = namespace("27_split_copy")
     resid, blank = ns["resid"], ns["blank"]
-    W_V = blank(2, resid)
-    W_V[0, "emb:x"], W_V[0, "one"], W_V[0, "bos"], W_V[1, "emb:y"] = sign, sign * one, sign * bos, sign
-    W_O = blank(resid, 2)
-    W_O["out:x", 0], W_O["out:y", 1] = γ, γ
+    W_V, W_O = blank(len(outs), resid), blank(resid, len(outs))
+    for t, value in values.items():
+        for k, v in enumerate(value):
+            W_V[k, f"tok:{t}"] = v
+    for k, out in enumerate(outs):
+        for direction, v in out.items():
+            W_O[direction, k] = γ * v
     return dict(W_V=W_V, W_O=W_O)
 
 
-def _failed(result) -> dict[str, object]:
-    """The failing targets, by their letter: (a), (b), (c)."""
-    return {t.label[1]: t for t in result.targets if t.status == "failed"}
+def _one_hot_but_e(e: float) -> dict:
+    """a … d each raise their own logit through their own value dimension; e's value is `e` in all four."""
+    values = {t: [int(t == u) for u in "abcd"] for t in "abcd"} | {"e": [e] * 4}
+    return _columns(values, [{f"out:{t}": 1} for t in "abcd"])
 
 
-def test_27_the_worked_numbers_are_true():
-    ns = namespace("27_centred_copy")
-    doc, theta = ns["__doc__"], 2 * np.pi / 5
-    corners = np.stack([np.cos(theta * np.arange(5)), np.sin(theta * np.arange(5))], 1)  # [5, 2]
-    W_E = np.array(ns["W_E"].values, dtype=float)
-    labels = list(ns["resid"].labels)
-    for k, t in enumerate("abcde"):  # the embedding table: the pentagon, moved by (1, 0)
-        assert np.allclose(W_E[[labels.index("emb:x"), labels.index("emb:y")], k + 1], corners[k] + [1, 0])
-    assert np.allclose(W_E[:, 0], [1, 0, 1, 1, 0, 0])  # BOS at (1, 0), one and bos
-    number = lambda x: float(x.replace("−", "-"))  # noqa: E731  (as the worksheet writes them: .191, −.588)
-    table = re.findall(r"^    ([a-e]) +1 \+ cos (\d)·θ = +(\S+) +sin (\d)·θ = +(\S+) +1 +0$", doc, flags=re.M)
-    assert [t for t, *_ in table] == list("abcde")
-    for k, (t, i, x, j, y) in enumerate(table):  # every row of the worksheet's table, recomputed
-        assert int(i) == int(j) == k and np.allclose([number(x), number(y)], corners[k] + [1, 0], atol=5e-4), t
-    assert re.search(r"^    <bos> +1 +0 +1 +1$", doc, flags=re.M)
+def _pentagon() -> dict:
+    """Puzzle 11's construction: token k's value is the pentagon's corner k, written back as every token's corner."""
+    corners = {t: [sympy.cos(k * THETA), sympy.sin(k * THETA)] for k, t in enumerate("abcde")}
+    return _columns(corners, [{f"out:{t}": c[d] for t, c in corners.items()} for d in range(2)])
+
+
+def _by_label(result) -> dict[str, object]:
+    """The failing targets, by their letter, and for (b) the position: '(a)', '(b)1', '(b)2', '(c)', '(d)'."""
+    return {
+        t.label[:3] + "".join(n for n in "12" if f"i − {n}" in t.label): t
+        for t in result.targets
+        if t.status == "failed"
+    }
+
+
+def test_27_the_worked_behaviour_is_what_the_specs_and_the_pattern_give():
+    ns = namespace("27_split_copy")
+    doc, tokens = ns["__doc__"], list("abbce")
+    assert np.allclose(ns["last_two"](4), [[1, 0, 0, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0], [0, 0.5, 0.5, 0]])
+    assert ns["one_token"](tokens) == [None, "a", None, "b", None]
+    assert ns["nearer"](tokens) == [None, None, "b", None, "c"]
+    assert ns["farther"](tokens) == [None, None, "a", None, "b"]
     for line in (
-        "    1 c     BOS                 0, 0               —",
-        "    2 a     ½ BOS, ½ c          —                  c",
-        "    3 b     ½ BOS, ½ a          —                  a",
+        "    0 a        itself           —",
+        "    1 b        0 a              a              (≥ 0.905)",
+        "    2 b        ½ a, ½ b         a and b        (≥ 0.449 each)",
+        "    3 c        ½ b, ½ b         b              (≥ 0.905)",
+        "    4 e        ½ b, ½ c         b and c        (≥ 0.449 each)",
     ):
         assert line in doc
-    # puzzle 11's construction on these givens: c is written as its embedding, (.191, .588), times γ
-    c = corners[2] + [1, 0]
-    assert f"({c[0]:.3f}, {c[1]:.3f})".replace("0.", ".") == "(.191, .588)"
-    logits = corners @ c
-    said = re.search(r"are a (\S+)γ, b (\S+)γ, c (\S+)γ, d (\S+)γ, e (\S+)γ: b, not c", " ".join(doc.split()))
-    assert said and np.allclose([float(x.replace("−", "-")) for x in said.groups()], logits, atol=5e-4)
-    assert int(np.argmax(logits)) == 1
-    # the model agrees, at γ = 1: on "cc", position 2 attends ½ to BOS and ½ to the c at 1; position 1 to BOS alone
-    attempt = solution("27_centred_copy")
-    for name, value in _centred(one=0).items():
-        setattr(attempt.answer, name, value)
-    attempt.answer.params = {"γ": 1}
-    trace = attempt.model().run(["cc"])
-    assert np.allclose(trace.logits[0, 2, 1:], 0.5 * logits + 0.5 * corners @ [1, 0])
-    assert np.allclose(trace.logits[0, 1, 1:], corners @ [1, 0])  # BOS alone: a's corner, "γ·(1, 0)"
-    # the behaviour table, from the specs and the given pattern
-    assert ns["letter_before"](list("cab")) == [None, "c", "a"] and ns["bos_alone"](list("cab"))[0] == [0, 0]
-    assert np.allclose(ns["half_on_bos"](4), [[1, 0, 0, 0], [1, 0, 0, 0], [0.5, 0.5, 0, 0], [0.5, 0, 0.5, 0]])
+    assert round(np.exp(-0.1), 3) == 0.905 and round(np.exp(-0.8), 3) == 0.449  # what the log-prob bounds stand for
+    W_U = np.array(ns["W_U"].values, dtype=float)  # the table: token t read from out:t alone
+    assert np.array_equal(W_U, np.hstack([np.zeros((5, 5)), np.eye(5)]))
+    trace = solution("27_split_copy").model().run(["abbce"])
+    probs = np.exp(trace.logits[0] - np.log(np.exp(trace.logits[0]).sum(-1, keepdims=True)))
+    assert probs[1, 0] > 0.905 and probs[3, 1] > 0.905
+    assert min(probs[2, 0], probs[2, 1], probs[4, 1], probs[4, 2]) > 0.449
 
 
-def test_27_puzzle_11s_copy_on_uncentred_letters_raises_the_wrong_letters():
-    failed = _failed(check_with("27_centred_copy", **_centred(one=0)))
-    assert set(failed) == {"a", "b", "c"}
+def test_27_puzzle_11s_pentagon_averages_a_and_c_into_b():
+    """The shortcut from the chapter: five tokens on a pentagon in two value dimensions copy one token at a time (its
+    OV circuit scores 1 and raises each token most) but the average of a's and c's corners is b's direction."""
+    failed = _by_label(check_with("27_split_copy", **_pentagon()))
+    assert set(failed) == {"(b)1", "(b)2"}, set(failed)
+    f = failed["(b)1"].failure
+    assert f.tokens == list("aca")
+    assert "after position 2 your model prefers 'b' (0.865) to the expected 'c' (0.067)" in hint_of(f.explanation)
+
+
+def test_27_four_one_hot_dimensions_leave_e_with_nothing():
+    failed = _by_label(check_with("27_split_copy", **_one_hot_but_e(0)))
+    assert set(failed) == {"(c)", "(a)", "(b)1", "(b)2"}, set(failed)
     from test_wrong_curriculum_a import report_text
 
-    text = report_text(failed["a"])
-    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is 1.000" in text  # the score cannot see the offset …
-    assert "(wrong: b → (tie), c → b, d → e, e → (tie))" in text  # … which letter each raises can
-    b = failed["b"].failure
-    assert b.tokens == [
-        "a"
-    ] and "the expected head 0.0 output on out:x, out:y is [0, 0], yours is [20, 0]" in summary_of(b.explanation)
-    assert "look at W_V and W_O" in hint_of(b.explanation)
+    assert "(wrong: e → (tie))" in report_text(failed["(c)"])
+    hint = hint_of(failed["(a)"].failure.explanation)
+    assert "cannot tell the expected 'e' from 'a' and 3 more: a tie, each 0.200" in hint
 
 
-def test_27_cancelling_bos_alone_leaves_the_letters_uncentred():
-    failed = _failed(check_with("27_centred_copy", **_centred(one=0, bos=-1)))
-    assert set(failed) == {"a", "c"}  # BOS now writes nothing, but the letters still carry (1, 0)
-    c = failed["c"].failure
-    assert c.tokens == ["b", "a"] and "cannot tell the expected 'b' from 'a': a tie, each 0.500" in hint_of(
-        c.explanation
-    )
+def test_27_an_e_that_lowers_the_others_too_far_wins_every_pair_it_is_in():
+    failed = _by_label(check_with("27_split_copy", **_one_hot_but_e(-3)))
+    assert set(failed) == {"(b)1", "(b)2"}, set(failed)  # alone, every token is right; e beside a is not
+    f = failed["(b)1"].failure
+    assert f.tokens == list("eaa") and "your model prefers 'e' (1.000) to the expected 'a'" in hint_of(f.explanation)
 
 
-def test_27_a_negative_copy_suppresses_the_letter_before():
-    failed = _failed(check_with("27_centred_copy", **_centred(sign=-1)))
-    assert set(failed) == {"a", "c"}
+def test_27_an_e_that_lowers_the_others_too_little_loses_every_pair_it_is_in():
+    failed = _by_label(check_with("27_split_copy", **_one_hot_but_e(sympy.Rational(-1, 2))))
+    assert set(failed) == {"(b)1", "(b)2"}, set(failed)
+    f = failed["(b)2"].failure
+    assert f.tokens == list("eaa") and "your model prefers 'a'" in hint_of(f.explanation)
+
+
+def test_27_a_value_of_five_dimensions_is_refused_by_its_width():
+    """The other shortcut: one value dimension per token copies everything, and is what (d) forbids."""
+    answer = _columns({t: [int(t == u) for u in "abcde"] for t in "abcde"}, [{f"out:{t}": 1} for t in "abcde"])
+    result = check_with("27_split_copy", **answer)
+    failed = _by_label(result)
+    assert set(failed) == {"(d)"}, set(failed)
     from test_wrong_curriculum_a import report_text
 
-    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is -1.000 (needs ≥ 0.9)" in report_text(failed["a"])
-    assert "after position 2 'a' the expected next token has log-prob -18.783" in summary_of(
-        failed["c"].failure.explanation
-    )
+    assert "W_V of head 0.0 has shape (5, 10): a value of 5 dimensions, at most 4 allowed" in report_text(failed["(d)"])
 
 
-def test_27_too_little_sharpness_copies_but_not_surely():
-    failed = _failed(check_with("27_centred_copy", params={"γ": 4}))
-    assert set(failed) == {"c"}  # the circuit is right; half the attention on BOS halves the lead
-    hint = hint_of(failed["c"].failure.explanation)
-    assert "after position 2 your top guess 'a' is right but only 0.591 sure ('b' follows with 0.148)" in hint
-    assert "raise your sharpness symbol γ" in hint
+def test_27_a_negative_copy_suppresses_what_it_attends_to():
+    values = {t: [int(t == u) for u in "abcd"] for t in "abcd"} | {"e": [-1] * 4}
+    answer = _columns(values, [{f"out:{t}": -1} for t in "abcd"])  # puzzle 13's sign
+    failed = _by_label(check_with("27_split_copy", **answer))
+    assert {"(c)", "(a)"} <= set(failed)
+    from test_wrong_curriculum_a import report_text
+
+    assert "copying score Σλ/Σ|λ| of W_U W_OV W_E is -1.000 (needs ≥ 0.9)" in report_text(failed["(c)"])
+
+
+def test_27_too_little_sharpness_ties_the_two_but_not_surely():
+    failed = _by_label(check_with("27_split_copy", params={"γ": 4}))
+    assert set(failed) == {"(b)1", "(b)2"}  # the circuit is right; the three others keep too much
+    hint = hint_of(failed["(b)1"].failure.explanation)
+    # the tie is what (b) asks for, so the report names the tokens outside it, never "no sharpness can" break it
+    assert "the expected 'b' shares the top with 'a' (0.416 each), as it may, but 'c' and 2 more keep 0.169" in hint
+    assert "raise your sharpness symbol γ" in hint and "no sharpness can" not in hint
 
 
 def test_27_a_sharpness_baked_into_the_numbers_is_refused():
-    answer = _centred()
-    answer["W_O"] = np.zeros((6, 2))
-    answer["W_O"][4, 0] = answer["W_O"][5, 1] = 20
-    refused(check_with("27_centred_copy", **answer), "declare the sharpness as a sympy symbol γ")
+    answer = _one_hot_but_e(-1)
+    answer["W_O"] = np.zeros((10, 4))
+    for k in range(4):
+        answer["W_O"][5 + k, k] = 12  # out:a … out:d, γ = 12 written as a number
+    refused(check_with("27_split_copy", **answer), "declare the sharpness as a sympy symbol γ")
 
 
 def test_27_a_head_that_writes_back_into_the_embedding_is_refused():
-    answer = _centred()
-    answer["W_O"]["emb:x", 0] = 1
-    refused(check_with("27_centred_copy", **answer), "head 0.0 writes into emb:x (1)", "only into out:*")
+    answer = _one_hot_but_e(-1)
+    answer["W_O"]["tok:e", 0] = 1
+    refused(check_with("27_split_copy", **answer), "head 0.0 writes into tok:e (1)", "only into out:*")
+
+
+def test_27_a_value_width_is_validated_when_built_and_names_a_missing_head_as_the_puzzles():
+    from circuits import ValueWidth
+
+    with pytest.raises(CircuitError, match=r"^ValueWidth\('narrow'\): most is 0 \(int\); it needs a whole number ≥ 1"):
+        ValueWidth("narrow", most=0)
+    attempt = solution("27_split_copy")
+    with pytest.raises(CircuitError, match="the model has no head 0.1: a mistake in the puzzle's targets"):
+        ValueWidth("narrow", head=1, most=4).run(attempt.answer, attempt.model())
+
+
+def test_27_two_pentagons_the_regular_simplex_also_pass():
+    """Another mechanism: the pentagon at frequencies 1 and 2 in the four dimensions, written back the same way. Its
+    full OV circuit is (5/2)(I − J/5): every column one-hot up to a shift, as the reference's, by Fourier."""
+    corners = {
+        t: [sympy.cos(k * THETA), sympy.sin(k * THETA), sympy.cos(2 * k * THETA), sympy.sin(2 * k * THETA)]
+        for k, t in enumerate("abcde")
+    }
+    answer = _columns(corners, [{f"out:{t}": c[d] for t, c in corners.items()} for d in range(4)])
+    result = check_with("27_split_copy", **answer)
+    assert result.status == "solved", [(t.label, t.status, words.said(t)) for t in result.targets]
+
+
+def test_27_a_W_O_that_lowers_e_also_passes():
+    """Another mechanism: each value dimension raises its token and lowers e; e's value, −2/5 in all four, then
+    raises e by 8/5 and lowers a … d by 2/5, the same lead, and every pair with e ties."""
+    values = {t: [int(t == u) for u in "abcd"] for t in "abcd"} | {"e": [sympy.Rational(-2, 5)] * 4}
+    answer = _columns(values, [{f"out:{t}": 1, "out:e": -1} for t in "abcd"])
+    result = check_with("27_split_copy", **answer)
+    assert result.status == "solved", [(t.label, t.status, words.said(t)) for t in result.targets]
 
 
 # --- 28: what followed your predecessor before ----------------------------------------------------------------
@@ -665,24 +746,54 @@ def test_28_too_little_sharpness_leaks_from_bos():
     assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol s" in hint_of(f.explanation)
 
 
-# --- 29: the smaller digits before ------------------------------------------------------------------------------
-def _table(picks, bos=1):
-    """A head whose score table is `picks`: W_K reads each direction alone, W_Q's row k gives query x s·picks(x, k)
-    against a digit key k and s·bos against BOS (BOS's own query reads nothing)."""
-    W_Q = [[s * int(picks(x, k)) for x in range(5)] + [0] for k in range(5)] + [[s * bos] * 5 + [0]]
-    return dict(W_Q=W_Q, W_K=np.eye(6).tolist())
+# --- 29: the smaller digits before, when a digit is a number ---------------------------------------------------
+STEM_29 = "29_smaller_by_value"
+COLUMNS_29 = ["value", "one", "bos"] + [f"free:{k}" for k in range(5)]
+
+
+def _row29(**entries):
+    """A row over value, one, bos, free:0 … free:4 (free_k= names free:k)."""
+    return [entries.get(c.replace(":", "_"), 0) for c in COLUMNS_29]
+
+
+def _ramps():
+    """Three units relu(x − 1), relu(x − 2), relu(x − 3) written into free:0 … free:2, no one-hot code. With one and
+    value they span every function of a digit 0 … 4, so the head can still make any table: for query x, key y
+    scores −s·relu(y − x + 1) (0 for y < x, ≤ −s from y = x on), and −s·(y + 1) for x = 0; BOS scores 0."""
+    W_in = [_row29(value=1, one=-k) for k in (1, 2, 3)]
+    W_out = [[0, 0, 0]] * 3 + [[int(k == u) for u in range(3)] for k in range(3)] + [[0, 0, 0]] * 2
+    W_Q = [
+        _row29(one=s, value=-s, free_0=s),  # [x = 0], against the key's one
+        _row29(one=s, free_0=-s, free_1=s),  # [x ≤ 1], against its value
+        _row29(free_0=s, free_1=-2 * s, free_2=s),  # [x = 2], against relu(y − 1)
+        _row29(free_1=s, free_2=-2 * s),  # [x = 3], against relu(y − 2)
+        _row29(free_2=s),  # [x = 4], against relu(y − 3)
+    ]
+    W_K = [_row29(one=-1), _row29(value=-1), _row29(free_0=-1), _row29(free_1=-1), _row29(free_2=-1)]
+    return dict(W_in=W_in, W_out=W_out, W_Q=W_Q, W_K=W_K)
+
+
+def _thermometer():
+    """Four units relu(x), relu(x − 1), relu(x − 2), relu(x − 3) made into free:k−1 = [x ≥ k], k = 1 … 4; the head
+    scores [y < x] = Σ_k [x ≥ k]·[y = k − 1], with [y = k − 1] = [y ≥ k − 1] − [y ≥ k] ([y ≥ 0] is one)."""
+    W_in = [_row29(value=1, one=-k) for k in range(4)]
+    W_out = [[0] * 4] * 3 + [[1, -1, 0, 0], [0, 1, -1, 0], [0, 0, 1, -1], [0, 0, 0, 1], [0] * 4]
+    at_least = ["one"] + [f"free_{k}" for k in range(4)]  # [y ≥ 0] … [y ≥ 4]
+    W_Q = [_row29(**{f"free_{k}": s}) for k in range(4)] + [_row29(one=s)]
+    W_K = [_row29(**{at_least[k]: 1, at_least[k + 1]: -1}) for k in range(4)] + [_row29(bos=1)]
+    return dict(W_in=W_in, W_out=W_out, W_Q=W_Q, W_K=W_K)
 
 
 def test_29_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
     from fractions import Fraction
 
-    ns = namespace("29_smaller_before")
+    ns = namespace(STEM_29)
     digits = list("20313")
     counts, results = ns["smaller_before"](digits), ns["spec"](digits)
     assert counts == [0, 0, 2, 1, 3]
     tokens = ["<bos>", *digits]
-    trace = solution("29_smaller_before").model().run(["20313"])
-    keys, pattern = ns["picked"](trace.ids)[0], trace.pattern(0, 0)[0]
+    trace = solution(STEM_29).model().run(["20313"])
+    keys, pattern = ns["picked"](trace.ids)[0], trace.pattern(1, 0)[0]
     label = lambda k: "0 BOS" if k == 0 else f"{k} '{tokens[k]}'"  # noqa: E731
     for q in range(1, 6):
         wanted = list(np.flatnonzero(keys[q]))
@@ -691,74 +802,60 @@ def test_29_the_worked_behaviour_is_what_the_spec_and_the_reference_do():
         line = f"    {label(q)}    " + ", ".join(map(label, wanted))
         assert line in ns["__doc__"] and ns["__doc__"].split(line)[1].split()[:2] == [str(counts[q - 1]), result], q
         assert all(pattern[q, k] >= 0.99 / len(wanted) for k in wanted)
-    assert np.allclose(trace.z(0, 0)[0, 1:, 0], [r[0] for r in results], atol=1e-3)
+    assert np.allclose(trace.z(1, 0)[0, 1:, 0], [r[0] for r in results], atol=1e-3)
 
 
-def test_29_the_table_may_live_in_the_keys_instead():
-    """Any head whose score table is s on the triangle y < x and on BOS passes, however it is factored: here each
-    query asks for its own digit (W_Q = s·I) and W_K's row x lists the keys that digit x picks."""
-    keyed = dict(
-        W_Q=[[s * int(x == r) for x in range(5)] + [0] for r in range(5)],
-        W_K=[[int(y < x) for y in range(5)] + [1] for x in range(5)],
+def test_29_the_embedding_is_the_worksheets_table():
+    ns = namespace(STEM_29)
+    W_E = np.array(ns["W_E"].values, dtype=float)
+    assert W_E.shape == (8, 6) and list(ns["resid"].labels) == COLUMNS_29
+    assert W_E[:3].tolist() == [[0, 0, 1, 2, 3, 4], [0, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0]] and not W_E[3:].any()
+    assert (
+        "    value       0    0  1  2  3  4" in ns["__doc__"] and "    one         0    1  1  1  1  1" in ns["__doc__"]
     )
-    assert check_with("29_smaller_before", **keyed).status == "solved"
-    assert check_with("29_smaller_before", **_table(lambda x, y: y < x)).status == "solved"  # the harness's own table
 
 
-def test_29_matching_the_same_digit_is_puzzle_18s_head_not_this_one():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: x == y))).failure
-    assert f.tokens == ["0"]  # the lone digit counts itself
-    assert "the target is key 0 '<bos>', but head 0.0 puts only 0.500 there" in summary_of(f.explanation)
-    assert "indistinguishable keys: key 1 and the target key 0 both score 20" in hint_of(f.explanation)
+def test_29_three_ramps_are_enough_the_features_need_not_be_one_hot():
+    assert check_with(STEM_29, **_ramps()).status == "solved"
+
+
+def test_29_a_thermometer_code_works_too():
+    assert check_with(STEM_29, **_thermometer()).status == "solved"
 
 
 def test_29_smaller_or_equal_counts_the_digit_itself():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y <= x))).failure
+    ns = namespace(STEM_29)
+    W_Q = [[c if k - 3 != r else (s if r < 4 else c) for k, c in enumerate(row)] for r, row in enumerate(ns["W_Q"])]
+    f = only_failure(check_with(STEM_29, W_Q=W_Q)).failure  # each key row y is read by the query y as well
     assert f.tokens == ["0"] and "puts only 0.500 there" in summary_of(f.explanation)
-    assert "indistinguishable keys" in hint_of(f.explanation)  # a tie, never "sharpen"
-
-
-def test_29_the_triangle_the_wrong_way_counts_the_larger_digits():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y > x))).failure
-    assert f.tokens == ["0", "1"]
-    assert "the targets are keys 0, 1, each needing ≥ 0.495" in summary_of(f.explanation)
-    assert "puts only 0.000 on key 1 '0'" in summary_of(f.explanation) and "(0: 20, 1: 0)" in hint_of(f.explanation)
-
-
-def test_29_ranking_by_value_is_puzzle_20s_head_not_a_count():
-    ranking = dict(W_Q=[[s] * 5 + [0]], W_K=[[-y for y in range(5)] + [1]])  # BOS first, then the smallest digit
-    f = only_failure(check_with("29_smaller_before", **ranking)).failure
-    assert f.tokens == ["0", "1"] and "its largest weight, 1.000, is on key 0 '<bos>'" in summary_of(f.explanation)
-    assert "should spread its attention evenly over keys 0, 1, but their scores differ" in hint_of(f.explanation)
-
-
-def test_29_bos_above_the_picked_digits_takes_the_attention():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y < x, bos=2))).failure
-    assert f.tokens == ["0", "1"] and "(0: 40, 1: 20)" in hint_of(f.explanation)
+    assert "indistinguishable keys: key 1 and the target key 0 both score 20" in hint_of(f.explanation)
 
 
 def test_29_without_a_score_for_bos_a_zero_spreads_over_everything():
-    f = only_failure(check_with("29_smaller_before", **_table(lambda x, y: y < x, bos=0))).failure
+    ns = namespace(STEM_29)
+    f = only_failure(check_with(STEM_29, W_Q=ns["W_Q"][:4] + [_row29()])).failure
     assert f.tokens == ["0"] and "puts only 0.500 there" in summary_of(f.explanation)
     assert "query at position 1 ('0') is exactly zero" in hint_of(f.explanation)
 
 
+def test_29_an_mlp_that_writes_into_value_is_refused():
+    W_out = [[0, 0, 1, -2, 1]] + namespace(STEM_29)["W_out"][1:]  # free:2's code into value too
+    refused(check_with(STEM_29, W_out=W_out), "mlp 0 writes into value (2)", "only into free:*")
+
+
 def test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused():
-    answer = _table(lambda x, y: y < x)
-    answer["W_Q"] = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in answer["W_Q"]] + [
-        [s, 0, 0, 0, 0, 0]
-    ]
-    answer["W_K"] = [*answer["W_K"], [0] * 6]
+    ns = namespace(STEM_29)
+    W_Q = [[c.subs(s, 20) if hasattr(c, "subs") else c for c in row] for row in ns["W_Q"]] + [_row29(bos=s)]
     refused(
-        check_with("29_smaller_before", **answer),
+        check_with(STEM_29, W_Q=W_Q, W_K=ns["W_K"] + [_row29()]),
         "with s at 0, so s does not control the attention the targets depend on",
     )
 
 
 def test_29_too_little_sharpness_leaks_onto_the_digit_itself():
-    f = only_failure(check_with("29_smaller_before", params={"s": 3})).failure
+    f = only_failure(check_with(STEM_29, params={"s": 3})).failure
     assert f.tokens == ["0"] and "puts only 0.953 there (needs ≥ 0.99)" in summary_of(f.explanation)
-    assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol" in hint_of(f.explanation)
+    assert "sharpen the pattern" in hint_of(f.explanation) and "your sharpness symbol s" in hint_of(f.explanation)
 
 
 # --- difficulty and minutes ------------------------------------------------------------------------------------

@@ -186,3 +186,31 @@ def test_08_a_skipped_exhaustive_stage_names_no_setting_a_learner_cannot_change(
     said = words.skipped(check(solution("08_induction_repeated"), n_random=50, margins=False).coverage)
     assert "exhaustive: skipped, 26^4 = 456,976 inputs exceed the budget of 20,000 the puzzle allows" in said
     assert not any("Inputs(" in line for line in said), said
+
+
+def test_28_a_query_that_looks_for_the_wrong_thing_is_named():
+    """Issue 37: 28 with an induction-style query (it reads tok:* where its predecessor prev:* should decide) was told
+    "bos favours key 0 by 6: look at W_Q1 and W_K1 on bos"; the hint now says what the query looks for and what the
+    target key holds, and points at W_Q1."""
+    import sympy
+    from helpers import wrong
+
+    s = sympy.Symbol("s")
+
+    def query_on_token(a, g):
+        for k, t in enumerate("abcd"):
+            a.W_Q1[k, f"prev:{t}"], a.W_Q1[k, f"tok:{t}"] = 0, s
+
+    result = check(wrong(solution("28_same_predecessor"), query_on_token), n_random=2000, property_examples=100)
+    said = hint_of(only_failure(result).failure.explanation)
+    assert re.search(r"the query at position 3 looks for prev:b and bos in a key \(W_Q1 reads tok:b", said), said
+    assert "but key 2 holds pos:2, prev:a of what W_K1 reads" in said and said.endswith("Look at what W_Q1 reads"), said
+
+
+def test_a_query_that_finds_what_the_target_holds_is_not_called_unmatched():
+    """The sentence is said only where the query asks nothing of the target key: 28's keys shifted one letter off
+    leave the query looking for prev:a, which the target holds none of, but the reference's own failing shapes
+    (s too small) favour the target and say nothing of the kind."""
+    result = check_with("28_same_predecessor", params={"s": 0.5})
+    said = hint_of(only_failure(result).failure.explanation)
+    assert "Nothing favours the target" not in said, said

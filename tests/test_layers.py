@@ -7,7 +7,7 @@ import circuits
 
 PACKAGE = Path(circuits.__file__).parent
 # Lower layers never import higher ones; a module may import its own layer (the graph stays acyclic).
-LAYERS = ["errors", "model", "io", "checking", "analysis", "display", "grading", "cli", "pytest_plugin"]
+LAYERS = ["errors", "model", "io", "checking", "analysis", "display", "grading", "cli", "pytest_plugin", "__main__"]
 DISPLAY_ONLY = ("rich",)
 
 

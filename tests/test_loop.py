@@ -43,7 +43,8 @@ def answer(stem: str, **values: str) -> str:
 
 @pytest.fixture
 def project(tmp_path):
-    """puzzles/ and solutions/ with puzzles 03 and 04, puzzles/ as shipped (not attempted); a cache of its own beside it."""
+    """puzzles/ and solutions/ with puzzles 03 and 04, puzzles/ as shipped (not attempted); a cache of its own beside
+    it."""
     root = tmp_path / "project"
     for folder in ("puzzles", "solutions"):
         for stem in ("03_uniform", "04_previous_token"):

@@ -265,9 +265,9 @@ def test_13_a_query_on_the_current_token_passes_the_behaviour_and_fails_the_mech
     result = checked(wrong(reference("13_copy_suppression"), query_on_token))
     assert [t.status for t in result.targets] == ["passed", "passed", "failed"]
     assert key_line(result) == (
-        "✗ (c) what head 0.0 looks for follows the prediction pred:* (patched and zeroed): on 'a', head 0.0's attention "
-        "does not depend on pred:*: with the embedding's write into pred:* taken from 'e', it still attends to key 0 "
-        "'<bos>' (1.00) at query 1 'a', but the patch points to key 1 'a' (0.00 there, needs ≥ 0.9)"
+        "✗ (c) what head 0.0 looks for follows the prediction pred:* (patched and zeroed): on 'a', head 0.0's "
+        "attention does not depend on pred:*: with the embedding's write into pred:* taken from 'e', it still attends "
+        "to key 0 '<bos>' (1.00) at query 1 'a', but the patch points to key 1 'a' (0.00 there, needs ≥ 0.9)"
     )
 
 

@@ -229,6 +229,18 @@ def _positional_s_inhibition(a, g):  # 21: from position i to position i − 2, 
     a.W_Q1, a.W_K1 = Q, K
 
 
+def _one_back_always(a, g):  # 23: puzzle 04's previous-token head on one-hot positions: the digit never read
+    Q, K = blank(g["N_CTX"], g["resid"]), blank(g["N_CTX"], g["resid"])
+    for i in range(1, g["N_CTX"]):
+        Q[i, f"pos:{i}"], K[i, f"pos:{i - 1}"] = s, 1
+    a.W_Q, a.W_K = Q, K
+
+
+def _no_tilt(a, g):  # 23: a bump around the query's own position that the digit never moves: every pointer a 0
+    for d in g["DIGITS"]:
+        a.W_Q[0, f"tok:{d}"] = 0
+
+
 def _template_duplicate_token(a, g):  # 21: a name at 4+ matching a name at 1 or 3, else BOS
     Q, K = blank(6, g["resid"]), blank(6, g["resid"])
     for k, n in enumerate(g["NAMES"]):
@@ -240,6 +252,26 @@ def _template_duplicate_token(a, g):  # 21: a name at 4+ matching a name at 1 or
         Q[5, f"tok:{t}"] = 3 * s / 2
     K[5, "bos"] = 1
     a.W_Q0, a.W_K0 = Q, K
+
+
+def _digit_row(**entries):  # 29: a row over value, one, bos, free:0 … free:4 (free_k= names free:k)
+    return [entries.get(c.replace(":", "_"), 0) for c in ["value", "one", "bos"] + [f"free:{k}" for k in range(5)]]
+
+
+def _puzzle_20s_head(a, g):  # 29: no MLP; a score that grows as the key falls below the query, s·(x − y − ½)
+    a.W_in, a.W_out = [_digit_row()], [[0]] * 8
+    a.W_Q = [_digit_row(value=s, one=-s / 2), _digit_row(one=s)]
+    a.W_K = [_digit_row(one=1), _digit_row(value=-1)]
+
+
+def _ramps_as_one_hot(a, g):  # 29: relu(x − k + 1) written into free:k, as if it were 1 at digit k alone
+    a.W_in = [_digit_row(value=1, one=1 - k) for k in range(5)]
+    a.W_out = [[0] * 5] * 3 + [[int(j == k) for j in range(5)] for k in range(5)]
+
+
+def _steps_as_one_hot(a, g):  # 29: relu(x − k + 1) − relu(x − k) = [x ≥ k] into free:k, read as [x = k]
+    a.W_in = [_digit_row(value=1, one=1 - k) for k in range(6)]
+    a.W_out = [[0] * 6] * 3 + [[int(j == k) - int(j == k + 1) for j in range(6)] for k in range(5)]
 
 
 # ── reads the mechanism does not use (declared reads, checking/guarantees.py) ─────────────
@@ -259,6 +291,29 @@ def _also_current_token(a, g):  # 13: the query reads the token beside the predi
 
 def _mover_by_position(a, g):  # 21: the name mover also prefers the first name's position
     a.W_K2[0, "pos:1"] = 0.5
+
+
+def _split_copy(values: dict, outs: list[dict]):
+    """27: an answer from each token's value (one number per value dimension) and what each value dimension writes
+    into out:* (direction → weight, times γ)."""
+
+    def edit(a, g):
+        a.W_V, a.W_O = g["blank"](len(outs), g["resid"]), g["blank"](g["resid"], len(outs))
+        for t, value in values.items():
+            for k, v in enumerate(value):
+                a.W_V[k, f"tok:{t}"] = v
+        for k, out in enumerate(outs):
+            for direction, v in out.items():
+                a.W_O[direction, k] = γ * v
+
+    return edit
+
+
+PENTAGON = {t: [sympy.cos(2 * k * sympy.pi / 5), sympy.sin(2 * k * sympy.pi / 5)] for k, t in enumerate("abcde")}
+
+
+def _one_hot_abcd(e) -> dict:  # 27: a … d one-hot in the four value dimensions, e's value `e` in each
+    return {t: [int(t == u) for u in "abcd"] for t in "abcd"} | {"e": [e] * 4}
 
 
 def _copy_reads_bos(a, g):  # 15: head 0.0's value also reads start
@@ -581,6 +636,19 @@ CASES = [
         "at query 12 '0' the target is key 12 '0', but head 0.0 puts only 0.000 there",
         examples=[],
     ),
+    # 23 look back (also in test_invention: the tilt the wrong way, a pointer as a number, a parabola without its ½)
+    Case(
+        "23_look_back",
+        "a previous-token head: one back, whatever the digit (a positional shortcut)",
+        _one_back_always,
+        "at query 1 '0' the target is key 1 '0', but head 0.0 puts only 0.000 there",
+    ),
+    Case(
+        "23_look_back",
+        "a bump around the query's own position, never moved by the digit",
+        _no_tilt,
+        "at query 1 '1' the target is key 0 '0', but head 0.0 puts only 0.007 there",
+    ),
     # 21 IOI (also: a dup head finding itself, no S-inhibition, inhibiting the wrong way, the template whole)
     Case(
         "21_ioi_mini",
@@ -595,6 +663,28 @@ CASES = [
         _template_duplicate_token,
         "at query 2 'Ann' the target is key 1 'Ann', but head 0.0 puts only 0.000 there",
         examples=[],
+    ),
+    # 29 the smaller digits before, digits as numbers (also test_invention: ≤, no BOS score, a write into value,
+    # a dead or too small sharpness)
+    Case(
+        "29_smaller_by_value",
+        "puzzle 20's head on the value, the MLP left empty (a shortcut)",
+        _puzzle_20s_head,
+        "at query 2 '1' the targets are keys 0, 1, each needing ≥ 0.495 (an even share of 0.99), but head 1.0 "
+        "puts only 0.000 on key 0 '<bos>'",
+    ),
+    Case(
+        "29_smaller_by_value",
+        "one ramp relu(x − k + 1) per digit, read as a one-hot code",
+        _ramps_as_one_hot,
+        "at query 1 '1' the target is key 0 '<bos>', but head 1.0 puts only 0.000 there (needs ≥ 0.99); its largest "
+        "weight, 1.000, is on key 1 '1'",
+    ),
+    Case(
+        "29_smaller_by_value",
+        "one step [x ≥ k] per digit, read as a one-hot code",
+        _steps_as_one_hot,
+        "at query 1 '1' the target is key 0 '<bos>', but head 1.0 puts only 0.500 there (needs ≥ 0.99)",
     ),
     # reads outside what the mechanism uses: each passes every target, and is refused for what it reads
     # (21's two and 13's: the mechanism targets fail them first, by intervention; test_reads.py shows the reads)
@@ -646,6 +736,31 @@ CASES = [
         "(b) also reading a smaller pair",
         cells("W_Q_b", ((0, "cos:2"), s / 100)),
         "W_Q_b reads cos:2",
+    ),
+    # 27 split copy (also test_invention: too strong or too weak an e, a negative copy, γ too small, baked, leak)
+    Case(
+        "27_split_copy",
+        "puzzle 11's pentagon in two of the four dimensions: a and c average to b",
+        _split_copy(PENTAGON, [{f"out:{t}": c[d] for t, c in PENTAGON.items()} for d in range(2)]),
+        "the one at i − 1 has log-prob ≥ −0.8: after position 2 'a' the expected next token has log-prob -2.708",
+    ),
+    Case(
+        "27_split_copy",
+        "one-hot for a … d, nothing left for e",
+        _split_copy(_one_hot_abcd(0), [{f"out:{t}": 1} for t in "abcd"]),
+        "the token each attended token raises most through head 0.0's W_U W_OV W_E (wrong: e → (tie))",
+    ),
+    Case(
+        "27_split_copy",
+        "a shortcut: one value dimension per token, five in all",
+        _split_copy({t: [int(t == u) for u in "abcde"] for t in "abcde"}, [{f"out:{t}": 1} for t in "abcde"]),
+        "W_V of head 0.0 has shape (5, 10): a value of 5 dimensions, at most 4 allowed",
+    ),
+    Case(
+        "27_split_copy",
+        "e lowers the other four by three times what each raises itself",
+        _split_copy(_one_hot_abcd(-3), [{f"out:{t}": 1} for t in "abcd"]),
+        "after position 2 'a' the expected next token has log-prob -12.000 < -0.8",
     ),
 ]
 
@@ -773,11 +888,11 @@ REUSED = {
         "test_invention::test_22_a_sharpness_symbol_parked_on_a_dead_entry_is_refused",
         "test_invention::test_22_too_little_sharpness_fails_on_a_close_earlier_vowel",
     ],
-    "23_two_back": [
-        "test_invention::test_23_a_previous_token_head_is_one_short",
-        "test_invention::test_23_a_ramp_the_wrong_way_attends_to_the_query_itself",
-        "test_invention::test_23_a_ramp_that_stops_short_fails_late_in_the_context",
-        "test_invention::test_23_reading_the_tokens_instead_of_the_positions_fails",
+    "23_look_back": [
+        "test_invention::test_23_a_tilt_the_wrong_way_looks_forward_and_the_mask_leaves_the_query_itself",
+        "test_invention::test_23_a_pointer_as_a_number_is_a_product_not_a_match",
+        "test_invention::test_23_a_parabola_without_its_half_has_its_top_half_way_back",
+        "test_invention::test_23_too_little_sharpness_says_by_how_much",
         "test_invention::test_23_a_sharpness_symbol_parked_on_a_dead_entry_is_refused",
     ],
     "24_other_kind": [
@@ -806,21 +921,17 @@ REUSED = {
         "test_invention::test_26_an_mlp_that_writes_outside_sum_is_refused",
         "test_invention::test_26_too_little_sharpness_leaves_the_answer_below_the_bar",
     ],
-    "29_smaller_before": [
-        "test_invention::test_29_matching_the_same_digit_is_puzzle_18s_head_not_this_one",
+    "29_smaller_by_value": [
         "test_invention::test_29_smaller_or_equal_counts_the_digit_itself",
-        "test_invention::test_29_the_triangle_the_wrong_way_counts_the_larger_digits",
-        "test_invention::test_29_ranking_by_value_is_puzzle_20s_head_not_a_count",
-        "test_invention::test_29_bos_above_the_picked_digits_takes_the_attention",
         "test_invention::test_29_without_a_score_for_bos_a_zero_spreads_over_everything",
+        "test_invention::test_29_an_mlp_that_writes_into_value_is_refused",
         "test_invention::test_29_a_sharpness_symbol_parked_on_a_dead_entry_is_refused",
         "test_invention::test_29_too_little_sharpness_leaks_onto_the_digit_itself",
     ],
-    "27_centred_copy": [
-        "test_invention::test_27_puzzle_11s_copy_on_uncentred_letters_raises_the_wrong_letters",
-        "test_invention::test_27_cancelling_bos_alone_leaves_the_letters_uncentred",
-        "test_invention::test_27_a_negative_copy_suppresses_the_letter_before",
-        "test_invention::test_27_too_little_sharpness_copies_but_not_surely",
+    "27_split_copy": [
+        "test_invention::test_27_an_e_that_lowers_the_others_too_little_loses_every_pair_it_is_in",
+        "test_invention::test_27_a_negative_copy_suppresses_what_it_attends_to",
+        "test_invention::test_27_too_little_sharpness_ties_the_two_but_not_surely",
         "test_invention::test_27_a_sharpness_baked_into_the_numbers_is_refused",
         "test_invention::test_27_a_head_that_writes_back_into_the_embedding_is_refused",
     ],

@@ -54,8 +54,8 @@ PUZZLES += [
 PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
 
 # --- puzzles that ask for invention (issue 28): two challenges and the capstone --------------------------
-PUZZLES += ["22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
-PUZZLES += ["27_centred_copy", "28_same_predecessor", "29_smaller_before"]  # the OV, composition, RASP challenges
+PUZZLES += ["22_recent_vowel", "23_look_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
+PUZZLES += ["27_split_copy", "28_same_predecessor", "29_smaller_by_value"]  # the OV, composition, RASP challenges
 
 
 def audit_of(stem: str):

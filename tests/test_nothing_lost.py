@@ -79,8 +79,10 @@ def test_every_command_ran_without_a_traceback(runs):
 
 def test_no_command_changes_a_puzzle_or_a_solution(runs):
     _, before, after, _ = runs
+
     def mine(snap):
         return {k: v for k, v in snap.items() if k.split("/")[0] in ("puzzles", "solutions")}
+
     assert mine(after) == mine(before)
 
 

@@ -106,7 +106,8 @@ def test_no_puzzle_file_vanishes_from_the_run(project, pytester):
     result.stdout.fnmatch_lines_random(
         [message for _, message in VANISHING.values()]
         + [
-            "puzzles/15_dangling.py is a symbolic link to nowhere.py, which does not exist; point it at a puzzle file or delete it",
+            "puzzles/15_dangling.py is a symbolic link to nowhere.py, which does not exist; "
+            "point it at a puzzle file or delete it",
             "puzzles/16_folder.py is a folder, not a puzzle file; rename it (NN_name.py is for puzzle files)",
         ]
     )
@@ -155,9 +156,10 @@ def test_a_check_that_runs_too_long_names_the_target(project, pytester):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            'puzzles/81_consonants.py: checking target "head 0.0\'s result is [[]1, 0[]] before the first consonant and …" '
-            "took longer than 8 s and was stopped at line ?? (an endless loop, or waiting for input? to allow more time, "
-            "set CIRCUITS_CHECK_SECONDS)",
+            "puzzles/81_consonants.py: checking target "
+            '"head 0.0\'s result is [[]1, 0[]] before the first consonant and …" '
+            "took longer than 8 s and was stopped at line ?? "
+            "(an endless loop, or waiting for input? to allow more time, set CIRCUITS_CHECK_SECONDS)",
         ]
     )
 
@@ -224,8 +226,8 @@ def test_the_puzzles_spec_raising_names_spec_target_and_input(project, pytester)
     result.stdout.fnmatch_lines(
         [
             "puzzles/81_consonants.py: the puzzle's spec raised AssertionError at line * on input '*q*' while checking "
-            "target \"head 0.0's result is [[]1, 0[]] before the first consonant and …\": no q (a mistake in the puzzle's "
-            "own code, not in the answer)",
+            'target "head 0.0\'s result is [[]1, 0[]] before the first consonant and …": '
+            "no q (a mistake in the puzzle's own code, not in the answer)",
         ]
     )
 

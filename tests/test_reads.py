@@ -197,8 +197,8 @@ def test_every_shipped_reference_passes_its_own_reads():
 
 
 def test_a_challenge_whose_mechanism_is_yours_declares_no_read():
-    assert solution("23_two_back").puzzle.reads == {}
-    assert guarantees.reads_for(solution("23_two_back")) == {}
+    assert solution("23_look_back").puzzle.reads == {}
+    assert guarantees.reads_for(solution("23_look_back")) == {}
     assert guarantees.reads_for(solution("21_ioi_mini"))["head 1.0 W_K"] == ["dup"]
 
 

@@ -141,7 +141,7 @@ ATTENTION = {
     "11_copying_head": [],
     "12_successor_head": [],
     "26_modular_addition": [],
-    "27_centred_copy": [],
+    "27_split_copy": [],
 }  # every other one writes its scores with s
 
 
@@ -180,7 +180,8 @@ def test_the_exact_path_splits_each_entry_by_its_power_of_s():
 
 
 def test_both_paths_see_s_cancel_and_a_reference_scale(reference):
-    """On 09 with W_K = 20·B/s: the exact path names the entry, the numeric one the product; the reference passes both."""
+    """On 09 with W_K = 20·B/s: the exact path names the entry, the numeric one the product; the reference passes
+    both."""
     cancelled = wrong(reference("09_duplicate_token"), SHORTCUTS["09 s·A against 20·B/s"][1])
     for attempt, fails in ((cancelled, True), (reference("09_duplicate_token"), False)):
         model = attempt.model()

@@ -125,8 +125,10 @@ def test_parity_with_tracr(compiled, name, causal):
         assert mine == theirs
     else:
         assert [len(r) for r in mine] == [len(r) for r in theirs]
+
         def flat(rows):
             return np.array([v for r in rows for v in r], dtype=float)
+
         assert np.allclose(flat(mine), flat(theirs), atol=ATOL, rtol=0)
     assert logits <= ATOL * 1e3  # scores are tracr's: q·k / sqrt(key_size), of size up to ~1e4
 

@@ -230,7 +230,7 @@ def _summary_results(tmp_path):
     failing = solution("09_duplicate_token")
     failing.answer.params = {"s": 3}
     results.append(check(failing, n_random=200, property_examples=10, margins=False))
-    for stem in ("07_induction_k_composition", "19_balanced_parens", "29_smaller_before"):
+    for stem in ("07_induction_k_composition", "19_balanced_parens", "29_smaller_by_value"):
         path = tmp_path / f"{stem}.py"
         path.write_text(stub_text(ROOT / "solutions" / f"{stem}.py"), encoding="utf-8")
         results.append(check(load(path), n_random=200, property_examples=10, margins=False))

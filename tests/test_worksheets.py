@@ -27,8 +27,8 @@ OPENERS = {
     "18_histogram",
     "21_ioi_mini",
 }
-CHALLENGES = {"22_recent_vowel", "23_two_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"}
-CHALLENGES |= {"27_centred_copy", "28_same_predecessor", "29_smaller_before"}
+CHALLENGES = {"22_recent_vowel", "23_look_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"}
+CHALLENGES |= {"27_split_copy", "28_same_predecessor", "29_smaller_by_value"}
 STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))
 LATER = [s for s in STEMS if s not in OPENERS | CHALLENGES]
 

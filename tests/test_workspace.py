@@ -75,6 +75,7 @@ def test_in_a_workspace_pytest_reports_every_puzzle_not_attempted(pytester):
 def test_every_command_works_in_a_workspace(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["init", "."]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("\nnext: circuits watch")  # no `cd .` to a folder one is in
     path = tmp_path / "puzzles" / "03_uniform.py"
     path.write_text(answered("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]"), encoding="utf-8")
     capsys.readouterr()
@@ -242,7 +243,8 @@ def test_every_command_works_in_a_folder_declared_with_circuits_paths(tmp_path, 
 
 
 def test_watch_runs_the_loop_in_a_fresh_workspace(tmp_path):
-    """The quick start from an empty folder: `circuits init course`, `cd course`, `circuits watch` (here quit at once)."""
+    """The quick start from an empty folder: `circuits init course`, `cd course`, `circuits watch` (here quit at
+    once)."""
     import subprocess
     import sys
 

@@ -227,7 +227,7 @@ def test_show_labels_d_model_vectors_by_residual_direction(capsys, monkeypatch):
     assert "[0, 0, 0" not in out
 
 
-# --- 8. watch: the earliest failure in the circuit first, in full ------------------------------------------------------
+# --- 8. watch: the earliest failure in the circuit first, in full -----------------------------------------------------
 def test_watch_shows_the_earliest_failure_in_the_circuit_first_and_in_full():
     result = mutant("13_copy_suppression", "W_V[1, tok:b] × −1")
     a, b, _ = result.targets  # (c), where the head looks, is untouched by its values

@@ -1,4 +1,5 @@
-"""Puzzles 16-21 (MLPs, algorithms from RASP/tracr, IOI in miniature) reject wrong answers with a report that points at the culprit."""
+"""Puzzles 16-21 (MLPs, algorithms from RASP/tracr, IOI in miniature) reject wrong answers with a report that points
+at the culprit."""
 
 import numpy as np
 import pytest

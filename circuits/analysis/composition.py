@@ -172,7 +172,8 @@ def random_baseline(
 
 
 def composition_matrix(kind: str, earlier: HeadWeights, later: HeadWeights) -> tuple[FactoredMatrix, FactoredMatrix]:
-    """(W_A, W_B) of one composition: Q uses W_QK^T, K uses W_QK, V uses W_OV of the later head; W_B is the earlier W_OV."""
+    """(W_A, W_B) of one composition: Q uses W_QK^T, K uses W_QK, V uses W_OV of the later head; W_B is the earlier
+    W_OV."""
     if kind not in COMPOSITION_KINDS:
         raise CircuitError(f"composition kind {kind!r} is not one of Q, K, V")
     if kind in "QK" and not has_qk(later):
@@ -317,7 +318,8 @@ def _ordered(model: Model, earlier, later) -> tuple[HeadWeights, HeadWeights]:
     h1, h2 = get_head(model, earlier), get_head(model, later)
     if h2.layer <= h1.layer:
         raise CircuitError(
-            f"a virtual head needs the later head in a later layer; head {head_name(h2)} is not after head {head_name(h1)}"
+            "a virtual head needs the later head in a later layer; "
+            f"head {head_name(h2)} is not after head {head_name(h1)}"
         )
     return h1, h2
 

@@ -124,7 +124,8 @@ def scan(
     valid: np.ndarray | None = None,
     **inputs,
 ) -> ScanResult:
-    """Score every head of `model` for each behaviour on token ids [b, T] (default: `repeated_inputs(model, **inputs)`)."""
+    """Score every head of `model` for each behaviour on token ids [b, T] (default:
+    `repeated_inputs(model, **inputs)`)."""
     if isinstance(behaviours, str):
         behaviours = (behaviours,)
     for b in behaviours:

@@ -22,6 +22,7 @@ from circuits.checking.targets import (
     Residual,
     Structure,
     Target,
+    ValueWidth,
 )
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "MLPOut",
     "MLPOutput",
     "MLPWidth",
+    "ValueWidth",
     "OVCircuit",
     "PatchedMLP",
     "Attention",

@@ -1,4 +1,5 @@
-"""The reviewed allow-lists of mutation testing: per puzzle, the mutants that may pass and why each is not a wrong circuit.
+"""The reviewed allow-lists of mutation testing: per puzzle, the mutants that may pass and why each is not a wrong
+circuit.
 
 A mutant may pass only if this list says why: the edit is multiplied by a zero (exactly equivalent),
 or the check covers every input the model can take and the edited answer meets the worksheet on all
@@ -92,7 +93,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
 }
 
 
-# ── curriculum A (puzzles 09–15): kept in one block to ease merging (moved here from tests/test_mutants.py) ─────────────────────────────────────
+# ── curriculum A (puzzles 09–15): kept in one block to ease merging (moved here from tests/test_mutants.py) ───────────
 BOS_QUERY_ONLY = "only the BOS query reads bos; BOS sees one key (itself), which gets all the attention"
 ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
     "09_duplicate_token": [
@@ -174,7 +175,7 @@ ALLOWED_CURRICULUM_A: dict[str, list[tuple[str, str]]] = {
 }
 ALLOWED.update(ALLOWED_CURRICULUM_A)
 
-# --- curriculum B (puzzles 16-21): kept apart to ease merging (moved here from tests/test_mutants.py) ----------------------
+# --- curriculum B (puzzles 16-21): kept apart to ease merging (moved here from tests/test_mutants.py) -----------------
 IOI_BOS_QUERY = (
     "the edit changes only the scores of the query at position 0, BOS (pos:0 is BOS's alone, and row 4's "
     "query is −s·pos:0), and the BOS query sees one key, itself: equivalent on every input"
@@ -251,15 +252,24 @@ SHARPER_ROW = (
     "every query already reads 1 · s from its token, and pos:i is 1 at position i only: the edit doubles "
     "that one query, so its row of scores keeps its ranking and only gets sharper"
 )
+DIGIT_0 = (
+    "a 0 points at the query itself, the latest key it sees: any score that rises with the key's position "
+    "finds it, and the edit leaves digit 0's scores rising in j (s·i·j and more), the other digits' untouched"
+)
 ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
     "22_recent_vowel": [
         ("W_Q[[]0, pos:*] 0 → s", SHARPER_ROW),
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
     ],
-    "23_two_back": [
-        ("W_Q[[]0, pos:*] 0 → s", SHARPER_ROW),
-        ("W_K columns pos:10 ↔ pos:11", WHOLE_CONTEXT),
+    "23_look_back": [
+        *((name, DIGIT_0) for name in ("W_Q[[]1, tok:0]: × −1", "W_Q[[]1, tok:0]: → 0", "W_Q[[]0, tok:0]: 0 → 15*s")),
+        ("W_Q[[]1, pos:0]: 0 → 15*s", "only query 0 reads pos:0, and it sees one key, key 0: nothing to tell apart"),
+        (
+            "W_K[[]0, pos:0]: 0 → -112.5",
+            "key 0 is the target only where the pointer reaches the start or past it (i − d ≤ 0); there the edit "
+            "adds −112.5·s·(i − d) ≥ 0 to key 0, which already led, and elsewhere key 0 only sinks further",
+        ),
         ("whole answer × 10", SCALED_UP),
         ("s × 10", SCALED_UP),
     ],
@@ -282,9 +292,14 @@ ALLOWED_INVENTION: dict[str, list[tuple[str, str]]] = {
         ),
         *((name, EVERY_PAIR) for name in ("W_U[[]*, 5] → 0", "s × 10")),
     ],
-    "29_smaller_before": [
-        ("W_Q[[]*, 5] 0 → s", "only the BOS query reads bos, and BOS sees one key and has no target"),
-        ("whole answer × 10", SCALED_UP),
+    "29_smaller_by_value": [
+        ("W_Q[[]*, 2] 0 → s", "only the BOS query reads bos, and BOS sees one key and has no target"),
+        ("W_in[[]*, [3-7]] 0 → *", "the MLP reads free:*, which only the MLP itself writes: zero at its input"),
+        (
+            "W_in[[]*, 2] 0 → -*",
+            "a unit that reads bos with a negative weight: bos is 1 only at BOS, whose value and one are 0, so the "
+            "unit stays silent there as before; at a digit bos is 0",
+        ),
         ("s × 10", SCALED_UP),
     ],
 }
@@ -300,19 +315,12 @@ FIRST_LETTER = (
     "its own key scores −s, so BOS keeps a lead of at least s/2 under this edit"
 )
 ALLOWED_CHALLENGES_A: dict[str, list[tuple[str, str]]] = {
-    "27_centred_copy": [
+    "27_split_copy": [
         (
-            "W_O[[]out:*, :] + 0.15 (tolerance probe)",
-            (
-                "reviewed, accepted: the task is a copying score ≥ 0.9, each "
-                "letter raised most, nothing written from BOS and the letter "
-                "before predicted; a bias of 0.15 in one row of W_O keeps all "
-                "four (BOS's value is 0, so it still writes nothing), and the "
-                "worksheet asks no more"
-            ),
+            "whole answer × 10",
+            "logits × 100: each column stays one-hot up to a shift, the ties exact, the rest further back",
         ),
-        ("whole answer × 10", "logits × 100 from the letters, BOS's value still 0: the letter before only gets surer"),
-        ("γ × 10", "logits × 10 from the letters, BOS's value still 0: the letter before only gets surer"),
+        ("γ × 10", "logits × 10: each column stays one-hot up to a shift, the ties exact, the rest further back"),
         ("W_V[[]*, out:*] 0 → 1", "the head reads out:, which only the head itself writes: zero at its input"),
     ],
     "28_same_predecessor": [

@@ -61,7 +61,8 @@ BEHAVIOURS: dict[str, Behaviour] = {
 
 
 def mass_on_target(pattern: np.ndarray, targets: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
-    """Attention on each row's target: pattern `[b, (h,) T, T]`, targets `[b, T]` -> `[b, (h,) T]`, NaN where no target."""
+    """Attention on each row's target: pattern `[b, (h,) T, T]`, targets `[b, T]` -> `[b, (h,) T]`, NaN where no
+    target."""
     b, T = targets.shape
     has = targets >= 0
     if valid is not None:

@@ -17,7 +17,8 @@ FORMAT = 2  # bump when the stored entry changes shape (2: coverage and margins 
 
 
 def cache_dir() -> Path:
-    """$XDG_CACHE_HOME/circuits/verdicts, or ~/.cache/circuits/verdicts (a relative XDG path is ignored, as the spec says)."""
+    """$XDG_CACHE_HOME/circuits/verdicts, or ~/.cache/circuits/verdicts (a relative XDG path is ignored, as the spec
+    says)."""
     return cache_root() / "verdicts"
 
 

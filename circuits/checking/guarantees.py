@@ -78,7 +78,8 @@ def declared_writes(model) -> dict[str, list[str]]:
 @dataclass(frozen=True)
 class ReferenceFacts:
     """What a puzzle's reference answer decides for every answer to it: where each head and MLP may write, what
-    each matrix may read, and the sharpness names it writes its scores with (each must then scale every score a learner writes)."""
+    each matrix may read, and the sharpness names it writes its scores with (each must then scale every score a
+    learner writes)."""
 
     writes: dict[str, list[str]]
     reads: dict[str, list[str]]

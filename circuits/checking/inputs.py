@@ -84,7 +84,8 @@ class Repeated:
         bottom = max(self.min_half, (lo + 1) // 2)
         if bottom > top:
             raise CircuitError(
-                f"repeated sequences need halves of {bottom}..{top} tokens, which the length range {lo}..{hi} does not allow"
+                f"repeated sequences need halves of {bottom}..{top} tokens, "
+                f"which the length range {lo}..{hi} does not allow"
             )
         return bottom, top
 

@@ -3,8 +3,9 @@
 A puzzle file's import, its puzzle's validation and its check each run on a daemon worker thread, in a
 copy of the caller's context (its np.errstate, its decimal context), while the caller waits at most
 IMPORT_SECONDS / CHECK_SECONDS of the worker's own time: the CPU time it spends while it computes, the wall
-time while it waits (a sleep, a blocked read), so a busy machine slows a check but never stops it. On the way the worker says what it is doing (`doing("checking target
-…")`), so a file that runs out of time is named with what it was doing. While the worker runs:
+time while it waits (a sleep, a blocked read), so a busy machine slows a check but never stops it. On the way
+the worker says what it is doing (`doing("checking target …")`), so a file that runs out of time is named with
+what it was doing. While the worker runs:
 `os._exit` raises instead of ending the process, `sys.stdout` / `sys.stderr` cannot be closed, no
 `__pycache__` is written, and every thread the file starts is a daemon, so none keeps the command
 alive after its report.
@@ -187,7 +188,8 @@ def file_frames(e: BaseException) -> list[traceback.FrameSummary]:
 
 
 def blame(e: BaseException, on: str = "") -> CircuitError:
-    """`the puzzle's spec raised ZeroDivisionError at line 40 on input 'ab' while checking target "…": division by zero`."""
+    """`the puzzle's spec raised ZeroDivisionError at line 40 on input 'ab' while checking target "…": division by
+    zero`."""
     frames = file_frames(e)
     name = ("spec" if frames[0].name == "spec" else f"{frames[0].name}()") if frames else "code"
     at = f" at line {frames[-1].lineno}" if frames else ""
@@ -208,7 +210,8 @@ def blame(e: BaseException, on: str = "") -> CircuitError:
 
 @contextlib.contextmanager
 def blaming(batch: list, one: Callable):
-    """The puzzle file's code raising inside: one line naming it and the first input of `batch` on which `one` raises."""
+    """The puzzle file's code raising inside: one line naming it and the first input of `batch` on which `one`
+    raises."""
     try:
         yield
     except (CircuitError, TimeLimit):

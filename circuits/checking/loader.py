@@ -107,9 +107,7 @@ def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
 
     shipped, shipped_source = _shipped(ref)
     puzzle = _declared(shipped, paths.shown(ref))
-    names = [
-        n for n in givens.given_names(_above_answer(shipped_source)) if n not in (*puzzle.answer, *puzzle.optional)
-    ]
+    names = compared_givens(shipped_source, puzzle)
     source, data = _source(given, shown)
     path = Path(os.path.abspath(given))
     sealed = answer.load(path, shown, source, puzzle, shipped, names, data)
@@ -140,7 +138,8 @@ def _digest_of(ref: Path) -> str:
 
 
 def _attach_curriculum(puzzle: Puzzle, name: str) -> None:
-    """What the curriculum keeps apart from a shipped puzzle's file (its hints, its level), where the file declares none."""
+    """What the curriculum keeps apart from a shipped puzzle's file (its hints, its level), where the file declares
+    none."""
     if not puzzle.hints:
         puzzle.hints = curriculum.hints(name)
     if puzzle.difficulty is None and puzzle.minutes is None:
@@ -152,6 +151,12 @@ def _declared(namespace: dict, shown: str) -> Puzzle:
     if not puzzles:
         raise CircuitError(f"{shown} declares no puzzle (expected `puzzle = Puzzle(...)`)")
     return puzzles[0]
+
+
+def compared_givens(reference_source: str, puzzle: Puzzle) -> list[str]:
+    """The givens a learner's file is compared on: the names the reference defines above its answer line."""
+    answer = (*puzzle.answer, *puzzle.optional)
+    return [n for n in givens.given_names(_above_answer(reference_source)) if n not in answer]
 
 
 def _above_answer(source: str) -> str:
@@ -312,8 +317,8 @@ def _check_unique_number(path: Path) -> None:
         names = [paths.shown(p) for p in same]
         listed = ", ".join(names[:-1]) + " and " + names[-1]
         raise CircuitError(
-            f"{listed} have the same number, {number}: keep one (rename or move the other{'s' if len(same) > 2 else ''} out of "
-            f"{paths.shown(path.parent)}/)"
+            f"{listed} have the same number, {number}: keep one "
+            f"(rename or move the other{'s' if len(same) > 2 else ''} out of {paths.shown(path.parent)}/)"
         )
 
 

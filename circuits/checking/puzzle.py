@@ -59,8 +59,9 @@ class Puzzle:
     without it, each may write only into the direction families its reference answer writes
     (checking/guarantees.py). `reads` declares what each matrix that reads the residual stream may read
     ({"head 1.0 W_K": ["dup"], "mlp 0 W_in": ["x", "y"], "W_U": ["out:*"]}); without it, each may read only the
-    direction families its reference answer reads. `difficulty` (1–3 stars) and `minutes` (a learner's expected time) are shown
-    by `circuits list`; a shipped puzzle that declares neither gets them from circuits/curriculum/levels.toml.
+    direction families its reference answer reads. `difficulty` (1–3 stars) and `minutes` (a learner's expected
+    time) are shown by `circuits list`; a shipped puzzle that declares neither gets them from
+    circuits/curriculum/levels.toml.
     """
 
     number: int

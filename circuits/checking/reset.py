@@ -103,7 +103,8 @@ def resettable(puzzle: Path) -> None:
 
 
 def backup(path: Path, project: Path) -> Path:
-    """Copy `path` to data_dir()/backups/<project>/<stem>/<UTC time>.py, created exclusively: never over another backup."""
+    """Copy `path` to data_dir()/backups/<project>/<stem>/<UTC time>.py, created exclusively: never over another
+    backup."""
     data = path.read_bytes()
     folder = data_dir() / "backups" / project.name / path.stem
     folder.mkdir(parents=True, exist_ok=True)
@@ -125,7 +126,8 @@ def backup(path: Path, project: Path) -> Path:
 
 
 def reset(puzzle: Path, solution: Path) -> Path | None:
-    """Restore `puzzle` to its stub; first back up what it holds (returned), unless it is the stub already or missing."""
+    """Restore `puzzle` to its stub; first back up what it holds (returned), unless it is the stub already or
+    missing."""
     resettable(puzzle)
     if os.path.exists(puzzle) and os.path.exists(solution) and os.path.samefile(puzzle, solution):
         raise CircuitError(f"reset: {puzzle} is the reference solution itself (a link to it?); nothing was reset")

@@ -11,36 +11,41 @@ from circuits.errors import CircuitError
 
 HEAD = '''"""Puzzle {number:02d} · {title}
 
-Replace this statement with your own: what the learner is given, what they write, and the
-exact requirement each target checks (every number in it is one the checker uses).
+Replace this statement with your own: what the learner is given, what
+they write, and the exact requirement each target checks (every number in
+it is one the checker uses).
 
-Tokens a and b have one-hot directions `a` and `b`. The given head scores every key the
-same (W_Q = W_K = 0), so it attends evenly to positions 0..i. Write its W_V (1 × 2) so
-that its result at every position i is the fraction of the tokens 0..i that are a,
-within 0.01, for every string of 1 to 10 tokens.
+Tokens a and b have one-hot directions `a` and `b`. The given head scores
+every key the same (W_Q = W_K = 0), so it attends evenly to positions
+0..i. Write its W_V (1 × 2) so that its result at every position i is the
+fraction of the tokens 0..i that are a, within 0.01, for every string of
+1 to 10 tokens.
 
 Worked example, "aab": the results are 1, 1 and 2/3.
 """
 
-from circuits import Basis, blank, Head, HeadZ, Inputs, Model, Output, Puzzle, Uniform, Vocab
+from circuits import Basis, blank, Head, HeadZ, Inputs, Model, Output
+from circuits import Puzzle, Uniform, Vocab
 from circuits import FILL_ME_IN  # noqa: F401  (marks an unanswered puzzle)
 
-# ── givens ───────────────────────────────────────────────────────────────────────────────
+# ── givens ──────────────────────────────────────────────────────────────
 vocab = Vocab.chars_of("ab")
 resid = Basis(["a", "b"])
 W_E = blank(resid, vocab.tokens)  # [d_model = 2, n_vocab = 2]: one-hot
 W_E["a", "a"] = W_E["b", "b"] = 1
-ZERO = blank(1, resid)  # W_Q = W_K = 0: every key scores 0, so attention is even
+ZERO = blank(1, resid)  # W_Q = W_K = 0: every key scores 0, attention even
 
 
 def spec(tokens: list[str]) -> list[float]:
-    """The target in plain Python: at each position i, the fraction of the tokens 0..i that are a."""
+    """The target in plain Python: at each position i, the fraction of
+    the tokens 0..i that are a."""
     return [tokens[: i + 1].count("a") / (i + 1) for i in range(len(tokens))]
 
 
 def build(answer) -> Model:
+    head = Head(W_Q=ZERO, W_K=ZERO, W_V=answer.W_V)
     return Model(vocab, W_E, params=answer.params, name="{name}",
-                 layers=[[Head(W_Q=ZERO, W_K=ZERO, W_V=answer.W_V)]])
+                 layers=[[head]])
 
 
 puzzle = Puzzle(
@@ -50,13 +55,20 @@ puzzle = Puzzle(
     answer=["W_V"],
     build=build,
     targets=[Output(HeadZ(0, 0), spec, tol=0.01,
-                    description="head 0.0's result is the fraction of a's so far (±0.01)")],
+                    description="head 0.0's result is the fraction of a's "
+                                "so far (±0.01)")],
     inputs=Inputs(vocab.tokens, min_len=1, max_len=10, families=[Uniform()]),
     examples=["aab", "ab", "bbba"],
-    writes={"head 0.0": []},  # where each head and MLP may write: this one is judged by its result, so nowhere
+    # Where each head and MLP may write: this head is judged by its result,
+    # so nowhere. Left out, a part may write only where the reference does.
+    writes={"head 0.0": []},
+    # What each matrix may read ("head L.H W_Q|W_K|W_V", "mlp L W_in",
+    # "W_U"). Left out, a matrix may read only what the reference's reads:
+    # say here what another valid answer may read too.
+    reads={"head 0.0 W_V": ["a", "b"]},
 )
 
-# ── your answer ──────────────────────────────────────────────────────────────────────────
+# ── your answer ─────────────────────────────────────────────────────────
 # W_V: (1, 2)
 '''
 
@@ -66,12 +78,13 @@ PUZZLE_ANSWER = """W_V = FILL_ME_IN("1 non-zero entry")
 SOLUTION_ANSWER = """W_V = blank(1, resid)
 W_V[0, "a"] = 1
 
-# Mutants `circuits audit` may let through, each with the reason it is not a wrong circuit:
-# ("W_V[0, b] 0 → 1", "why this edit cannot change what any target checks"). Keep it empty if you can.
+# Mutants `circuits audit` may let through, each with the reason it is not
+# a wrong circuit: ("W_V[0, b] 0 → 1", "why this edit cannot change what
+# any target checks"). Keep it empty if you can.
 ALLOWED_MUTANTS: list[tuple[str, str]] = []
 
 
-# ── stub: what `circuits reset` restores below the answer line ─────────────────────────
+# ── stub: what `circuits reset` restores below the answer line ──────────
 # # W_V: (1, 2)
 # W_V = FILL_ME_IN("1 non-zero entry")
 """

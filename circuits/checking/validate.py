@@ -48,8 +48,10 @@ def validated(attempt):
 
 def validate(puzzle, names: dict, shown: str) -> None:
     """Raise one CircuitError for the first mistake in `puzzle` (its file's globals are `names`, its path `shown`)."""
+
     def fail(field, what):
         return CircuitError(f"{shown}: {field}: {what}")
+
     answer = list(puzzle.answer)
     if isinstance(puzzle.answer, str) or not all(isinstance(n, str) for n in answer):
         raise fail(
@@ -220,7 +222,8 @@ def undeclared_sharpness(attempt) -> list[str]:
 
 
 def declares_sharpness(attempt) -> None:
-    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is needed."""
+    """A worksheet that asks for a sharpness symbol gets one: numbers with the scale baked in hide how much is
+    needed."""
     from circuits.io import paths
 
     missing = undeclared_sharpness(attempt)

@@ -158,7 +158,8 @@ def _failed_earlier(note) -> str:
 def _earlier_failure(said: str, note) -> str:
     label = note.label
     name = f"part {label.split(' ', 1)[0]}" if label.startswith("(") else repr(label)
-    return said.rstrip(".") + f". This may follow from the failure of {name}, earlier in the circuit: fix that first."
+    said = said if said.endswith(("?", "!")) else said.rstrip(".") + "."
+    return f"{said} This may follow from the failure of {name}, earlier in the circuit: fix that first."
 
 
 def _leak_note(said: str, note) -> str:
@@ -207,7 +208,17 @@ def _fixed_pattern(f) -> str:
     return f"{_head(f.head)} has a fixed pattern; this target needs a computed one"
 
 
+def _and(names) -> str:
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else list(names))
+
+
 def _zero_query(f) -> str:
+    if f.cancels:
+        return (
+            f"{_head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: W_Q reads "
+            f"{_and(f.cancels)} there, but in every row of W_Q what they add up to is 0, so every key scores the "
+            "same and the attention spreads evenly. Look at W_Q on those directions: they cancel at this position"
+        )
     return (
         f"{_head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: W_Q reads nothing at that "
         f"token (W_Q reads {', '.join(f.reads) or 'nothing'}; the residual there holds "
@@ -226,8 +237,8 @@ def _unread(f) -> str:
     )
     return (
         f"{name}'s {f.side} read {', '.join(f.reads)}, which nothing writes before layer {f.head[0]} ({earlier} "
-        f"write only {', '.join(f.written) or 'nothing'} at this input), so every key scores the same "
-        f"({f.score:.3g}). {fix}"
+        f"write{'' if writers else 's'} only {', '.join(f.written) or 'nothing'} at this input), so every key "
+        f"scores the same ({f.score:.3g}). {fix}"
     )
 
 
@@ -246,6 +257,12 @@ def _differs(f) -> str:
         return (
             "Their residuals are identical, so no W_Q and W_K can tell them apart: what is written into them "
             "before this layer must differ"
+        )
+    if f.read:
+        return (
+            f"Their residuals differ in {', '.join(f.families)}, and W_K reads {', '.join(f.read)}, yet with this "
+            f"query both keys score the same: look at W_Q and W_K together, at what this query asks for against what "
+            f"keys {f.a} and {f.b} give it"
         )
     return (
         f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "
@@ -334,6 +351,8 @@ def _wrong_key(f) -> str:
         return f"{head_line}{favours}. {words(f.writer)}"
     if f.silent is not None:
         return f"{head_line}{favours}. {_silent(f.silent)}"
+    if f.unmatched is not None:
+        return f"{head_line}{favours}. {_unmatched(f.unmatched)}"
     if f.advice == "outweighs":
         advice = (
             f"the position term outweighs the {', '.join(g for g, _ in f.toward)} term that should decide: keep "
@@ -343,6 +362,15 @@ def _wrong_key(f) -> str:
     else:
         advice = WRONG_KEY_ADVICE.get(f.advice, f"look at W_Q and W_K on {f.worst}")
     return f"{head_line}{favours}: {advice}"
+
+
+def _unmatched(f) -> str:
+    return (
+        f"Nothing favours the target: the query at position {f.query} looks for {' and '.join(f.looks_for)} in "
+        f"a key (W_Q reads {', '.join(f.reads) or 'nothing'} there), but key {f.target} holds "
+        f"{', '.join(f.holds)} of what W_K reads. Which of key {f.target}'s directions should the query look for? "
+        "Look at what W_Q reads"
+    )
 
 
 def _silent(f) -> str:
@@ -371,6 +399,7 @@ HINTS.update(
         scores.ScaleBy: _scale_by,
         attention.WrongKey: _wrong_key,
         attention.Silent: _silent,
+        attention.Unmatched: _unmatched,
     }
 )
 
@@ -661,6 +690,13 @@ def _rival(f) -> str:
         return (
             f"after position {q} your top guess {w!r} is right but only {got} sure ({r!r} follows with "
             f"{f.p_rival:.3f}); it needs log-prob ≥ {f.need:g}, a probability ≥ {need}"
+        )
+    if f.how == "shared":
+        partners = " and ".join(repr(p) for p in f.partners)
+        others = f"{r!r}{f' and {f.more} more' if f.more > 0 else ''}"
+        return (
+            f"after position {q} the expected {w!r} shares the top with {partners} ({f.p_want:.3f} each), as it "
+            f"may, but {others} keep {f.rest:.3f} between them"
         )
     return f"after position {q} your model prefers {r!r} ({f.p_rival:.3f}) to the expected {w!r} ({f.p_want:.3f})"
 

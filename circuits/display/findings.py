@@ -15,7 +15,7 @@ from circuits.checking.targets.depends import Interventions, Unbroken, Unfollowe
 from circuits.checking.targets.ov import CopyingScore, RaisedMost, ScoreBound
 from circuits.checking.targets.patched import PatchedMiss
 from circuits.checking.targets.structure import AtMost, MatrixDiffers
-from circuits.checking.targets.width import Width
+from circuits.checking.targets.width import ValueRows, Width
 
 FINDINGS: dict = {}  # type of a finding's (or a row's) facts → its words
 
@@ -86,6 +86,12 @@ def _width(f: Width) -> str:
     )
 
 
+def _value_rows(f: ValueRows) -> str:
+    return (
+        f"W_V of {_head(f.head)} has shape {f.shape}: a value of {f.shape[0]:,} dimensions, at most {f.most:,} allowed"
+    )
+
+
 FINDINGS.update(
     {
         ScoreBound: _score_bound,
@@ -95,6 +101,7 @@ FINDINGS.update(
         AtMost: _at_most,
         PatchedMiss: _patched_miss,
         Width: _width,
+        ValueRows: _value_rows,
     }
 )
 

@@ -1,4 +1,5 @@
-"""Self-contained HTML (inline CSS and JS, no network): every head's pattern with hover values, and the circuit tables."""
+"""Self-contained HTML (inline CSS and JS, no network): every head's pattern with hover values, and the circuit
+tables."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ CSS = """
 .cv-pat thead th { writing-mode: vertical-rl; transform: rotate(180deg); text-align: left; }
 .cv-root td[data-v]:hover { outline: 2px solid #f59e0b; }
 .cv-x { background: #f4f4f4; }
-.cv-mat td { padding: 1px 5px; text-align: right; font-family: ui-monospace, monospace; font-size: 12px; border: 1px solid #eee; }
+.cv-mat td {
+  padding: 1px 5px; text-align: right; font-family: ui-monospace, monospace; font-size: 12px; border: 1px solid #eee;
+}
 .cv-mat th { padding: 1px 5px; font-size: 11px; font-family: ui-monospace, monospace; font-weight: 600; }
 .cv-peak { font-weight: 700; text-decoration: underline; }
 .cv-note { color: #666; font-size: 11px; }
@@ -42,7 +45,9 @@ div.cv-root .cv-pat td { padding: 0; text-align: center; }
 CSS_RESULT = """
 .cv-result .cv-head { font-size: 14px; margin-bottom: 4px; }
 .cv-status { padding: 0 6px; border-radius: 3px; color: #fff; }
-.cv-solved { background: #15803d; } .cv-failing, .cv-error { background: #b91c1c; } .cv-not-attempted { background: #a16207; }
+.cv-solved { background: #15803d; }
+.cv-failing, .cv-error { background: #b91c1c; }
+.cv-not-attempted { background: #a16207; }
 .cv-targets { list-style: none; padding-left: 0; margin: 4px 0; font-family: ui-monospace, monospace; font-size: 12px; }
 .cv-targets li.cv-passed { color: #15803d; } .cv-targets li.cv-failed, .cv-targets li.cv-error { color: #b91c1c; }
 .cv-targets li.cv-not-attempted { color: #a16207; }
@@ -51,7 +56,8 @@ CSS_RESULT = """
 .cv-failure { margin: 8px 0; }
 .cv-failure code { background: #f3f4f6; color: #111; padding: 0 3px; }
 .cv-expl td, .cv-expl th { padding: 1px 6px; font-family: ui-monospace, monospace; font-size: 12px; text-align: left; }
-.cv-expl tr.cv-bad td { color: #b91c1c; } .cv-expl tr.cv-worst td { color: #b91c1c; font-weight: 700; background: #fef2f2; }
+.cv-expl tr.cv-bad td { color: #b91c1c; }
+.cv-expl tr.cv-worst td { color: #b91c1c; font-weight: 700; background: #fef2f2; }
 .cv-hint { color: #713f12; background: #fefce8; padding: 4px 6px; margin-top: 6px; white-space: pre-wrap; }
 .cv-root pre { color: #111; background: #fff; white-space: pre-wrap; }
 """
@@ -231,7 +237,8 @@ def matrix_html(
     drop_zero: bool = True,
     max_dim: int = 40,
 ) -> str:
-    """A labelled matrix (numbers, or exact strings) with hover; numbers shaded blue (+) / red (−), row peaks underlined."""
+    """A labelled matrix (numbers, or exact strings) with hover; numbers shaded blue (+) / red (−), row peaks
+    underlined."""
     exact = bool(values) and isinstance(values[0][0], str)
     A = None if exact else np.array([[np.nan if x is None else x for x in r] for r in values], dtype=float)
     n_r, n_c = len(values), len(values[0]) if values else 0

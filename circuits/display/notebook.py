@@ -49,7 +49,10 @@ def _failure_html(t) -> str:
     f = t.failure
     head = f'<div class="cv-title cv-failed">✗ {esc(t.label)}</div>'
     if f is None or f.explanation is None:
-        return f'<div class="cv-panel cv-failure">{head}<pre>{esc(findings.words(f.finding) if f else words.said(t))}</pre></div>'
+        return (
+            f'<div class="cv-panel cv-failure">{head}'
+            f"<pre>{esc(findings.words(f.finding) if f else words.said(t))}</pre></div>"
+        )
     e, trace = f.explanation, f.trace
     vocab = trace.model.vocab
     shrunk = f" and shrunk from {f.found_len} to {len(f.tokens)} tokens" if f.found_len != len(f.tokens) else ""

@@ -34,7 +34,8 @@ def console(file=None, width: int | None = None, color: bool | None = None) -> C
 
 class Fit:
     """A table that fits the console: its label columns on the left of every block, the other columns in as many
-    blocks as the width needs, each titled "columns 0 to 10 (1 of 3)", and a column wider than a block wrapped inside it.
+    blocks as the width needs, each titled "columns 0 to 10 (1 of 3)", and a column wider than a block wrapped
+    inside it.
 
     `labels` are (header, cells) pairs, `columns` the same for the data; cells are str or Text, one per row."""
 
@@ -215,12 +216,13 @@ def to_text(renderable, width: int = 120) -> str:
         width=width, no_color=True, force_terminal=False, force_jupyter=False, highlight=False, file=io.StringIO()
     )  # force_jupyter: inside a notebook rich would display it, not write it
     c.print(renderable)
-    return c.file.getvalue()
+    return "\n".join(line.rstrip() for line in c.file.getvalue().split("\n"))  # no space left where rich wrapped
 
 
 # --- circuit analysis: exact and numeric circuit tables, composition, paths, the whole report ---------
 def _kept(M: np.ndarray, drop_zero: bool, max_dim: int) -> tuple[list[int], list[int], str]:
-    """Rows and columns to show: non-zero ones (if `drop_zero`), at most `max_dim` of each, and a note of what was left out."""
+    """Rows and columns to show: non-zero ones (if `drop_zero`), at most `max_dim` of each, and a note of what was
+    left out."""
     n_r, n_c = M.shape
     nonzero = np.nan_to_num(np.abs(M), nan=1.0) > 0
     rows = [i for i in range(n_r) if not drop_zero or nonzero[i].any()]

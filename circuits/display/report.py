@@ -1,4 +1,5 @@
-"""Reports a learner reads: one target's failure (shrunk input, heatmap, yours vs expected, hint) and the summary table."""
+"""Reports a learner reads: one target's failure (shrunk input, heatmap, yours vs expected, hint) and the summary
+table."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ def _structure_diff(what: str, yours, expected) -> Group:
     if yours.shape != expected.shape:
         return Group(
             Text(
-                f"{what}: yours is {yours.shape[0]} × {yours.shape[1]}, expected {expected.shape[0]} × {expected.shape[1]}"
+                f"{what}: yours is {yours.shape[0]} × {yours.shape[1]}, "
+                f"expected {expected.shape[0]} × {expected.shape[1]}"
             )
         )
     diff = [(i, j) for i in range(yours.rows) for j in range(yours.cols) if yours[i, j] != expected[i, j]]

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from circuits.checking import checker, curriculum, pipeline
 from circuits.checking.limits import shown_input
-from circuits.checking.loader import Attempt
+from circuits.checking.loader import Attempt, compared_givens
+from circuits.checking.sealed import answer as sealed_answer
 from circuits.checking.sealed import calls as code
 from circuits.checking.sealed import codec, sandbox
 from circuits.display.words import said
@@ -42,6 +43,7 @@ class PuzzleGrade:
     report: str = ""  # what `circuits check` would print (80 columns, no colour)
     html: str = ""  # the failure's attention heatmaps, an HTML fragment ("" when none)
     result: dict | None = None  # certified.result_json of the check, when it ran
+    edited: list[str] = field(default_factory=list)  # the givens the file changed, each in one line (ignored)
 
 
 @dataclass
@@ -69,7 +71,8 @@ _CODE_PLANS: dict[tuple[str, int], list] = {}
 
 def shipped() -> list[str]:
     """Every puzzle's id that can be graded, in order: the shipped ones, and a course's (`--course`, which the
-    grader and its workers read from $CIRCUITS_COURSE); a course puzzle with a shipped puzzle's id is the shipped one."""
+    grader and its workers read from $CIRCUITS_COURSE); a course puzzle with a shipped puzzle's id is the shipped
+    one."""
     where = curriculum.folder()
     if where is None:
         raise CircuitError("no shipped puzzles found (the curriculum is not installed): cannot grade")
@@ -190,6 +193,7 @@ def grade(
                 "names": [*ref.puzzle.answer, *ref.puzzle.optional],
                 "optional": list(ref.puzzle.optional),
                 "calls": [batch for _, _, batches in plan for batch in batches],
+                "givens": _givens(stem),
             }
         )
     run = sandbox.Run({})
@@ -202,8 +206,13 @@ def grade(
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     shown = {i["stem"]: i["shown"] for i in items}
-    grades = [_grade_puzzle(sub.student, stem, shown.get(stem), run.results.get(stem), n_examples) for stem in stems]
+    texts = {i["stem"]: sub.files[i["file"]].decode("utf-8", "replace") for i in items}
+    grades = [
+        _grade_puzzle(sub.student, stem, shown.get(stem), run.results.get(stem), n_examples, texts.get(stem, ""))
+        for stem in stems
+    ]
     notes = list(sub.notes)
+    notes += [f"{g.puzzle}: {line}" for g in grades for line in g.edited]
     if run.printed.strip():
         first = run.printed.strip().splitlines()[0][:60]
         notes.append(f"printed output while running (ignored: grades come from the grader's own check): {first!r}")
@@ -212,7 +221,15 @@ def grade(
     return SubmissionGrade(sub.student, str(source), grades, notes, run.fence, time.perf_counter() - start)
 
 
-def _grade_puzzle(student: str, stem: str, shown: str | None, message: dict | None, n_examples: int) -> PuzzleGrade:
+def _givens(stem: str) -> list[str]:
+    """The givens a submission's file is compared on (the reference's, above its answer line)."""
+    ref = reference(stem)
+    return compared_givens(ref.path.read_text(encoding="utf-8"), ref.puzzle)
+
+
+def _grade_puzzle(
+    student: str, stem: str, shown: str | None, message: dict | None, n_examples: int, text: str = ""
+) -> PuzzleGrade:
     ref = reference(stem)
     if shown is None:
         detail = f"no file {stem}.py (or {stem[:2]}_*.py) in the submission"
@@ -220,6 +237,8 @@ def _grade_puzzle(student: str, stem: str, shown: str | None, message: dict | No
         return PuzzleGrade(student, stem, "not submitted", 0.0, 1.0, detail, report)
     attempt = Attempt(Path(shown), ref.puzzle, types.SimpleNamespace(params={}), reference=ref.path)  # the
     # grader's reference states it: nothing found beside the submission on disk (its solutions/, its pytest.ini)
+    if message is not None and "givens" in message:
+        attempt.edits = sealed_answer.edits_in(message["givens"], ref.names, _givens(stem), text)
     try:
         result = _check(attempt, ref, message or {"error": "no answer came back"}, stem, n_examples)
     except CircuitError as e:
@@ -344,14 +363,26 @@ def _row(student: str, stem: str, result: checker.PuzzleResult) -> PuzzleGrade:
         if t.failure is not None and t.failure.trace is not None
     )
     solved = result.status == "solved"
+    edits = result.attempt.edits if result.attempt is not None else []
+    detail = one_line(first_failure(result))
+    if edits:  # the gradebook shows who changed a given, though it changed nothing in the grade
+        changed = f"changed given{'s' if len(edits) > 1 else ''} {', '.join(f'`{e.name}`' for e in edits)} (ignored)"
+        detail = f"{detail} · {changed}" if detail else changed
     return PuzzleGrade(
         student,
         stem,
         result.status,
         1.0 if solved else 0.0,
         1.0,
-        one_line(first_failure(result)),
+        detail,
         report,
         html,
         result_json(result),
+        [_edited(e) for e in edits],
     )
+
+
+def _edited(e) -> str:
+    """`given `W_E` changed (line 12): ignored, graded as the reference states it`: one edited given."""
+    at = f" (line {e.line})" if e.line else ""
+    return f"given `{e.name}` {'deleted' if e.removed else 'changed'}{at}: ignored, graded as the reference states it"

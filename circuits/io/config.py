@@ -144,7 +144,8 @@ def short(value) -> str:
 
 
 class ConfigCheck:
-    """Every entry of a circuits config has the kind and range a model needs; the error names the entry and its value."""
+    """Every entry of a circuits config has the kind and range a model needs; the error names the entry and its
+    value."""
 
     def __init__(self, source: str, spelled: Mapping[str, str] | None = None):
         self.source = source

@@ -149,7 +149,8 @@ def check_hf_config(config, source: str) -> None:
 
 
 def _neo_kinds(config: Mapping, L: int, source: str) -> list[str]:
-    """GPT-Neo's per-layer kinds from attention_types (and attention_layers, which must agree); local needs window_size."""
+    """GPT-Neo's per-layer kinds from attention_types (and attention_layers, which must agree); local needs
+    window_size."""
     layers, types = config.get("attention_layers"), config.get("attention_types")
     if layers is not None and not (isinstance(layers, (list, tuple)) and all(k in ("global", "local") for k in layers)):
         raise CircuitError(f'{source}: attention_layers is {short(layers)}; it needs a list of "global" and "local"')
@@ -160,15 +161,17 @@ def _neo_kinds(config: Mapping, L: int, source: str) -> list[str]:
         )
     kinds = list(layers or [])
     if types is not None:
+
         def pair(t):
             return (
-                    isinstance(t, (list, tuple))
-                    and len(t) == 2
-                    and isinstance(t[0], (list, tuple))
-                    and all(k in ("global", "local") for k in t[0])
-                    and whole(t[1], 1)
-                    and t[1] <= L
-                )
+                isinstance(t, (list, tuple))
+                and len(t) == 2
+                and isinstance(t[0], (list, tuple))
+                and all(k in ("global", "local") for k in t[0])
+                and whole(t[1], 1)
+                and t[1] <= L
+            )
+
         if not (isinstance(types, (list, tuple)) and types and all(pair(t) for t in types)):
             raise CircuitError(
                 f"{source}: attention_types is {short(types)}; it needs pairs of layer kinds and "

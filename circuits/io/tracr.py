@@ -107,7 +107,8 @@ def _vocab(assembled) -> Vocab:
 
 
 def _heads(p: Mapping[str, dict], prefix: str, n: int, k: int) -> list[Head]:
-    """A layer's heads, split from tracr's fused [d_model, n·key_size] matrices and transposed; all-zero ones left out."""
+    """A layer's heads, split from tracr's fused [d_model, n·key_size] matrices and transposed; all-zero ones left
+    out."""
     q, kk, v, o = (p[prefix + part] for part in ATTN)
     heads = []
     for i in range(n):

@@ -158,7 +158,8 @@ def _tl_layer(r: StateReader, l: int, lc: Mapping, d: int) -> Layer:
 
 
 def _check_padding(source: str, prefix: str, heads: list, **arrays: np.ndarray) -> None:
-    """Heads narrower than their layer are zero-padded on save; weights in the padding mean config and arrays disagree."""
+    """Heads narrower than their layer are zero-padded on save; weights in the padding mean config and arrays
+    disagree."""
     for i, hc in enumerate(heads):
         for name, a in arrays.items():
             size = hc["d_value"] if name in ("W_V", "b_V", "W_O") else hc["d_head"]

@@ -1,4 +1,5 @@
-"""Built weights: read-only numbers per head, per MLP and LayerNorm, and a layer's heads stacked for the forward pass."""
+"""Built weights: read-only numbers per head, per MLP and LayerNorm, and a layer's heads stacked for the forward
+pass."""
 
 from __future__ import annotations
 
@@ -88,8 +89,10 @@ class HeadWeights:
         """The exact sympy form of "W_Q", …, "W_QK" or "W_OV" (symbols kept unless `bind`)."""
         params = self.params if bind else None
         parts = {"W_Q": self.source.W_Q, "W_K": self.source.W_K, "W_V": self.source.W_V, "W_O": self.source.W_O}
+
         def get(k):
             return exact(parts[k] if parts[k] is not None else getattr(self, k), params)
+
         if what == "W_QK":
             return (get("W_Q").T * get("W_K")).expand()
         if what == "W_OV":

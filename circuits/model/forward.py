@@ -24,8 +24,10 @@ def split_heads(
         qkv[..., n * d_head : 2 * n * d_head],
         qkv[..., 2 * n * d_head :],
     )  # [b, T, h·d_head] ×2, [b, T, h·d_value]
+
     def heads(x, width):
         return x.reshape(b, T, n, width).transpose(0, 2, 1, 3)
+
     return heads(q, d_head), heads(k, d_head), heads(v, d_value)
 
 
@@ -97,7 +99,8 @@ def transformer_block(
 
 
 def check_scores(scores: np.ndarray, visible: np.ndarray, block: Block) -> None:
-    """A visible q·k beyond the dtype's range (inf, or inf − inf = NaN) has lost its value: a pattern from it would be a guess."""
+    """A visible q·k beyond the dtype's range (inf, or inf − inf = NaN) has lost its value: a pattern from it would
+    be a guess."""
     if np.isfinite(scores).all():  # the common case, in one pass
         return
     lost = ~np.isfinite(scores) & visible & block.computed[None, :, None, None]

@@ -1,4 +1,5 @@
-"""What a user writes: Head, LayerNorm, MLP and Layer, frozen, each checking its own context-free fields once, when made."""
+"""What a user writes: Head, LayerNorm, MLP and Layer, frozen, each checking its own context-free fields once, when
+made."""
 
 from __future__ import annotations
 

@@ -74,7 +74,8 @@ def _as_layer(layer, i: int) -> Layer:
 
 
 def _key_matrix(W_K, name: str, dk: int, d: int, p, reads) -> np.ndarray:
-    """W_K in numbers; a wrong width (or a transpose) is said against W_Q's d_head, a row count is left to the caller."""
+    """W_K in numbers; a wrong width (or a transpose) is said against W_Q's d_head, a row count is left to the
+    caller."""
     try:
         return matrix(W_K, f"W_K of {name}", (None, d), ("d_head", "d_model"), p, reads)
     except CircuitError:
@@ -187,8 +188,10 @@ class Model:
 
     def _ready(self) -> None:
         """The forward pass's own copies in `dtype`, made once: weights are read-only, so never checked again."""
+
         def cast(a):
             return None if a is None else (a if a.dtype == self.dtype else frozen_as(a, self.dtype))
+
         self._run_blocks = [b.astype(self.dtype) for b in self.blocks]
         self._W_E_rows = cast(self.W_E.T)  # [n_vocab, d_model]: a row per token (a view in float64)
         self._W_pos_rows = None if self.W_pos is None else cast(self.W_pos.T)  # [n_ctx, d_model]

@@ -99,7 +99,8 @@ class Vocab:
                 )
             if t == self.bos and i > 0:
                 raise CircuitError(
-                    f"the BOS token {t!r} may only stand at position 0, but {_show(text)} has it at position {i - offset}"
+                    f"the BOS token {t!r} may only stand at position 0, "
+                    f"but {_show(text)} has it at position {i - offset}"
                 )
             ids[i] = self.ids[t]
         return ids

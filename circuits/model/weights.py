@@ -52,7 +52,8 @@ def _nested(value) -> np.ndarray:
                 if s != subs[0]:
                     where = "][".join(map(str, (*path, i)))
                     raise _Ragged(
-                        f"is ragged: entry [{where}] has shape {s} but entry [{']['.join(map(str, (*path, 0)))}] has {subs[0]}"
+                        f"is ragged: entry [{where}] has shape {s} "
+                        f"but entry [{']['.join(map(str, (*path, 0)))}] has {subs[0]}"
                     )
             return (len(v), *(subs[0] if subs else ()))
         return ()

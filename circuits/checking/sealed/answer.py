@@ -68,7 +68,7 @@ def load(path: Path, shown: str, source: str, puzzle: Puzzle, shipped: dict, nam
         raise CircuitError(_error(str(message["error"]), shown, seconds))
     _warnings(message.get("warnings"))
     answer, missing = _answer(message.get("answer"), puzzle, shown, session if is_code else None)
-    edits = _edits(message.get("givens"), shipped, names, source)
+    edits = edits_in(message.get("givens"), shipped, names, source)
     if is_code:
         reads = [Path(r) for r in _list(message.get("reads")) if _theirs(r, path)]
         digest = hashlib.sha256(data).hexdigest()
@@ -160,8 +160,9 @@ def _library(name: str):
     return next((f for f in LIBRARY if f.__name__ == name), next(iter(LIBRARY)))
 
 
-def _edits(sent, shipped: dict, names: list[str], source: str) -> list[givens.Edit]:
-    """The givens whose value in the learner's file differs from the shipped one (compared by digest)."""
+def edits_in(sent, shipped: dict, names: list[str], source: str) -> list[givens.Edit]:
+    """The givens whose value in the learner's file differs from the shipped one (compared by digest; grading
+    names a submission's edited givens with it too)."""
     sent = sent if isinstance(sent, dict) else {}
     found = []
     for name in names:

@@ -26,7 +26,7 @@ from circuits.checking.targets.ov import OVCircuit, copying_score, full_ov, rais
 from circuits.checking.targets.patched import PatchedMLP
 from circuits.checking.targets.scores import factor_needed
 from circuits.checking.targets.structure import Structure
-from circuits.checking.targets.width import MLPWidth
+from circuits.checking.targets.width import MLPWidth, ValueWidth
 
 __all__ = [
     "Target",
@@ -46,6 +46,7 @@ __all__ = [
     "OVCircuit",
     "PatchedMLP",
     "MLPWidth",
+    "ValueWidth",
     "Code",
     "HeadOutput",
     "HeadZ",

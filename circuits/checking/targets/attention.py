@@ -36,7 +36,13 @@ def zero_query(trace, layer: int, head: int, q: int) -> ZeroQuery | None:
         trace.tokens(0)[q],
         families(labels[i] for i in read),
         families(labels[i] for i in np.flatnonzero(np.abs(x) > 1e-9)),
+        _named([labels[i] for i in read if abs(x[i]) > 1e-9]),
     )
+
+
+def _named(labels: list[str]) -> tuple[str, ...]:
+    """A few directions by name (tok:1, pos:1), more by family (tok:*), so the line stays short."""
+    return tuple(labels) if len(labels) <= 4 else families(labels)
 
 
 # --- what an explanation found: the miss (its summary) and its likely cause (its hint) --------------------------
@@ -68,13 +74,14 @@ class FixedPattern:
 @dataclass(frozen=True)
 class ZeroQuery:
     """The head's query at `query` is exactly zero (W_Q reads `reads`; the residual there holds `has`): every key
-    scores the same."""
+    scores the same. `cancels`: the directions W_Q reads that are there, whose contributions add up to zero."""
 
     head: tuple[int, int]
     query: int
     token: str
     reads: tuple[str, ...]
     has: tuple[str, ...]
+    cancels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,21 @@ class WrongKey:
     advice: str | None
     worst: str | None
     silent: Silent | None = None
+    unmatched: Unmatched | None = None
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """Nothing favours the target key because the query asks for something it does not hold: at query `query`,
+    W_Qᵀ W_K looks for `looks_for` in a key (from `reads`, what W_Q reads there), and the target key `target`
+    holds only `holds` of what W_K reads. Directions are named one by one, or by family where there are more
+    than four."""
+
+    query: int
+    reads: tuple[str, ...]
+    looks_for: tuple[str, ...]
+    target: int
+    holds: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -382,7 +404,7 @@ class Attention(Target):
             best = int(np.flatnonzero(inside)[np.argmax(scores[inside])])
             rival = int(np.flatnonzero(~inside)[np.argmax(scores[~inside])])
             if diagnosis.tied(scores[best], scores[rival]):
-                then = self._writer_first(trace, q, best, rival) or differs(trace, self.layer, best, rival)
+                then = self._writer_first(trace, q, best, rival) or differs(trace, self.layer, best, rival, self.head)
                 return TiedKeys(name, rival, best, scores[best], then)
         if not inside[top]:
             return self._wrong_key_hint(trace, q, top, t)
@@ -409,6 +431,7 @@ class Attention(Target):
             embedded = np.abs(trace.model.W_E[read]).any() or (
                 trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any()
             )
+            embedded = embedded or self._an_mlp_writes(trace.model, read)  # an MLP's write is zero only here
             if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
                 written = np.flatnonzero(np.abs(x).sum(0) > 0)
                 writers = tuple(
@@ -426,6 +449,11 @@ class Attention(Target):
                     s[t],
                 )
         return None
+
+    def _an_mlp_writes(self, model, read) -> bool:
+        """Whether an MLP before this head's layer can write any of the directions `read`."""
+        mlps = [model.blocks[l].mlp for l in range(self.layer) if model.blocks[l].mlp is not None]
+        return any(np.abs(m.W_out[read]).any() or np.abs(m.b_out[read]).any() for m in mlps)
 
     def _decisive(self, trace, q: int, a: int, b: int) -> dict[str, float]:
         """Per direction family W_K reads: how much it favours key `a` over key `b`, in the score's own units."""
@@ -499,7 +527,26 @@ class Attention(Target):
         else:
             advice = "look"
         silent = None if pro else self._silent(trace.model)
-        return WrongKey(top, s[top], t, s[t], tuple(con.items()), tuple(pro.items()), writer, advice, worst, silent)
+        unmatched = None if pro or silent or writer else self._unmatched(trace, q, t)
+        return WrongKey(
+            top, s[top], t, s[t], tuple(con.items()), tuple(pro.items()), writer, advice, worst, silent, unmatched
+        )
+
+    def _unmatched(self, trace, q: int, t: int) -> Unmatched | None:
+        """The query looks for directions (W_Qᵀ W_K's) the target key does not hold, though it holds some W_K reads."""
+        layer = trace.layers[self.layer]
+        head = layer.heads[self.head]
+        labels = trace.model.residual.labels
+        x = layer.attn_in[0]  # [T, d_model]
+        wanted = layer.q[0, self.head, q, : head.W_K.shape[0]] @ head.W_K  # [d_model]: what the query asks of a key
+        floor = 1e-9 * max(1.0, float(np.abs(wanted).max()))
+        holds = np.flatnonzero((np.abs(head.W_K).sum(0) > 0) & (np.abs(x[t]) > 1e-9))
+        looks = [int(i) for i in np.argsort(-wanted, kind="stable") if wanted[i] > floor]
+        if not len(holds) or not looks or np.abs(wanted[holds]).max() > floor:
+            return None
+        reads = np.flatnonzero((np.abs(head.W_Q).sum(0) > 0) & (np.abs(x[q]) > 1e-9))
+        named = [_named([labels[int(i)] for i in idx]) for idx in (reads, looks, holds)]
+        return Unmatched(q, named[0], named[1], t, named[2])
 
     def _silent(self, model) -> Silent | None:
         """The directions W_K reads that no part before this layer can write, whatever the input: no embedding,

@@ -1,4 +1,5 @@
-"""The base of every target: a named check, what it finds on a batch (Evaluation) and on one failing input (Explanation).
+"""The base of every target: a named check, what it finds on a batch (Evaluation) and on one failing input
+(Explanation).
 
 A behaviour target evaluates a whole batch at once (`evaluate`) and explains one
 failing input position by position (`explain`), with a hint where one can be derived.
@@ -43,7 +44,8 @@ class Explanation:
 
 @dataclass(frozen=True)
 class EarlierFailure:
-    """A note on a later target's hint: the failure may follow from that of the target `label`, earlier in the circuit."""
+    """A note on a later target's hint: the failure may follow from that of the target `label`, earlier in the
+    circuit."""
 
     label: str
 

@@ -74,7 +74,8 @@ class TooSure:
 class Rival:
     """After position `query` the expected token `want` against `rival`, at probabilities `p_want`, `p_rival`:
     `how` is "tie" (exact), "near" (a near tie, with `more` other tokens as near), "second" (want is the top guess
-    but rival follows) or "prefers" (the model prefers rival)."""
+    but rival follows), "prefers" (the model prefers rival) or "shared" (want ties with `partners`, as the bound
+    allows two or more expected tokens to, and rival leads the tokens outside the tie, which keep `rest`)."""
 
     query: int
     want: str
@@ -83,6 +84,8 @@ class Rival:
     p_rival: float
     how: str
     more: int = 0
+    partners: tuple[str, ...] = ()
+    rest: float = 0.0
     need: float | None = None  # with "second": the log-prob the expected token needs
 
 
@@ -300,13 +303,22 @@ class NextToken(Target):
         tokens = trace.tokens(0)
         lp = trace.logprobs[0, q]
         order = [int(i) for i in np.argsort(-lp, kind="stable")]
-        rival = order[0] if order[0] != want else order[1]
+        near = lambda x: abs(float(lp[want]) - float(x)) < NEAR_TIE  # noqa: E731
+        tied = [i for i in order if near(lp[i])]  # want and the tokens it (nearly) ties with
+        # k tokens tied at the top can each reach 1/k: where that meets a per-position bound, the tie is allowed (two
+        # expected tokens sharing the prediction, as in puzzle 27), and the rival is the best token outside it
+        shared = not self.mean and len(tied) > 1 and order[0] in tied and np.log(1 / len(tied)) >= self.lo
+        outside = [i for i in order if i not in tied]
+        rival = outside[0] if shared and outside else order[0] if order[0] != want else order[1]
         w_tok, r_tok = vocab.tokens[want], vocab.tokens[rival]
         p_w, p_r = float(np.exp(lp[want])), float(np.exp(lp[rival]))
         lead = trace.logits[0, q, want] - trace.logits[0, q, rival]
-        near = lambda x: abs(float(lp[want]) - float(x)) < NEAR_TIE  # noqa: E731
         tie = near(lp[rival])
-        if tie:  # one report for a (near) tie, whichever token argmax happens to pick
+        if shared:
+            partners = tuple(vocab.tokens[i] for i in tied if i != want)
+            rest = float(np.exp(lp[outside]).sum())
+            said = Rival(q, w_tok, r_tok, p_w, p_r, "shared", len(outside) - 1, partners, rest)
+        elif tie:  # one report for a (near) tie, whichever token argmax happens to pick
             exact = diagnosis.tied(float(lp[want]), float(lp[rival]))
             said = Rival(q, w_tok, r_tok, p_w, p_r, "tie" if exact else "near", sum(near(x) for x in lp) - 2)
         else:
@@ -342,7 +354,7 @@ class NextToken(Target):
                 (l, h),
                 marks,
             )
-        if order[0] == want and not tie:
+        if (order[0] == want and not tie) or shared:
             return SurerPrediction(said), None, None
         reach = {}  # per head: the most any one key's value could raise want over the rival
         for l, layer in enumerate(trace.layers):

@@ -69,7 +69,8 @@ class PatchedMLP(Structure):
                 )
 
     def _arrays(self, model) -> tuple:
-        """The cases as arrays, once per basis: names, wanted, fed `[n, d_model]`, expected `[n, k]` (NaN: not asked)."""
+        """The cases as arrays, once per basis: names, wanted, fed `[n, d_model]`, expected `[n, k]` (NaN: not
+        asked)."""
         labels = tuple(model.residual.labels)
         if labels not in self._made:
             made = list(self.cases())

@@ -5,17 +5,20 @@ given: position i attends to i − 1, and position 0 to itself). The residual st
 16 dimensions, named "0" … "15"; each token writes its 8 numbers into dimensions 0–7
 (W_E below) and leaves 8–15 free. Heads have 4-dimensional values.
 
-Write W_V (4 × 16) and W_O (16 × 4) of both heads so that
+Write W_V (4 × 16) and W_O (16 × 4) of both heads so that, at every position i of every
+string of 1 to 12 tokens, dimensions 8–15 of the final residual stream hold
 
-  head 1 (0.0)  copies dimensions 0–3 of the previous token into dimensions 8–11;
-  head 2 (1.0)  copies dimensions 4–6 of the previous token into 12–14, and into 15 the
-                dimension 8 of the previous position — where head 1 put dimension 0 of
-                the token *two* back.
+  8–14   dimensions 0–6 of the previous token (position i − 1);
+  15     dimension 0 of the token *two* back (position i − 2),
 
-Then W_net = W_O W_V of each head, and the products the exercise asks you to expand, are
-checked exactly:
+taking "previous" as the heads' given patterns do (position 0 is its own previous). Head 1
+(0.0) may write only into 8–11 and head 2 (1.0) only into 12–15: each head's W_net = W_O W_V,
+and the products the exercise asks you to expand, are checked exactly, with a 0 wherever
+the behaviour above does not force an entry:
 
-  W_net¹, W_net²,  the two-token copy W_net² · W_net¹  and the one-token copy W_net² + W_net¹.
+  W_net¹, W_net²,  W_net² · W_net¹  and  W_net² + W_net¹.
+
+Neither head sees position i − 2: each looks one step back and no further.
 
 Worked example, "abc" (the target, from `spec`). Dimensions 0–7 of a, b and c are
 
@@ -30,7 +33,7 @@ and dimensions 8–15 of the final residual stream must be
     position 2 'c'   −3  −3   2   0  −2  −3   3   2
 
 Position 2 holds b's dimensions 0–6 (the previous token) and, in 15, a's dimension 0
-(the token two back); position 0 attends to itself, so "two back" is itself there too.
+(the token two back); position 0 is its own previous, so "two back" is itself there too.
 """
 
 import numpy as np

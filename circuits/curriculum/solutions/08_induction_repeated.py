@@ -22,18 +22,14 @@ positions; here its pattern is given, so the model needs no position embedding.
 
 Write layer 1's head and the unembedding:
 
-  W_Q, W_K (d_head × 79)  attend from position n to the position right after an earlier copy
-                          of n's letter (puzzle 07's head 2), and to BOS when there is none;
-  W_V (26 × 79), W_O (79 × 26)  copy the attended letter's content into out;
-  W_U (27 × 79)           turn out into logits (rows in vocabulary order: <bos>, a, …, z).
+  W_Q, W_K (d_head × 79)        where head 1.0 looks (its pattern is checked, below);
+  W_V (26 × 79), W_O (79 × 26)  what it writes into out:*;
+  W_U (27 × 79)                 the logits (rows in vocabulary order: <bos>, a, …, z).
 
-When the current letter is new, no key matches, but the softmax must put its attention
-somewhere: put it on BOS, whose content is empty, so the logits stay flat. When the letter
-is not new, the copy must win over BOS, not tie with it: a tie costs half the attention, a
-mistake a large γ would hide from the log-probs alone, so head 1.0's pattern is checked
-too. Sharpness comes from two symbols bound
-in `params`: `s` in W_Q (how peaked the attention is) and `γ` in W_U (how confident the
-prediction is).
+Both behaviours are checked, the pattern as well as the log-probs: a pattern that is only
+half right can hide behind a large γ in the log-probs alone. Sharpness comes from two
+symbols bound in `params`: `s` in W_Q (how peaked the attention is) and `γ` in W_U (how
+confident the prediction is).
 
 The check runs on BOS + 2–20 random letters written twice, up to the model's n_ctx = 41
 (half of them drawn with no letter twice in the first copy), on the worked examples (two of

@@ -21,20 +21,15 @@ of 1 to 6 tokens and on random strings of up to 11):
   earlier copies of that token, together (all of them, as the detector counts them; the
   query itself is not a copy); at a token new to the string, ≥ 0.9 on BOS.
 
-The query's own position holds the same token, so content alone makes the query tie with
-its copies: something must count against the key at the query's own position. Multiply
-W_Q by a sharpness symbol `s`, bound in `params`.
+The query itself holds the same token, and it is not a copy: it must get no more than the
+rest of the 0.1. Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 
-Worked example, "abca", read as 0 BOS, 1 a, 2 b, 3 c, 4 a. With s = 1, one answer scores
-a content match 1, BOS ½, the key at the query's own position 1 less than its content says:
+Worked behaviour, "abca" and "aaaa", read as 0 BOS, 1 … 4 (the targets):
 
-    query ↓  key →   0 BOS  1 a   2 b   3 c   4 a      target
-    1 'a'             ½     0                           BOS (a is new)
-    2 'b'             ½     0     0                     BOS
-    3 'c'             ½     0     0     0               BOS
-    4 'a'             ½     1     0     0     0         key 1 (the earlier a)
-
-With s = 20, query 4 puts 1/(1 + e⁻¹⁰ + 3e⁻²⁰) = 0.99995 on key 1.
+    "abca"   query     1 a     2 b     3 c     4 a
+             attends   0 BOS   0 BOS   0 BOS   1 a            (not 4, itself)
+    "aaaa"   query     1 a     2 a     3 a     4 a
+             attends   0 BOS   1 a     1, 2    1, 2, 3        (together ≥ 0.9)
 """
 
 import numpy as np

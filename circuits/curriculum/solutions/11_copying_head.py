@@ -29,15 +29,14 @@ to itself). Write its OV circuit, W_V (2 × 7) and W_O (7 × 2), so that
 There are only two directions to write into, so a value cannot be "token t, one-hot".
 Multiply W_O by a sharpness symbol `γ`, bound in `params`: it sets how sure the prediction is.
 
-Worked example. Attending to a position holding c, a head that writes γ·(−.809, .588), c's
-own row of W_U, into (out:x, out:y) gives the logits γ·(W_U row t)·(−.809, .588):
+Worked behaviour, "ccaeb" (the targets of (b)): the head attends to the token before, and
+that token must be predicted:
 
-    t        a       b       c       d       e
-    logit   −.809γ   .309γ   1γ      .309γ  −.809γ
+    position      0 c   1 c   2 a   3 e   4 b
+    attends to    0     0     1     2     3
+    predicted     —     c     c     a     e          (log-prob ≥ −0.1)
 
-With γ = 10, c's log-prob is −log(1 + 2e^−6.91 + 2e^−18.09) = −0.002. The full OV circuit
-of that head is γ times the pentagon's 5 × 5 table of cosines, whose eigenvalues are
-2.5γ, 2.5γ, 0, 0, 0: copying score 1.
+The logit of token u is u's row of W_U dotted with (out:x, out:y) after the head.
 """
 
 import sympy

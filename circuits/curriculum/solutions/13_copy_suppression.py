@@ -1,11 +1,10 @@
 """Puzzle 13 · Copy suppression                               (from McDougall et al. 2023, "Copy Suppression")
 
 GPT-2 small's head L10H7 is a *negative* head: when earlier layers predict a token that
-already appeared in the context, it attends to that earlier appearance and pushes the
-token's logit down. McDougall et al. (2023) call this copy suppression: it keeps the model
-from naively repeating what it has already seen, and calibrates overconfident predictions.
-Its full OV circuit is the mirror image of a copying head's (puzzle 11): attending to t
-*lowers* t's logit, so its copying score Σλ/Σ|λ| is negative.
+already appeared in the context, the prediction is taken back. McDougall et al. (2023)
+call this copy suppression: it keeps the model from naively repeating what it has already
+seen, and calibrates overconfident predictions. Where the head looks, and what it writes
+from there, is yours to work out.
 
 The model (d_model = 11). Every input starts with BOS. Tokens a … e have one-hot content
 directions tok:a … tok:e, BOS has bos, and pred:a … pred:e hold the model's prediction.
@@ -21,12 +20,12 @@ raw dot products, causal mask): W_Q, W_K (d_head × 11), W_V (5 × 11), W_O (11 
   (a) after the head, at every position of every string of 1 to 10 tokens, pred:* is
       the one-hot NEXT[t] when NEXT[t] has not appeared earlier in the string, and all
       zeros when it has (each within 0.1): the prediction is suppressed;
-  (b) the head's full OV circuit W_U W_OV W_E is negative: copying score ≤ −0.9;
-  (c) what the head looks for is set by the prediction, pred:*, not the current token,
-      checked by intervention (activation patching): with the embedding's pred:* taken
-      from another string of the same length, the head must put ≥ 0.9 on the copies (up
-      to the query) of the token the patched pred:* names, or on BOS if there is none;
-      with pred:* zeroed, it must lose its target.
+  (b) the head's full OV circuit W_U W_OV W_E has a copying score Σλ/Σ|λ| ≤ −0.9 (puzzle
+      11 asked for ≥ 0.9);
+  (c) the suppression must follow the bigram path's prediction, checked by intervention
+      (activation patching): with the embedding's pred:* taken from another string of the
+      same length, the head's attention (≥ 0.9) must move to where it would be had that
+      string's predictions been made here; with pred:* zeroed, it must lose its target.
 
 Multiply W_Q by a sharpness symbol `s`, bound in `params`.
 

@@ -83,7 +83,7 @@ puzzle = Puzzle(
                   families=[Uniform(), Runs({"0": "0", "1": "1", "2": "2", "3": "3", "4": "4"})]),
     examples=["2130", "1010", "432101234", "444444444440"],
     sharpness=["s"],
-    source="RASP (Weiss et al. 2021), sort; tracr (Lindner et al. 2023), make_sort's min_key · i / max_seq_len tie-break",
+    source="RASP (Weiss et al. 2021), sort; tracr (Lindner et al. 2023), make_sort (its tie-break)",
 )
 
 # ── your answer ──────────────────────────────────────────────────────────────────────────
