@@ -57,8 +57,7 @@ def test_coverage_is_numbers_said_in_display():
     none = Coverage(examples=1, skipped=list(SKIPPABLE), small_min_len=12, small_tokens=26, small_budget=20_000)
     assert words.small_note(none) == "" and words.coverage(none) == "1 worked example"
     assert words.skipped(none) == [
-        "exhaustive: skipped, 26^12 = 95,428,956,661,682,176 inputs exceed the budget of 20,000 "
-        "(Inputs(exhaustive_budget=...))",
+        "exhaustive: skipped, 26^12 = 95,428,956,661,682,176 inputs exceed the budget of 20,000 the puzzle allows",
         "random inputs: skipped, n_random = 0",
         "property test: skipped, 0 examples asked for",
         "margins: skipped, as asked (--no-margins)",

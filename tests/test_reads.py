@@ -137,13 +137,15 @@ def test_08_a_bigram_bias_in_W_U_is_refused():
     )
 
 
-def test_a_failing_answer_that_also_reads_outside_says_so_after_its_hint():
+def test_a_failing_answer_that_also_reads_outside_says_so_first_in_its_hint():
+    """The failing head's own forbidden read leads its hint (issue 37: it is the likelier fix)."""
+
     def wrong_and_stray(a):
         a.W_K2[0, "bos"] = 30.0  # so much that every query looks at BOS: a failure, and a stray read
 
     result = check(edited("07_induction_k_composition", wrong_and_stray), n_random=300, margins=False)
     assert result.status == "failing"
-    assert "Note: W_K2 reads bos" in said_of_first_failure(result)
+    assert said_of_first_failure(result).startswith("W_K2 reads bos")
 
 
 # --- what is not a read ------------------------------------------------------------------------------------------

@@ -111,8 +111,8 @@ SHORTCUTS = {
     "26 W_U baked, s on row 4 only": (
         "26_modular_addition",
         lambda a, g: setattr(a, "W_U", [[sympy.sympify(x).subs(s, 10) for x in row] for row in a.W_U[:4]] + a.W_U[4:]),
-        "at s = 30 (3× yours) target \"after every pair a, b the answer (a + b) mod 5 has log-prob…\" fails on '00' "
-        "(the shortest input it fails on), so s is not a scale that only sharpens",
+        'W_U has 10 at [0, 5], without s (as [4, 5] has it): at s = 30 (3× yours) target "after every pair a, b '
+        "the answer (a + b) mod 5 has log-prob…\" fails on '00', so s is not a scale — write it into all of W_U",
     ),
 }
 
@@ -235,9 +235,9 @@ def test_the_range_alone_refuses_15s_baked_answer(reference):
     attempt = wrong(reference("15_q_composition"), SHORTCUTS["15 baked, s on the start row only"][1])
     with context():
         said = scale.holds_range(attempt, scale.at_factors(attempt), probe_of(attempt, attempt.model()), evaluate)
-    assert said.startswith(
-        'at s = 60 (3× yours) target "(b) head 1.0 puts ≥ 0.9 on the later repeats of the first '
-        "t…\" fails on 'db' (the shortest input it fails on)"
+    assert said.startswith(  # the entry that lacks s first (as homogeneity names it), then what fails at 3×
+        'W_Q1 has 20 at [0, first:a], without s (as [4, first:a] has it): at s = 60 (3× yours) target "(b) head '
+        "1.0 puts ≥ 0.9 on the later repeats of the first t…\" fails on 'db'"
     )  # key 0 scores 20 − 60/2 < key 1's 0
 
 

@@ -180,8 +180,8 @@ def test_08_a_key_reading_a_direction_nothing_writes_is_told_so_not_blamed_on_bo
     )
     assert (
         "W_K also reads out:a, which nothing before layer 1 writes, whatever the input (head 0.0 writes nothing "
-        "there), so no key differs there: either W_K should read what is written, or W_V and W_O (a given) of "
-        "head 0.0 should write out:a"
+        "there), so no key differs there: either W_K should read what is written, or W_V (a given) and W_O (a "
+        "given) of head 0.0 should write out:a"
     ) in hint, hint
 
 
@@ -234,5 +234,7 @@ def test_watch_shows_the_earliest_failure_in_the_circuit_first_and_in_full():
     assert a.status == b.status == "failed"  # (a) reads the final residual; (b) is head 0.0's own OV circuit
     text = to_text(compact(result), width=200)
     detail = text.index("✗ (b)")
-    assert text.index("copying score") > detail and text.index("✗ (a)") > text.index("yours:")  # (b) in full, first
+    assert text.index("copying score") > detail and text.index("✗ (a)") > text.index(
+        "-0.600 (needs ≤ −0.9)"
+    )  # (b) first
     assert "found by" not in text[text.index("✗ (a)") :]  # (a) only as a header line

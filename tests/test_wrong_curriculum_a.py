@@ -92,7 +92,7 @@ def test_11_too_small_a_gamma_copies_but_not_surely():
     assert structure.status == "passed"  # the circuit copies; only the confidence is short
     assert behaviour.status == "failed"
     hint = hint_of(behaviour.failure.explanation)
-    assert "your top guess after position 1 is 'a' (0.643), but 'b' follows with 0.161" in hint
+    assert "after position 1 your top guess 'a' is right but only 0.643 sure ('b' follows with 0.161)" in hint
     assert "raise your sharpness symbol γ" in hint and "W_U" not in hint and "W_Q" not in hint
 
 

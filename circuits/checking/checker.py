@@ -294,7 +294,7 @@ def _check(attempt: Attempt, n_random: int | None, property_examples: int, margi
         status, error = "error", leak
         results = [TargetResult(r.label, r.kind, "error", error=leak) for r in results]
     elif leak and status == "failing":  # the failure is reported in full; the leak is likely its cause
-        note = LeakNote(str(leak).split(": ", 1)[1])
+        note = LeakNote(str(leak).split(": ", 1)[1], getattr(leak, "reader", None))
         explained = [r for r in results if r.status == "failed" and r.failure and r.failure.explanation]
         if explained:  # the first failure that has a hint (a mechanism's or a structure's finding has none)
             explained[0].failure.explanation.notes.append(note)
@@ -450,8 +450,33 @@ def _check_behaviour(model, attempt, idx, results, n_random, property_examples) 
             )
             res.status, res.failure, res.worst = "failed", f, None
         results[i] = res
+    _one_factor([results[i] for i in idx])
     _earliest_first(targets, [results[i] for i in idx])
     return cov
+
+
+def _sharpenings(result: TargetResult) -> list:
+    if result.status != "failed" or result.failure.explanation is None:
+        return []
+    return [n for n in result.failure.explanation.notes if isinstance(n, sharpening.Sharpening)]
+
+
+def _one_factor(results: list[TargetResult]) -> None:
+    """Where one sharpness alone fixes several failing targets, every one of them says the largest factor: the one
+    that makes them all pass (following a smaller one would leave the others failing)."""
+    import dataclasses
+
+    notes = [n for r in results for n in _sharpenings(r)]
+    most = {}
+    for n in notes:
+        most[n.names] = max(most.get(n.names, n.factor), n.factor)
+    for r in results:
+        e = r.failure.explanation if r.status == "failed" else None
+        if e is not None:
+            e.notes = [
+                dataclasses.replace(n, factor=most[n.names]) if isinstance(n, sharpening.Sharpening) else n
+                for n in e.notes
+            ]
 
 
 def _true_scale(attempt, model, probe: list[Tokens]) -> None:
@@ -516,7 +541,10 @@ def _earliest_first(targets: Sequence[Target], results: list[TargetResult]) -> N
     label = results[first].label
     for n in failed:
         same_head = results[n].failure.explanation.head == results[first].failure.explanation.head is not None
-        if n != first and (targets[n].stage > targets[first].stage or same_head):
+        same_fix = bool(  # one sharpness fixes both: the factor each says is the same
+            {x.names for x in _sharpenings(results[n])} & {x.names for x in _sharpenings(results[first])}
+        )
+        if n != first and (targets[n].stage > targets[first].stage or same_head) and not same_fix:
             results[n].failure.explanation.notes.append(EarlierFailure(label))
 
 

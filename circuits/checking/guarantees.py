@@ -257,10 +257,12 @@ def check_reads(
         entry = f"{matrix}[{row}, {outside[0]}]" if matrix[:1] == "W" else f"row {row}"
         more = f" (and {', '.join(outside[1:3])}{' …' if len(outside) > 3 else ''})" if len(outside) > 1 else ""
         where = ", ".join(given) if given else "nothing"
-        raise CircuitError(
+        err = CircuitError(
             f"{shown}: {matrix} reads {outside[0]} ({entry} = {value:.3g}){more}, but this puzzle "
             f"lets it read only {where}: that column of {matrix} must be 0"
         )
+        err.reader = reader.part  # "head 1.0", "mlp 0", "W_U": whose read it is, for a hint about that part
+        raise err
 
 
 # --- inputs that span the model ---------------------------------------------------------------------------------

@@ -253,7 +253,8 @@ def at_factors(attempt) -> dict:
 
 def holds_range(attempt, models: dict, batch: list, evaluate) -> str | None:
     """One line for the smallest factor at which a behaviour target fails on `batch` (the target first in the
-    puzzle, on the shortest input); None when every factor passes."""
+    puzzle, on the shortest input); None when every factor passes. Where an answer matrix carries the sharpness
+    on some entries and not on another, the line names that entry first (partly_scaled)."""
     targets = [t for t in attempt.puzzle.targets if t.kind is Kind.BEHAVIOUR]
     names = " and ".join(map(str, attempt.puzzle.sharpness))
     for c, model in models.items():
@@ -262,10 +263,53 @@ def holds_range(attempt, models: dict, batch: list, evaluate) -> str | None:
             continue
         t = int(np.flatnonzero(~ok.all(1))[0])
         j = min(np.flatnonzero(~ok[t]), key=lambda j: (len(batch[j]), j))
-        return (
+        fails = (
             f"at {_at(attempt, c)} ({c:g}× yours) target {limits.quoted(targets[t].label)} fails on "
-            f"{limits.shown_input(batch[j])} (the shortest input it fails on), so {names} is not a scale that "
-            f"only sharpens: what your answer gets right must not depend on {names} staying small"
+            f"{limits.shown_input(batch[j])}"
+        )
+        if (entry := partly_scaled(attempt)) is not None:
+            said, matrix = entry
+            return f"{said}: {fails}, so {names} is not a scale — write it into all of {matrix}, as one factor"
+        return (
+            f"{fails} (the shortest input it fails on), so {names} is not a scale that only sharpens: what your "
+            f"answer gets right must not depend on {names} staying small"
+        )
+    return None
+
+
+def partly_scaled(attempt) -> tuple[str, str] | None:
+    """The first answer matrix that carries the puzzle's sharpness on some entries but not on another non-zero
+    one (γ on W_O's out:x entry, a bare 10 on its out:y one), said as "W_O has 10 at [out:y, 1], without γ (as
+    [out:x, 0] has it)", and the matrix's name; None when every matrix carries it on all its entries or on none."""
+    from circuits.model.weights import powers, raw_array, symbols_in
+
+    names = [str(n) for n in attempt.puzzle.sharpness]
+    params = getattr(attempt.answer, "params", None)
+    for name in attempt.puzzle.answer:
+        value = getattr(attempt.answer, name, None)
+        if name == "params" or name in names or value is None or callable(value):
+            continue
+        try:
+            split = powers(value, names, params)
+        except Exception:  # noqa: BLE001 - a value the builder rejects is judged by the build, not here
+            continue
+        bare = split.parts.get(0.0)
+        if bare is None or not np.abs(bare).any() or not any(k > 0 and p.any() for k, p in split.parts.items()):
+            continue
+        rows, cols = (getattr(getattr(value, side, None), "labels", None) for side in ("rows", "cols"))
+        raw = np.asarray(raw_array(value))
+        side = Side(
+            name,
+            rows or [str(r) for r in range(raw.shape[0])],
+            cols or [str(c) for c in range(raw.shape[1])],
+            raw,
+            split.parts,
+        )
+        r, c = (int(i) for i in np.argwhere(np.abs(bare) > 0)[0])
+        word = " and ".join(n for n in names if n in symbols_in(value))
+        return (
+            f"{name} has {side.entry(r, c)} at {side.at(r, c)}, without {word} (as {side.at(*side.carrier())} has it)",
+            name,
         )
     return None
 

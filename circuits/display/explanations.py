@@ -51,9 +51,13 @@ def _attention_rows(f) -> list[list[str]]:
         if f.targets[i] < 0:
             rows.append([str(i), repr(t), "—", top, "—", ""])
             continue
-        keys = np.flatnonzero(f.keys[i])
-        wanted = ", ".join(str(int(k)) for k in keys) if len(keys) > 1 else f"{f.targets[i]} {f.tokens[f.targets[i]]!r}"
-        rows.append([str(i), repr(t), wanted, top, f"{f.mass[i]:.3f}", "✗" if f.mass[i] < f.min_mass else "✓"])
+        keys = [str(int(k)) for k in np.flatnonzero(f.keys[i])]
+        wanted = ", ".join(keys if len(keys) <= 4 else [*keys[:2], "…", keys[-1]])
+        wanted = wanted if len(keys) > 1 else f"{f.targets[i]} {f.tokens[f.targets[i]]!r}"
+        on = f"{f.mass[i]:.3f}"
+        if f.evenly and len(keys) > 1:  # the least-attended key, which the even share judges, not the sum
+            on = f"{diagnosis.apart(f.mass[i] / len(keys), f.min_mass / len(keys))[0]} each"
+        rows.append([str(i), repr(t), wanted, top, on, "✗" if f.mass[i] < f.min_mass else "✓"])
     return rows
 
 
@@ -124,12 +128,35 @@ def hint(explanation) -> str:
         if isinstance(note, sharpening.Sharpening) and note.of == "attention" and sharpening.holds_scale(facts):
             facts, notes = sharpening.sized(facts, note), [n for n in notes if n is not note]
             break
+    lead = [n for n in notes if isinstance(n, EarlierFailure) and getattr(facts, "earlier_first", False)]
+    misread = [n for n in notes if isinstance(n, LeakNote) and _reads_of(n, explanation.head)]
     said = words(facts)
     if explanation.terms is not None:
         said = in_puzzle_terms(said, explanation)
     for note in notes:
-        said = NOTES[type(note)](said, note)
+        if note not in lead and note not in misread:
+            said = NOTES[type(note)](said, note)
+    for note in lead:
+        said = (
+            f"{_failed_earlier(note)}, earlier in the circuit, is the likelier cause: fix that first. {_capital(said)}"
+        )
+    for note in misread:  # a read the puzzle forbids, by the failing head itself: the fix, before any other advice
+        said = f"{_capital(note.detail.rstrip('.'))}; fix that first. If it still fails: {said}"
     return said
+
+
+def _reads_of(note, head) -> bool:
+    """Whether the note is a read outside its declaration by the head the hint is about."""
+    return head is not None and note.reader == _head(head)
+
+
+def _capital(said: str) -> str:
+    return said[:1].upper() + said[1:]
+
+
+def _failed_earlier(note) -> str:
+    label = note.label
+    return "The failure of " + (f"part {label.split(' ', 1)[0]}" if label.startswith("(") else repr(label))
 
 
 def _earlier_failure(said: str, note) -> str:
@@ -243,8 +270,12 @@ def _differs(f) -> str:
         )
     return (
         f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "
-        f"would make key {f.a} score higher"
+        f"would make key {_key(f.a, f.tokens[:1])} score higher than key {_key(f.b, f.tokens[1:])}"
     )
+
+
+def _key(i: int, token: tuple[str, ...]) -> str:
+    return f"{i} {token[0]!r}" if token else str(i)
 
 
 def _tied_keys(f) -> str:
@@ -554,9 +585,15 @@ def _even_would(f) -> str:
 
 
 def _fixed_mix(f) -> str:
+    name = _head(f.leak.head)
+    fed = f"its W_V reads {', '.join(f.reads)}, " if f.reads else ""
+    if f.writer is not None:
+        fed += f"which {_part(f.writer)} writes: look at what {_part(f.writer)} writes there first, then at "
+    else:
+        fed += "look at "
     return (
-        f"{_head(f.leak.head)} has a fixed pattern that does not give the expected vector, though its values "
-        f"could: {_leak(f.leak)}. Check which head or layer the puzzle expects"
+        f"{name}'s pattern is fixed (a given), so its values are at fault, not its attention. {fed[0].upper()}"
+        f"{fed[1:]}W_V and W_O of {name}"
     )
 
 
@@ -649,7 +686,15 @@ def _rival(f) -> str:
             + (f"a tie, each {f.p_want:.3f}" if f.how == "tie" else f"a near tie, {shown_w} against {shown_r}")
         )
     if f.how == "second":
-        return f"your top guess after position {q} is {w!r} ({f.p_want:.3f}), but {r!r} follows with {f.p_rival:.3f}"
+        if f.need is None:
+            return (
+                f"your top guess after position {q} is {w!r} ({f.p_want:.3f}), but {r!r} follows with {f.p_rival:.3f}"
+            )
+        got, need = diagnosis.apart(f.p_want, float(np.exp(f.need)))
+        return (
+            f"after position {q} your top guess {w!r} is right but only {got} sure ({r!r} follows with "
+            f"{f.p_rival:.3f}); it needs log-prob ≥ {f.need:g}, a probability ≥ {need}"
+        )
     if f.how == "shared":
         partners = " and ".join(repr(p) for p in f.partners)
         others = f"{r!r}{f' and {f.more} more' if f.more > 0 else ''}"

@@ -107,7 +107,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
         for what, yours, expected, same in result.structure:
             parts.append(Text(f"{'✓' if same else '✗'} {findings.words(what)}", style="green" if same else "red"))
         for what, yours, expected, same in result.structure:
-            if not same:
+            if not same and tuple(yours.shape) != (1, 1):  # one number (a width, a worst error): its line says it
                 parts += [Text(""), _structure_diff(findings.words(what), yours, findings.expected_matrix(expected))]
         return Group(*parts)
     if f.explanation is None:  # a code or mechanism target: its finding

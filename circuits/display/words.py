@@ -111,8 +111,8 @@ def skipped(cov) -> list[str]:
     a, L = cov.small_tokens, cov.small_min_len
     why = {
         "exhaustive": (
-            f"exhaustive: skipped, {a}^{L} = {a**L:,} inputs exceed the budget of {cov.small_budget:,} "
-            "(Inputs(exhaustive_budget=...))"
+            f"exhaustive: skipped, {a}^{L} = {a**L:,} inputs exceed the budget of {cov.small_budget:,} the puzzle "
+            "allows"
         ),
         "random": "random inputs: skipped, n_random = 0",
         "property": "property test: skipped, 0 examples asked for",

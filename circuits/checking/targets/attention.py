@@ -195,6 +195,7 @@ class AttentionPositions:
     targets: np.ndarray
     mass: np.ndarray
     min_mass: float
+    evenly: bool = False  # mass is the least-attended target key's weight × the number of target keys
 
 
 @dataclass
@@ -370,7 +371,7 @@ class Attention(Target):
         q = int(bad[0])
         t = int(targets[q])
         top = int(np.argmax(pattern[q]))
-        rows = AttentionPositions(list(labels), pattern, keys, targets, mass, self.min_mass)
+        rows = AttentionPositions(list(labels), pattern, keys, targets, mass, self.min_mass, self.evenly)
         on = tuple(int(k) for k in np.flatnonzero(keys[q]))
         least = min(on, key=lambda k: pattern[q, k])
         summary = AttentionMiss(
@@ -422,7 +423,7 @@ class Attention(Target):
         layer = trace.layers[self.layer]
         head = layer.heads[self.head]
         labels = trace.model.residual.labels
-        x = layer.attn_in[0, : q + 1]  # [keys, d_model]: what the head reads
+        x = layer.attn_in[0]  # [T, d_model]: what the head reads, at every position of this input
         s = layer.scores[0, self.head, q]
         for what, W in (("keys", head.W_K), ("queries", head.W_Q)):
             read = np.flatnonzero(np.abs(W).sum(0) > 0)
@@ -431,7 +432,7 @@ class Attention(Target):
             )
             embedded = embedded or self._an_mlp_writes(trace.model, read)  # an MLP's write is zero only here
             if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
-                written = np.flatnonzero(np.abs(layer.attn_in[0]).sum(0) > 0)
+                written = np.flatnonzero(np.abs(x).sum(0) > 0)
                 writers = tuple(
                     (l, h)
                     for l in range(self.layer)

@@ -75,6 +75,7 @@ class LeakNote:
     leak's own message without the puzzle's name), which likely causes the failure."""
 
     detail: str
+    reader: str | None = None  # a read outside the declared ones: whose ("head 1.0", "mlp 0", "W_U"); None: a write
 
 
 class Target:

@@ -85,6 +85,7 @@ class Rival:
     more: int = 0
     partners: tuple[str, ...] = ()
     rest: float = 0.0
+    need: float | None = None  # with "second": the log-prob the expected token needs
 
 
 @dataclass(frozen=True)
@@ -321,7 +322,7 @@ class NextToken(Target):
             exact = diagnosis.tied(float(lp[want]), float(lp[rival]))
             said = Rival(q, w_tok, r_tok, p_w, p_r, "tie" if exact else "near", sum(near(x) for x in lp) - 2)
         else:
-            said = Rival(q, w_tok, r_tok, p_w, p_r, "second" if order[0] == want else "prefers")
+            said = Rival(q, w_tok, r_tok, p_w, p_r, "second" if order[0] == want else "prefers", need=self.lo)
         d = model.W_U[want] - model.W_U[rival]  # [d_model]: what raises want over the rival
         best = None
         for l, layer in enumerate(trace.layers):

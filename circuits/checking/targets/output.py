@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from circuits.checking.readouts import HeadOutput, Readout, Residual
 from circuits.checking.targets import authored
 from circuits.checking.targets.attention import zero_query
 from circuits.checking.targets.base import Evaluation, Explanation, Shows, Target, Tokens
+from circuits.checking.targets.formats import families
 from circuits.checking.targets.scores import Differs, ScaleBy, differs, factor_needed
 from circuits.checking.targets.specs import batched_array, spec_array
 
@@ -167,9 +169,14 @@ class EvenWould:
 
 @dataclass(frozen=True)
 class FixedMix:
-    """Head `head` has a fixed pattern that does not give the expected vector, though its values could (`leak`)."""
+    """Head `head` has a fixed pattern that does not give the expected vector, though other values could (`leak`):
+    the pattern is given, so the values are at fault; they read `reads`, which `writer` wrote most (None: no part
+    before the head's layer)."""
 
     leak: Leak
+    reads: tuple[str, ...] = ()
+    writer: tuple | None = None
+    earlier_first: ClassVar[bool] = True  # an earlier part's failure is the likelier cause: its note leads
 
 
 @dataclass(frozen=True)
@@ -422,11 +429,22 @@ class Output(Target):
         if m.reachable and len(m.keys) > 1:
             leak = Leak(name, m, tokens, expected)
             if fixed:
-                return FixedMix(leak)
+                return FixedMix(leak, *self._values_fed_by(trace, q))
             if zero := zero_query(trace, l, h, q):
                 return zero
             return AttentionNotValues(q, expected, leak, self._why_scores(trace, q, m))
         return NoMix(q, values[:4], expected, isinstance(self.readout, HeadOutput))
+
+    def _values_fed_by(self, trace, q: int) -> tuple[tuple[str, ...], tuple | None]:
+        """The directions the readout head's W_V reads at keys 0..q, and the part before its layer that wrote most
+        into them."""
+        l, h = self.readout.layer, self.readout.head
+        x = trace.layers[l].attn_in[0, : q + 1]
+        labels = trace.model.residual.labels
+        read = [int(i) for i in np.flatnonzero(np.abs(trace.model.head(l, h).W_V).sum(0) > 0) if np.abs(x[:, i]).any()]
+        wrote = diagnosis.writers(trace, l, list(range(q + 1)), read) if read else {}
+        who = max(wrote, key=wrote.get) if wrote else None
+        return families(labels[i] for i in read), who if who is not None and wrote[who] > 1e-9 else None
 
     def _why_scores(self, trace, q: int, m, head: tuple[int, int] | None = None) -> ScoresWhy | None:
         """Why the attention goes where the mix does not want it: the best wanted key against the best unwanted one."""

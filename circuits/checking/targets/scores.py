@@ -52,6 +52,7 @@ class Differs:
     b: int
     families: tuple[str, ...]
     read: tuple[str, ...] = ()
+    tokens: tuple[str, ...] = ()  # the tokens at a and b
 
 
 def differs(trace, layer: int, a: int, b: int, head: int | None = None) -> Differs:
@@ -65,4 +66,5 @@ def differs(trace, layer: int, a: int, b: int, head: int | None = None) -> Diffe
     if w is not None and w.pattern is None:
         keyed = np.abs(np.asarray(w.W_Q, dtype=float).T @ np.asarray(w.W_K, dtype=float)).sum(0) > 0  # [d_model]
         read = families(labels[i] for i in differ if keyed[i])
-    return Differs(a, b, families(labels[i] for i in differ), read)
+    at = trace.tokens(0)
+    return Differs(a, b, families(labels[i] for i in differ), read, (at[a], at[b]))
