@@ -248,33 +248,7 @@ def example(name):
     return module
 
 
-SEED_000_TOKENS = [
-    "N",
-    "Y",
-    '"',
-    "D",
-    '"',
-    "O",
-    "/",
-    "C",
-    "c",
-    "A",
-    "]",
-    "l",
-    "(",
-    "Y",
-    "a",
-    "o",
-    "=",
-    "^",
-    "c",
-    "O",
-    "N",
-    "Y",
-    '"',
-    "D",
-    '"',
-]
+SEED_000_TOKENS = list('NY"D"O/CcA]l(Yao=^cONY"D"')
 
 
 def test_repeated_random_tokens_are_the_seeds():

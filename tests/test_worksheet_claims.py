@@ -234,33 +234,7 @@ def test_08_names_seed_000s_own_sequence_right():
     """Seed 000 shows the tail of its 41 tokens: the last 5 random tokens, then all 20 again (ids from
     torch.manual_seed(2025); randint(0, 100), GPT-2's tokens 0–93 being the printable characters from '!').
     Renamed to letters in order of first appearance, those 20 tokens are the worked example 08 gives."""
-    tail = [
-        "N",
-        "Y",
-        '"',
-        "D",
-        '"',
-        "O",
-        "/",
-        "C",
-        "c",
-        "A",
-        "]",
-        "l",
-        "(",
-        "Y",
-        "a",
-        "o",
-        "=",
-        "^",
-        "c",
-        "O",
-        "N",
-        "Y",
-        '"',
-        "D",
-        '"',
-    ]  # as printed in seed 000, exercise 1.2
+    tail = list('NY"D"O/CcA]l(Yao=^cONY"D"')  # as printed in seed 000, exercise 1.2
     tokens = tail[5:]
     assert tokens[-5:] == tail[:5]  # the shown tail starts inside the first copy: the sequence repeats
     names: dict[str, str] = {}
