@@ -12,6 +12,7 @@ from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 
 PER_LENGTH = 120  # random inputs per length in the length search, besides the deterministic extremes
+TIGHTEST = 16  # inputs per target the sharpness bisection tries alone first (the ones with least slack)
 
 
 @dataclass
@@ -105,8 +106,26 @@ def scaled(answer, names, factor: float):
     return scaled
 
 
-def sharpness(attempt, steps: int = 9) -> float | None:
-    """The smallest factor on the puzzle's sharpness matrices (or symbol) at which every target still passes."""
+def _tightest(model, targets, batch: list[list[str]], k: int = TIGHTEST) -> list[list[str]]:
+    """The `k` inputs of `batch` each target passes by least at factor 1 (by its worst value): the likeliest to fail
+    at a smaller factor."""
+    from circuits.checking.evaluation import evaluate
+
+    _, worst = evaluate(model, targets, batch)
+    picked: set[int] = set()
+    for t, target in enumerate(targets):
+        picked.update(np.argsort(-worst[t] if target.higher_is_worse else worst[t], kind="stable")[:k].tolist())
+    return [batch[i] for i in sorted(picked)]
+
+
+def sharpness(attempt, steps: int = 9, model=None) -> float | None:
+    """The smallest factor on the puzzle's sharpness matrices (or symbol) at which every target still passes.
+
+    The bisection (factor 0 first, then `steps` halvings of [0, 1]) runs on a few inputs, the tightest at factor 1
+    (`model`, if given, is the answer's own): a step they fail is a step the whole batch fails. The factor found is
+    then confirmed on the whole batch; where the batch fails there, its failing input joins the few and the
+    bisection runs again. The factor said has passed the whole batch and the one a step below has failed it (the
+    same factor as bisecting on the whole batch, wherever passing grows with the factor)."""
     from circuits.checking.validate import undeclared_sharpness
 
     puzzle = attempt.puzzle
@@ -117,29 +136,46 @@ def sharpness(attempt, steps: int = 9) -> float | None:
     batch = inputs.sample(1000, seed=inputs.seed + 1)
     batch += [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]
 
-    hard: list[list[str]] = []  # inputs that failed at a smaller factor: they are tried first, alone
+    models: dict[float, object] = {}  # each factor's model, built once
 
-    def ok(factor: float) -> bool:
-        try:
-            model = attempt.model(scaled(attempt.answer, puzzle.sharpness, factor))
-        except CircuitError:
-            return False
-        if hard and not passes(model, targets, hard)[0]:
-            return False  # the same verdict the whole batch would give (hard is part of it), sooner
-        good, bad = passes(model, targets, batch)
-        if not good:
-            hard.append(bad)
+    def at(factor: float):
+        if factor not in models:
+            try:
+                models[factor] = attempt.model(scaled(attempt.answer, puzzle.sharpness, factor))
+            except CircuitError:
+                models[factor] = None  # an answer that cannot be built at this factor fails at it
+        return models[factor]
+
+    few = _tightest(model if model is not None else at(1.0), targets, batch)
+    verdicts: dict[float, tuple[bool, int]] = {}  # factor -> (the few pass, how many of them were checked)
+
+    def few_pass(factor: float) -> bool:
+        good, done = verdicts.get(factor, (True, 0))
+        if good and done < len(few):
+            built = at(factor)
+            good = built is not None and passes(built, targets, few[done:])[0]
+            verdicts[factor] = (good, len(few))
         return good
 
-    if ok(0.0):
-        return 0.0
-    lo, hi = 0.0, 1.0
-    for _ in range(steps):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    def bisect() -> float:
+        if few_pass(0.0):
+            return 0.0
+        lo, hi = 0.0, 1.0
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if few_pass(mid) else (mid, hi)
+        return hi
+
+    while True:
+        found = bisect()
+        if found == 1.0:
+            return found  # every step failed: 1 itself is never tried, by this bisection or the whole batch's
+        good, bad = passes(at(found), targets, batch)
+        if good:
+            return found
+        few.append(bad)
 
 
 def measure(attempt, model) -> Margins:
     longest, cap, bad = longest_length(model, attempt.puzzle)
-    return Margins(longest, cap, bad, sharpness(attempt), " and ".join(attempt.puzzle.sharpness))
+    return Margins(longest, cap, bad, sharpness(attempt, model=model), " and ".join(attempt.puzzle.sharpness))
