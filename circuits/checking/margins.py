@@ -150,11 +150,10 @@ def sharpness(attempt, steps: int = 9, model=None) -> float | None:
     verdicts: dict[float, tuple[bool, int]] = {}  # factor -> (the few pass, how many of them were checked)
 
     def few_pass(factor: float) -> bool:
-        good, done = verdicts.get(factor, (True, 0))
+        good, done = verdicts.get(factor, (at(factor) is not None, 0))
         if good and done < len(few):
-            built = at(factor)
-            good = built is not None and passes(built, targets, few[done:])[0]
-            verdicts[factor] = (good, len(few))
+            good = passes(at(factor), targets, few[done:])[0]
+        verdicts[factor] = (good, len(few))
         return good
 
     def bisect() -> float:
