@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.model import MLP, Layer
-from circuits.model.decompose import Writes, before, parts, written_before
+from circuits.model.decompose import Writes, before, decompose_resid, parts, written_before
 
 RESID = Basis(["tok:a", "tok:b", "pos:0", "pos:1", "h", "bias", "v", "m", "free"])
 
@@ -112,8 +111,22 @@ def test_a_model_without_positions_has_no_position_part():
     assert list(written_before(Model(vocab, W_E, residual=resid), 0)) == [True, False]
 
 
-@pytest.mark.parametrize("layer", [1, 2])
-def test_the_silent_check_sees_what_the_decomposition_sees(layer):
-    """The attention target's "nothing before this layer writes it" uses this set: head 2.0 reads h, written by
-    head 0.0, so h is never silent there."""
-    assert written_before(model(), layer)[RESID.labels.index("h")]
+def test_a_zero_b_O_writes_nothing_and_a_missing_one_is_no_part():
+    found = {p.name: p for p in parts(model())}
+    assert "b_O 1" not in found and "b_O 2" not in found  # layers 1 and 2 have none
+    m = model()
+    m.blocks[0].b_O = np.zeros(len(RESID))
+    assert written({p.name: p for p in parts(m)}["b_O 0"]) == {}
+    assert not written_before(m, 1)[RESID.labels.index("bias")]
+
+
+def test_the_residual_stream_is_the_sum_of_what_each_part_added():
+    trace = model().run(["ab", "ba"])
+    added = decompose_resid(trace)
+    assert list(added) == [("embedding",), ("head", 0, 0), ("head", 0, 1), ("head", 1, 0), ("mlp", 1), ("head", 2, 0)]
+    b_O = trace.model.blocks[0].b_O  # the one bias no part carries
+    assert np.allclose(sum(added.values()) + b_O, trace.resid(None))
+    h = RESID.labels.index("h")
+    assert added[("head", 0, 0)][0, :, h].tolist() == [2.0, 1.0]  # "a" then the mean of a, b: copied ×2
+    assert not added[("head", 0, 1)].any()  # W_O is zero
+    assert list(decompose_resid(trace, 1)) == [("embedding",), ("head", 0, 0), ("head", 0, 1)]

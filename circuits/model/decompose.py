@@ -84,3 +84,16 @@ def written_before(model, layer: int) -> np.ndarray:
     for part in before(model, layer):
         written |= part.size() > 0
     return written
+
+
+def decompose_resid(trace, layer: int | None = None) -> dict[tuple, np.ndarray]:
+    """What each part before `layer` (None: every layer) added to the residual stream of `trace`, [b, T, d_model]
+    each, in the order the forward pass adds them: ("embedding",) (token and position embeddings), ("head", l, h)
+    (W_O z, without b_O), ("mlp", l). As TransformerLens's decompose_resid, but per head."""
+    out = {("embedding",): trace.embed + trace.pos_embed}
+    for l, lt in enumerate(trace.layers[:layer]):
+        for h in range(len(lt.heads)):
+            out[("head", l, h)] = lt.head_out_of(h)
+        if lt.mlp_out is not None:
+            out[("mlp", l)] = lt.mlp_out
+    return out
