@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from circuits.model.decompose import decompose_resid
+
 
 # --- numbers with enough digits --------------------------------------------------------------------------------
 def apart(x: float, bound: float, decimals: int = 3) -> tuple[str, str]:
@@ -88,14 +90,10 @@ def writers(trace, layer: int, positions: list[int], directions: list[int]) -> d
     """How much each part before `layer` (the embedding, each head, each MLP: ("embedding",), ("head", l, h),
     ("mlp", l)) wrote into `directions` at `positions` of input 0, as the sum of absolute values: the parts a
     reader at `layer` sees there."""
-    out = {("embedding",): float(np.abs((trace.embed + trace.pos_embed)[0][np.ix_(positions, directions)]).sum())}
-    for l in range(layer):
-        lt = trace.layers[l]
-        for h in range(len(lt.heads)):
-            out[("head", l, h)] = float(np.abs(lt.head_out_of(h)[0][np.ix_(positions, directions)]).sum())
-        if lt.mlp_out is not None:
-            out[("mlp", l)] = float(np.abs(lt.mlp_out[0][np.ix_(positions, directions)]).sum())
-    return out
+    return {
+        part: float(np.abs(added[0][np.ix_(positions, directions)]).sum())
+        for part, added in decompose_resid(trace, layer).items()
+    }
 
 
 def _suffix(label: str) -> str:

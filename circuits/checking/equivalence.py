@@ -17,7 +17,7 @@ reads. It changes nothing when, on every residual vector the puzzle's inputs can
 
 Where a direction can be non-zero is decided from the reference model's weights: BOS at position 0 (when the
 vocabulary has one), any other token at any other position below n_ctx, and every direction an earlier part writes
-(guarantees.writers, and each layer's b_O) taken as non-zero at every position. That reaches beyond what the inputs
+(model/decompose.py's parts) taken as non-zero at every position. That reaches beyond what the inputs
 can make, so a rule may spare too little, never too much. A reader behind a LayerNorm (which mixes every direction),
 an edit of anything that writes, and a model not in float64 are never spared; directions a target's intervention
 patches apart (Target.patched) are never taken as equal. A rule must hold at the answer's sharpness and at SHARPER
@@ -27,13 +27,13 @@ own inputs, which must give the same patterns, values, MLP units, residual strea
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from circuits.model import functional as F
+from circuits.model.decompose import Writes, parts
 
 RULES = ("BOS-only query", "masked", "nothing writes", "always together", "product unchanged")
 RTOL = 1e-9  # a difference below this share of the matrices' own size is rounding
@@ -55,17 +55,13 @@ class Reach:
     def __init__(self, model, n_ctx: int, apart: Sequence[np.ndarray] = ()):
         """`apart`: [d_model] bool masks of directions an intervention patches or zeroes together
         (Target.patched): a direction inside one is never taken as equal to one outside it."""
-        from circuits.checking.guarantees import writers
-
         self.n_ctx = n_ctx
         rows, positions = _embedded(model, n_ctx)  # [pairs, d_model + 1], [pairs]
         masks = [np.append(np.asarray(m, float), 0.0)[None, :] for m in apart]  # [1, d_model + 1] each
         self._rows = np.vstack([rows, *masks])  # a mask's row makes no direction non-zero, only splits classes
         self._live = np.stack([(rows[positions == p] != 0).any(0) for p in range(n_ctx)], 1)  # [d_model + 1, n_ctx]
-        found = [(_after(w.name), w.out) for w in writers(model)]
-        found += [
-            (float(l), np.asarray(b.b_O, float)[:, None]) for l, b in enumerate(model.blocks) if b.b_O is not None
-        ]
+        found = [(p.stage, p.out) for p in parts(model) if p.kind in (Writes.HEAD, Writes.MLP)]
+        found += [(p.stage, p.out) for p in parts(model) if p.kind is Writes.B_O]
         zero = lambda out: np.zeros((1, out.shape[1]))  # noqa: E731  no part writes the constant 1
         self._writes = [(at, np.vstack([out, zero(out)])) for at, out in found]
         self._stages: dict[float, Stage] = {}
@@ -78,12 +74,6 @@ class Reach:
             _, classes = np.unique(signature, axis=0, return_inverse=True)
             self._stages[stage] = Stage(self._live | reached[:, None], classes.ravel())
         return self._stages[stage]
-
-
-def _after(name: str) -> float:
-    """The stage after which a writer ("head 1.0", "mlp 0") has written: a layer's heads write before its MLP."""
-    part, _, where = name.partition(" ")
-    return int(re.match(r"\d+", where).group(0)) + (0.5 if part == "mlp" else 0.0)
 
 
 def _embedded(model, n_ctx: int) -> tuple[np.ndarray, np.ndarray]:

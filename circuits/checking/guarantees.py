@@ -25,6 +25,7 @@ import numpy as np
 
 from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
+from circuits.model.decompose import Writes, parts
 
 WRITE_TOL = 1e-9  # a residual direction is written when W_O W_V (or W_out, b_out) reaches this in its row
 
@@ -42,16 +43,7 @@ class Writer:
 def writers(model) -> list[Writer]:
     """Every head and MLP of `model`, with what each can write (OV circuits and what the value bias reaches through
     W_O; an MLP's W_out and b_out)."""
-    found = []
-    for l, block in enumerate(model.blocks):
-        for head in block.heads:
-            W_O = np.asarray(head.W_O, float)
-            ov = np.concatenate([W_O @ np.asarray(head.W_V, float), (W_O @ np.asarray(head.b_V, float))[:, None]], 1)
-            found.append(Writer(head.name, "W_O", ov))
-        if block.mlp is not None:
-            W_out, b_out = np.asarray(block.mlp.W_out, float), np.asarray(block.mlp.b_out, float)
-            found.append(Writer(f"mlp {l}", "W_out", np.concatenate([W_out, b_out[:, None]], axis=1)))
-    return found
+    return [Writer(p.name, p.matrix, p.out) for p in parts(model) if p.kind in (Writes.HEAD, Writes.MLP)]
 
 
 def written(writer: Writer, labels: Sequence[str]) -> dict[str, float]:

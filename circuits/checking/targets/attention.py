@@ -12,6 +12,7 @@ from circuits.checking.targets import authored
 from circuits.checking.targets.base import Evaluation, Explanation, Shows, Target, Tokens
 from circuits.checking.targets.formats import families, family_of
 from circuits.checking.targets.scores import Differs, ScaleBy, differs, factor_needed
+from circuits.model.decompose import Writes, before, written_before
 
 
 def _rotates(W: np.ndarray) -> bool:
@@ -425,12 +426,10 @@ class Attention(Target):
         labels = trace.model.residual.labels
         x = layer.attn_in[0]  # [T, d_model]: what the head reads, at every position of this input
         s = layer.scores[0, self.head, q]
+        early = [p for p in before(trace.model, self.layer) if p.kind not in (Writes.HEAD, Writes.B_O)]
         for what, W in (("keys", head.W_K), ("queries", head.W_Q)):
             read = np.flatnonzero(np.abs(W).sum(0) > 0)
-            embedded = np.abs(trace.model.W_E[read]).any() or (
-                trace.model.W_pos is not None and np.abs(trace.model.W_pos[read]).any()
-            )
-            embedded = embedded or self._an_mlp_writes(trace.model, read)  # an MLP's write is zero only here
+            embedded = any(p.writes(read) for p in early)  # an MLP's write is zero only here
             if len(read) and not np.abs(x[:, read]).any() and not embedded:  # not merely zero for these tokens
                 written = np.flatnonzero(np.abs(x).sum(0) > 0)
                 writers = tuple(
@@ -448,11 +447,6 @@ class Attention(Target):
                     s[t],
                 )
         return None
-
-    def _an_mlp_writes(self, model, read) -> bool:
-        """Whether an MLP before this head's layer can write any of the directions `read`."""
-        mlps = [model.blocks[l].mlp for l in range(self.layer) if model.blocks[l].mlp is not None]
-        return any(np.abs(m.W_out[read]).any() or np.abs(m.b_out[read]).any() for m in mlps)
 
     def _decisive(self, trace, q: int, a: int, b: int) -> dict[str, float]:
         """Per direction family W_K reads: how much it favours key `a` over key `b`, in the score's own units."""
@@ -553,16 +547,7 @@ class Attention(Target):
         direction to a non-zero one.)"""
         if self.layer == 0 or model.blocks[self.layer].ln_attn is not None:
             return None
-        written = np.abs(model.W_E).sum(1) > 0  # [d_model]
-        if model.W_pos is not None:
-            written |= np.abs(model.W_pos).sum(1) > 0
-        for block in model.blocks[: self.layer]:
-            for h in block.heads:
-                written |= (np.abs(h.W_O @ h.W_V).sum(1) > 0) | (np.abs(h.W_O @ h.b_V) > 0)
-            if block.b_O is not None:
-                written |= np.abs(np.asarray(block.b_O)).reshape(-1) > 0
-            if block.mlp is not None:
-                written |= (np.abs(block.mlp.W_out).sum(1) > 0) | (np.abs(block.mlp.b_out) > 0)
+        written = written_before(model, self.layer)  # [d_model]
         head = model.head(self.layer, self.head)
         labels = model.residual.labels
 

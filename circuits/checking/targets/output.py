@@ -16,6 +16,7 @@ from circuits.checking.targets.base import Evaluation, Explanation, Shows, Targe
 from circuits.checking.targets.formats import families
 from circuits.checking.targets.scores import Differs, ScaleBy, differs, factor_needed
 from circuits.checking.targets.specs import batched_array, spec_array
+from circuits.model.decompose import decompose_resid
 
 
 @dataclass
@@ -356,15 +357,10 @@ class Output(Target):
     def _residual_hint(self, trace, q: int, error: np.ndarray) -> WrittenBy | WronglyWritten:
         """Which part of the model wrote the wrong amount into the worst direction."""
         model = trace.model
-        head_out = [layer.head_out[0, :, q] for layer in trace.layers]  # per layer: [h, d_model]
+        added = decompose_resid(trace)  # per part: [b, T, d_model]
 
         def parts(col: int) -> dict[Part, float]:
-            out = {("embedding",): float((trace.embed + trace.pos_embed)[0, q, col])}
-            for l, layer in enumerate(trace.layers):
-                out |= {("head", l, h): float(head_out[l][h, col]) for h in range(len(layer.heads))}
-                if layer.mlp_out is not None:
-                    out[("mlp", l)] = float(layer.mlp_out[0, q, col])
-            return out
+            return {part: float(a[0, q, col]) for part, a in added.items()}
 
         names = self.readout.components(model)
         order = [int(d) for d in np.argsort(-np.nan_to_num(np.abs(error))) if abs(error[d]) > self.tol]
