@@ -1,0 +1,5 @@
+"""`python -m circuits.cli`: the `circuits` command."""
+
+from circuits.cli import main
+
+raise SystemExit(main())
