@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from circuits.checking.workspace import files
+from circuits.workspace.init import files
 
 root = Path(__file__).resolve().parent.parent
 wrong = [
@@ -15,7 +15,7 @@ extra = sorted({p.name for p in (root / "puzzles").glob("[0-9][0-9]_*.py")} - {P
 if wrong or extra:
     print(
         f"puzzles/ differs from the shipped stubs: {', '.join(wrong + extra)}"
-        " (regenerate them with circuits.checking.reset.stub_text)"
+        " (regenerate them with circuits.workspace.reset.stub_text)"
     )
     sys.exit(1)
 print(f"puzzles/: the {len([r for r, _ in files() if r.startswith('puzzles/')])} shipped stubs")

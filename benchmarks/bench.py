@@ -317,10 +317,10 @@ def cli_runs(attempts, cfg: Settings) -> list[Figure]:
 
 # --- save → verdict, as `circuits watch` gives it -----------------------------------------------------------
 def a_failing_answer(attempt):
-    """The attempt with its first mutant that fails (circuits.checking.mutants), or None."""
+    """The attempt with its first mutant that fails (circuits.audit.mutants), or None."""
     import copy
 
-    from circuits.checking.mutants import mutants
+    from circuits.audit.mutants import mutants
 
     for m in mutants(attempt)[:8]:
         wrong = copy.copy(attempt)
@@ -581,7 +581,7 @@ AUDIT_IN_FLOOR = 10.0  # issue 39: `circuits audit N` ≤ 10 I (AUDIT_GOAL where
 def audits(attempts, cfg: Settings) -> list[Figure]:
     """What `circuits audit N` does (the reference checked, every mutant judged, each survivor's closest call),
     in this process: its wall time against the goal, its CPU time and verdicts in the note."""
-    from circuits.checking.audit import run as audit
+    from circuits.audit.author import run as audit
 
     out = []
     for a in attempts:

@@ -5,7 +5,7 @@
     python benchmarks/grade.py --json out.json
 
 The class is generated from the shipped reference solutions: solved (a copy), wrong (the sharpness
-symbol set to 1, a matrix halved, the causal mask all True), stubs (circuits.checking.reset.stub_text)
+symbol set to 1, a matrix halved, the causal mask all True), stubs (circuits.workspace.reset.stub_text)
 and hostile (prints a fake verdict, patches circuits, forks, writes outside its folder, allocates
 10 GB, sleeps past the limit), in the proportions 40/25/20/15. Each is graded as `circuits grade`
 does (its own fenced process, margins off). Goal: ≥ 10 submissions of all 22 puzzles per minute
@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from circuits.checking import curriculum
-from circuits.checking.reset import stub_text
-from circuits.checking.sealed.sandbox import Limits
+from circuits.workspace.reset import stub_text
+from circuits.sealed.sandbox import Limits
 from circuits.grading import parallel
 from circuits.grading.grade import shipped
 

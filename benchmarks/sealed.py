@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from circuits.checking import curriculum, loader  # noqa: E402
-from circuits.checking.sealed import sandbox  # noqa: E402
+from circuits.sealed import sandbox  # noqa: E402
 
 
 def import_floor(repeat: int) -> float:

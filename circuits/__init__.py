@@ -164,7 +164,7 @@ def _repr(self):
 
 
 def _attach_lazily() -> None:
-    from circuits.checking.audit import AuthorAudit
+    from circuits.audit.author import AuthorAudit
     from circuits.checking.checker import PuzzleResult
 
     for cls in (PuzzleResult, AuthorAudit):

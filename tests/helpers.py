@@ -5,7 +5,7 @@ from pathlib import Path
 from circuits.checking import curriculum
 from circuits.checking.checker import check
 from circuits.checking.loader import load
-from circuits.checking.reset import stub_text
+from circuits.workspace.reset import stub_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = curriculum.folder()  # the shipped reference files; the tests never read puzzles/, the learner's files

@@ -5,8 +5,8 @@ value that could not cross. (The fence itself is tested in tests/test_sealed.py.
 import numpy as np
 import pytest
 
-from circuits.checking.sealed import codec
-from circuits.checking.sealed.answer import answered
+from circuits.sealed import codec
+from circuits.sealed.answer import answered
 
 
 def test_a_value_crosses_as_itself():

@@ -1,4 +1,4 @@
-"""The audit's equivalence rules (circuits/checking/equivalence.py): each spares a planted mutant that changes nothing,
+"""The audit's equivalence rules (circuits/audit/equivalence.py): each spares a planted mutant that changes nothing,
 and refuses its near miss, an edit that looks alike but changes what some input computes."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from helpers import solution
 
 from circuits import MLP, Basis, Head, Layer, Model, Vocab
-from circuits.checking.equivalence import Reach, same_on, spared
+from circuits.audit.equivalence import Reach, same_on, spared
 
 RESID = ["a", "b", "bos", "pos:0", "pos:1", "pos:2", "pos:3", "seen"]  # d_model = 8; seen: written by head 0.0
 N_CTX = 4
@@ -182,7 +182,7 @@ def test_an_edit_of_what_a_head_writes_is_never_spared():
 # --- the audit: rules before the allow-list, said per rule -----------------------------------------------------
 @pytest.fixture(scope="module")
 def audit_09():
-    from circuits.checking.audit import run
+    from circuits.audit.author import run
 
     return run(solution("09_duplicate_token"))
 
@@ -211,7 +211,7 @@ def test_every_mutant_the_rules_spare_in_09_computes_what_the_reference_does_on_
     """The rules' proof, checked on the audit's random inputs, the worked examples and every small input."""
     import copy
 
-    from circuits.checking.mutants import mutants
+    from circuits.audit.mutants import mutants
     from circuits.checking.plan import Plan
 
     attempt = solution("09_duplicate_token")
@@ -226,7 +226,7 @@ def test_every_mutant_the_rules_spare_in_09_computes_what_the_reference_does_on_
 
 def test_the_directions_a_puzzles_interventions_patch_are_kept_apart():
     """21's Depends targets patch what heads write into some directions: those masks reach the rules."""
-    from circuits.checking.equivalence import interventions
+    from circuits.audit.equivalence import interventions
 
     attempt = solution("21_ioi_mini")
     reference = attempt.model()
@@ -240,7 +240,7 @@ def test_the_puzzles_own_sharpness_scaled_up_is_spared_as_sharper_and_scaled_dow
     circuit, spared by the rule "sharper"; `s × 0.1` is killed; a matrix named as the sharpness is no symbol."""
     import types
 
-    from circuits.checking.mutants import sharper
+    from circuits.audit.mutants import sharper
 
     r = audit_09.result
     assert dict(r.spared)["s × 10"] == "sharper" and "s × 0.1" in r.killed

@@ -517,7 +517,7 @@ def test_a_shipped_puzzle_passes_its_own_audit(capsys, monkeypatch):
 
 
 def test_the_scaffold_template_is_the_one_the_files_hold(tmp_path):
-    from circuits.checking.scaffold import new
+    from circuits.workspace.scaffold import new
 
     puzzle, solution = new("42_answer", str(tmp_path))
     mark = "# ── your answer"
@@ -528,8 +528,8 @@ def test_the_scaffold_template_is_the_one_the_files_hold(tmp_path):
 
 def test_an_allow_list_entry_pasted_from_the_audits_survivor_line_matches():
     """The audit prints a survivor as `  W_Q[0, a]: × −1`; pasted into ALLOWED_MUTANTS it allows that mutant only."""
-    from circuits.checking.audit import split_name
-    from circuits.checking.mutants import matches
+    from circuits.audit.author import split_name
+    from circuits.audit.mutants import matches
 
     for name in ("W_Q[0, consonant] × −1", "W_K columns vowel ↔ consonant", "whole answer × 10", "s × 0.1"):
         entry, change = split_name(name)
@@ -540,7 +540,7 @@ def test_an_allow_list_entry_pasted_from_the_audits_survivor_line_matches():
 
 def test_a_survivor_is_printed_as_the_allow_list_entry_for_it_alone():
     """The printed form escapes fnmatch's metacharacters, and a pattern written in the printed (colon) form matches."""
-    from circuits.checking.mutants import allow_entry, matches
+    from circuits.audit.mutants import allow_entry, matches
 
     assert allow_entry("W_Q[0, consonant] × −1") == "W_Q[[]0, consonant]: × −1"
     assert allow_entry("W_Q1[1, cos:1] 0 → s*sqrt(2)") == "W_Q1[[]1, cos:1]: 0 → s[*]sqrt(2)"

@@ -4,7 +4,7 @@ their entries (objects refused), nested values within limits, and stand-ins for 
 import numpy as np
 import pytest
 
-from circuits.checking.sealed import codec
+from circuits.sealed import codec
 
 
 def test_an_array_and_a_nested_value_cross_and_come_back():

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, SOLUTIONS
 
-from circuits.checking.reset import stub_text
+from circuits.workspace.reset import stub_text
 
 COURSE = {"41_uniform": "03_uniform", "42_xor_mlp": "16_xor_mlp", "43_virtual_head": "05_virtual_head"}
 MARK = "# ── your answer"

@@ -21,9 +21,9 @@ import pytest
 import sympy
 
 from circuits.checking import curriculum
-from circuits.checking.reset import stub_text
-from circuits.checking.sealed import codec
-from circuits.checking.sealed.sandbox import Limits
+from circuits.workspace.reset import stub_text
+from circuits.sealed import codec
+from circuits.sealed.sandbox import Limits
 from circuits.cli import main
 from circuits.grading import outputs, parallel
 from circuits.grading.grade import select, shipped
@@ -523,7 +523,7 @@ def test_usage_mistakes_are_one_line_and_write_nothing(tmp_path, monkeypatch, ca
 
 
 def test_the_fence_leaves_out_an_installed_curriculum_inside_site_packages(tmp_path):
-    from circuits.checking.sealed.sandbox import readable_except
+    from circuits.sealed.sandbox import readable_except
 
     site = tmp_path / "site-packages"
     for folder in ("numpy/core", "circuits/curriculum/solutions", "circuits/model", "sympy"):

@@ -7,7 +7,7 @@ import json
 from helpers import solution
 
 from circuits.checking.checker import check
-from circuits.checking.mutants import mutants
+from circuits.audit.mutants import mutants
 from circuits.display import words
 from circuits.display.json import result_json
 

@@ -19,7 +19,7 @@ import pytest
 from helpers import ROOT, SOLUTIONS, STEMS, shipped, stub
 
 from circuits.checking.loader import load
-from circuits.checking.reset import MARK, backup
+from circuits.workspace.reset import MARK, backup
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]

@@ -2,7 +2,7 @@
 answer and givens, no tie is reported as a call to sharpen, and every readout failure blamed on the attention shows
 the heatmap of the head it blames.
 
-The mutants are circuits/checking/mutants.py's, PER_PUZZLE of each puzzle taken at even steps through its list (a
+The mutants are circuits/audit/mutants.py's, PER_PUZZLE of each puzzle taken at even steps through its list (a
 fixed sample: the same every run), each checked once for the whole module with a light check (no property test).
 """
 
@@ -17,7 +17,7 @@ from helpers import SOLUTIONS, hint_of, solution
 
 from circuits.checking import diagnosis
 from circuits.checking.checker import check
-from circuits.checking.mutants import mutants
+from circuits.audit.mutants import mutants
 from circuits.checking.targets import Attention, NextToken, Output
 from circuits.display import words
 from circuits.display.render import to_text

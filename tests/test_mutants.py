@@ -1,6 +1,6 @@
 """Mutation testing: the checker rejects every small wrong edit of every reference answer.
 
-A mutant may pass only if the reviewed allow-list (circuits/checking/allowed_mutants.py, which `circuits audit`
+A mutant may pass only if the reviewed allow-list (circuits/audit/allowed_mutants.py, which `circuits audit`
 reads too) says why it is not a wrong circuit: the edit is
 multiplied by a zero (exactly equivalent), or the check covers every input the model can take and
 the edited answer meets the worksheet on all of them (another correct answer, not a missed bug).
@@ -11,8 +11,8 @@ import pytest
 from conftest import MUTATION_AUDITS
 from helpers import solution
 
-from circuits.checking.allowed_mutants import ALLOWED, POINTER, allowed_for
-from circuits.checking.mutants import (
+from circuits.audit.allowed_mutants import ALLOWED, POINTER, allowed_for
+from circuits.audit.mutants import (
     FAST_RANDOM,
     Numbers,
     allow_entry,
@@ -39,7 +39,7 @@ PUZZLES = [
 ]
 
 
-# ── curriculum A (puzzles 09–15); their allow-lists are in circuits/checking/allowed_mutants.py ──────────
+# ── curriculum A (puzzles 09–15); their allow-lists are in circuits/audit/allowed_mutants.py ──────────
 PUZZLES += [
     "09_duplicate_token",
     "10_seen_before",
@@ -50,7 +50,7 @@ PUZZLES += [
     "15_q_composition",
 ]
 
-# --- curriculum B (puzzles 16-21); their allow-lists are in circuits/checking/allowed_mutants.py ----------
+# --- curriculum B (puzzles 16-21); their allow-lists are in circuits/audit/allowed_mutants.py ----------
 PUZZLES += ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
 
 # --- puzzles that ask for invention (issue 28): two challenges and the capstone --------------------------
@@ -104,8 +104,8 @@ def test_the_checker_kills_every_non_equivalent_mutant(stem, request, audits):
 def one_at_a_time(attempt, allowed) -> dict[str, str]:
     """The audit as it ran before it shared its plan and ran under the check's context: every mutant's inputs
     (sample, examples, extremes, small inputs) made afresh, its specs computed afresh, BLAS as the caller left it."""
-    from circuits.checking.equivalence import Judge
-    from circuits.checking.mutants import sharper
+    from circuits.audit.equivalence import Judge
+    from circuits.audit.mutants import sharper
 
     verdicts = {}
     numbers = Numbers()

@@ -151,7 +151,7 @@ def _file_size_limit(n: int):
 
 def test_new_that_fails_on_the_second_file_writes_neither(tmp_path):
     """The solution (the longer file) cannot be written, whoever runs the test: a file size limit between the two."""
-    from circuits.checking import scaffold
+    from circuits.workspace import scaffold
 
     puzzle_size = len(scaffold.HEAD.encode()) + len(scaffold.PUZZLE_ANSWER.encode())
     assert puzzle_size + 100 < len(scaffold.HEAD.encode()) + len(scaffold.SOLUTION_ANSWER.encode())
@@ -326,7 +326,7 @@ def test_the_target_limit_is_stated_and_a_few_seconds():
 
 def test_audit_of_a_huge_answer_samples_says_so_and_stops_in_its_time(project):
     """An MLP of 600 units where 2 do the work: 1,223 mutants, most of them edits of units that write nothing."""
-    from circuits.checking.mutants import MAX_MUTANTS
+    from circuits.audit.mutants import MAX_MUTANTS
 
     with open(project / "solutions" / "16_xor_mlp.py", "a", encoding="utf-8") as f:
         f.write("W_in = W_in + [[0, 0, 0, 0]] * 598\nW_out = [row + [0] * 598 for row in W_out]\n")

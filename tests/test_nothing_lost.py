@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, fresh_project
 
-from circuits.checking.reset import stub_text
+from circuits.workspace.reset import stub_text
 
 STEMS = ("00_attention", "03_uniform", "04_previous_token", "05_virtual_head")  # a code puzzle and quick model puzzles
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]

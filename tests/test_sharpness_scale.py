@@ -21,7 +21,7 @@ from circuits.checking.checker import check, context
 from circuits.checking.evaluation import evaluate
 from circuits.checking.loader import load
 from circuits.checking.margins import scaled
-from circuits.checking.mutants import rejects
+from circuits.audit.mutants import rejects
 from circuits.checking.pipeline import load as load_file
 from circuits.checking.plan import Plan
 from circuits.display import words

@@ -406,10 +406,10 @@ def test_the_private_import_rule_catches_a_planted_violation():
         "from . import plan as p\n"
         "def f():\n    return checker._check(1), p._helper, checker.check\n"
     )
-    assert private_imports(planted, "circuits.checking.audit") == [
-        "circuits.checking.audit: checker._check",
-        "circuits.checking.audit: from circuits.checking.targets.formats import _fmt_vec",
-        "circuits.checking.audit: p._helper",
+    assert private_imports(planted, "circuits.checking.planted") == [
+        "circuits.checking.planted: checker._check",
+        "circuits.checking.planted: from circuits.checking.targets.formats import _fmt_vec",
+        "circuits.checking.planted: p._helper",
     ]
     # relative, from inside the targets package; a module's own private names are its own business
     assert private_imports("from .base import _hidden\n", "circuits.checking.targets.mlp") == [

@@ -22,9 +22,9 @@ from rich.cells import cell_len
 
 from circuits.checking.checker import check
 from circuits.checking.loader import load
-from circuits.checking.mutants import mutants
+from circuits.audit.mutants import mutants
 from circuits.checking.plan import worked_examples
-from circuits.checking.reset import stub_text
+from circuits.workspace.reset import stub_text
 from circuits.cli import main
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
@@ -44,7 +44,7 @@ import types as _types
 from pathlib import Path as _Path
 
 from circuits.checking.loader import Attempt as _Attempt
-from circuits.checking.mutants import mutants as _mutants
+from circuits.audit.mutants import mutants as _mutants
 from circuits.checking.puzzle import Puzzle as _Puzzle
 
 _puzzle = next(v for v in list(globals().values()) if isinstance(v, _Puzzle))

@@ -11,7 +11,7 @@ from helpers import check_with, hint_of, only_failure, solution, summary_of
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.checking import diagnosis
 from circuits.checking.checker import check
-from circuits.checking.mutants import mutants
+from circuits.audit.mutants import mutants
 from circuits.checking.targets import Attention
 from circuits.cli import main
 from circuits.display import words

@@ -116,7 +116,7 @@ def load(path: str | Path) -> Attempt:
 def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
     """A learner's file for a shipped or course puzzle: the puzzle from the reference (run here), the answer from
     the file (run in a fenced child: checking/sealed), and the givens the file changed, named."""
-    from circuits.checking.sealed import answer
+    from circuits.sealed import answer
 
     shipped, shipped_source = _shipped(ref)
     puzzle = _declared(shipped, paths.shown(ref))

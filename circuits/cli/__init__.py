@@ -54,7 +54,7 @@ SEALED = ("check", "list", "watch", "show", "analyze", "hint", "reset")  # comma
 
 def _warm() -> None:
     """Start the warm process that runs learners' files (checking/sealed) now, so it is ready when needed."""
-    from circuits.checking.sealed import sandbox
+    from circuits.sealed import sandbox
 
     try:
         sandbox.warm()

@@ -13,7 +13,7 @@ from circuits.errors import CircuitError
 
 
 def cmd_new(args) -> int:
-    from circuits.checking.scaffold import new
+    from circuits.workspace.scaffold import new
     from circuits.io import paths
 
     written = new(args.name, args.folder)
@@ -27,7 +27,7 @@ def cmd_new(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from circuits.checking.audit import reference, run
+    from circuits.audit.author import reference, run
 
     path = Path(args.puzzle) if args.puzzle.endswith(".py") else _puzzle_file(args.puzzle, True)
     out = run(reference(path))
@@ -49,7 +49,7 @@ def _grade_limits(args):
     """--timeout and --memory as the sandbox's limits, or one line saying why not: checked before any grading."""
     import math
 
-    from circuits.checking.sealed.sandbox import Limits
+    from circuits.sealed.sandbox import Limits
 
     if not (math.isfinite(args.timeout) and TIMEOUTS[0] <= args.timeout <= TIMEOUTS[1]):
         raise CircuitError(

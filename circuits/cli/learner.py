@@ -73,7 +73,7 @@ def cmd_hint(args) -> int:
 
 def cmd_reset(args) -> int:
     from circuits.checking.loader import find, puzzle_folder, reference_for
-    from circuits.checking.reset import reset, resettable
+    from circuits.workspace.reset import reset, resettable
 
     try:
         puzzle = find(args.puzzle, False)
@@ -100,7 +100,7 @@ def cmd_reset(args) -> int:
 
 
 def cmd_init(args) -> int:
-    from circuits.checking.workspace import create
+    from circuits.workspace.init import create
 
     done = create(Path(args.folder), Path(args.course) if args.course else None)
     where = _shown(done.folder)

@@ -226,7 +226,7 @@ def patterns(trace, heads=None, max_tokens: int = MAX_TOKENS, max_inputs: int = 
 
 def attach() -> None:
     """Give results their notebook reprs (here, because display sits above the classes' own layers)."""
-    from circuits.checking.audit import AuthorAudit
+    from circuits.audit.author import AuthorAudit
     from circuits.checking.checker import PuzzleResult
     from circuits.display import render
     from circuits.display.shown import trace_text

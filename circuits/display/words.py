@@ -171,7 +171,7 @@ def audit_summary(r) -> str:
 
 def audit_notes(r) -> list[str]:
     """What a mutants.Audit did not do: mutants left out by sampling, or unjudged when the time ran out."""
-    from circuits.checking.mutants import MAX_MUTANTS
+    from circuits.audit.mutants import MAX_MUTANTS
 
     out = []
     if r.sampled:

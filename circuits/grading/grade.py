@@ -19,9 +19,9 @@ from pathlib import Path
 from circuits.checking import checker, curriculum, pipeline
 from circuits.checking.limits import shown_input
 from circuits.checking.loader import Attempt, compared_givens
-from circuits.checking.sealed import answer as sealed_answer
-from circuits.checking.sealed import calls as code
-from circuits.checking.sealed import codec, sandbox
+from circuits.sealed import answer as sealed_answer
+from circuits.sealed import calls as code
+from circuits.sealed import codec, sandbox
 from circuits.checking.targets.base import Kind
 from circuits.display.words import said
 from circuits.errors import CircuitError

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from circuits.checking.sealed.sandbox import Limits
+from circuits.sealed.sandbox import Limits
 from circuits.grading import parallel
 from circuits.grading.grade import SubmissionGrade
 from circuits.grading.journal import Journal

@@ -159,7 +159,7 @@ def pytest_unconfigure(config):
     if config in _CONFIG:
         _CONFIG.remove(config)
     if not _CONFIG:  # the warm process that ran the puzzle files ends with the run (an inline run's too)
-        from circuits.checking.sealed import sandbox
+        from circuits.sealed import sandbox
 
         sandbox.stop_warm()
 

@@ -109,7 +109,7 @@ class PuzzleDir(getattr(pytest, "Directory", pytest.Collector)):  # pytest.Direc
     """puzzles/ (or solutions/): a PuzzleFile for every NN_*.py entry, whatever it is; anything else as pytest would."""
 
     def collect(self):
-        from circuits.checking.sealed import sandbox
+        from circuits.sealed import sandbox
 
         try:
             sandbox.warm()  # the process that runs the puzzle files, warming up while pytest collects

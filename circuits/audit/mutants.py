@@ -464,7 +464,7 @@ def audit(
     spared when a rule proves it equivalent (checking/equivalence.py), before the allow-list is read."""
     from circuits.checking import guarantees
     from circuits.checking.checker import context
-    from circuits.checking.equivalence import Judge
+    from circuits.audit.equivalence import Judge
 
     start = time.perf_counter()
     result = Audit(attempt.puzzle.id)

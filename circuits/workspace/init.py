@@ -12,7 +12,7 @@ from pathlib import Path
 
 from circuits.checking import curriculum
 from circuits.checking.loader import course_references, recorded_course
-from circuits.checking.reset import stub_text
+from circuits.workspace.reset import stub_text
 from circuits.errors import CircuitError
 from circuits.io.paths import real
 

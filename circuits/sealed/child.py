@@ -22,7 +22,7 @@ import sys
 import traceback
 import types
 
-from circuits.checking.sealed.walls import die_with_parent, drop_capabilities, fence, limit, no_forks
+from circuits.sealed.walls import die_with_parent, drop_capabilities, fence, limit, no_forks
 
 
 def main(job_fd: int) -> None:
@@ -73,7 +73,7 @@ def _raise_exit(code=0):
 
 def run_file(item: dict) -> tuple[dict, dict | None]:
     """Execute one puzzle file; its answer names (and givens, reads, warnings) as data, or why not; and its names."""
-    from circuits.checking.sealed import codec
+    from circuits.sealed import codec
 
     shown, filename = item["shown"], item.get("filename") or item["shown"]
     try:
@@ -184,7 +184,7 @@ def _function(value) -> dict:
 
 def serve(names: dict, item: dict, requests, emit) -> None:
     """A code puzzle: call the learner's functions on what the parent sends, until it says `next` or closes."""
-    from circuits.checking.sealed import codec
+    from circuits.sealed import codec
 
     filename = item.get("filename") or item["shown"]
     for line in requests:
@@ -202,14 +202,14 @@ def serve(names: dict, item: dict, requests, emit) -> None:
 
 
 def _circuits_root() -> str:
-    """The circuits package this process imports (the runtime copy): circuits/checking/sealed/ is three below."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+    """The circuits package this process imports (the runtime copy): this file is in circuits/sealed/."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _call(fn, name: str, args, filename: str) -> dict:
     """fn(*args) on the parent's inputs: the output as data, or what it raised and where in the file; a function
     that runs any of circuits' own code (the reference, functional.softmax, …) is refused, named by what it ran."""
-    from circuits.checking.sealed import codec
+    from circuits.sealed import codec
 
     root, ran = _circuits_root(), []
 
@@ -270,7 +270,7 @@ def zygote(sock_fd: int) -> None:
     import socket
 
     from circuits.checking import givens, puzzle  # noqa: F401 - what every job needs, paid for once (the
-    from circuits.checking.sealed import codec  # noqa: F401 - boot line imports numpy, sympy and circuits)
+    from circuits.sealed import codec  # noqa: F401 - boot line imports numpy, sympy and circuits)
 
     sock = socket.socket(fileno=sock_fd)
     wake_r, wake_w = os.pipe()

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits.checking.loader import Attempt
-from circuits.checking.mutants import split_name  # noqa: F401  (part of audit's API)
+from circuits.audit.mutants import split_name  # noqa: F401  (part of audit's API)
 from circuits.checking.plan import Plan
 from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
@@ -94,9 +94,9 @@ def reference(path) -> Attempt:
 def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     """Check the reference solution in full, then audit its mutants against the puzzle's allow-list."""
     from circuits.checking import limits
-    from circuits.checking.allowed_mutants import allowed_for
+    from circuits.audit.allowed_mutants import allowed_for
     from circuits.checking.checker import check, context
-    from circuits.checking.mutants import FAST_RANDOM, allow_entry, audit, matches
+    from circuits.audit.mutants import FAST_RANDOM, allow_entry, audit, matches
 
     shown = paths.shown(attempt.path)
     result = check(attempt, margins=False)
@@ -138,7 +138,7 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
 
 def _answers(attempt) -> dict[str, object]:
     """Each mutant's and each tolerance probe's answer, by the name the audit reports it under."""
-    from circuits.checking.mutants import Numbers, mutants, tolerance_probes
+    from circuits.audit.mutants import Numbers, mutants, tolerance_probes
 
     out = {m.name: m.answer for m in mutants(copy.copy(attempt))}
     for name, _, matrix_name, (small, _) in tolerance_probes(attempt, Numbers()):

@@ -32,8 +32,8 @@ import tempfile
 from dataclasses import dataclass
 
 from circuits.checking import limits as checking_limits
-from circuits.checking.sealed.processes import Child, Zygote, cold, forked, stop_warm, warm  # noqa: F401 - re-exported
-from circuits.checking.sealed.provision import (  # noqa: F401 - re-exported: sandbox is where callers look
+from circuits.sealed.processes import Child, Zygote, cold, forked, stop_warm, warm  # noqa: F401 - re-exported
+from circuits.sealed.provision import (  # noqa: F401 - re-exported: sandbox is where callers look
     START_SECONDS,
     Limits,
     SandboxError,

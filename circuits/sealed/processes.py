@@ -20,7 +20,7 @@ import tempfile
 import threading
 
 from circuits.checking import limits as checking_limits
-from circuits.checking.sealed.provision import POLL, START_SECONDS, SandboxError, environment, runtime, unnamed_file
+from circuits.sealed.provision import POLL, START_SECONDS, SandboxError, environment, runtime, unnamed_file
 
 MAX_MESSAGE = 64 << 20  # the most one file's answer may send back (the largest reference answer is a few kB)
 
@@ -90,7 +90,7 @@ def cold(job: dict, cwd: str, scratch: str, printed: int, serve: bool = False) -
     job_fd = unnamed_file("circuits-job-", json.dumps(job).encode("utf-8"))
     boot = (
         f"import sys; sys.path.insert(0, {runtime()!r}); "
-        f"from circuits.checking.sealed.child import main; main({job_fd})"
+        f"from circuits.sealed.child import main; main({job_fd})"
     )
     passed = (write_fd, job_fd) + ((req_r,) if req_r is not None else ())
     try:
@@ -134,7 +134,7 @@ class Zygote:
         boot = (
             f"import sys; sys.path.insert(0, {runtime()!r}); "
             "import numpy, sympy, circuits; "  # what every puzzle file imports, paid for once
-            f"from circuits.checking.sealed.child import zygote; zygote({theirs.fileno()})"
+            f"from circuits.sealed.child import zygote; zygote({theirs.fileno()})"
         )
         try:
             self.proc = subprocess.Popen(

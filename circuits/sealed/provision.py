@@ -31,7 +31,7 @@ class Limits:
 
 
 _RUNTIME: list[str] = []
-PACKAGE = Path(__file__).resolve().parents[2]  # the circuits package this process runs (checking/sealed/ is two below)
+PACKAGE = Path(__file__).resolve().parents[1]  # the circuits package this process runs (sealed/ is one below)
 
 
 def runtime() -> str:

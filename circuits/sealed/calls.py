@@ -12,7 +12,7 @@ import json
 import keyword
 import types
 
-from circuits.checking.sealed import codec
+from circuits.sealed import codec
 from circuits.errors import CircuitError
 
 
