@@ -33,7 +33,7 @@ def _render(result) -> str:
 
 def write(stem: str, out: Path) -> int:
     from circuits.checking.checker import check
-    from circuits.checking.mutants import mutants
+    from circuits.audit.mutants import mutants
     from circuits.checking.curriculum import folder
     from circuits.checking.pipeline import load
 
