@@ -14,6 +14,7 @@ LAYERS = [
     "io",
     ("checking", "sealed"),
     "analysis",
+    "explain",
     "audit",
     "workspace",
     "display",
