@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             _parser().print_help()
             return 2
-        if args.command in SEALED:
+        if args.command in SEALED and not _reference_only(args):
             _warm()
         return COMMANDS[args.command](args)
 
@@ -50,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 SEALED = ("check", "list", "watch", "show", "analyze", "hint", "reset")  # commands that run a learner's file
+
+
+def _reference_only(args) -> bool:
+    """Whether the command runs only reference solutions (`--solution`, `list --solutions`): they run in this
+    process, trusted, so no warm process for a learner's file is started (it would only compete for the cores)."""
+    return bool(getattr(args, "solution", False) or getattr(args, "solutions", False))
 
 
 def _warm() -> None:
