@@ -12,44 +12,45 @@ from circuits.errors import quiet_interrupt_on_start
 
 quiet_interrupt_on_start()  # only in the `circuits` command: Ctrl-C during these imports is one line, not a traceback
 
-from circuits.checking import (  # noqa: E402
-    FILL_ME_IN,
-    Attention,
-    Code,
-    Copies,
-    Depends,
-    HeadOutput,
-    HeadZ,
-    Inputs,
-    MLPOut,
-    MLPOutput,
-    MLPWidth,
-    NextToken,
-    Output,
-    OVCircuit,
-    PatchedMLP,
-    Puzzle,
-    Repeated,
-    Residual,
-    Runs,
-    Structure,
-    Target,
-    Uniform,
-    ValueWidth,
-    reference,
+import importlib  # noqa: E402
+import importlib.abc  # noqa: E402
+import importlib.util  # noqa: E402
+import sys  # noqa: E402
+
+from circuits.errors import CircuitError, CircuitWarning  # noqa: E402
+
+# The public names and the module each comes from, imported on first use (PEP 562): `import circuits.cli` stays
+# cheap (the `circuits` command imports what its verb needs), and `from circuits import Puzzle` works as before.
+_CHECKING = (
+    "FILL_ME_IN Attention Code Copies Depends HeadOutput HeadZ Inputs MLPOut MLPOutput MLPWidth NextToken Output "
+    "OVCircuit PatchedMLP Puzzle Repeated Residual Runs Structure Target Uniform ValueWidth reference"
 )
-from circuits.errors import CircuitError, CircuitWarning
-from circuits.model import functional
-from circuits.model.basis import Basis, NamedMatrix, blank, labelled, names
-from circuits.model.positions import (
-    one_hot_positions,
-    rotation,
-    sinusoidal,
-    sinusoidal_names,
-)
-from circuits.model.trace import LayerTrace, Trace
-from circuits.model.transformer import MLP, Head, HeadWeights, Layer, LayerNorm, Model
-from circuits.model.vocab import Vocab
+_FROM = {
+    **dict.fromkeys(_CHECKING.split(), "circuits.checking"),
+    **dict.fromkeys(("Basis", "NamedMatrix", "blank", "labelled", "names"), "circuits.model.basis"),
+    **dict.fromkeys(("one_hot_positions", "rotation", "sinusoidal", "sinusoidal_names"), "circuits.model.positions"),
+    **dict.fromkeys(("LayerTrace", "Trace"), "circuits.model.trace"),
+    **dict.fromkeys(("MLP", "Head", "HeadWeights", "Layer", "LayerNorm", "Model"), "circuits.model.transformer"),
+    "Vocab": "circuits.model.vocab",
+    "functional": "circuits.model",
+}
+
+
+def __getattr__(name: str):
+    """A public name (or a subpackage, `circuits.checking`), imported the first time it is asked for."""
+    if name in _FROM:
+        value = getattr(importlib.import_module(_FROM[name]), name)
+    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "Basis",
@@ -163,18 +164,59 @@ def _repr(self):
     return self.__repr__()
 
 
-def _attach_lazily() -> None:
-    from circuits.audit.author import AuthorAudit
-    from circuits.checking.checker import PuzzleResult
-
-    for cls in (PuzzleResult, AuthorAudit):
+def _attach_reprs(module) -> None:
+    """The reprs above, on the classes of `module` (one of _REPRS), as it is imported."""
+    for cls in (getattr(module, name) for name in _REPRS[module.__name__]):
         cls._repr_html_, cls._repr_pretty_ = _repr_html, _repr_pretty
-    Trace._repr_html_ = _repr_html
-    PuzzleResult.__repr__ = Trace.__repr__ = _repr
-    Trace._repr_pretty_ = _repr_pretty
+        if cls.__name__ != "AuthorAudit":
+            cls.__repr__ = _repr
 
 
-_attach_lazily()
+_REPRS = {  # the modules whose classes print as reports, and those classes
+    "circuits.checking.results": ("PuzzleResult",),
+    "circuits.model.trace": ("Trace",),
+    "circuits.audit.author": ("AuthorAudit",),
+}
+
+
+class _Reprs(importlib.abc.MetaPathFinder):
+    """Attaches the reprs to a class the moment its module is imported: whichever import comes first (a puzzle
+    file's `from circuits import Trace`, a test's `from circuits.checking.checker import PuzzleResult`), the class
+    is never seen without them, and `import circuits` imports none of those modules itself."""
+
+    def find_spec(self, name, path, target=None):
+        if name not in _REPRS:
+            return None
+        for finder in sys.meta_path:
+            spec = None if finder is self else getattr(finder, "find_spec", lambda *a: None)(name, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _ThenAttach(spec.loader)
+                return spec
+        return None
+
+
+class _ThenAttach(importlib.abc.Loader):
+    """A module's own loader, which attaches the reprs once the module has run."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _attach_reprs(module)
+
+    def __getattr__(self, name):  # get_source, get_code, …: the module's own loader answers
+        return getattr(self.loader, name)
+
+
+for _name in _REPRS:  # already imported (circuits imported again, or by a tool that loaded them first)
+    if _name in sys.modules:
+        _attach_reprs(sys.modules[_name])
+if not any(isinstance(f, _Reprs) for f in sys.meta_path):
+    sys.meta_path.insert(0, _Reprs())
 
 
 # --- tracr's compiled transformers (the [tracr] extra; tracr, jax and haiku are imported on first use) -------------
