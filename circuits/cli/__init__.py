@@ -29,11 +29,18 @@ from circuits.cli.puzzles import _console, _load, _puzzle_file, _shown  # noqa: 
 from circuits.errors import CircuitError
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, served: bool = False) -> int:
+    """The `circuits` command; `served`: this is the warm server's fork running it (cli/server.py)."""
     from circuits.errors import interrupts_as_usual
 
     argv = sys.argv[1:] if argv is None else argv
     interrupts_as_usual()  # from here Ctrl-C is a KeyboardInterrupt, which _guard turns into one line
+    if not served:
+        from circuits.cli.server import client
+
+        code = client(argv)  # the warm server's answer, or None: run here, as before
+        if code is not None:
+            return code
     if sys.stdout is None:  # started with stdout closed (`circuits … >&-`): output goes nowhere, the exit code stays
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
 

@@ -1,0 +1,397 @@
+"""A warm `circuits` per user: `check`, `list` and `watch` answered by a fork of a process that has imported
+everything already, so the command pays for a connection instead of Python's imports.
+
+The first such command starts the server in the background (and runs as it always did); the next ones connect.
+Each command is one fork of the server: it takes the command's working directory, environment and terminal
+(stdin, stdout and stderr, passed over the socket), runs `circuits.cli.main` exactly as the command would, and
+sends back the exit code. A learner's file still runs in a fenced child of its own (checking/sealed): the fork
+that makes the verdict is circuits' code only, as in a fresh `circuits` process.
+
+Trusted only when nothing is in doubt: the socket lives in a folder of this user's alone (mode 0700), the peer
+is this user (SO_PEERCRED), and the server runs the same Python and the same library — the same files, byte
+for byte as stamped by size and modification time — under the same settings (the environment variables that
+change a verdict). A server whose files changed since it started refuses and ends; anything else (no server,
+a stale socket, a timeout before the fork accepted the command) and the command runs in its own process, as
+before. The server ends after CIRCUITS_SERVER_IDLE seconds without a command (default 900); CIRCUITS_SERVER=0
+turns it off, and so does running under pytest.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import stat
+import sys
+import threading
+
+SERVED = ("check", "list", "watch")  # the verbs that check puzzles: what the server answers
+IDLE_SECONDS = 900.0
+ACCEPT_SECONDS = 5.0  # how long a client waits for the server's fork to accept its command, then runs it here
+SETTINGS = ("HOME", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONHASHSEED")
+SETTING_PREFIXES = ("CIRCUITS_", "XDG_", "HYPOTHESIS", "OMP_", "OPENBLAS_", "MKL_", "NUMPY_")
+
+
+# --- who the server is: the library's files, this Python, the settings -------------------------------------
+def stamp(env: dict | None = None) -> str:
+    """A hash of what decides every verdict: this Python, the circuits package's files (path, size, modification
+    time), and the environment variables that change a check. Two processes with the same stamp check alike."""
+    env = os.environ if env is None else env
+    package = os.path.dirname(os.path.abspath(__file__)).rpartition(os.sep)[0]  # circuits/
+    h = hashlib.sha256(f"{sys.executable}\0{sys.version}\0{package}".encode())
+    for top, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".toml")):
+                st = os.stat(os.path.join(top, name))
+                h.update(f"\0{top}/{name}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    for key in sorted(env):
+        if key in SETTINGS or key.startswith(SETTING_PREFIXES):
+            h.update(f"\0{key}={env[key]}".encode())
+    return h.hexdigest()[:32]
+
+
+def folder() -> str | None:
+    """This user's folder for the socket ($XDG_RUNTIME_DIR/circuits, else the cache folder's servers/): made
+    with mode 0700, or None if it exists with any other owner or mode."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime):
+        where = os.path.join(runtime, "circuits")
+    else:
+        where = os.path.join(_cache_root(), "servers")
+    try:
+        os.makedirs(where, mode=0o700, exist_ok=True)
+        st = os.lstat(where)
+    except OSError:
+        return None
+    private = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) == 0o700
+    return where if private else None
+
+
+def _cache_root() -> str:
+    """checking.library.cache_root, without importing circuits.checking (and numpy) into the thin client."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    return os.path.join(base if base and os.path.isabs(base) else os.path.expanduser("~/.cache"), "circuits")
+
+
+def address(key: str) -> str | None:
+    """The socket's path for the stamp `key`, or None when there is no private folder or the path is too long."""
+    where = folder()
+    path = None if where is None else os.path.join(where, f"{key}.sock")
+    return path if path is not None and len(path.encode()) < 100 else None  # AF_UNIX paths end near 108 bytes
+
+
+def wanted(argv: list[str]) -> bool:
+    """Whether `argv` may go to a server: a served verb, the server allowed, and a terminal of real descriptors."""
+    if not argv or argv[0] not in SERVED or os.environ.get("CIRCUITS_SERVER", "1") == "0":
+        return False
+    if "PYTEST_CURRENT_TEST" in os.environ or not hasattr(socket, "SO_PEERCRED") or not hasattr(socket, "send_fds"):
+        return False
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    if streams != (sys.__stdin__, sys.__stdout__, sys.__stderr__):  # replaced (captured): answered here
+        return False
+    try:
+        return all(s is not None and s.fileno() == fd and os.fstat(fd) for fd, s in enumerate(streams))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+# --- the client: the `circuits` command, thin ----------------------------------------------------------------
+def client(argv: list[str]) -> int | None:
+    """The exit code of `argv` as the warm server ran it, or None: run it in this process (no server yet, one
+    that cannot be trusted, or any doubt before the server accepted it). Starts a server when there is none."""
+    if not wanted(argv):
+        return None
+    try:
+        return _client(argv)
+    except KeyboardInterrupt:  # before the server took the command: nothing ran
+        from circuits.errors import INTERRUPTED
+
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
+
+
+def _client(argv: list[str]) -> int | None:
+    key = stamp()
+    path = address(key)
+    if path is None:
+        return None
+    conn = _connect(path)
+    if conn is None:
+        start(path)
+        return None
+    with conn:
+        pid = _handshake(conn, key, argv)
+        if pid is None:
+            return None
+        return _wait(conn)
+
+
+def _connect(path: str) -> socket.socket | None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(ACCEPT_SECONDS)
+        conn.connect(path)
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+        uid = int.from_bytes(creds[4:8], sys.byteorder)
+    except OSError:
+        conn.close()
+        return None
+    if uid != os.getuid():  # a foreign server: never trusted
+        conn.close()
+        return None
+    return conn
+
+
+def _handshake(conn: socket.socket, key: str, argv: list[str]) -> int | None:
+    """Send the command with this terminal; the fork's pid once it accepts, or None (it refused, or timed out:
+    then it never runs the command, as it waits for `go`)."""
+    request = {"stamp": key, "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
+    try:
+        socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
+        reply = _line(conn)
+        if not isinstance(reply, dict) or not isinstance(reply.get("pid"), int):
+            return None
+        conn.sendall(b'{"go": true}\n')
+    except (OSError, ValueError):
+        return None
+    return reply["pid"]
+
+
+def _line(conn: socket.socket, buffer: bytearray | None = None) -> dict | None:
+    data = bytearray() if buffer is None else buffer
+    while b"\n" not in data:
+        chunk = conn.recv(4096)
+        if not chunk:
+            return None
+        data += chunk
+    line, _, rest = bytes(data).partition(b"\n")
+    data[:] = rest
+    message = json.loads(line)
+    return message if isinstance(message, dict) else None
+
+
+def _wait(conn: socket.socket) -> int:
+    """The command's exit code; Ctrl-C here is passed on to the fork (which says it was interrupted and ends)."""
+    conn.settimeout(None)
+    while True:
+        try:
+            reply = _line(conn)
+            break
+        except KeyboardInterrupt:
+            try:
+                conn.sendall(b"int\n")
+            except OSError:
+                return 130
+        except (OSError, ValueError):
+            reply = None
+            break
+    if reply is None or not isinstance(reply.get("exit"), int):
+        print("circuits: the warm server ended during the command (CIRCUITS_SERVER=0 runs without it)", file=sys.stderr)
+        return 2
+    return reply["exit"]
+
+
+def start(path: str) -> None:
+    """Start a server for `path` in the background, with this command's environment; nothing if that fails."""
+    import subprocess
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = f"import sys; sys.path.insert(0, {package_parent!r}); from circuits.cli.server import serve; serve({path!r})"
+    try:
+        subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        pass
+
+
+# --- the server ----------------------------------------------------------------------------------------------
+def serve(path: str, idle: float | None = None) -> None:
+    """Answer commands on `path` until idle for `idle` seconds (CIRCUITS_SERVER_IDLE) or its files change."""
+    idle = float(os.environ.get("CIRCUITS_SERVER_IDLE", IDLE_SECONDS)) if idle is None else idle
+    lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # one server per socket; a second one leaves at once
+    except OSError:
+        return
+    key = stamp()
+    if os.path.basename(path) != f"{key}.sock":  # started for another library or other settings
+        return
+    _warm_up()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.unlink(path)  # a dead server's socket: ours now, under the lock
+    except FileNotFoundError:
+        pass
+    listener.bind(path)
+    listener.listen(8)
+    try:
+        _loop(listener, key, idle)
+    finally:
+        listener.close()
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _warm_up() -> None:
+    """What a check imports and computes once per process, done before the first command."""
+    import circuits.checking.checker  # noqa: F401
+    import circuits.checking.strategies  # noqa: F401 - hypothesis
+    import circuits.cli  # noqa: F401
+    import circuits.display.report  # noqa: F401 - rich
+    import circuits.display.watch  # noqa: F401
+    import circuits.sealed.sandbox  # noqa: F401
+    from circuits.checking.library import library_version
+
+    library_version()
+
+
+def _loop(listener: socket.socket, key: str, idle: float) -> None:
+    import select
+    import time
+
+    children: set[int] = set()
+    last = time.monotonic()
+    while True:
+        _reap(children)
+        if not children and time.monotonic() - last > idle:
+            return
+        if not select.select([listener], [], [], 1.0)[0]:
+            if stamp() != key:  # its library was edited (or reinstalled): it ends, within a second
+                return
+            continue
+        conn, _ = listener.accept()
+        last = time.monotonic()
+        with conn:
+            if stamp() != key:  # the library changed under it: refuse, and end (the next command starts anew)
+                _refuse(conn)
+                return
+            pid = os.fork()
+            if pid == 0:
+                _child(conn, listener, key)
+            children.add(pid)
+
+
+def _refuse(conn: socket.socket) -> None:
+    try:
+        conn.sendall(b'{"refused": "stale"}\n')
+    except OSError:
+        pass
+
+
+def _reap(children: set[int]) -> None:
+    for pid in list(children):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            children.discard(pid)
+
+
+def _child(conn: socket.socket, listener: socket.socket, key: str) -> None:
+    """The fork that runs one command: never returns."""
+    code = 2
+    try:
+        listener.close()
+        request, fds = _request(conn)
+        if request is None or request.get("stamp") != key:
+            _refuse(conn)
+            os._exit(0)
+        conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
+        if _line(conn) is None:  # the client gave up before `go`: it runs the command itself
+            os._exit(0)
+        _take(request, fds)
+        threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
+        code = _run(request["argv"])
+        conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
+    except BaseException:  # noqa: BLE001 - a fork never returns into the server's loop
+        import traceback
+
+        open("/tmp/sc_srv.log", "a").write(traceback.format_exc())
+    os._exit(0)
+
+
+def _request(conn: socket.socket) -> tuple[dict | None, list[int]]:
+    conn.settimeout(ACCEPT_SECONDS)
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    buffer = bytearray(data)
+    try:
+        while b"\n" not in buffer:
+            chunk = conn.recv(1 << 20)
+            if not chunk:
+                return None, fds
+            buffer += chunk
+        request = json.loads(bytes(buffer).partition(b"\n")[0])
+    except (OSError, ValueError):
+        return None, fds
+    valid = isinstance(request, dict) and len(fds) == 3 and isinstance(request.get("argv"), list)
+    return (request if valid else None), fds
+
+
+def _take(request: dict, fds: list[int]) -> None:
+    """Become the command: its working directory, environment, and terminal."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in request["env"].items()})
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    encoding, errors = sys.__stdout__.encoding, sys.__stdout__.errors  # the server's: the same locale settings
+    sys.stdin = sys.__stdin__ = _stream(0, "r", encoding, "strict")
+    sys.stdout = sys.__stdout__ = _stream(1, "w", encoding, errors)
+    sys.stderr = sys.__stderr__ = _stream(2, "w", encoding, "backslashreplace", line=True)
+
+
+def _stream(fd: int, mode: str, encoding: str, errors: str, line: bool = False):
+    """The text stream Python would have made for `fd` at start: line-buffered on a terminal (stderr always)."""
+    return open(fd, mode, buffering=1 if line or os.isatty(fd) else -1, encoding=encoding, errors=errors, closefd=False)
+
+
+def _watch_client(conn: socket.socket) -> None:
+    """Ctrl-C at the client interrupts the command; the client gone (killed) ends it at once."""
+    conn.settimeout(None)
+    while True:
+        try:
+            chunk = conn.recv(64)
+        except OSError:
+            chunk = b""
+        if not chunk:  # its warm process and learner's children end with it (their socket closes, or PDEATHSIG)
+            os._exit(1)
+        if b"int" in chunk:
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+def _run(argv: list[str]) -> int:
+    from circuits.cli import main
+    from circuits.sealed.processes import stop_warm
+
+    try:
+        code = main(argv, served=True)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    finally:
+        stop_warm()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+    return code
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
