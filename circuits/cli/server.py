@@ -254,18 +254,27 @@ def _warm_up() -> None:
     import circuits.display.watch  # noqa: F401
     import circuits.sealed.sandbox  # noqa: F401
     from circuits.checking.library import library_version
+    from circuits.sealed import sandbox
 
     library_version()
+    try:
+        sandbox.warm()  # the first fork's warm process for learners' files (each fork takes one: processes.hand_over)
+    except (OSError, sandbox.SandboxError):
+        pass
 
 
 def _loop(listener: socket.socket, key: str, idle: float) -> None:
     import select
     import time
 
+    from circuits.sealed import processes
+
     children: set[int] = set()
+    spent: set = set()  # warm processes handed to forks, reaped as they end
     last = time.monotonic()
     while True:
         _reap(children)
+        _reap(spent)
         if not children and time.monotonic() - last > idle:
             return
         if not select.select([listener], [], [], 1.0)[0]:
@@ -278,10 +287,29 @@ def _loop(listener: socket.socket, key: str, idle: float) -> None:
             if stamp() != key:  # the library changed under it: refuse, and end (the next command starts anew)
                 _refuse(conn)
                 return
-            pid = os.fork()
-            if pid == 0:
-                _child(conn, listener, key)
-            children.add(pid)
+            request, fds = _request(conn)
+            try:
+                if request is None or request.get("stamp") != key:
+                    _refuse(conn)
+                    continue
+                learners = _runs_learners(request["argv"])
+                pid = os.fork()
+                if pid == 0:
+                    processes.adopt() if learners else processes.forsake()
+                    listener.close()
+                    _child(conn, request, fds)
+                children.add(pid)
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            if learners:  # the fork took the warm process: another for the next command
+                spent.add(processes.hand_over())
+                spent.discard(None)
+
+
+def _runs_learners(argv: list) -> bool:
+    """Whether a command may run a learner's file (and so wants the warm process): all but the references'."""
+    return not any(a in ("--solution", "--solutions") for a in argv)
 
 
 def _refuse(conn: socket.socket) -> None:
@@ -301,15 +329,9 @@ def _reap(children: set[int]) -> None:
             children.discard(pid)
 
 
-def _child(conn: socket.socket, listener: socket.socket, key: str) -> None:
+def _child(conn: socket.socket, request: dict, fds: list[int]) -> None:
     """The fork that runs one command: never returns."""
-    code = 2
     try:
-        listener.close()
-        request, fds = _request(conn)
-        if request is None or request.get("stamp") != key:
-            _refuse(conn)
-            os._exit(0)
         conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
         if _line(conn) is None:  # the client gave up before `go`: it runs the command itself
             os._exit(0)
@@ -318,9 +340,7 @@ def _child(conn: socket.socket, listener: socket.socket, key: str) -> None:
         code = _run(request["argv"])
         conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
     except BaseException:  # noqa: BLE001 - a fork never returns into the server's loop
-        import traceback
-
-        open("/tmp/sc_srv.log", "a").write(traceback.format_exc())
+        pass
     os._exit(0)
 
 

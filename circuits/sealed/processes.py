@@ -88,10 +88,7 @@ def cold(job: dict, cwd: str, scratch: str, printed: int, serve: bool = False) -
     req_r, req_w = os.pipe() if serve else (None, None)
     job = {**job, "fd": write_fd, "requests": req_r, "parent": os.getpid(), "scratch": scratch}
     job_fd = unnamed_file("circuits-job-", json.dumps(job).encode("utf-8"))
-    boot = (
-        f"import sys; sys.path.insert(0, {runtime()!r}); "
-        f"from circuits.sealed.child import main; main({job_fd})"
-    )
+    boot = f"import sys; sys.path.insert(0, {runtime()!r}); from circuits.sealed.child import main; main({job_fd})"
     passed = (write_fd, job_fd) + ((req_r,) if req_r is not None else ())
     try:
         proc = subprocess.Popen(
@@ -152,6 +149,18 @@ class Zygote:
             theirs.close()
         self.sock, self.lock, self.ready = ours, threading.Lock(), False
         self.exits: dict[int, int] = {}
+        self.adopted = False  # started by another process (the warm server, which forked this one): see adopt
+
+    def running(self) -> bool:
+        """Whether it is still there: its exit status where this process started it, else its socket still open."""
+        if not self.adopted:
+            return self.proc.poll() is None
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
 
     def _receive(self, seconds: float) -> dict:
         if not select.select([self.sock], [], [], seconds)[0]:
@@ -219,7 +228,7 @@ _EXIT_HOOKED: list[bool] = []
 def warm() -> Zygote:
     """This process's zygote, started on first use (and again if it has ended)."""
     with _ZYGOTE_LOCK:
-        if _ZYGOTE and _ZYGOTE[0].proc.poll() is not None:
+        if _ZYGOTE and not _ZYGOTE[0].running():
             _ZYGOTE.pop().close()
         if not _ZYGOTE:
             _ZYGOTE.append(Zygote())
@@ -234,6 +243,36 @@ def stop_warm() -> None:
     with _ZYGOTE_LOCK:
         if _ZYGOTE:
             _ZYGOTE.pop().close()
+
+
+def hand_over() -> int | None:
+    """In the warm server (cli/server.py), just after it forked a command: the warm process is the fork's now (see
+    adopt), so this process closes its end without ending it and starts another for the next fork. The pid handed
+    over, for the server to reap once it ends."""
+    with _ZYGOTE_LOCK:
+        given = _ZYGOTE.pop() if _ZYGOTE else None
+    if given is not None:
+        given.sock.close()
+    try:
+        warm()
+    except (OSError, SandboxError):  # the next fork starts its own, as any command does
+        pass
+    return given.proc.pid if given is not None else None
+
+
+def adopt() -> None:
+    """In the server's fork: the warm process it inherited is this process's alone, though another started it."""
+    with _ZYGOTE_LOCK:
+        for zygote in _ZYGOTE:
+            zygote.adopted = True
+
+
+def forsake() -> None:
+    """In the server's fork for a command that runs no learner's file: the server keeps its warm process, so this
+    process closes its copy of the socket (without ending it) and forgets it."""
+    with _ZYGOTE_LOCK:
+        while _ZYGOTE:
+            _ZYGOTE.pop().sock.close()
 
 
 def forked(job: dict, cwd: str, scratch: str, printed: tuple[int, int], serve: bool) -> Child:
