@@ -224,6 +224,8 @@ def serve(path: str, idle: float | None = None) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # one server per socket; a second one leaves at once
     except OSError:
         return
+    os.ftruncate(lock, 0)
+    os.write(lock, f"{os.getpid()}\n".encode())  # who holds it: `kill $(cat …lock)` ends the server
     key = stamp()
     if os.path.basename(path) != f"{key}.sock":  # started for another library or other settings
         return

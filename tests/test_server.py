@@ -1,0 +1,245 @@
+"""The warm server (circuits/cli/server.py): a command answered by it as by its own process, a server of another
+version or in a folder others can read never used, no server a fallback that starts one, a killed or idle server
+leaving nothing behind; and the thin client (`import circuits.cli`) imports none of numpy, sympy, rich or
+hypothesis."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from circuits.cli import server
+
+pytestmark = pytest.mark.skipif(not hasattr(server.socket, "SO_PEERCRED"), reason="the server needs SO_PEERCRED")
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECK = ["check", "1", "--solution", "--no-margins", "--json", "--no-cache"]
+
+
+def settings(run: Path, idle: str = "120") -> dict:
+    """What decides a server's stamp, for a server of the test's own (its socket in `run`)."""
+    run.mkdir(mode=0o700, exist_ok=True)
+    return {"XDG_RUNTIME_DIR": str(run), "PYTHONPATH": str(ROOT), "CIRCUITS_SERVER_IDLE": idle}
+
+
+def environment(run: Path, idle: str = "120") -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}  # (under pytest it never serves)
+    return env | settings(run, idle)
+
+
+def waited(condition, seconds: float = 90.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def started(env: dict) -> tuple[subprocess.Popen, str]:
+    code = "from circuits.cli.server import address, serve, stamp; serve(address(stamp()))"
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+    path = subprocess.run(
+        [sys.executable, "-c", "from circuits.cli.server import address, stamp; print(address(stamp()))"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert waited(lambda: os.path.exists(path) or proc.poll() is not None) and proc.poll() is None
+    return proc, path
+
+
+def ended(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture
+def short():
+    """A folder with a short path: a socket's path ends near 108 bytes, and pytest's tmp_path can be longer."""
+    where = Path(tempfile.mkdtemp(prefix="cs-"))
+    yield where
+    shutil.rmtree(where, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def running():
+    """One server for the module's tests, and the settings that reach it."""
+    where = Path(tempfile.mkdtemp(prefix="cs-"))
+    run = where / "run"
+    proc, path = started(environment(run))
+    yield proc, path, settings(run)
+    ended(proc)
+    shutil.rmtree(where, ignore_errors=True)
+
+
+@pytest.fixture
+def as_client(running, monkeypatch):
+    """This process as a client of `running`: its settings, and outside pytest's `never serve`."""
+    for k, v in running[2].items():
+        monkeypatch.setenv(k, v)
+    return running
+
+
+def test_the_command_imports_none_of_what_a_verb_needs():
+    code = "import sys, circuits.cli; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert not {"numpy", "sympy", "rich", "hypothesis"} & set(json.loads(out.replace("'", '"')))
+
+
+def test_the_puzzle_api_is_still_one_import_away():
+    code = "from circuits import Puzzle, Vocab, functional, Head; import circuits; print(circuits.Trace.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.strip() == "Trace"
+
+
+def test_under_pytest_a_command_never_goes_to_a_server():
+    assert os.environ.get("PYTEST_CURRENT_TEST") and not server.wanted(CHECK)
+
+
+def test_a_command_is_answered_by_the_server_as_by_its_own_process(as_client, capfd):
+    proc, _, env = as_client
+    got = [server._client(CHECK) for _ in range(2)]  # reused: one server, a fork per command
+    served = capfd.readouterr().out.splitlines()
+    assert got == [0, 0] and proc.poll() is None
+    own = subprocess.run(
+        [sys.executable, "-m", "circuits", *CHECK],
+        cwd=ROOT,
+        env=os.environ | {"CIRCUITS_SERVER": "0"},
+        capture_output=True,
+        text=True,
+    )
+    assert own.returncode == 0
+    assert [untimed(line) for line in served] == [untimed(own.stdout)] * 2
+
+
+def untimed(said: str) -> dict:
+    """A check's JSON without its wall time (the one field two runs of a check never share)."""
+    result = json.loads(said)
+    assert result.pop("seconds") >= 0
+    return result
+
+
+def test_a_mistake_is_the_same_one_line_and_exit_code(as_client, capfd):
+    assert server._client(["check", "no_such_puzzle"]) == 2
+    said = capfd.readouterr()
+    assert said.out == "" and said.err.startswith("circuits: ") and len(said.err.splitlines()) == 1
+
+
+def test_a_server_of_another_version_is_refused(as_client, capfd):
+    _, path, _ = as_client
+    conn = server._connect(path)
+    assert conn is not None
+    with conn:
+        assert server._handshake(conn, "0" * 32, CHECK) is None  # the fork never runs it
+    assert capfd.readouterr().out == ""
+
+
+def test_without_a_server_the_command_runs_here_and_starts_one(short, monkeypatch):
+    for k, v in settings(short / "run").items():
+        monkeypatch.setenv(k, v)
+    asked = []
+    monkeypatch.setattr(server, "start", asked.append)
+    assert server._client(CHECK) is None
+    assert asked == [server.address(server.stamp())]
+
+
+def test_a_folder_others_can_read_is_never_used(tmp_path, monkeypatch):
+    (tmp_path / "circuits").mkdir(mode=0o755)
+    os.chmod(tmp_path / "circuits", 0o755)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setattr(server, "start", lambda path: pytest.fail("started a server in an open folder"))
+    assert server.address(server.stamp()) is None and server._client(CHECK) is None
+
+
+def test_a_killed_server_is_replaced_and_nothing_hangs(short, monkeypatch):
+    env = environment(short / "run")
+    proc, path = started(env)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert os.path.exists(path)  # its socket is left behind: nobody answers it
+    for k, v in settings(short / "run").items():
+        monkeypatch.setenv(k, v)
+    begun = time.monotonic()
+    assert server._client(CHECK) is None  # refused at once: run here, and a new server started
+    assert time.monotonic() - begun < server.ACCEPT_SECONDS + 30  # (a bound, not a measurement: nothing waits)
+    lock = Path(path + ".lock")
+    assert waited(lambda: lock.read_text().strip() not in ("", str(proc.pid)) and server._connect(path) is not None)
+    os.kill(int(lock.read_text()), signal.SIGTERM)
+
+
+def test_an_idle_server_ends_and_takes_its_socket_along(short):
+    proc, path = started(environment(short / "run", idle="1"))
+    proc.wait(timeout=90)
+    assert proc.returncode == 0 and not os.path.exists(path)
+
+
+def test_a_second_server_for_the_same_socket_leaves_at_once(running):
+    _, path, env = running
+    other = subprocess.run(
+        [sys.executable, "-c", f"from circuits.cli.server import serve; serve({path!r})"],
+        env=os.environ | env,
+        timeout=60,
+    )
+    assert other.returncode == 0 and running[0].poll() is None
+
+
+def _forks_of(pid: int) -> list[int]:
+    """The server's forks running commands: its children with its own command line."""
+    mine = Path(f"/proc/{pid}/cmdline").read_bytes()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            if ppid == pid and (entry / "cmdline").read_bytes() == mine:
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+@pytest.mark.parametrize("how", ["interrupt", "kill"])
+def test_the_client_gone_or_interrupted_ends_its_command(running, tmp_path, how):
+    proc, _, env = running
+    subprocess.run(
+        [sys.executable, "-m", "circuits", "init", str(tmp_path / "ws")],
+        env=os.environ | {"CIRCUITS_SERVER": "0"},
+        check=True,
+        capture_output=True,
+    )
+    client = subprocess.Popen(
+        [sys.executable, "-m", "circuits", "watch"],
+        cwd=tmp_path / "ws",
+        env=environment(Path(env["XDG_RUNTIME_DIR"])),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        said = b""
+        while b"watching" not in said:  # the first check is on screen
+            assert select.select([client.stdout], [], [], 90)[0], said
+            chunk = os.read(client.stdout.fileno(), 4096)
+            assert chunk, said
+            said += chunk
+        assert _forks_of(proc.pid)  # a fork runs it: this client was served
+        client.send_signal(signal.SIGINT if how == "interrupt" else signal.SIGKILL)
+        client.wait(timeout=60)
+        if how == "interrupt":
+            assert client.returncode == 130 and b"interrupted" in client.stderr.read().lower()
+        assert waited(lambda: not _forks_of(proc.pid), 30)
+    finally:
+        if client.poll() is None:
+            client.kill()
