@@ -41,7 +41,8 @@ def stamp(env: dict | None = None) -> str:
     time), and the environment variables that change a check. Two processes with the same stamp check alike."""
     env = os.environ if env is None else env
     package = os.path.dirname(os.path.abspath(__file__)).rpartition(os.sep)[0]  # circuits/
-    h = hashlib.sha256(f"{sys.executable}\0{sys.version}\0{package}".encode())
+    flags = f"{sys.flags}\0{sys.warnoptions}\0{sys._xoptions}"  # -W, -X, -O, …: the server is started with them
+    h = hashlib.sha256(f"{sys.executable}\0{sys.version}\0{package}\0{flags}".encode())
     for top, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -130,13 +131,20 @@ def _client(argv: list[str]) -> int | None:
         return _wait(conn)
 
 
+def _peer(conn: socket.socket) -> int | None:
+    """The user id of the process at the other end, as the kernel says (SO_PEERCRED: pid, uid, gid)."""
+    try:
+        return int.from_bytes(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[4:8], sys.byteorder)
+    except OSError:
+        return None
+
+
 def _connect(path: str) -> socket.socket | None:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(ACCEPT_SECONDS)
         conn.connect(path)
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-        uid = int.from_bytes(creds[4:8], sys.byteorder)
+        uid = _peer(conn)
     except OSError:
         conn.close()
         return None
@@ -203,7 +211,7 @@ def start(path: str) -> None:
     code = f"import sys; sys.path.insert(0, {package_parent!r}); from circuits.cli.server import serve; serve({path!r})"
     try:
         subprocess.Popen(
-            [sys.executable, "-c", code],
+            [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", code],
             cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -229,6 +237,8 @@ def serve(path: str, idle: float | None = None) -> None:
     key = stamp()
     if os.path.basename(path) != f"{key}.sock":  # started for another library or other settings
         return
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill`: it still takes its socket along
+    _sweep(os.path.dirname(path), path)
     _warm_up()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -241,10 +251,35 @@ def serve(path: str, idle: float | None = None) -> None:
         _loop(listener, key, idle)
     finally:
         listener.close()
+        for name in (path, path + ".lock"):
+            try:
+                os.unlink(name)
+            except FileNotFoundError:
+                pass
+
+
+def _sweep(where: str, mine: str) -> None:
+    """The sockets and locks that ended servers left behind (killed: no chance to remove them): each whose lock
+    nobody holds."""
+    for name in os.listdir(where):
+        lock = os.path.join(where, name)
+        if not name.endswith(".sock.lock") or lock == mine + ".lock":
+            continue
         try:
-            os.unlink(path)
-        except FileNotFoundError:
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            for stale in (lock.removesuffix(".lock"), lock):
+                try:
+                    os.unlink(stale)
+                except FileNotFoundError:
+                    pass
+        except OSError:
             pass
+        finally:
+            os.close(fd)
 
 
 def _warm_up() -> None:
@@ -286,6 +321,8 @@ def _loop(listener: socket.socket, key: str, idle: float) -> None:
         conn, _ = listener.accept()
         last = time.monotonic()
         with conn:
+            if _peer(conn) != os.getuid():  # only this user's commands (the folder already keeps others out)
+                continue
             if stamp() != key:  # the library changed under it: refuse, and end (the next command starts anew)
                 _refuse(conn)
                 return
@@ -366,6 +403,7 @@ def _request(conn: socket.socket) -> tuple[dict | None, list[int]]:
 def _take(request: dict, fds: list[int]) -> None:
     """Become the command: its working directory, environment, and terminal."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in request["env"].items()})
