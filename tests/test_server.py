@@ -47,7 +47,10 @@ def waited(condition, seconds: float = 90.0) -> bool:
 
 
 def started(env: dict) -> tuple[subprocess.Popen, str]:
-    code = "from circuits.cli.server import address, serve, stamp; serve(address(stamp()))"
+    code = (
+        "from circuits.cli import main; from circuits.cli.server import address, serve, stamp; "
+        "serve(address(stamp()), main)"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
     path = subprocess.run(
         [sys.executable, "-c", "from circuits.cli.server import address, stamp; print(address(stamp()))"],
@@ -189,7 +192,11 @@ def test_an_idle_server_ends_and_takes_its_socket_along(short):
 def test_a_second_server_for_the_same_socket_leaves_at_once(running):
     _, path, env = running
     other = subprocess.run(
-        [sys.executable, "-c", f"from circuits.cli.server import serve; serve({path!r})"],
+        [
+            sys.executable,
+            "-c",
+            f"from circuits.cli import main; from circuits.cli.server import serve; serve({path!r}, main)",
+        ],
         env=os.environ | env,
         timeout=60,
     )

@@ -13,8 +13,8 @@ from circuits.errors import CircuitError
 
 
 def cmd_new(args) -> int:
-    from circuits.workspace.scaffold import new
     from circuits.io import paths
+    from circuits.workspace.scaffold import new
 
     written = new(args.name, args.folder)
     for p in written:

@@ -208,7 +208,10 @@ def start(path: str) -> None:
     import subprocess
 
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    code = f"import sys; sys.path.insert(0, {package_parent!r}); from circuits.cli.server import serve; serve({path!r})"
+    code = (
+        f"import sys; sys.path.insert(0, {package_parent!r}); from circuits.cli import main; "
+        f"from circuits.cli.server import serve; serve({path!r}, main)"
+    )
     try:
         subprocess.Popen(
             [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", code],
@@ -224,8 +227,9 @@ def start(path: str) -> None:
 
 
 # --- the server ----------------------------------------------------------------------------------------------
-def serve(path: str, idle: float | None = None) -> None:
-    """Answer commands on `path` until idle for `idle` seconds (CIRCUITS_SERVER_IDLE) or its files change."""
+def serve(path: str, main, idle: float | None = None) -> None:
+    """Answer commands on `path` with `main` (circuits.cli.main, handed in: cli imports this module) until idle for
+    `idle` seconds (CIRCUITS_SERVER_IDLE) or its files change."""
     idle = float(os.environ.get("CIRCUITS_SERVER_IDLE", IDLE_SECONDS)) if idle is None else idle
     lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -248,7 +252,7 @@ def serve(path: str, idle: float | None = None) -> None:
     listener.bind(path)
     listener.listen(8)
     try:
-        _loop(listener, key, idle)
+        _loop(listener, key, idle, main)
     finally:
         listener.close()
         for name in (path, path + ".lock"):
@@ -286,7 +290,6 @@ def _warm_up() -> None:
     """What a check imports and computes once per process, done before the first command."""
     import circuits.checking.checker  # noqa: F401
     import circuits.checking.strategies  # noqa: F401 - hypothesis
-    import circuits.cli  # noqa: F401
     import circuits.display.report  # noqa: F401 - rich
     import circuits.display.watch  # noqa: F401
     import circuits.sealed.sandbox  # noqa: F401
@@ -300,7 +303,7 @@ def _warm_up() -> None:
         pass
 
 
-def _loop(listener: socket.socket, key: str, idle: float) -> None:
+def _loop(listener: socket.socket, key: str, idle: float, main) -> None:
     import select
     import time
 
@@ -336,7 +339,7 @@ def _loop(listener: socket.socket, key: str, idle: float) -> None:
                 if pid == 0:
                     processes.adopt() if learners else processes.forsake()
                     listener.close()
-                    _child(conn, request, fds)
+                    _child(conn, request, fds, main)
                 children.add(pid)
             finally:
                 for fd in fds:
@@ -368,7 +371,7 @@ def _reap(children: set[int]) -> None:
             children.discard(pid)
 
 
-def _child(conn: socket.socket, request: dict, fds: list[int]) -> None:
+def _child(conn: socket.socket, request: dict, fds: list[int], main) -> None:
     """The fork that runs one command: never returns."""
     try:
         conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
@@ -376,7 +379,7 @@ def _child(conn: socket.socket, request: dict, fds: list[int]) -> None:
             os._exit(0)
         _take(request, fds)
         threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
-        code = _run(request["argv"])
+        code = _run(main, request["argv"])
         conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
     except BaseException:  # noqa: BLE001 - a fork never returns into the server's loop
         pass
@@ -435,8 +438,7 @@ def _watch_client(conn: socket.socket) -> None:
             os.kill(os.getpid(), signal.SIGINT)
 
 
-def _run(argv: list[str]) -> int:
-    from circuits.cli import main
+def _run(main, argv: list[str]) -> int:
     from circuits.sealed.processes import stop_warm
 
     try:
@@ -451,7 +453,3 @@ def _run(argv: list[str]) -> int:
             except (OSError, ValueError):
                 pass
     return code
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1])
