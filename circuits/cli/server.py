@@ -287,16 +287,26 @@ def _sweep(where: str, mine: str) -> None:
 
 
 def _warm_up() -> None:
-    """What a check imports and computes once per process, done before the first command."""
+    """What a check imports and computes once per process, done before the first command (what a fork still
+    imported, by `python -X importtime`, is listed here too)."""
+    import numpy.ma  # noqa: F401
+    import numpy.random  # noqa: F401
+
+    import circuits.checking.build  # noqa: F401
+    import circuits.checking.certified  # noqa: F401
     import circuits.checking.checker  # noqa: F401
+    import circuits.checking.drawn  # noqa: F401
     import circuits.checking.strategies  # noqa: F401 - hypothesis
     import circuits.display.report  # noqa: F401 - rich
     import circuits.display.watch  # noqa: F401
     import circuits.sealed.sandbox  # noqa: F401
     from circuits.checking.library import library_version
+    from circuits.model.threads import one_blas_thread
     from circuits.sealed import sandbox
 
     library_version()
+    with one_blas_thread():  # threadpoolctl's look at the loaded libraries, kept (functools.cache)
+        pass
     try:
         sandbox.warm()  # the first fork's warm process for learners' files (each fork takes one: processes.hand_over)
     except (OSError, sandbox.SandboxError):
