@@ -185,9 +185,10 @@ def _line(conn: socket.socket, buffer: bytearray | None = None) -> dict | None:
 def _wait(conn: socket.socket) -> int:
     """The command's exit code; Ctrl-C here is passed on to the fork (which says it was interrupted and ends)."""
     conn.settimeout(None)
+    buffer = bytearray()  # what came before a Ctrl-C is kept
     while True:
         try:
-            reply = _line(conn)
+            reply = _line(conn, buffer)
             break
         except KeyboardInterrupt:
             try:
