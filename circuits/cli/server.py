@@ -26,7 +26,8 @@ import signal
 import socket
 import stat
 import sys
-import threading
+
+from circuits.cli.wire import line
 
 SERVED = ("check", "list", "watch")  # the verbs that check puzzles: what the server answers
 IDLE_SECONDS = 900.0
@@ -160,7 +161,7 @@ def _handshake(conn: socket.socket, key: str, argv: list[str]) -> int | None:
     request = {"stamp": key, "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
     try:
         socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
-        reply = _line(conn)
+        reply = line(conn)
         if not isinstance(reply, dict) or not isinstance(reply.get("pid"), int):
             return None
         conn.sendall(b'{"go": true}\n')
@@ -169,26 +170,13 @@ def _handshake(conn: socket.socket, key: str, argv: list[str]) -> int | None:
     return reply["pid"]
 
 
-def _line(conn: socket.socket, buffer: bytearray | None = None) -> dict | None:
-    data = bytearray() if buffer is None else buffer
-    while b"\n" not in data:
-        chunk = conn.recv(4096)
-        if not chunk:
-            return None
-        data += chunk
-    line, _, rest = bytes(data).partition(b"\n")
-    data[:] = rest
-    message = json.loads(line)
-    return message if isinstance(message, dict) else None
-
-
 def _wait(conn: socket.socket) -> int:
     """The command's exit code; Ctrl-C here is passed on to the fork (which says it was interrupted and ends)."""
     conn.settimeout(None)
     buffer = bytearray()  # what came before a Ctrl-C is kept
     while True:
         try:
-            reply = _line(conn, buffer)
+            reply = line(conn, buffer)
             break
         except KeyboardInterrupt:
             try:
@@ -244,7 +232,9 @@ def serve(path: str, main, idle: float | None = None) -> None:
         return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill`: it still takes its socket along
     _sweep(os.path.dirname(path), path)
-    _warm_up()
+    from circuits.cli.fork import warm_up
+
+    warm_up()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         os.unlink(path)  # a dead server's socket: ours now, under the lock
@@ -287,33 +277,6 @@ def _sweep(where: str, mine: str) -> None:
             os.close(fd)
 
 
-def _warm_up() -> None:
-    """What a check imports and computes once per process, done before the first command (what a fork still
-    imported, by `python -X importtime`, is listed here too)."""
-    import numpy.ma  # noqa: F401
-    import numpy.random  # noqa: F401
-
-    import circuits.checking.build  # noqa: F401
-    import circuits.checking.certified  # noqa: F401
-    import circuits.checking.checker  # noqa: F401
-    import circuits.checking.drawn  # noqa: F401
-    import circuits.checking.strategies  # noqa: F401 - hypothesis
-    import circuits.display.report  # noqa: F401 - rich
-    import circuits.display.watch  # noqa: F401
-    import circuits.sealed.sandbox  # noqa: F401
-    from circuits.checking.library import library_version
-    from circuits.model.threads import one_blas_thread
-    from circuits.sealed import sandbox
-
-    library_version()
-    with one_blas_thread():  # threadpoolctl's look at the loaded libraries, kept (functools.cache)
-        pass
-    try:
-        sandbox.warm()  # the first fork's warm process for learners' files (each fork takes one: processes.hand_over)
-    except (OSError, sandbox.SandboxError):
-        pass
-
-
 def _loop(listener: socket.socket, key: str, idle: float, main) -> None:
     import select
     import time
@@ -350,7 +313,9 @@ def _loop(listener: socket.socket, key: str, idle: float, main) -> None:
                 if pid == 0:
                     processes.adopt() if learners else processes.forsake()
                     listener.close()
-                    _child(conn, request, fds, main)
+                    from circuits.cli.fork import child
+
+                    child(conn, request, fds, main)
                 children.add(pid)
             finally:
                 for fd in fds:
@@ -382,21 +347,6 @@ def _reap(children: set[int]) -> None:
             children.discard(pid)
 
 
-def _child(conn: socket.socket, request: dict, fds: list[int], main) -> None:
-    """The fork that runs one command: never returns."""
-    try:
-        conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
-        if _line(conn) is None:  # the client gave up before `go`: it runs the command itself
-            os._exit(0)
-        _take(request, fds)
-        threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
-        code = _run(main, request["argv"])
-        conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
-    except BaseException:  # noqa: BLE001 - a fork never returns into the server's loop
-        pass
-    os._exit(0)
-
-
 def _request(conn: socket.socket) -> tuple[dict | None, list[int]]:
     conn.settimeout(ACCEPT_SECONDS)
     data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
@@ -412,55 +362,3 @@ def _request(conn: socket.socket) -> tuple[dict | None, list[int]]:
         return None, fds
     valid = isinstance(request, dict) and len(fds) == 3 and isinstance(request.get("argv"), list)
     return (request if valid else None), fds
-
-
-def _take(request: dict, fds: list[int]) -> None:
-    """Become the command: its working directory, environment, and terminal."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update({str(k): str(v) for k, v in request["env"].items()})
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    encoding, errors = sys.__stdout__.encoding, sys.__stdout__.errors  # the server's: the same locale settings
-    sys.stdin = sys.__stdin__ = _stream(0, "r", encoding, "strict")
-    sys.stdout = sys.__stdout__ = _stream(1, "w", encoding, errors)
-    sys.stderr = sys.__stderr__ = _stream(2, "w", encoding, "backslashreplace", line=True)
-
-
-def _stream(fd: int, mode: str, encoding: str, errors: str, line: bool = False):
-    """The text stream Python would have made for `fd` at start: line-buffered on a terminal (stderr always)."""
-    return open(fd, mode, buffering=1 if line or os.isatty(fd) else -1, encoding=encoding, errors=errors, closefd=False)
-
-
-def _watch_client(conn: socket.socket) -> None:
-    """Ctrl-C at the client interrupts the command; the client gone (killed) ends it at once."""
-    conn.settimeout(None)
-    while True:
-        try:
-            chunk = conn.recv(64)
-        except OSError:
-            chunk = b""
-        if not chunk:  # its warm process and learner's children end with it (their socket closes, or PDEATHSIG)
-            os._exit(1)
-        if b"int" in chunk:
-            os.kill(os.getpid(), signal.SIGINT)
-
-
-def _run(main, argv: list[str]) -> int:
-    from circuits.sealed.processes import stop_warm
-
-    try:
-        code = main(argv, served=True)
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    finally:
-        stop_warm()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-    return code
