@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import types
 import zipfile
 from pathlib import Path
 
@@ -417,6 +418,22 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
     again = subprocess.run(argv, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "resuming: 1 of 2 students kept" in again.stderr, again.stderr
     assert [r["status"] for r in csv.DictReader(open(tmp_path / "grades.csv"))] == ["solved", "not attempted"]
+
+
+def test_a_ctrl_c_between_two_submissions_starts_neither_the_next(monkeypatch):
+    """On a busy machine one worker can grade the first student and be handed the blocked one before the other
+    worker has started: a Ctrl-C that reaches it between the two (idle, so it is not raised) must still keep it
+    from starting the one already queued to it, or the grader waits for that submission to the end of --timeout."""
+    started: list[str] = []
+    monkeypatch.setattr(parallel.grade, "grade", lambda sub, *args: started.append(sub.student))
+    monkeypatch.setattr(parallel, "_STOPPED", [False])
+    sub = types.SimpleNamespace(student="blocked", source="blocked")
+    parallel.grade_safely(sub, [PUZZLE], None, 1)
+    assert started == ["blocked"]  # before any Ctrl-C: graded
+    parallel._worker_interrupted(signal.SIGINT, None)  # idle: nothing is raised
+    with pytest.raises(KeyboardInterrupt):
+        parallel.grade_safely(sub, [PUZZLE], None, 1)
+    assert started == ["blocked"] and parallel._BUSY == [False]
 
 
 def test_a_record_cut_short_by_a_crash_loses_only_the_last_student(stubs, capsys):
