@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import types
 import zipfile
 from pathlib import Path
@@ -399,6 +400,8 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
         "3600",
     ]
     proc = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True)
+    hung = threading.Timer(300, proc.kill)  # a bound only a hung grader reaches (even at load 8), not a timing
+    hung.start()  # requirement: the reads below then end, and the test fails instead of waiting for --timeout
     try:
         first = proc.stderr.readline()  # waits for the signal that one student is graded, not for a time
         assert first.startswith("graded good: 1 of 1"), first
@@ -406,6 +409,7 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
         rest = proc.stderr.read()
         assert proc.wait(timeout=300) == 130
     finally:
+        hung.cancel()
         proc.kill()
     assert rest.splitlines() == [
         "circuits: kept 1 of 2 students in grades.csv; the same command grades the rest",
