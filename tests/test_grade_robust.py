@@ -380,6 +380,13 @@ def test_the_sample_autograder_takes_puzzles_and_students_see_only_what_they_nee
     assert _parser().parse_args(argv).gradescope == "results/results.json"
 
 
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path):
     """Ctrl-C sent to the grader alone, once a student is graded, while another's file blocks for ever: what is
     graded is kept, the blocked submission's process is stopped, and the same command then grades the rest."""
@@ -399,9 +406,12 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
         "--timeout",
         "3600",
     ]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True)
-    hung = threading.Timer(300, proc.kill)  # a bound only a hung grader reaches (even at load 8), not a timing
-    hung.start()  # requirement: the reads below then end, and the test fails instead of waiting for --timeout
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # A bound only a hung grader reaches (even at load 8), not a timing requirement: the grader and its pool's
+    # workers (which hold its stderr too) are killed, the reads below end, and the test fails instead of waiting
+    # for --timeout (as it did on a loaded machine: the worker that had graded `good` went on with `blocked`).
+    hung = threading.Timer(300, _kill_group, (proc.pid,))
+    hung.start()
     try:
         first = proc.stderr.readline()  # waits for the signal that one student is graded, not for a time
         assert first.startswith("graded good: 1 of 1"), first
@@ -410,7 +420,7 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
         assert proc.wait(timeout=300) == 130
     finally:
         hung.cancel()
-        proc.kill()
+        _kill_group(proc.pid)
     assert rest.splitlines() == [
         "circuits: kept 1 of 2 students in grades.csv; the same command grades the rest",
         "circuits: interrupted (Ctrl-C)",
