@@ -187,10 +187,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             terminalreporter.write_line(line)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference():
-    """The reference attempts, loaded once per module and shared: reference(stem) -> Attempt (never edit it; a
-    wrong answer is helpers.wrong's copy of one)."""
+    """The reference attempts, loaded once per session and shared: reference(stem) -> Attempt (never edit it; a
+    wrong answer is helpers.wrong's copy of one). Session-wide, so the tests that use it are not held to one xdist
+    worker per module (see pytest_collection_modifyitems)."""
     from helpers import solution
 
     loaded: dict = {}

@@ -15,6 +15,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import types
 import zipfile
 from pathlib import Path
 
@@ -378,6 +380,13 @@ def test_the_sample_autograder_takes_puzzles_and_students_see_only_what_they_nee
     assert _parser().parse_args(argv).gradescope == "results/results.json"
 
 
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path):
     """Ctrl-C sent to the grader alone, once a student is graded, while another's file blocks for ever: what is
     graded is kept, the blocked submission's process is stopped, and the same command then grades the rest."""
@@ -397,7 +406,12 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
         "--timeout",
         "3600",
     ]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # A bound only a hung grader reaches (even at load 8), not a timing requirement: the grader and its pool's
+    # workers (which hold its stderr too) are killed, the reads below end, and the test fails instead of waiting
+    # for --timeout (as it did on a loaded machine: the worker that had graded `good` went on with `blocked`).
+    hung = threading.Timer(300, _kill_group, (proc.pid,))
+    hung.start()
     try:
         first = proc.stderr.readline()  # waits for the signal that one student is graded, not for a time
         assert first.startswith("graded good: 1 of 1"), first
@@ -405,7 +419,8 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
         rest = proc.stderr.read()
         assert proc.wait(timeout=300) == 130
     finally:
-        proc.kill()
+        hung.cancel()
+        _kill_group(proc.pid)
     assert rest.splitlines() == [
         "circuits: kept 1 of 2 students in grades.csv; the same command grades the rest",
         "circuits: interrupted (Ctrl-C)",
@@ -417,6 +432,22 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
     again = subprocess.run(argv, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "resuming: 1 of 2 students kept" in again.stderr, again.stderr
     assert [r["status"] for r in csv.DictReader(open(tmp_path / "grades.csv"))] == ["solved", "not attempted"]
+
+
+def test_a_ctrl_c_between_two_submissions_starts_neither_the_next(monkeypatch):
+    """On a busy machine one worker can grade the first student and be handed the blocked one before the other
+    worker has started: a Ctrl-C that reaches it between the two (idle, so it is not raised) must still keep it
+    from starting the one already queued to it, or the grader waits for that submission to the end of --timeout."""
+    started: list[str] = []
+    monkeypatch.setattr(parallel.grade, "grade", lambda sub, *args: started.append(sub.student))
+    monkeypatch.setattr(parallel, "_STOPPED", [False])
+    sub = types.SimpleNamespace(student="blocked", source="blocked")
+    parallel.grade_safely(sub, [PUZZLE], None, 1)
+    assert started == ["blocked"]  # before any Ctrl-C: graded
+    parallel._worker_interrupted(signal.SIGINT, None)  # idle: nothing is raised
+    with pytest.raises(KeyboardInterrupt):
+        parallel.grade_safely(sub, [PUZZLE], None, 1)
+    assert started == ["blocked"] and parallel._BUSY == [False]
 
 
 def test_a_record_cut_short_by_a_crash_loses_only_the_last_student(stubs, capsys):

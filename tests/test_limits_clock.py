@@ -43,6 +43,28 @@ def test_a_starved_worker_is_charged_the_cpu_it_got_not_the_wall_time(fake):
     assert clock.tick() == pytest.approx(3.0)
 
 
+def test_a_worker_held_back_by_the_scheduler_is_charged_its_cpu_however_small_a_share(fake):
+    """At load 16 on two cores a computing worker can get under 5 % of a core for a while: the time it spent ready
+    to run but waiting for a core (Linux's schedstat) is not waiting for input, so only its CPU is charged (a
+    reference check of puzzle 28 was stopped by the 10 s target limit so, its wall time charged)."""
+    queued = [1.0]
+    clock = limits.Clock(limits.thread_cpu(threading.get_ident()), lambda: queued[0])
+    fake.wall, fake.cpu, queued[0] = fake.wall + 4.0, fake.cpu + 0.1, queued[0] + 3.8  # 2.5 % of a core
+    assert clock.tick() == pytest.approx(0.1)
+    fake.wall, fake.cpu, queued[0] = fake.wall + 4.0, fake.cpu + 0.01, queued[0] + 0.0  # asleep: not queued
+    assert clock.tick() == pytest.approx(4.1)
+
+
+def test_the_schedulers_queue_is_read_for_a_real_thread():
+    read = limits.thread_queued(threading.get_native_id())
+    if read() is None:
+        pytest.skip("no schedstat on this platform: a starved worker may be charged wall time")
+    before = read()
+    _busy(0.05)
+    assert read() >= before >= 0
+    assert limits.thread_queued(2**22 + 7)() is None  # no such thread: nothing to read
+
+
 def test_a_waiting_worker_is_charged_the_wall_time(fake):
     clock = limits.Clock(limits.thread_cpu(threading.get_ident()))
     fake.wall, fake.cpu = fake.wall + 4.0, fake.cpu + 0.01  # a sleep, a blocked read: no CPU, the same hang

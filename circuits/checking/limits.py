@@ -107,17 +107,21 @@ class Clock:
     `cpu()` reads the worker's CPU seconds (a thread's, a process's), None where the platform cannot: then the wall
     time counts."""
 
-    def __init__(self, cpu: Callable[[], float | None]):
-        self.read, self.seconds = cpu, 0.0
-        self.wall, self.cpu = time.monotonic(), cpu()
+    def __init__(self, cpu: Callable[[], float | None], queued: Callable[[], float | None] = lambda: None):
+        self.read, self.read_queued, self.seconds = cpu, queued, 0.0
+        self.wall, self.cpu, self.queued = time.monotonic(), cpu(), queued()
 
     def tick(self) -> float:
-        """Add the time since the last tick, and return the worker's seconds so far."""
-        wall, cpu = time.monotonic(), self.read()
+        """Add the time since the last tick, and return the worker's seconds so far. Time the worker spent ready to
+        run but held back by the scheduler (`queued`, where the platform says it) is neither waiting nor its own: a
+        worker that got little CPU because other processes had the cores is charged that CPU, however small."""
+        wall, cpu, queued = time.monotonic(), self.read(), self.read_queued()
         elapsed = wall - self.wall
         used = None if cpu is None or self.cpu is None else cpu - self.cpu
-        self.seconds += elapsed if used is None or used < IDLE * elapsed else min(used, elapsed)
-        self.wall, self.cpu = wall, cpu
+        held = 0.0 if queued is None or self.queued is None else min(max(queued - self.queued, 0.0), elapsed)
+        waiting = used is None or used < IDLE * (elapsed - held)
+        self.seconds += elapsed if waiting else min(used, elapsed)
+        self.wall, self.cpu, self.queued = wall, cpu, queued
         return self.seconds
 
 
@@ -132,6 +136,21 @@ def thread_cpu(ident: int) -> Callable[[], float | None]:
         try:
             return time.clock_gettime(clock)
         except OSError:  # the thread has ended
+            return None
+
+    return read
+
+
+def thread_queued(native_id: int | None) -> Callable[[], float | None]:
+    """A reader of the seconds thread `native_id` of this process has spent ready to run but waiting for a core
+    (Linux's schedstat); None where the platform does not say (then a starved worker may be charged wall time)."""
+    path = f"/proc/self/task/{native_id}/schedstat"
+
+    def read() -> float | None:
+        try:
+            with open(path, "rb") as f:
+                return int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
             return None
 
     return read
@@ -297,7 +316,7 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
     )
     with _guarded():
         worker.start()
-        clock = Clock(thread_cpu(worker.ident))
+        clock = Clock(thread_cpu(worker.ident), thread_queued(worker.native_id))
         stopped = ""
         try:
             while worker.is_alive() and not stopped:

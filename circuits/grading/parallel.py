@@ -8,10 +8,10 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
-from circuits.sealed import sandbox
 from circuits.errors import CircuitError
 from circuits.grading import grade
 from circuits.grading.submission import Submission, read
+from circuits.sealed import sandbox
 
 
 def submissions(sources: list[str]) -> list[Submission]:
@@ -29,6 +29,7 @@ def submissions(sources: list[str]) -> list[Submission]:
 
 
 _BUSY: list[bool] = [False]  # in a pool's worker: grading now (Ctrl-C must stop the submission's process)
+_STOPPED: list[bool] = [False]  # in a pool's worker: a Ctrl-C came while it was idle, so the run is over
 
 
 def _worker_start() -> None:
@@ -38,10 +39,12 @@ def _worker_start() -> None:
 def _worker_interrupted(signum, frame) -> None:
     """Ctrl-C in a pool's worker: while grading, one KeyboardInterrupt (the sandbox then kills the submission's
     process; a second Ctrl-C must not interrupt that); while idle, nothing: the pool's shutdown ends the worker,
-    with no traceback on the instructor's screen."""
+    with no traceback on the instructor's screen, and no submission it is handed after it (one already queued to
+    it, between two submissions on a busy machine) is started."""
     if _BUSY[0]:
         _BUSY[0] = False
         raise KeyboardInterrupt
+    _STOPPED[0] = True
 
 
 def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_examples: int) -> grade.SubmissionGrade:
@@ -49,6 +52,8 @@ def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_ex
     one submission never stops the run."""
     _BUSY[0] = True
     try:
+        if _STOPPED[0]:  # Ctrl-C reached this worker between two submissions: the next is not started
+            raise KeyboardInterrupt
         return grade.grade(sub, stems, limits, n_examples)
     except Exception as e:  # noqa: BLE001 - reported in the gradebook, the run goes on
         why = f"grading failed: {type(e).__name__}: {e}"[:300]
