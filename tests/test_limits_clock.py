@@ -121,3 +121,17 @@ def test_a_process_cpu_clock_reads_what_the_process_used():
     _busy(0.3)
     assert read() - before >= 0.2  # clock ticks are 10 ms: 0.3 s of work reads at least 0.2 s
     assert limits.process_cpu(2**22 + 7)() is None  # no such process: nothing to read, wall time counts
+
+
+def test_the_schedulers_queue_is_read_for_a_learners_process():
+    """The sealed child's clock (processes.Child) reads its process's queue the same way: a learner's process on
+    a busy machine is charged the CPU it got."""
+    import os
+
+    read = limits.process_queued(os.getpid())
+    if read() is None:
+        pytest.skip("no schedstat on this platform: a starved process may be charged wall time")
+    before = read()
+    _busy(0.05)
+    assert read() >= before >= 0
+    assert limits.process_queued(2**22 + 7)() is None  # no such process: nothing to read

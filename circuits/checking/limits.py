@@ -144,7 +144,15 @@ def thread_cpu(ident: int) -> Callable[[], float | None]:
 def thread_queued(native_id: int | None) -> Callable[[], float | None]:
     """A reader of the seconds thread `native_id` of this process has spent ready to run but waiting for a core
     (Linux's schedstat); None where the platform does not say (then a starved worker may be charged wall time)."""
-    path = f"/proc/self/task/{native_id}/schedstat"
+    return _queued(f"/proc/self/task/{native_id}/schedstat")
+
+
+def process_queued(pid: int) -> Callable[[], float | None]:
+    """thread_queued for process `pid` (its main thread: a learner's process computes there)."""
+    return _queued(f"/proc/{pid}/schedstat")
+
+
+def _queued(path: str) -> Callable[[], float | None]:
 
     def read() -> float | None:
         try:

@@ -31,7 +31,9 @@ class Child:
 
     def __init__(self, pid: int, pipe, requests, ended, gone=lambda pid: False):
         self.pid, self.pipe, self.requests, self._ended, self._gone = pid, pipe, requests, ended, gone
-        self.clock = checking_limits.Clock(checking_limits.process_cpu(pid))  # its own time: a busy machine
+        self.clock = checking_limits.Clock(
+            checking_limits.process_cpu(pid), checking_limits.process_queued(pid)
+        )  # its own time: a busy machine
         self.buffer = b""  # slows it, never stops it
 
     def code(self) -> int | None:
