@@ -2,7 +2,7 @@
 
 They live here, not in the learner's file, so that what a learner is checked against cannot be
 edited or passed off as the learner's own (`attention = reference_attention`). A compare returns the facts of the
-first disagreement (display/findings.py words them), or None.
+first disagreement (explain/code.py words them), or None.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def mask_sizes():
     return st.integers(1, 64)
 
 
-# --- what a compare finds: facts, worded by display/findings.py ---------------------------------------------------
+# --- what a compare finds: facts, worded by explain/code.py --------------------------------------------------------
 @dataclass(frozen=True)
 class AttentionCase:
     """The input attention was called on: the shapes of Q, K and V, and the mask (None, or as nested 0/1 lists)."""
