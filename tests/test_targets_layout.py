@@ -12,10 +12,15 @@ from circuits.checking import targets
 
 PACKAGE = Path(circuits.__file__).parent
 CHECKING = PACKAGE / "checking"
-# every kind of target: the classes of the targets package that are targets, base included
-TARGET_CLASSES = {
-    name for name, value in vars(targets).items() if isinstance(value, type) and issubclass(value, targets.Target)
-}
+
+
+def _kinds(cls: type) -> list[type]:
+    return [k for sub in cls.__subclasses__() if sub.__module__.startswith("circuits.") for k in (sub, *_kinds(sub))]
+
+
+# every kind of target, base included: the package's subclasses of Target (a new kind is seen without a list to keep)
+KINDS = {k.__name__: k for k in (targets.Target, *_kinds(targets.Target))}
+TARGET_CLASSES = set(KINDS)
 
 
 def _module(path: Path) -> str:
@@ -299,8 +304,7 @@ def found_by_kinds() -> dict[str, tuple[str, tuple[str, ...]]]:
     """The kinds that find facts when they are checked, read off the targets package (no list to keep): module of
     checking → (class, its own methods among `run` and `finding`). A new kind is seen without a line added here."""
     found = {}
-    for name in sorted(TARGET_CLASSES):
-        cls = getattr(targets, name)
+    for name, cls in sorted(KINDS.items()):
         starts = tuple(m for m in ("run", "finding") if m in vars(cls))
         if starts and cls.__module__.startswith("circuits.checking.targets."):
             found[f"{cls.__module__.removeprefix('circuits.checking.')}:{name}"] = (name, starts)
