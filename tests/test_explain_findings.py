@@ -21,7 +21,7 @@ from circuits.explain import words
 def test_every_fact_of_a_finding_has_its_words():
     facts = {
         value
-        for module in (reference, code, ov, structure, width, patched, depends)
+        for module in (reference, code, ov, structure, width, patched, depends, explain.code)
         for value in vars(module).values()
         if isinstance(value, type)
         and dataclasses.is_dataclass(value)
@@ -88,21 +88,25 @@ def test_the_library_compares_hand_over_facts():
     K = np.array([[[500.0, 0.0], [499.0, 0.0]]])
     with np.errstate(all="ignore"):
         found = reference.compare_attention(answer, (Q, K, np.array([[[1.0], [3.0]]]), None))
-    assert found == reference.NanAt(
+    assert isinstance(found, reference.NanAt) and (found.name, found.index, found.case, found.mask) == (
         "A",
         (0, 0, 0),
-        reference.Overflows(250000 / np.sqrt(2)),
         reference.AttentionCase((1, 1, 2), (1, 2, 2), (1, 2, 1), None),
+        None,
     )
+    assert (found.Q is Q) and (found.K is K)  # the inputs, for explain to tell the cause: not needed for the verdict
+    assert explain.code.cause(found) == explain.code.Overflows(250000 / np.sqrt(2))
 
 
 def test_each_fact_is_worded_as_the_report_prints_it():
     case = reference.AttentionCase((1, 1, 1), (1, 1, 1), (1, 1, 1), [[[0]]])
-    assert words(reference.NanAt("A", (0, 0, 0), reference.FullyMasked(), case)) == (
+    one, masked = np.ones((1, 1, 1)), np.zeros((1, 1, 1), dtype=bool)
+    assert explain.code.cause(reference.NanAt("A", (0, 0, 0), case, one, one, masked)) == explain.code.FullyMasked()
+    assert words(reference.NanAt("A", (0, 0, 0), case, one, one, masked)) == (
         "A has NaN at [0, 0, 0] — a row with every key masked must be all zeros (for Q (1, 1, 1), K (1, 1, 1), "
         "V (1, 1, 1), mask [[[0]]])"
     )
-    assert words(reference.Overflows(176776.69)) == (
+    assert words(explain.code.Overflows(176776.69)) == (
         "this row's scores reach ±1.768e+05, where exp overflows (past 709): subtract the row's max before exp"
     )
     assert words(reference.MaskEntry(2, 0, 1, True, False)) == (

@@ -1,10 +1,13 @@
 """Code's words: what a code puzzle's compare found (your code raised; the library's compare of `attention` and
 `causal_mask`: a wrong shape, a NaN and its cause, a value that differs, a mask entry), each said in one function.
 
-The facts are made where the compare runs (checking/targets/code.py, checking/reference.py); here they are said.
+The facts are made where the compare runs (checking/targets/code.py, checking/reference.py); here they are said,
+and a NaN's likely cause (a fully masked row, or exp overflowing), which the verdict does not need, is told.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,6 +22,26 @@ def _show(a) -> str:
 
 def _said(message: str) -> str:
     return f": {message}" if message else ""
+
+
+@dataclass(frozen=True)
+class FullyMasked:
+    """Why a row is NaN: every key of that row is masked (the row must come out all zeros)."""
+
+
+@dataclass(frozen=True)
+class Overflows:
+    """Why a row is NaN: its scores reach ±`top`, past where exp overflows (709) unless the row's max is subtracted."""
+
+    top: float
+
+
+def cause(f: ref.NanAt) -> FullyMasked | Overflows:
+    """What the NaN in row (b, q) most likely comes from: a fully masked row, or exp overflowing on large scores."""
+    b, q = f.index[:2]
+    if f.mask is not None and not f.mask[b, q].any():
+        return FullyMasked()
+    return Overflows(float(np.abs(f.K[b] @ f.Q[b, q]).max()) / np.sqrt(f.Q.shape[-1]))
 
 
 @words.register
@@ -65,18 +88,18 @@ def _(f: ref.WrongShape) -> str:
 
 
 @words.register
-def _(f: ref.FullyMasked) -> str:
+def _(f: FullyMasked) -> str:
     return "a row with every key masked must be all zeros"
 
 
 @words.register
-def _(f: ref.Overflows) -> str:
+def _(f: Overflows) -> str:
     return f"this row's scores reach ±{f.top:.4g}, where exp overflows (past 709): subtract the row's max before exp"
 
 
 @words.register
 def _(f: ref.NanAt) -> str:
-    return f"{f.name} has NaN at {list(f.index)} — {words(f.cause)} (for {words(f.case)})"
+    return f"{f.name} has NaN at {list(f.index)} — {words(cause(f))} (for {words(f.case)})"
 
 
 @words.register
