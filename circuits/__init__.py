@@ -21,12 +21,20 @@ from circuits.errors import CircuitError, CircuitWarning  # noqa: E402
 
 # The public names and the module each comes from, imported on first use (PEP 562): `import circuits.cli` stays
 # cheap (the `circuits` command imports what its verb needs), and `from circuits import Puzzle` works as before.
-_CHECKING = (
-    "FILL_ME_IN Attention Code Copies Depends HeadOutput HeadZ Inputs MLPOut MLPOutput MLPWidth NextToken Output "
-    "OVCircuit PatchedMLP Puzzle Repeated Residual Runs Structure Target Uniform ValueWidth reference"
-)
+_CHECKING = "FILL_ME_IN Copies HeadOutput HeadZ Inputs Puzzle Repeated Residual Runs Target Uniform reference"
+_KINDS = "circuits.checking.targets."  # the kinds of target, each from its own module: a new kind adds its line
 _FROM = {
     **dict.fromkeys(_CHECKING.split(), "circuits.checking"),
+    "Attention": _KINDS + "attention",
+    "Code": _KINDS + "code",
+    "Depends": _KINDS + "depends",
+    **dict.fromkeys(("MLPOut", "MLPOutput"), _KINDS + "mlp"),
+    "NextToken": _KINDS + "next_token",
+    "Output": _KINDS + "output",
+    "OVCircuit": _KINDS + "ov",
+    "PatchedMLP": _KINDS + "patched",
+    "Structure": _KINDS + "structure",
+    **dict.fromkeys(("MLPWidth", "ValueWidth"), _KINDS + "width"),
     **dict.fromkeys(("Basis", "NamedMatrix", "blank", "labelled", "names"), "circuits.model.basis"),
     **dict.fromkeys(("one_hot_positions", "rotation", "sinusoidal", "sinusoidal_names"), "circuits.model.positions"),
     **dict.fromkeys(("LayerTrace", "Trace"), "circuits.model.trace"),

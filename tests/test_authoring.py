@@ -12,10 +12,11 @@ import sys
 import pytest
 from helpers import ROOT
 
+from circuits import explain
 from circuits.checking.checker import check
 from circuits.checking.pipeline import load
 from circuits.cli import main
-from circuits.display import findings, words
+from circuits.display import words
 from circuits.errors import CircuitError
 
 # A small valid puzzle: is the first letter a consonant (one head, an Output target and an Attention target).
@@ -286,7 +287,7 @@ def test_a_code_compare_raising_is_the_puzzles_mistake_and_the_learners_code_rai
     broken.answer.double = wrong
     result = check(broken, property_examples=30)
     assert result.status == "failing"
-    assert findings.words(result.targets[0].failure.finding) == "your code raised ZeroDivisionError: learner"
+    assert explain.words(result.targets[0].failure.finding) == "your code raised ZeroDivisionError: learner"
 
 
 def test_every_shipped_puzzle_and_solution_validates(tmp_path):

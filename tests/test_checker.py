@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 from helpers import check_with, solution
 
-from circuits import cli
+from circuits import cli, explain
 from circuits.checking.checker import check, shrink
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
 from circuits.checking.plan import token_classes
 from circuits.checking.targets import HeadZ, Output
-from circuits.display import findings
 from circuits.display.words import coverage
 
 VOWELS = "aeiou"
@@ -149,7 +148,7 @@ def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
     with np.errstate(all="raise"):
         result = check_with("00_attention", attention=attention)
     failed = [t for t in result.targets if t.status == "failed"]
-    assert failed and "FloatingPointError" in findings.words(
+    assert failed and "FloatingPointError" in explain.words(
         failed[0].failure.finding
     )  # raised in the worker, not warned
     with np.errstate(all="ignore"), warnings.catch_warnings():

@@ -16,10 +16,10 @@ import pytest
 import sympy
 from helpers import wrong
 
-from circuits import Attention, Depends, blank
+from circuits import Attention, Depends, blank, explain
 from circuits.checking.checker import check, check_mechanism, context
 from circuits.checking.targets.depends import Unbroken, Unfollowed
-from circuits.display import findings, words
+from circuits.display import words
 from circuits.display.report import failure_line
 from circuits.errors import CircuitError
 
@@ -39,7 +39,7 @@ def alone(attempt, n: int = 0):
 
 
 def said(result) -> str:
-    return findings.words(result.failure.finding)
+    return explain.words(result.failure.finding)
 
 
 def key_line(result) -> str:
@@ -350,7 +350,7 @@ def test_each_reference_passes_its_mechanisms(reference, stem):
         assert result.status == "passed", said(result)
         tried = result.interventions
         assert tried.patched >= 100 and tried.zeroed >= 50 and tried.queries > tried.patched
-        assert f"{tried.patched:,} patches" in findings.words(tried)
+        assert f"{tried.patched:,} patches" in explain.words(tried)
 
 
 # ── the patched forward pass ─────────────────────────────────────────────────────────────────────────────

@@ -22,9 +22,9 @@ import pytest
 import sympy
 from helpers import SOLUTIONS, summary_of, wrong
 
-from circuits import blank
+from circuits import blank, explain
 from circuits.checking.checker import check
-from circuits.display import findings, words
+from circuits.display import words
 
 s, γ = sympy.symbols("s γ")
 
@@ -37,7 +37,7 @@ def key_line(result) -> str:
     if t.status == "error":
         return f"{t.label}: {words.said(t)}"
     f = t.failure
-    said = summary_of(f.explanation) if f.explanation is not None else findings.words(f.finding).splitlines()[0]
+    said = summary_of(f.explanation) if f.explanation is not None else explain.words(f.finding).splitlines()[0]
     return f"{t.label}: {said}"
 
 

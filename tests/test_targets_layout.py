@@ -1,6 +1,7 @@
 """checking/ reads one way down: no module imports another's private helper, and per-kind behaviour lives on the
 target classes (no `isinstance(t, Attention)` outside checking/targets/); the kinds moved to facts build no sentence
-on their explanation's path (display words them); old import paths keep working."""
+on their explanation's path (display, or explain/ for what a check finds, words them); old import paths keep
+working."""
 
 import ast
 import re
@@ -11,10 +12,15 @@ from circuits.checking import targets
 
 PACKAGE = Path(circuits.__file__).parent
 CHECKING = PACKAGE / "checking"
-# every kind of target: the classes of the targets package that are targets, base included
-TARGET_CLASSES = {
-    name for name, value in vars(targets).items() if isinstance(value, type) and issubclass(value, targets.Target)
-}
+
+
+def _kinds(cls: type) -> list[type]:
+    return [k for sub in cls.__subclasses__() if sub.__module__.startswith("circuits.") for k in (sub, *_kinds(sub))]
+
+
+# every kind of target, base included: the package's subclasses of Target (a new kind is seen without a list to keep)
+KINDS = {k.__name__: k for k in (targets.Target, *_kinds(targets.Target))}
+TARGET_CLASSES = set(KINDS)
 
 
 def _module(path: Path) -> str:
@@ -285,35 +291,57 @@ def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
     return found
 
 
-# kinds whose finding (and report rows) are facts that display/findings.py words: module of checking → (class, or
-# None for the module's functions, and where a finding starts)
-FOUND_BY_DISPLAY = {
-    "targets.ov": ("OVCircuit", ("run",)),
-    "targets.structure": ("Structure", ("run", "finding")),
-    "targets.patched": ("PatchedMLP", ("run", "finding")),
-    "targets.width": ("MLPWidth", ("run", "finding")),
-    "targets.depends": ("Depends", ("run",)),
+# where a finding starts, outside the kinds: the checker's and the library compare's functions (module → (None, its
+# functions)); each kind that finds facts when checked (a `run` or `finding` of its own) is found by `found_by_kinds`
+FOUND_OUTSIDE_KINDS = {
     "checker": (None, ("check_structure", "check_mechanism", "code_verdict", "check_code_on", "check_code")),
     "validate": (None, ("code_mistake",)),
     "reference": (None, ("compare_attention", "compare_mask")),
 }
 
 
-def test_the_kinds_whose_findings_display_words_build_no_sentence():
-    for module, (cls, starts) in FOUND_BY_DISPLAY.items():
-        path = CHECKING / f"{module.replace('.', '/')}.py"
-        assert sentences(path.read_text(), cls, module, starts) == [], module
+def found_by_kinds() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """The kinds that find facts when they are checked, read off the targets package (no list to keep): module of
+    checking → (class, its own methods among `run` and `finding`). A new kind is seen without a line added here."""
+    found = {}
+    for name, cls in sorted(KINDS.items()):
+        starts = tuple(m for m in ("run", "finding") if m in vars(cls))
+        if starts and cls.__module__.startswith("circuits.checking.targets."):
+            found[f"{cls.__module__.removeprefix('circuits.checking.')}:{name}"] = (name, starts)
+    return found
 
 
-def test_every_fact_a_finding_makes_has_its_words_in_display():
+def found_by_explain() -> dict[str, tuple]:
+    return {**found_by_kinds(), **FOUND_OUTSIDE_KINDS}
+
+
+def _path(key: str) -> Path:
+    return CHECKING / f"{key.split(':')[0].replace('.', '/')}.py"
+
+
+def test_the_kinds_that_find_are_read_off_the_targets_package():
+    assert {"targets.ov:OVCircuit", "targets.width:ValueWidth", "targets.depends:Depends"} <= set(found_by_kinds())
+
+
+def test_the_kinds_whose_findings_explain_words_build_no_sentence():
+    for key, (cls, starts) in found_by_explain().items():
+        assert sentences(_path(key).read_text(), cls, key, starts) == [], key
+
+
+def unworded(made) -> list[str]:
+    """The facts in `made` with no words registered in circuits/explain/ (`explain.words` would raise)."""
+    from circuits import explain
+
+    return sorted(c.__name__ for c in made if explain.words.dispatch(c) is explain.words.dispatch(object))
+
+
+def test_every_fact_a_finding_makes_has_its_words_in_explain():
     import importlib
 
-    from circuits.display import findings
-
     made = set()
-    for name, (cls, starts) in FOUND_BY_DISPLAY.items():
-        module = importlib.import_module(f"circuits.checking.{name}")
-        made |= facts_made((CHECKING / f"{name.replace('.', '/')}.py").read_text(), cls, module, starts)
+    for key, (cls, starts) in found_by_explain().items():
+        module = importlib.import_module(f"circuits.checking.{key.split(':')[0]}")
+        made |= facts_made(_path(key).read_text(), cls, module, starts)
     assert {
         "MatrixDiffers",
         "CopyingScore",
@@ -327,12 +355,26 @@ def test_every_fact_a_finding_makes_has_its_words_in_display():
         "AttentionCase",
         "PatchedMiss",
         "Width",
+        "ValueRows",
         "AtMost",
         "Unfollowed",
         "Unbroken",
         "Interventions",
     } <= {c.__name__ for c in made}
-    assert sorted(c.__name__ for c in made if c not in findings.FINDINGS) == []
+    assert unworded(made) == []
+
+
+def test_the_words_rule_catches_a_planted_fact_without_words():
+    """A fact a check makes with no words registered is named; one with words (and a puzzle's own str) is not."""
+    import dataclasses
+
+    from circuits.checking.targets.width import Width
+
+    @dataclasses.dataclass(frozen=True)
+    class Planted:
+        layer: int
+
+    assert unworded({Planted, Width, str}) == ["Planted"]
 
 
 def test_the_finding_rule_catches_a_planted_sentence():

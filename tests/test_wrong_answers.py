@@ -5,9 +5,10 @@ import pytest
 import sympy
 from helpers import ROOT, STEMS, check_with, hint_of, only_failure, solution
 
+from circuits import explain
 from circuits.checking import reference
 from circuits.checking.checker import check
-from circuits.display import findings, words
+from circuits.display import words
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -123,7 +124,7 @@ def test_05_exact_products_are_symbolic_when_the_answer_is():
 def test_00_an_upper_triangular_mask_is_caught():
     result = check_with("00_attention", causal_mask=lambda T: np.triu(np.ones((T, T), dtype=bool)))
     f = only_failure(result)
-    assert f.label.startswith("causal_mask") and "causal_mask(2)[0, 1] is True" in findings.words(f.failure.finding)
+    assert f.label.startswith("causal_mask") and "causal_mask(2)[0, 1] is True" in explain.words(f.failure.finding)
     assert f.failure.finding == reference.MaskEntry(2, 0, 1, yours=True, may=False)  # facts; display words them
 
 
@@ -138,8 +139,11 @@ def test_00_nan_on_fully_masked_rows_is_caught():
 
     with np.errstate(all="ignore"):
         f = only_failure(check_with("00_attention", attention=naive))
-    assert "NaN" in findings.words(f.failure.finding) and "must be all zeros" in findings.words(f.failure.finding)
-    assert isinstance(f.failure.finding, reference.NanAt) and f.failure.finding.cause == reference.FullyMasked()
+    assert "NaN" in explain.words(f.failure.finding) and "must be all zeros" in explain.words(f.failure.finding)
+    assert (
+        isinstance(f.failure.finding, reference.NanAt)
+        and explain.code.cause(f.failure.finding) == explain.code.FullyMasked()
+    )
 
 
 def test_00_a_missing_scale_is_caught():
@@ -149,7 +153,7 @@ def test_00_a_missing_scale_is_caught():
         return A, A @ V
 
     f = only_failure(check_with("00_attention", attention=unscaled))
-    assert "differs" in findings.words(f.failure.finding) or "NaN" in findings.words(f.failure.finding)
+    assert "differs" in explain.words(f.failure.finding) or "NaN" in explain.words(f.failure.finding)
 
 
 def test_04_numbers_with_the_scale_baked_in_must_declare_the_sharpness_symbol():
@@ -194,7 +198,7 @@ def test_00_a_mistake_no_first_case_shows_is_shrunk_to_a_short_input_in_a_bounde
         return A, A @ V
 
     f = only_failure(check_with("00_attention", attention=three_keys))
-    said = findings.words(f.failure.finding)
+    said = explain.words(f.failure.finding)
     assert f.failure.stage == "property test" and "for Q (1, 1, 1), K (1, 3, 1), V (1, 3, 1), mask None" in said
     first = len(reference.attention_inputs.first())
     assert len(runs) <= 2 + first + 100 + SHRINK_CALLS + 1  # worked examples, first cases, the search, the shrink
@@ -216,9 +220,9 @@ def test_00_the_librarys_own_functions_are_not_an_answer():
     from circuits.model import functional
 
     f = only_failure(check_with("00_attention", attention=reference.attention))
-    assert f.label.startswith("attention") and "the library's own function" in findings.words(f.failure.finding)
+    assert f.label.startswith("attention") and "the library's own function" in explain.words(f.failure.finding)
     f = only_failure(check_with("00_attention", causal_mask=functional.causal_mask))
-    assert f.label.startswith("causal_mask") and "write causal_mask yourself" in findings.words(f.failure.finding)
+    assert f.label.startswith("causal_mask") and "write causal_mask yourself" in explain.words(f.failure.finding)
 
 
 def test_00_the_reference_is_not_in_the_learners_file():
@@ -240,5 +244,5 @@ def test_00_a_crash_shows_the_input_and_the_learners_line(tmp_path):
     result = check(load(path), property_examples=50, margins=False)
     f = only_failure(result)
     assert f.label.startswith("attention")
-    assert f"your attention raised AssertionError: one batch only at line {line}" in findings.words(f.failure.finding)
-    assert "for Q (2, 1, 1), K (2, 1, 1), V (2, 1, 1), mask None" in findings.words(f.failure.finding)
+    assert f"your attention raised AssertionError: one batch only at line {line}" in explain.words(f.failure.finding)
+    assert "for Q (2, 1, 1), K (2, 1, 1), V (2, 1, 1), mask None" in explain.words(f.failure.finding)

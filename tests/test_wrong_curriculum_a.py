@@ -121,7 +121,7 @@ def test_ov_circuit_target_on_a_tiny_model():
     """OVCircuit on its own: the score within both bounds, the raised tokens, only the tokens asked for."""
     from circuits import Head, Model, Vocab
     from circuits.checking.targets_ov import OVCircuit
-    from circuits.display.findings import words
+    from circuits.explain import words
 
     swap = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1]])  # a ↔ b, c stays
     model = Model(

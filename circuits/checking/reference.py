@@ -2,7 +2,7 @@
 
 They live here, not in the learner's file, so that what a learner is checked against cannot be
 edited or passed off as the learner's own (`attention = reference_attention`). A compare returns the facts of the
-first disagreement (display/findings.py words them), or None.
+first disagreement (explain/code.py words them), or None.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def mask_sizes():
     return st.integers(1, 64)
 
 
-# --- what a compare finds: facts, worded by display/findings.py ---------------------------------------------------
+# --- what a compare finds: facts, worded by explain/code.py --------------------------------------------------------
 @dataclass(frozen=True)
 class AttentionCase:
     """The input attention was called on: the shapes of Q, K and V, and the mask (None, or as nested 0/1 lists)."""
@@ -189,26 +189,17 @@ class WrongShape:
     case: object
 
 
-@dataclass(frozen=True)
-class FullyMasked:
-    """Why a row is NaN: every key of that row is masked (the row must come out all zeros)."""
-
-
-@dataclass(frozen=True)
-class Overflows:
-    """Why a row is NaN: its scores reach ±`top`, past where exp overflows (709) unless the row's max is subtracted."""
-
-    top: float
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NanAt:
-    """The learner's output `name` holds NaN at `index` (the first), likely for `cause`, on `case`."""
+    """The learner's output `name` holds NaN at `index` (the first), on `case`; with the inputs Q and K and the mask
+    (None: none), from which explain/code.py tells the NaN's likely cause."""
 
     name: str
     index: tuple[int, ...]
-    cause: object
     case: object
+    Q: np.ndarray
+    K: np.ndarray
+    mask: np.ndarray | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -295,20 +286,13 @@ def compare_attention(answer, example) -> object | None:
             return WrongShape(name, yours.shape, expected.shape, case)
         if np.isnan(yours).any():
             where = tuple(int(i) for i in np.argwhere(np.isnan(yours))[0])
-            return NanAt(name, where, _why_nan(Q, K, mask, *where[:2]), case)
+            return NanAt(name, where, case, Q, K, mask)
         if not np.allclose(yours, expected, atol=1e-9):
             where = tuple(int(i) for i in np.argwhere(~np.isclose(yours, expected, atol=1e-9))[0])
             return ValuesDiffer(
                 name, where, float(yours[where]), float(expected[where]), case, Q, K, V, yours, expected
             )
     return None
-
-
-def _why_nan(Q, K, mask, b: int, q: int):
-    """What a NaN in row (b, q) most likely comes from: a fully masked row, or exp overflowing on large scores."""
-    if mask is not None and not mask[b, q].any():
-        return FullyMasked()
-    return Overflows(float(np.abs(K[b] @ Q[b, q]).max()) / np.sqrt(Q.shape[-1]))
 
 
 def compare_mask(answer, T) -> object | None:

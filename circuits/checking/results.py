@@ -30,7 +30,7 @@ class Failure:
     found_len: int
     explanation: Explanation | None = None
     trace: object = None
-    finding: object = None  # code and structure targets: the facts of what differed (display/findings.py words them)
+    finding: object = None  # code and structure targets: the facts of what differed (circuits/explain/ words them)
     notes: list = field(default_factory=list)  # what the checker adds to a finding without a hint: a LeakNote
 
 

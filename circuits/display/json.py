@@ -3,7 +3,8 @@ words, as the text report."""
 
 from __future__ import annotations
 
-from circuits.display import findings, words
+from circuits import explain
+from circuits.display import words
 from circuits.display.explanations import hint, summary
 
 
@@ -31,7 +32,7 @@ def result_json(result) -> dict:
                 "stage": f.stage,
                 "input": list(f.tokens),
                 "found_length": f.found_len,
-                "summary": summary(e) if e is not None else findings.words(f.finding),
+                "summary": summary(e) if e is not None else explain.words(f.finding),
                 "hint": hint(e) if e is not None else _notes(f),
             }
         targets.append(row)
@@ -98,7 +99,7 @@ def audit_json(audit) -> dict:
         "not_run": r.not_run,
         "complete": r.complete,
         "mechanisms": [
-            {"target": label, "interventions": findings.words(tried), "reference": "passed"}
+            {"target": label, "interventions": explain.words(tried), "reference": "passed"}
             for label, tried in audit.mechanisms
         ],
     }

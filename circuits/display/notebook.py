@@ -3,7 +3,8 @@ light and dark themes) and as plain text; and check, hint, show and analyze for 
 
 from __future__ import annotations
 
-from circuits.display import explanations, findings, words
+from circuits import explain
+from circuits.display import explanations, words
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
 from circuits.display.render import to_text
 from circuits.display.report import ICON, failure_line, puzzle_report, rows_to_show, worst_case
@@ -51,7 +52,7 @@ def _failure_html(t) -> str:
     if f is None or f.explanation is None:
         return (
             f'<div class="cv-panel cv-failure">{head}'
-            f"<pre>{esc(findings.words(f.finding) if f else words.said(t))}</pre></div>"
+            f"<pre>{esc(explain.words(f.finding) if f else words.said(t))}</pre></div>"
         )
     e, trace = f.explanation, f.trace
     vocab = trace.model.vocab

@@ -7,10 +7,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from circuits import explain
 from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.puzzle import stars
 from circuits.checking.targets import Kind, higher_is_worse
-from circuits.display import explanations, findings
+from circuits.display import explanations
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short, tried
 from circuits.io import paths
@@ -67,6 +68,16 @@ def _quote(tokens, vocab) -> str:
     return repr(text) if len(text) <= 100 else repr(text[:97] + "…")
 
 
+def expected_matrix(expected):
+    """A structure row's expected side as a sympy matrix: a matrix as it is, a bound (ScoreBound, AtMost: facts) as
+    the one symbol that says it."""
+    import sympy
+
+    return (
+        expected if isinstance(expected, sympy.MatrixBase) else sympy.Matrix([[sympy.Symbol(explain.words(expected))]])
+    )
+
+
 def _structure_diff(what: str, yours, expected) -> Group:
     """Where an exact matrix differs: the entries, and both matrices when they are small."""
     if yours.shape != expected.shape:
@@ -105,14 +116,14 @@ def target_report(result: TargetResult, path: str = "") -> Group:
         return Group(*parts)
     if result.kind is Kind.STRUCTURE:
         for what, yours, expected, same in result.structure:
-            parts.append(Text(f"{'✓' if same else '✗'} {findings.words(what)}", style="green" if same else "red"))
+            parts.append(Text(f"{'✓' if same else '✗'} {explain.words(what)}", style="green" if same else "red"))
         for what, yours, expected, same in result.structure:
             if not same and tuple(yours.shape) != (1, 1):  # one number (a width, a worst error): its line says it
-                parts += [Text(""), _structure_diff(findings.words(what), yours, findings.expected_matrix(expected))]
+                parts += [Text(""), _structure_diff(explain.words(what), yours, expected_matrix(expected))]
         return Group(*parts)
     if f.explanation is None:  # a code or mechanism target: its finding
         parts.append(Text(f"found by: {f.stage}"))
-        parts.append(Text(findings.words(f.finding)))
+        parts.append(Text(explain.words(f.finding)))
         parts += [Text(f"Note: {note.detail}") for note in f.notes]  # a stray write or read, likely its cause
         return Group(*parts)
     e = f.explanation
@@ -154,7 +165,7 @@ def failure_line(result: TargetResult) -> str:
     if result.status in ("error", "not attempted") or f is None:
         return " ".join(f"{head}: {said(result)}".split()) if said(result) else head
     if f.explanation is None:  # a structure or code target: what differed
-        return " ".join(f"{head}: {findings.words(f.finding)}".split())
+        return " ".join(f"{head}: {explain.words(f.finding)}".split())
     vocab = f.trace.model.vocab if f.trace is not None else None
     n = len(f.tokens)
     return f"{head}: fails on {_quote(f.tokens, vocab)} ({n} token{'' if n == 1 else 's'}): " + " ".join(

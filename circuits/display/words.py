@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from circuits.display import findings
+from circuits import explain
 from circuits.io import paths
 
 
@@ -229,7 +229,7 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
         *audit_notes(r),
     ]
     for label, tried in audit.mechanisms:  # what each mechanism target tried; the reference passed it all
-        said = f"the reference passes every intervention: {findings.words(tried)}"
+        said = f"the reference passes every intervention: {explain.words(tried)}"
         out += [f"mechanism: {label}", *textwrap.wrap(said, 78, initial_indent="  ", subsequent_indent="  ")]
     if audit.survivors:
         out += [

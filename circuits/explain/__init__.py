@@ -31,3 +31,18 @@ def words(fact) -> str:
 @words.register
 def _(fact: str) -> str:
     return fact
+
+
+# --- the kinds (explain-b: the finding kinds) --------------------------------------------------------------------
+# Every module of this package is a kind's explanation and words, registered on import; importing them all here,
+# by listing the package, means a new kind's module is found without a line added to a list.
+def _import_kinds() -> None:
+    import importlib
+    import pkgutil
+
+    for kind in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{kind.name}")
+
+
+_import_kinds()
+# --- end of the kinds ----------------------------------------------------------------------------------------------

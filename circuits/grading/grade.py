@@ -322,7 +322,7 @@ def _error(attempt: Attempt, error: CircuitError) -> checker.PuzzleResult:
 def first_failure(result: checker.PuzzleResult) -> str:
     """The gradebook's one line: what to fill in, the first failing target and its finding, or the error."""
     from circuits.display.explanations import summary
-    from circuits.display.findings import words
+    from circuits.explain import words
 
     if result.status == "solved":
         return ""

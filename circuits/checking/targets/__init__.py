@@ -3,7 +3,9 @@ exact (structure, OV circuit, an MLP patched or its width, code) and mechanisms 
 (depends), on the base in `base`.
 
 Each kind carries its own behaviour (evaluate, explain, validate, what `circuits show` prints), so adding a
-kind means adding a module here. `formats`, `scores` and `specs` hold the helpers several kinds share.
+kind means adding a module here (its words go in circuits/explain/, its public name in circuits/__init__.py; the
+names below keep the existing kinds' import paths, and a new kind need not join them: docs/adding_a_target_kind.md).
+`formats`, `scores` and `specs` hold the helpers several kinds share.
 """
 
 from circuits.checking.readouts import HeadOutput, HeadZ, Readout, Residual

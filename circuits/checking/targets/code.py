@@ -1,5 +1,5 @@
 """Code: a code puzzle's check, the learner's function against the library's on examples and a property test; what a
-compare finds is facts (YourCodeRaised here, the library's in checking/reference.py) that display/findings.py words."""
+compare finds is facts (YourCodeRaised here, the library's in checking/reference.py) that explain/code.py words."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class YourCodeRaised:
 @dataclass
 class Code(Target):
     """A code puzzle's check: `compare(answer, example)` returns None when the learner's code agrees, else why not
-    (facts display/findings.py words, or a puzzle's own sentence)."""
+    (facts explain/code.py words, or a puzzle's own sentence)."""
 
     description: str
     strategy: Callable  # () -> hypothesis strategy of examples

@@ -5,7 +5,7 @@
 depends on it, and (b) taking that write from another input (an interchange
 intervention) moves the head to where the patched write points (`follows`).
 What a check finds are facts (Unfollowed, Unbroken, Interventions), worded by
-display/findings.py.
+explain/depends.py.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ KEPT = 32  # pair plans kept per process (a plan is the puzzle's, not the answer
 KEEP = ("z", "resid_pre", "resid_post", "mlp_out", "embed")  # what an edit and a writer's contribution read
 
 
-# --- what a check finds: facts, worded by display/findings.py --------------------------------------------------
+# --- what a check finds: facts, worded by explain/depends.py ---------------------------------------------------
 @dataclass(frozen=True)
 class Unfollowed:
     """With the write taken from `source`, the reader at `query` of `base` put only `mass` on the keys the patch

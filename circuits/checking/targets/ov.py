@@ -1,5 +1,5 @@
 """Checks on one head's full OV circuit W_U W_OV W_E: its copying score, and which token each attended token raises;
-each row's facts (CopyingScore, RaisedMost) are worded by display/findings.py."""
+each row's facts (CopyingScore, RaisedMost) are worded by explain/ov.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """An MLP held by intervention: fed residual vectors the puzzle writes in by hand, as activation patching does (inputs
 no token makes), the MLP of a layer must write what the puzzle expects; its facts (PatchedMiss) are worded by
-display/findings.py."""
+explain/patched.py."""
 
 from __future__ import annotations
 

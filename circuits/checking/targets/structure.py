@@ -1,5 +1,5 @@
 """Structure: exact checks on the weights, matrix by matrix, in sympy; its finding (MatrixDiffers) is worded by
-display/findings.py."""
+explain/structure.py."""
 
 from __future__ import annotations
 

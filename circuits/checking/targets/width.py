@@ -1,6 +1,6 @@
 """Widths as targets: an MLP's hidden units, or a head's value dimensions, at most so many (a bound a puzzle sets,
 e.g. fewer units than a table of its inputs would need, or fewer value dimensions than tokens); their facts (Width,
-ValueRows) are worded by display/findings.py."""
+ValueRows) are worded by explain/width.py."""
 
 from __future__ import annotations
 
