@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 from circuits.checking import curriculum
-from circuits.workspace.reset import stub_text
-from circuits.sealed.sandbox import Limits
 from circuits.grading import parallel
 from circuits.grading.grade import shipped
+from circuits.sealed.sandbox import Limits
+from circuits.workspace.reset import stub_text
 
 ESCAPE = "/tmp/circuits-escaped-by-a-submission.txt"  # where the hostile "writes" submissions try to write
 GOAL = 10.0  # submissions of all 22 puzzles per minute per core

@@ -32,8 +32,8 @@ def _render(result) -> str:
 
 
 def write(stem: str, out: Path) -> int:
-    from circuits.checking.checker import check
     from circuits.audit.mutants import mutants
+    from circuits.checking.checker import check
     from circuits.checking.curriculum import folder
     from circuits.checking.pipeline import load
 

@@ -19,8 +19,8 @@ from test_course import COURSE, course, loosened_and_wrong, renumbered  # noqa: 
 
 from circuits.checking import curriculum
 from circuits.checking.loader import COURSE_ENV, load
-from circuits.workspace.reset import STUB, stub_text
 from circuits.cli import main
+from circuits.workspace.reset import STUB, stub_text
 
 
 @pytest.fixture(autouse=True)

@@ -21,13 +21,13 @@ import pytest
 import sympy
 
 from circuits.checking import curriculum
-from circuits.workspace.reset import stub_text
-from circuits.sealed import codec
-from circuits.sealed.sandbox import Limits
 from circuits.cli import main
 from circuits.grading import outputs, parallel
 from circuits.grading.grade import select, shipped
 from circuits.model.basis import NamedMatrix
+from circuits.sealed import codec
+from circuits.sealed.sandbox import Limits
+from circuits.workspace.reset import stub_text
 
 SOLUTIONS = curriculum.folder()
 FEW = ["00_attention", "01_consonants", "03_uniform"]

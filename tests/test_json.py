@@ -6,8 +6,8 @@ import json
 
 from helpers import solution
 
-from circuits.checking.checker import check
 from circuits.audit.mutants import mutants
+from circuits.checking.checker import check
 from circuits.display import words
 from circuits.display.json import result_json
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from helpers import SOLUTIONS, hint_of, solution
 
+from circuits.audit.mutants import mutants
 from circuits.checking import diagnosis
 from circuits.checking.checker import check
-from circuits.audit.mutants import mutants
 from circuits.checking.targets import Attention, NextToken, Output
 from circuits.display import words
 from circuits.display.render import to_text

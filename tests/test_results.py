@@ -7,8 +7,8 @@ import json
 import pytest
 from helpers import STEMS, solution
 
-from circuits.checking.checker import check
 from circuits.audit.mutants import mutants
+from circuits.checking.checker import check
 from circuits.checking.results import PuzzleResult, TargetResult
 from circuits.checking.targets import Kind
 from circuits.display import words

@@ -9,9 +9,9 @@ import pytest
 from helpers import check_with, hint_of, only_failure, solution, summary_of
 
 from circuits import Basis, Head, Model, Vocab, blank
+from circuits.audit.mutants import mutants
 from circuits.checking import diagnosis
 from circuits.checking.checker import check
-from circuits.audit.mutants import mutants
 from circuits.checking.targets import Attention
 from circuits.cli import main
 from circuits.display import words
