@@ -32,7 +32,10 @@ def _render(result) -> str:
 
 
 def write(stem: str, out: Path) -> int:
-    from circuits.checking.checker import check
+    try:  # the check every report is shown from: explained (circuits.explain), where the tree has it
+        from circuits.explain import check
+    except ImportError:
+        from circuits.checking.checker import check
     from circuits.audit.mutants import mutants
     from circuits.checking.curriculum import folder
     from circuits.checking.pipeline import load

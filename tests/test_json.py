@@ -6,10 +6,10 @@ import json
 
 from helpers import solution
 
-from circuits.checking.checker import check
 from circuits.audit.mutants import mutants
 from circuits.display import words
 from circuits.display.json import result_json
+from circuits.explain import check
 
 
 def failing():

@@ -565,10 +565,10 @@ def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
     """A target's explanation holds numbers per position; display/explanations.py makes every cell."""
     import numpy as np
 
-    from circuits.checking.targets.attention import AttentionPositions
-    from circuits.checking.targets.next_token import NextTokenPositions
-    from circuits.checking.targets.output import ReadoutPositions
     from circuits.display.explanations import table
+    from circuits.explain.attention import AttentionPositions
+    from circuits.explain.next_token import NextTokenPositions
+    from circuits.explain.output import ReadoutPositions
 
     def of(facts):
         return table(targets.Explanation(0, "", facts, ""))

@@ -6,8 +6,8 @@ import sympy
 from helpers import ROOT, STEMS, check_with, hint_of, only_failure, solution
 
 from circuits.checking import reference
-from circuits.checking.checker import check
 from circuits.display import findings, words
+from circuits.explain import check
 
 
 @pytest.mark.parametrize("stem", STEMS)

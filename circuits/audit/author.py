@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking.loader import Attempt
 from circuits.audit.mutants import split_name  # noqa: F401  (part of audit's API)
+from circuits.checking.loader import Attempt
 from circuits.checking.plan import Plan
 from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
@@ -93,10 +93,10 @@ def reference(path) -> Attempt:
 
 def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     """Check the reference solution in full, then audit its mutants against the puzzle's allow-list."""
-    from circuits.checking import limits
     from circuits.audit.allowed_mutants import allowed_for
-    from circuits.checking.checker import check, context
     from circuits.audit.mutants import FAST_RANDOM, allow_entry, audit, matches
+    from circuits.checking import limits
+    from circuits.checking.checker import check, context
 
     shown = paths.shown(attempt.path)
     result = check(attempt, margins=False)

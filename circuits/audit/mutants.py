@@ -462,9 +462,9 @@ def audit(
     """Run every mutant (a sample beyond MAX_MUTANTS), then the tolerance probes, for at most `seconds` (None: no
     limit); `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent). A mutant that passes is
     spared when a rule proves it equivalent (checking/equivalence.py), before the allow-list is read."""
+    from circuits.audit.equivalence import Judge
     from circuits.checking import guarantees
     from circuits.checking.checker import context
-    from circuits.audit.equivalence import Judge
 
     start = time.perf_counter()
     result = Audit(attempt.puzzle.id)

@@ -4,7 +4,7 @@ words, as the text report."""
 from __future__ import annotations
 
 from circuits.display import findings, words
-from circuits.display.explanations import hint, summary
+from circuits.explain import hint, summary
 
 
 def result_json(result) -> dict:

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
-from circuits.sealed import sandbox
 from circuits.errors import CircuitError
 from circuits.grading import grade
 from circuits.grading.submission import Submission, read
+from circuits.sealed import sandbox
 
 
 def submissions(sources: list[str]) -> list[Submission]:

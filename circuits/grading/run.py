@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from circuits.sealed.sandbox import Limits
 from circuits.grading import parallel
 from circuits.grading.grade import SubmissionGrade
 from circuits.grading.journal import Journal
 from circuits.grading.outputs import Outputs
 from circuits.grading.submission import Submission
+from circuits.sealed.sandbox import Limits
 
 
 class Stopped(KeyboardInterrupt):

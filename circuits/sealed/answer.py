@@ -18,10 +18,10 @@ from pathlib import Path
 
 from circuits.checking import givens, limits
 from circuits.checking.puzzle import Puzzle, Stub
-from circuits.sealed import codec, sandbox
-from circuits.sealed.child import fingerprint_digest
 from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
+from circuits.sealed import codec, sandbox
+from circuits.sealed.child import fingerprint_digest
 
 
 @dataclass

@@ -12,8 +12,8 @@ import json
 import keyword
 import types
 
-from circuits.sealed import codec
 from circuits.errors import CircuitError
+from circuits.sealed import codec
 
 
 class _Recorder:

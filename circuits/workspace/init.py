@@ -12,9 +12,9 @@ from pathlib import Path
 
 from circuits.checking import curriculum
 from circuits.checking.loader import course_references, recorded_course
-from circuits.workspace.reset import stub_text
 from circuits.errors import CircuitError
 from circuits.io.paths import real
+from circuits.workspace.reset import stub_text
 
 
 def commands(n: int, example: str) -> str:
