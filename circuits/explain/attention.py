@@ -139,7 +139,7 @@ class Sharpen:
 
 # --- the explanation ---------------------------------------------------------------------------------------------
 @explain.register
-def _(target: Attention, trace, tokens):
+def why(target: Attention, trace, tokens):
     pattern = trace.pattern(target.layer, target.head)[0]
     keys = target.key_sets(trace, [tokens])[0]  # [T, T]
     targets = target.targets(trace, [tokens])[0]

@@ -30,7 +30,7 @@ class MLPReads:
 
 
 @explain.register
-def _(target: MLPOutput, trace, tokens):
+def why(target: MLPOutput, trace, tokens):
     e = explained(target, trace, tokens, mlp_cause)
     e.head = None  # no attention heatmap: the culprit is the MLP
     e.mlp = target.readout.layer

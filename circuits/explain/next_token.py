@@ -134,7 +134,7 @@ class Advised:
 
 # --- the explanation ---------------------------------------------------------------------------------------------
 @explain.register
-def _(target: NextToken, trace, tokens):
+def why(target: NextToken, trace, tokens):
     lp = target.logp(trace, [tokens])[0]
     labels = trace.tokens(0)
     offset = len(labels) - len(tokens)

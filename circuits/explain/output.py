@@ -92,7 +92,7 @@ class WronglyWritten:
 
 # --- the explanation ---------------------------------------------------------------------------------------------
 @explain.register
-def _(target: Output, trace, tokens):
+def why(target: Output, trace, tokens):
     return explained(target, trace, tokens, head_cause)
 
 
