@@ -103,3 +103,18 @@ def test_the_audit_never_explains(monkeypatch):
     assert asked == []
     explain.check(attempt, margins=False)  # a check that is shown explains: the watch sees it
     assert len(asked) == 1
+
+
+def test_the_words_name_each_matrix_as_the_puzzle_does_when_they_are_made():
+    """A matrix is named through the puzzle's terms as its words are made, as the head it belongs to: the writer's
+    own (W_V0, a given W_O), the hint's head's (W_Q1); outside an explanation being said, the library's names."""
+    from circuits.explain.keys import WriterFirst
+    from circuits.explain.terms import PuzzleTerms, saying
+
+    fact = WriterFirst((0, 0), ("prev:*",), ("tok:*",))
+    terms = PuzzleTerms({(0, 0, "W_V"): "W_V0", (1, 0, "W_Q"): "W_Q1"}, {}, frozenset({"W_V0", "W_Q1"}), {})
+    with saying(terms, (1, 0), None):
+        said = explain.words(fact)
+    assert "W_V0 of head 0.0 reads tok:* and W_O (a given) of head 0.0 writes" in said
+    assert said.endswith("before W_Q1 and W_K (a given) of this head")
+    assert "W_V of head 0.0 reads tok:* and W_O of head 0.0" in explain.words(fact)  # no terms: as the library says

@@ -16,6 +16,7 @@ from circuits.explain.formats import families, head, listed, token_at
 from circuits.explain.keys import WriterFirst, by_name, writer_first, wrong_key
 from circuits.explain.scores import Differs, ScaleBy, differs
 from circuits.explain.tables import columns, explain, rows, words
+from circuits.explain.terms import matrix
 from circuits.model.decompose import Writes, before
 
 
@@ -282,17 +283,18 @@ def _(f: FixedPattern) -> str:
 
 @words.register
 def _(f: ZeroQuery) -> str:
+    q = matrix("W_Q")
     if f.cancels:
         return (
-            f"{head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: W_Q reads "
-            f"{listed(f.cancels)} there, but in every row of W_Q what they add up to is 0, so every key scores the "
-            "same and the attention spreads evenly. Look at W_Q on those directions: they cancel at this position"
+            f"{head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: {q} reads "
+            f"{listed(f.cancels)} there, but in every row of {q} what they add up to is 0, so every key scores the "
+            f"same and the attention spreads evenly. Look at {q} on those directions: they cancel at this position"
         )
     return (
-        f"{head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: W_Q reads nothing at that "
-        f"token (W_Q reads {', '.join(f.reads) or 'nothing'}; the residual there holds "
+        f"{head(f.head)}'s query at position {f.query} ({f.token!r}) is exactly zero: {q} reads nothing at that "
+        f"token ({q} reads {', '.join(f.reads) or 'nothing'}; the residual there holds "
         f"{', '.join(f.has) or 'nothing'}), so every key scores the same and the attention spreads evenly. Look at "
-        "W_Q: which of this token's directions should it read?"
+        f"{q}: which of this token's directions should it read?"
     )
 
 
@@ -301,8 +303,8 @@ def _(f: Unread) -> str:
     name, writers = head(f.head), [head(w) for w in f.writers]
     earlier = ", ".join(["the embedding", *writers])
     fix = (
-        f"Look at W_{'K' if f.side == 'keys' else 'Q'} of {name}"
-        + "".join(f", or at W_O of {w}" for w in writers[:3])
+        f"Look at {matrix('W_K' if f.side == 'keys' else 'W_Q', f.head)} of {name}"
+        + "".join(f", or at {matrix('W_O', w)} of {head(w)}" for w in f.writers[:3])
         + ": one must read what the other writes"
     )
     return (
@@ -326,7 +328,7 @@ def _(f: Uneven) -> str:
     scores = ", ".join(f"{k}: {s:.3g}" for k, s in zip(f.keys, f.scores))
     return (
         f"{head(f.head)} should spread its attention evenly over keys {keys}, but their scores differ ({scores}). "
-        "Look at W_Q and W_K: which directions make these keys score differently?"
+        f"Look at {matrix('W_Q')} and {matrix('W_K')}: which directions make these keys score differently?"
     )
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from circuits.explain.diagnosis import matched, writers
 from circuits.explain.formats import digits, families, family_of, head
 from circuits.explain.tables import words
+from circuits.explain.terms import matrix
 from circuits.model.decompose import written_before
 
 
@@ -207,11 +208,12 @@ def silent_reads(target, model) -> Silent | None:
 @words.register
 def _(f: WriterFirst) -> str:
     who, into = head(f.writer), ", ".join(f.into)
+    v, o = matrix("W_V", f.writer), matrix("W_O", f.writer)
     return (
-        f"The keys differ in {into}, which {who} writes: W_V of {who} reads {', '.join(f.reads)} and W_O of {who} "
+        f"The keys differ in {into}, which {who} writes: {v} of {who} reads {', '.join(f.reads)} and {o} of {who} "
         f"writes that into {into}, pairing directions less faithfully than this head reads them. The writer is the "
-        f"likelier culprit: look at W_V and W_O of {who} (what it writes into {into}) before W_Q and W_K of this "
-        "head"
+        f"likelier culprit: look at {v} and {o} of {who} (what it writes into {into}) before {matrix('W_Q')} and "
+        f"{matrix('W_K')} of this head"
     )
 
 
@@ -223,9 +225,9 @@ def _(f: WrongKey) -> str:
         f"{f.target_score:.{d}g} for the target key {f.target}"
     )
     if not f.against:
-        return f"{head_line}. Look at W_Q and W_K"
+        return f"{head_line}. Look at {matrix('W_Q')} and {matrix('W_K')}"
     d = digits(sum(v for _, v in f.against), sum(v for _, v in f.toward)) if f.toward else 3
-    favours = f"; of the directions W_K reads, {_favour(f.against, f'key {f.top}', d)}"
+    favours = f"; of the directions {matrix('W_K')} reads, {_favour(f.against, f'key {f.top}', d)}"
     if f.toward:
         favours += f", {_favour(f.toward, 'the target', d)}"
     if f.writer is not None:
@@ -237,11 +239,18 @@ def _(f: WrongKey) -> str:
     if f.advice == "outweighs":
         advice = (
             f"the position term outweighs the {', '.join(g for g, _ in f.toward)} term that should decide: keep "
-            "the weight on position smaller than the content's lead at every distance (look at W_Q's entries on "
-            "cos/sin)"
+            f"the weight on position smaller than the content's lead at every distance (look at {matrix('W_Q')}'s "
+            "entries on cos/sin)"
         )
+    elif f.advice == "rotates":
+        advice = (
+            f"look at {matrix('W_Q')} and {matrix('W_K')} on cos/sin: {matrix('W_Q')} rotates the position, so check "
+            "the rotation's direction and its sign"
+        )
+    elif f.advice == "signs":
+        advice = f"look at the signs and sizes of {matrix('W_Q')}'s and {matrix('W_K')}'s entries on cos/sin"
     else:
-        advice = WRONG_KEY_ADVICE.get(f.advice, f"look at W_Q and W_K on {f.worst}")
+        advice = f"look at {matrix('W_Q')} and {matrix('W_K')} on {f.worst}"
     return f"{head_line}{favours}: {advice}"
 
 
@@ -249,31 +258,30 @@ def _(f: WrongKey) -> str:
 def _(f: Unmatched) -> str:
     return (
         f"Nothing favours the target: the query at position {f.query} looks for {' and '.join(f.looks_for)} in "
-        f"a key (W_Q reads {', '.join(f.reads) or 'nothing'} there), but key {f.target} holds "
-        f"{', '.join(f.holds)} of what W_K reads. Which of key {f.target}'s directions should the query look for? "
-        "Look at what W_Q reads"
+        f"a key ({matrix('W_Q')} reads {', '.join(f.reads) or 'nothing'} there), but key {f.target} holds "
+        f"{', '.join(f.holds)} of what {matrix('W_K')} reads. Which of key {f.target}'s directions should the query "
+        f"look for? Look at what {matrix('W_Q')} reads"
     )
 
 
 @words.register
 def _(f: Silent) -> str:
     heads = [head(w) for w in f.writers[:3]] + (["…"] if len(f.writers) > 3 else [])
-    reads, look = ", ".join(f.reads), ", ".join(f"W_V and W_O of {h}" for h in heads if h != "…")
+    reads = ", ".join(f.reads)
+    look = ", ".join(f"{matrix('W_V', w)} and {matrix('W_O', w)} of {head(w)}" for w in f.writers[:3])
     dead = (
         f"which nothing before layer {f.head[0]} writes, whatever the input ({' and '.join(heads)} "
         f"write{'s' if len(f.writers) == 1 else ''} nothing there), so no key differs there"
     )
     if f.both:  # query and key read it alike: a pairing by design, missing its input
-        return f"W_Q and W_K read {reads}, {dead}: look first at {look}, which must write what {head(f.head)} reads"
-    return f"W_K also reads {reads}, {dead}: either W_K should read what is written, or {look} should write {reads}"
-
-
-WRONG_KEY_ADVICE = {
-    "rotates": (
-        "look at W_Q and W_K on cos/sin: W_Q rotates the position, so check the rotation's direction and its sign"
-    ),
-    "signs": "look at the signs and sizes of W_Q's and W_K's entries on cos/sin",
-}
+        return (
+            f"{matrix('W_Q')} and {matrix('W_K')} read {reads}, {dead}: look first at {look}, which must write what "
+            f"{head(f.head)} reads"
+        )
+    return (
+        f"{matrix('W_K')} also reads {reads}, {dead}: either {matrix('W_K')} should read what is written, or {look} "
+        f"should write {reads}"
+    )
 
 
 def _favour(pairs, who: str, d: int = 3) -> str:

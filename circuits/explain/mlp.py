@@ -11,6 +11,7 @@ from circuits.checking.targets.mlp import MLPOutput
 from circuits.explain.formats import fmt_named, fmt_vec
 from circuits.explain.output import ReadoutMiss, explained
 from circuits.explain.tables import explain, words
+from circuits.explain.terms import mlp_matrix
 
 
 @dataclass(frozen=True)
@@ -72,10 +73,11 @@ def mlp_cause(target, trace, tokens, q, expected) -> MLPReads:
 def _(f: MLPReads) -> str:
     read = ", ".join(f"{label} = {x:.3g}" for label, x in f.read) or "nothing"
     writers = ", ".join(f"unit {j}" for j in f.fired) or "no unit"
+    w_in, w_out = mlp_matrix("W_in"), mlp_matrix("W_out")
     return (
-        f"at position {f.query} the MLP reads {read}; its hidden units W_in x are {fmt_vec(f.pre)}, after the ReLU "
-        f"{fmt_vec(f.post)} ({writers} active), and W_out turns them into {fmt_named(f.yours, f.names)} where "
-        f"{fmt_named(f.expected, f.names)} is expected (worst on {f.worst!r}). Look at W_in (which units fire for "
-        "this input: a ReLU passes only what is above zero, and a weight on a constant direction sets a "
-        "unit's threshold) and W_out (what each unit writes, into which direction)"
+        f"at position {f.query} the MLP reads {read}; its hidden units {w_in} x are {fmt_vec(f.pre)}, after the "
+        f"ReLU {fmt_vec(f.post)} ({writers} active), and {w_out} turns them into {fmt_named(f.yours, f.names)} "
+        f"where {fmt_named(f.expected, f.names)} is expected (worst on {f.worst!r}). Look at {w_in} (which units "
+        "fire for this input: a ReLU passes only what is above zero, and a weight on a constant direction sets a "
+        f"unit's threshold) and {w_out} (what each unit writes, into which direction)"
     )

@@ -13,6 +13,7 @@ from circuits.checking.targets.next_token import NEAR_TIE, NextToken
 from circuits.explain import diagnosis
 from circuits.explain.formats import fmt_num, head, token_at
 from circuits.explain.tables import columns, explain, rows, words
+from circuits.explain.terms import given, in_text, matrix, mlp_matrix, sharpness
 
 
 @dataclass
@@ -294,10 +295,12 @@ def _(f: TokenMiss) -> str:
 
 @words.register
 def _(f: TooSure) -> str:
-    where = f" (W_Q and W_K of {', '.join(head(h) for h in f.computed)})" if f.computed else ""
+    first = f.computed[0] if f.computed else None  # the matrices named without a head: the first head named
+    where = f" ({matrix('W_Q', first)} and {matrix('W_K', first)} of {', '.join(head(h) for h in f.computed)})"
     return (
         "where the context cannot tell the next token, the prediction must stay flat, and yours is not: check "
-        f"where your heads attend when no key matches{where} and what they write there (W_V, W_O)"
+        f"where your heads attend when no key matches{where if f.computed else ''} and what they write there "
+        f"({matrix('W_V', first)}, {matrix('W_O', first)})"
     )
 
 
@@ -344,7 +347,7 @@ def _(f: AttentionCause) -> str:
         f"{words(f.rival)}. The attention is the cause: {name} puts {f.mass:.3f} on "
         f"key{'s' if len(keys) > 1 else ''} {where}, whose value would raise {f.rival.want!r} over "
         f"{f.rival.rival!r} by {f.gain:.3g} more, and its largest weight ({f.top_weight:.3f}) is on key "
-        f"{token_at(f.tokens, f.top)}. {why}Look at W_Q and W_K of {name}"
+        f"{token_at(f.tokens, f.top)}. {why}Look at {matrix('W_Q', f.head)} and {matrix('W_K', f.head)} of {name}"
     )
 
 
@@ -352,7 +355,7 @@ def _(f: AttentionCause) -> str:
 def _(f: SurerPrediction) -> str:
     return (
         f"{words(f.rival)}. No attention pattern of your heads would raise it much: make the prediction surer "
-        "(raise your sharpness symbol of the prediction)"
+        f"(raise {sharpness('prediction')})"
     )
 
 
@@ -361,22 +364,24 @@ def _(f: NotReaching) -> str:
     w, r = f.rival.want, f.rival.rival
     if f.who is not None and f.given:  # the pattern is given: the mix of values it attends to is what counts
         named = (
-            f"look at W_V and W_O of {head(f.who)}: what it writes here is the mix of the values it attends "
-            f"to, and that mix must raise {w!r} above {r!r} (it leaves {r!r} ahead by {fmt_num(f.lead)}); then "
-            "at W_U"
+            f"look at {matrix('W_V', f.who)} and {matrix('W_O', f.who)} of {head(f.who)}: what it writes here is the "
+            f"mix of the values it attends to, and that mix must raise {w!r} above {r!r} (it leaves {r!r} ahead by "
+            f"{fmt_num(f.lead)}); then at {given('W_U')}"
         )
     elif f.who is not None:
         named = (
-            f"look at W_V and W_O of {head(f.who)} (attending to its best key would raise {w!r} over {r!r} by "
-            f"{fmt_num(f.reach)}, against a lead of {fmt_num(f.lead)} for {r!r}) and at W_U"
+            f"look at {matrix('W_V', f.who)} and {matrix('W_O', f.who)} of {head(f.who)} (attending to its best key "
+            f"would raise {w!r} over {r!r} by {fmt_num(f.reach)}, against a lead of {fmt_num(f.lead)} for {r!r}) and "
+            f"at {given('W_U')}"
         )
     else:
-        named = "look at W_U"
+        named = f"look at {given('W_U')}"
     if f.mlps:  # an MLP writes where W_U tells them apart: it comes first, before any head
         mlp = " and ".join(f"the MLP of layer {l}" for l in f.mlps)
         named = (
-            f"look at W_in and W_out of {mlp} (which units fire for this input, and what they write into the "
-            f"directions W_U reads to tell {w!r} from {r!r}), then " + named.removeprefix("look at ")
+            f"look at {mlp_matrix('W_in', f.mlps[0])} and {mlp_matrix('W_out', f.mlps[0])} of {mlp} (which units fire "
+            f"for this input, and what they write into the directions {given('W_U')} reads to tell {w!r} from "
+            f"{r!r}), then " + named.removeprefix("look at ")
         )
     if f.rival.how in ("tie", "near"):  # no sharpness separates equal logits
         apart = "the attention is given and does not" if f.given else "no attention pattern of your heads"
@@ -393,4 +398,4 @@ def _(f: NotReaching) -> str:
 
 @words.register
 def _(f: Advised) -> str:
-    return f"{words(f.hint).rstrip('.')}. {f.advice}"
+    return f"{words(f.hint).rstrip('.')}. {in_text(f.advice)}"  # the puzzle's own words, renamed as a whole

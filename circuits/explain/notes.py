@@ -12,7 +12,7 @@ from circuits.explain.diagnosis import factor
 from circuits.explain.formats import head
 from circuits.explain.sharpening import Sharpening, holds_scale, sharpenings, sized
 from circuits.explain.tables import words
-from circuits.explain.terms import in_puzzle_terms, no_given_suspects
+from circuits.explain.terms import no_given_suspects, saying
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,8 @@ def hint(explanation) -> str:
             break
     lead = [n for n in notes if isinstance(n, EarlierFailure) and getattr(facts, "earlier_first", False)]
     misread = [n for n in notes if isinstance(n, LeakNote) and _reads_of(n, explanation.head)]
-    said = words(facts)
-    if explanation.terms is not None:
-        said = in_puzzle_terms(said, explanation)
+    with saying(explanation.terms, explanation.head, explanation.mlp):  # the matrices named as the puzzle names them
+        said = words(facts)
     for note in notes:
         if note not in lead and note not in misread:
             said = noted(note, said)

@@ -15,6 +15,7 @@ from circuits.explain.attention import zero_query
 from circuits.explain.diagnosis import mix
 from circuits.explain.formats import fmt_named, fmt_pair, fmt_vec, head, part, token_at
 from circuits.explain.tables import columns, explain, rows, words
+from circuits.explain.terms import matrix, mlp_matrix
 from circuits.explain.values import Leak, ScoresWhy, head_cause, said_why, why_scores
 from circuits.model.decompose import decompose_resid
 
@@ -238,7 +239,8 @@ def _(f: AttentionCulprit) -> str:
     return (
         f"{name} writes the wrong amount into {', '.join(f.directions)} at position {f.query}, and its values are "
         f"not the cause: {fmt_vec(f.needed)} from {name} would fix it, and that is a mix of what its keys' values "
-        f"write there. So the attention is off: {words(f.leak)}. {said_why(f.why)}Look at W_Q and W_K of {name}"
+        f"write there. So the attention is off: {words(f.leak)}. {said_why(f.why)}Look at {matrix('W_Q', f.head)} and "
+        f"{matrix('W_K', f.head)} of {name}"
     )
 
 
@@ -250,18 +252,22 @@ def _(f: WrittenBy) -> str:
         f"there (written: {written_by(f.written)})"
     )
     if f.culprit[0] == "head":
-        return f"{said}: look at W_O and W_V of {culprit}"
+        return f"{said}: look at {matrix('W_O', f.culprit[1:])} and {matrix('W_V', f.culprit[1:])} of {culprit}"
     if f.culprit[0] == "mlp":
-        return f"{said}: look at W_out and W_in of {culprit}"
-    if not f.heads:
         return (
-            f"{said}, and the embedding is a given: a head must change it there, but no head's W_O "
-            f"writes {f.direction!r} — look at W_O of the head that should"
+            f"{said}: look at {mlp_matrix('W_out', f.culprit[1])} and {mlp_matrix('W_in', f.culprit[1])} of {culprit}"
+        )
+    if not f.heads:
+        o = matrix("W_O", first_head(f.written))  # no head meant: named as the first the sentence names
+        return (
+            f"{said}, and the embedding is a given: a head must change it there, but no head's {o} "
+            f"writes {f.direction!r} — look at {o} of the head that should"
         )
     heads = [part(k) for k, _ in f.heads]
     return (
         f"{said}, and the embedding is a given: {' and '.join(heads)} should change it there "
-        f"({', '.join(f'{part(k)} writes {v:.3g}' for k, v in f.heads)}) — look at W_V and W_O of {heads[-1]} "
+        f"({', '.join(f'{part(k)} writes {v:.3g}' for k, v in f.heads)}) — look at "
+        f"{matrix('W_V', f.heads[-1][0][1:])} and {matrix('W_O', f.heads[-1][0][1:])} of {heads[-1]} "
         "(what it reads, where it writes)"
     )
 
@@ -276,17 +282,25 @@ def _(f: WronglyWritten) -> str:
         heads = [part(k) for k in f.heads]
         return (
             f"{said}: {' and '.join(heads)} {'writes' if len(heads) == 1 else 'write'} it, but the wrong value — "
-            f"check which direction W_V of {heads[-1]} reads (from which position) and where its W_O writes it"
+            f"check which direction {matrix('W_V', f.heads[-1][1:])} of {heads[-1]} reads (from which position) and "
+            f"where its {matrix('W_O', first_head(f.written))} writes it"
         )
+    o, v = matrix("W_O", first_head(f.written)), matrix("W_V", first_head(f.written))
     if f.mlps:
         return (
-            f"{said}: the part that should write it does not — check which rows of W_O write this direction and "
-            f"what W_V reads, or what W_out of {part(f.mlps[-1])} writes there"
+            f"{said}: the part that should write it does not — check which rows of {o} write this direction and "
+            f"what {v} reads, or what {mlp_matrix('W_out', f.mlps[-1][1])} of {part(f.mlps[-1])} writes there"
         )
     return (
-        f"{said}: the head that should write it does not — check which rows of W_O write this direction, and "
-        "what W_V reads"
+        f"{said}: the head that should write it does not — check which rows of {o} write this direction, and "
+        f"what {v} reads"
     )
+
+
+def first_head(pairs) -> tuple[int, int] | None:
+    """The first head among the parts that wrote (a sentence about the residual names its matrices as that head's,
+    as the words around them first name one), or None."""
+    return next((k[1:] for k, _ in pairs if k[0] == "head"), None)
 
 
 def written_by(pairs) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 from circuits.explain.diagnosis import factor
 from circuits.explain.formats import families
 from circuits.explain.tables import words
+from circuits.explain.terms import matrix, sharpness
 
 
 @dataclass(frozen=True)
@@ -55,18 +56,19 @@ def differs(trace, layer: int, a: int, b: int, head: int | None = None) -> Diffe
 def _(f: Differs) -> str:
     if not f.families:
         return (
-            "Their residuals are identical, so no W_Q and W_K can tell them apart: what is written into them "
-            "before this layer must differ"
+            f"Their residuals are identical, so no {matrix('W_Q')} and {matrix('W_K')} can tell them apart: what is "
+            "written into them before this layer must differ"
         )
     if f.read:
         return (
-            f"Their residuals differ in {', '.join(f.families)}, and W_K reads {', '.join(f.read)}, yet with this "
-            f"query both keys score the same: look at W_Q and W_K together, at what this query asks for against what "
-            f"keys {f.a} and {f.b} give it"
+            f"Their residuals differ in {', '.join(f.families)}, and {matrix('W_K')} reads {', '.join(f.read)}, yet "
+            f"with this query both keys score the same: look at {matrix('W_Q')} and {matrix('W_K')} together, at what "
+            f"this query asks for against what keys {f.a} and {f.b} give it"
         )
     return (
-        f"Their residuals differ in {', '.join(f.families)}: look at W_Q and W_K — reading those directions "
-        f"would make key {key_at(f.a, f.tokens[:1])} score higher than key {key_at(f.b, f.tokens[1:])}"
+        f"Their residuals differ in {', '.join(f.families)}: look at {matrix('W_Q')} and {matrix('W_K')} — reading "
+        f"those directions would make key {key_at(f.a, f.tokens[:1])} score higher than key "
+        f"{key_at(f.b, f.tokens[1:])}"
     )
 
 
@@ -81,9 +83,9 @@ def _(f: ScaleBy) -> str:
     if f.max_len is not None:  # sized by the checker on the puzzle's sharpness, for every length it promises
         return (
             f"to pass at every length up to {f.max_len} (this input at its full length included), the scores "
-            f"need ×{factor(f.factor)} (raise your sharpness symbol of the attention by that much)"
+            f"need ×{factor(f.factor)} (raise {sharpness('attention')} by that much)"
         )
     return (
-        f"at this length ({f.keys} keys visible) the scores need ×{factor(f.factor)} (raise your "
-        "sharpness symbol of the attention by that much)"
+        f"at this length ({f.keys} keys visible) the scores need ×{factor(f.factor)} (raise "
+        f"{sharpness('attention')} by that much)"
     )

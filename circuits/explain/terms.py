@@ -1,15 +1,18 @@
 """The puzzle's own terms for what a hint names: each head's and MLP's matrices as the answer calls them (a given
 where the answer does not write it), and its sharpness symbols.
 
-A remnant: the words of a hint are made with the library's names (W_Q, W_in, "your sharpness symbol of the
-attention") and `in_puzzle_terms` renames them in the finished sentence, by regex, reading which head a matrix
-belongs to from the words around it ("W_V and W_O of head 1.0"). Passing the terms to the words as they are made
-is issue #38's next step."""
+The words name a matrix through the terms as they are made: `matrix("W_Q", head)`, `mlp_matrix("W_in", layer)`,
+`given("W_U")`, `sharpness("attention")`, with the terms, the hint's head and its MLP those of the explanation
+being said (`saying`; outside it, the library's own names). A remnant: text the puzzle wrote itself (NextToken's
+`advice`) is renamed as a whole by `in_text`, by regex, reading which head a matrix belongs to from the words
+around it ("W_V and W_O of head 1.0"), as every hint once was."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +88,83 @@ def no_given_suspects(facts, terms):
     return dataclasses.replace(facts, **changed) if changed else facts
 
 
+# --- naming, as the words are made -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Saying:
+    """What the words being made are said in: the puzzle's terms (None: the library's own names), and the head and
+    MLP layer the hint is about (a matrix named without its head is that head's)."""
+
+    terms: PuzzleTerms | None = None
+    head: tuple[int, int] | None = None
+    mlp: int | None = None
+
+
+_SAYING: ContextVar[Saying] = ContextVar("saying", default=Saying())
+HERE = object()  # a matrix of the head (or MLP) the hint is about
+
+
+@contextlib.contextmanager
+def saying(terms, head, mlp):
+    """Words made within are said in `terms`, about `head` and `mlp` (an explanation's)."""
+    token = _SAYING.set(Saying(terms, head, mlp))
+    try:
+        yield
+    finally:
+        _SAYING.reset(token)
+
+
+def matrix(role: str, head=HERE) -> str:
+    """A head's W_Q, W_K, W_V or W_O as the answer calls it ("W_Q (a given)" where the answer does not write it);
+    `head` None: no head is meant, so every answer matrix in that role."""
+    said = _SAYING.get()
+    if said.terms is None:
+        return role
+    at = said.head if head is HERE else head
+    if at is None:
+        every = list(dict.fromkeys(n for (_, _, r), n in said.terms.heads.items() if r == role))
+        return " or ".join(every) if every else role
+    name = said.terms.heads.get((*at, role))
+    return f"{role} (a given)" if name is None else name
+
+
+def mlp_matrix(role: str, layer=HERE) -> str:
+    """An MLP's W_in or W_out as the answer calls it."""
+    said = _SAYING.get()
+    at = said.mlp if layer is HERE else layer
+    if said.terms is None or at is None:
+        return role
+    mlps = said.terms.mlps
+    return mlps.get((at, role), f"{role} (a given)" if mlps else role)
+
+
+def given(name: str) -> str:
+    """W_U, W_E or W_pos: as written where the answer sets it, else marked a given."""
+    said = _SAYING.get()
+    return name if said.terms is None or name in said.terms.answer else f"{name} (a given)"
+
+
+def sharpness(what: str) -> str:
+    """What sets the sharpness of the attention or of the prediction: the puzzle's symbols, or the scale of its
+    matrices."""
+    said, phrase = _SAYING.get(), f"your sharpness symbol of the {what}"
+    if said.terms is None or what not in said.terms.sharpness:
+        return phrase
+    found = said.terms.sharpness[what]
+    symbols = [s for s in found if s not in said.terms.answer]
+    matrices = [s for s in found if s in said.terms.answer]
+    named = " and ".join(
+        ([f"your sharpness symbol{'s' if len(symbols) > 1 else ''} {' and '.join(symbols)}"] if symbols else [])
+        + ([f"the scale of {' and '.join(matrices)}"] if matrices else [])
+    )
+    return named or f"the scale of the {'scores' if what == 'attention' else 'logits'}"
+
+
+def in_text(text: str) -> str:
+    """Text the puzzle wrote itself, with the matrices it names in the puzzle's terms: renamed as a whole."""
+    said = _SAYING.get()
+    return text if said.terms is None else in_puzzle_terms(text, said)
+
+
 def in_answer_terms(hint: str, head: tuple[int, int] | None, names: dict[tuple[int, int, str], str]) -> str:
     """The hint with each bare W_Q/W_K/W_V/W_O of `head` (or of the head it names) as the answer calls it."""
 
@@ -110,8 +190,8 @@ def in_answer_terms(hint: str, head: tuple[int, int] | None, names: dict[tuple[i
 
 
 def in_puzzle_terms(hint: str, explanation) -> str:
-    """A hint in the puzzle's own terms (`explanation.terms`): its answer's matrix names (givens marked as such),
-    and its own sharpness symbol where the hint asks to sharpen."""
+    """A text in the puzzle's own terms (`explanation.terms`, about its `head` and `mlp`): its answer's matrix names
+    (givens marked as such), and its own sharpness symbol where it asks to sharpen."""
     terms = explanation.terms
     heads, mlps = terms.heads, terms.mlps
     hint = in_answer_terms(hint, explanation.head, heads)

@@ -16,6 +16,7 @@ from circuits.explain.diagnosis import Mix, mix, tied, writers
 from circuits.explain.formats import digits, families, fmt_vec, head, part, token_at
 from circuits.explain.scores import Differs, ScaleBy, differs
 from circuits.explain.tables import words
+from circuits.explain.terms import matrix
 
 
 @dataclass(frozen=True)
@@ -262,7 +263,7 @@ def _(f: ElsewhereAttended) -> str:
     return (
         f"attention went to the wrong positions: only {f.mass:.3f} of {head(f.head)}'s attention at position "
         f"{f.query} is on the keys whose value would give the expected vector ({_where_good(f.tokens, f.keys)}). "
-        "Look at W_Q and W_K."
+        f"Look at {matrix('W_Q')} and {matrix('W_K')}."
     )
 
 
@@ -270,21 +271,21 @@ def _(f: ElsewhereAttended) -> str:
 def _(f: EvenWould) -> str:
     return (
         f"attending evenly to positions 0..{f.query} would give the expected vector, but {head(f.head)} does "
-        "not: look at W_Q and W_K (a zero W_QK attends evenly)"
+        f"not: look at {matrix('W_Q')} and {matrix('W_K')} (a zero W_QK attends evenly)"
     )
 
 
 @words.register
 def _(f: FixedMix) -> str:
     name = head(f.leak.head)
-    fed = f"its W_V reads {', '.join(f.reads)}, " if f.reads else ""
+    fed = f"its {matrix('W_V')} reads {', '.join(f.reads)}, " if f.reads else ""
     if f.writer is not None:
         fed += f"which {part(f.writer)} writes: look at what {part(f.writer)} writes there first, then at "
     else:
         fed += "look at "
     return (
         f"{name}'s pattern is fixed (a given), so its values are at fault, not its attention. {fed[0].upper()}"
-        f"{fed[1:]}W_V and W_O of {name}"
+        f"{fed[1:]}{matrix('W_V', f.leak.head)} and {matrix('W_O', f.leak.head)} of {name}"
     )
 
 
@@ -294,7 +295,7 @@ def _(f: AttentionNotValues) -> str:
     return (
         f"the values are right but the attention is not: the expected vector {fmt_vec(f.expected)} is a mix of "
         f"the values at positions 0..{f.query}, so an attention pattern can give it"
-        f"{f', and {leak}' if leak else ''}. {said_why(f.why)}Look at W_Q and W_K"
+        f"{f', and {leak}' if leak else ''}. {said_why(f.why)}Look at {matrix('W_Q')} and {matrix('W_K')}"
     )
 
 
@@ -303,7 +304,7 @@ def _(f: NoMix) -> str:
     return (
         f"no mix of the values at positions 0..{f.query} ({', '.join(fmt_vec(v) for v in f.values)}"
         f"{' …' if f.query >= 4 else ''}) is close to the expected vector {fmt_vec(f.expected)}, so no attention "
-        f"pattern can produce it: look at {'W_V and W_O' if f.W_O else 'W_V'}"
+        f"pattern can produce it: look at {matrix('W_V') + ' and ' + matrix('W_O') if f.W_O else matrix('W_V')}"
     )
 
 
