@@ -11,7 +11,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from circuits.checking import guarantees, limits, once, scale
-from circuits.checking.code_targets import check_code, check_code_on, code_inputs, code_verdict, shrunk  # noqa: F401
+from circuits.checking.code_targets import (  # noqa: F401  (part of checker's API)
+    SHRINK_CALLS,
+    check_code,
+    check_code_on,
+    code_inputs,
+    code_verdict,
+    shrunk,
+)
 from circuits.checking.evaluation import CHUNK, by_length, evaluate  # noqa: F401  (part of checker's API)
 from circuits.checking.loader import Attempt
 from circuits.checking.plan import EXACT, STAGES, Plan
