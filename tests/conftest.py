@@ -68,7 +68,7 @@ def reference_result():
     test, no margins), run once per session for every test that reads it."""
     from helpers import solution
 
-    from circuits.checking.checker import check
+    from circuits.explain import check
 
     done: dict = {}
 

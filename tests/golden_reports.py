@@ -32,6 +32,10 @@ def _render(result) -> str:
 
 
 def write(stem: str, out: Path) -> int:
+    try:  # the check every report is shown from: explained (circuits.explain), where the tree has it
+        from circuits.explain import check
+    except ImportError:
+        from circuits.checking.checker import check
     from circuits.audit.mutants import mutants
     from circuits.checking.checker import check
     from circuits.checking.curriculum import folder

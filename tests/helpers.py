@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from circuits.checking import curriculum
-from circuits.checking.checker import check
 from circuits.checking.loader import load
+from circuits.explain import check
 from circuits.workspace.reset import stub_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,14 +57,14 @@ def only_failure(result):
 
 def summary_of(explanation) -> str:
     """A failing target's summary in words, as every report prints it (display words the checker's facts)."""
-    from circuits.display.explanations import summary
+    from circuits.explain import summary
 
     return summary(explanation)
 
 
 def hint_of(explanation) -> str:
     """A failing target's hint in words, in the puzzle's own names and with the checker's notes, as reports print it."""
-    from circuits.display.explanations import hint
+    from circuits.explain import hint
 
     return hint(explanation)
 

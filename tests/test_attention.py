@@ -5,7 +5,8 @@ from helpers import solution
 
 from circuits.checking.margins import scaled
 from circuits.checking.targets import Attention, Shows
-from circuits.checking.targets.attention import AttentionPositions
+from circuits.explain import explain
+from circuits.explain.attention import AttentionPositions
 
 TOKENS = list("abcd")
 
@@ -23,5 +24,5 @@ def test_a_blunt_head_is_explained_position_by_position():
     attempt = solution("04_previous_token")
     blunt = attempt.puzzle.build(scaled(attempt.answer, attempt.puzzle.sharpness, 0.0))  # uniform attention
     target = next(t for t in attempt.puzzle.targets if isinstance(t, Attention) and t.where == "previous-token")
-    facts = target.explain(blunt.run([TOKENS]), TOKENS).per_position
+    facts = explain(target, blunt.run([TOKENS]), TOKENS).per_position
     assert isinstance(facts, AttentionPositions) and (facts.mass[1:] < target.min_mass).all()

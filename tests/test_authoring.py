@@ -13,11 +13,11 @@ import pytest
 from helpers import ROOT
 
 from circuits import explain
-from circuits.checking.checker import check
 from circuits.checking.pipeline import load
 from circuits.cli import main
 from circuits.display import words
 from circuits.errors import CircuitError
+from circuits.explain import check
 
 # A small valid puzzle: is the first letter a consonant (one head, an Output target and an Attention target).
 TEMPLATE = '''"""Puzzle 92 · Is the first letter a consonant?"""

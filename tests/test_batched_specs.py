@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from circuits.checking.checker import check, evaluate
+from circuits.checking.checker import evaluate
 from circuits.checking.loader import load
 from circuits.errors import CircuitError
+from circuits.explain import check
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(

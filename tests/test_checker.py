@@ -7,12 +7,13 @@ import pytest
 from helpers import check_with, solution
 
 from circuits import cli, explain
-from circuits.checking.checker import check, shrink
+from circuits.checking.checker import shrink
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
 from circuits.checking.plan import token_classes
 from circuits.checking.targets import HeadZ, Output
 from circuits.display.words import coverage
+from circuits.explain import check
 
 VOWELS = "aeiou"
 

@@ -8,16 +8,16 @@ import json
 import pytest
 from helpers import solution
 
-from circuits.checking import checker, drawn
+from circuits.checking import checker, drawn, search
 from circuits.checking.checker import check
 
 
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    checker._TRIED.clear()  # the in-memory copy would hide the disk
+    search._TRIED.clear()  # the in-memory copy would hide the disk
     yield tmp_path / "circuits" / "drawn"
-    checker._TRIED.clear()
+    search._TRIED.clear()
 
 
 def _kept(folder):
@@ -31,8 +31,8 @@ def test_a_check_keeps_what_hypothesis_draws_and_the_next_check_reads_it_instead
     first = json.loads(kept.read_text())
     assert len(first) >= 50 and all(isinstance(t, str) for s in first for t in s)
 
-    checker._TRIED.clear()
-    monkeypatch.setattr(checker, "_examples_tried", lambda *a: pytest.fail("drew again: the kept list was not read"))
+    search._TRIED.clear()
+    monkeypatch.setattr(search, "_examples_tried", lambda *a: pytest.fail("drew again: the kept list was not read"))
     assert check(attempt, n_random=200, margins=False).status == "solved"
 
 
@@ -51,7 +51,7 @@ def test_the_kept_list_is_the_one_hypothesis_draws(own_cache):
         phases=[Phase.generate, Phase.shrink],
         suppress_health_check=list(HealthCheck),
     )
-    assert json.loads(kept.read_text()) == checker._examples_tried(inputs.strategy(), cfg)
+    assert json.loads(kept.read_text()) == search._examples_tried(inputs.strategy(), cfg)
 
 
 def test_a_damaged_kept_list_is_ignored_and_drawn_again(own_cache):
@@ -61,7 +61,7 @@ def test_a_damaged_kept_list_is_ignored_and_drawn_again(own_cache):
     good = kept.read_text()
     for damage in ("[[1, 2]]", "{not json", '{"a": 1}'):
         kept.write_text(damage)
-        checker._TRIED.clear()
+        search._TRIED.clear()
         assert check(attempt, n_random=200, margins=False).status == "solved"
         assert kept.read_text() == good  # drawn again, and kept whole
 
@@ -70,12 +70,12 @@ def test_a_failure_among_the_kept_inputs_is_still_searched_and_shrunk(own_cache)
     """The kept list only answers "nothing fails": when one input fails, hypothesis finds the shortest."""
     attempt = solution("09_duplicate_token")
     inputs = checker.guarantees.spanning(attempt.puzzle.inputs, attempt.model())
-    name = checker._drawn_key(attempt, inputs, 100)
+    name = search.drawn_key(attempt, inputs, 100)
     long = list("abcdabcdabc")
     drawn.store(name, [long])
     answer = dict(vars(attempt.answer), params={**attempt.answer.params, "s": 0.5})  # too flat: fails on repeats
     model = attempt.model(type(attempt.answer)(**answer))
-    found = checker._property_test(model, list(attempt.puzzle.targets), [0], None, 100, inputs, name)
+    found = search.property_test(model, list(attempt.puzzle.targets), [0], None, 100, inputs, name)
     assert found and len(found[0]) < len(long)  # shrunk: the search ran, not the kept list alone
 
 

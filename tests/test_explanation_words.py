@@ -1,11 +1,13 @@
-"""A failing target's words are made in display from the facts checking found: the kind's sentence, then the
-puzzle's own names, then the checker's notes, in that order."""
+"""A failing target's words are made in explain from the facts its kind found: the kind's sentence, then the
+puzzle's own names, then the notes, in that order."""
 
-from circuits.checking.answer_names import PuzzleTerms
-from circuits.checking.targets import EarlierFailure, Explanation, LeakNote
-from circuits.checking.targets.attention import AttentionMiss, Sharpen, WrongKey
-from circuits.checking.targets.scores import ScaleBy
-from circuits.display.explanations import hint, summary
+from circuits.checking.targets import Explanation
+from circuits.explain import hint, summary, words
+from circuits.explain.attention import AttentionMiss, Sharpen
+from circuits.explain.keys import WrongKey
+from circuits.explain.notes import EarlierFailure, LeakNote, noted
+from circuits.explain.scores import ScaleBy
+from circuits.explain.terms import PuzzleTerms
 
 
 def explanation(hint_facts, **more) -> Explanation:
@@ -50,11 +52,10 @@ def test_a_heads_matrices_take_the_answers_names_and_a_missing_one_is_a_given():
 
 
 def test_one_other_key_is_worded_in_the_singular():
-    from circuits.checking.targets.output import NotSharp
-    from circuits.display.explanations import _not_sharp
+    from circuits.explain.values import NotSharp
 
     def said(others):
-        return _not_sharp(NotSharp((0, 0), ("<bos>", "0"), 1, (0,), 3.0, 0.953, others, ScaleBy(2.3, 2)))
+        return words(NotSharp((0, 0), ("<bos>", "0"), 1, (0,), 3.0, 0.953, others, ScaleBy(2.3, 2)))
 
     assert "because 1 other key shares the softmax" in said(1)
     assert "because 2 other keys share the softmax" in said(2)
@@ -62,11 +63,8 @@ def test_one_other_key_is_worded_in_the_singular():
 
 def test_a_hint_ending_in_a_question_gets_the_earlier_failure_note_without_a_stray_full_stop():
     """A blind trial read "which of this token's directions should it read?. This may follow …" (29)."""
-    from circuits.checking.targets.base import EarlierFailure
-    from circuits.display.explanations import NOTES
-
     note = EarlierFailure("(a) the head attends to BOS")
-    asked = NOTES[EarlierFailure]("Look at W_Q: which of this token's directions should it read?", note)
+    asked = noted(note, "Look at W_Q: which of this token's directions should it read?")
     assert "read? This may follow from the failure of part (a), earlier in the circuit" in asked and "?." not in asked
-    said = NOTES[EarlierFailure]("look at W_Q.", note)
+    said = noted(note, "look at W_Q.")
     assert said.startswith("look at W_Q. This may follow") and ".." not in said

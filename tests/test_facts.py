@@ -9,13 +9,14 @@ import pytest
 from helpers import solution
 
 from circuits.checking import cache
-from circuits.checking.checker import SKIPPABLE, Coverage, NotAttempted, PuzzleResult, TargetResult, check
+from circuits.checking.checker import SKIPPABLE, Coverage, NotAttempted, PuzzleResult, TargetResult
 from circuits.checking.margins import Margins
 from circuits.display import words
 from circuits.display.json import result_json
 from circuits.display.render import to_text
 from circuits.display.report import puzzle_report, summary_table
 from circuits.errors import CircuitError
+from circuits.explain import check
 
 
 @pytest.fixture(scope="module")

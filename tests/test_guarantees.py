@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from test_authoring import write
 
-from circuits.checking.checker import check
 from circuits.checking.pipeline import load
 from circuits.cli import main
 from circuits.display import words
 from circuits.errors import CircuitError
+from circuits.explain import check
 
 # A puzzle with a writer: head 0.0 attends evenly and writes the share of a's so far into `out`.
 WRITER = '''"""Puzzle 93 · The share of a's so far, written into `out`."""

@@ -12,10 +12,10 @@ import sympy
 from helpers import ROOT, SOLUTIONS, STEMS, check_with, hint_of, only_failure, shipped, solution, summary_of
 
 from circuits.checking import curriculum
-from circuits.checking.checker import check
 from circuits.checking.loader import load
 from circuits.display import words
 from circuits.errors import CircuitError
+from circuits.explain import check
 
 NEW = ["22_recent_vowel", "23_look_back", "24_other_kind", "25_equal_mlp", "26_modular_addition"]
 NEW += ["27_split_copy", "28_same_predecessor", "29_smaller_by_value"]  # the OV, composition and RASP challenges

@@ -6,7 +6,7 @@ import re
 import numpy as np
 from helpers import check_with, hint_of, only_failure, solution
 
-from circuits.checking.checker import check
+from circuits.explain import check
 
 
 def test_20_a_decisive_gap_is_never_printed_as_a_tie():

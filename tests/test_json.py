@@ -7,9 +7,9 @@ import json
 from helpers import solution
 
 from circuits.audit.mutants import mutants
-from circuits.checking.checker import check
 from circuits.display import words
 from circuits.display.json import result_json
+from circuits.explain import check
 
 
 def failing():

@@ -23,8 +23,8 @@ import sympy
 from helpers import SOLUTIONS, summary_of, wrong
 
 from circuits import blank, explain
-from circuits.checking.checker import check
 from circuits.display import words
+from circuits.explain import check
 
 s, γ = sympy.symbols("s γ")
 

@@ -5,7 +5,8 @@ from helpers import solution
 
 from circuits.checking.margins import scaled
 from circuits.checking.targets import NextToken, Shows
-from circuits.checking.targets.next_token import NextTokenPositions
+from circuits.explain import explain
+from circuits.explain.next_token import NextTokenPositions
 
 TOKENS = list("abcde")
 
@@ -23,5 +24,5 @@ def test_a_blunt_answer_is_explained_position_by_position():
     attempt = solution("11_copying_head")
     target = next(t for t in attempt.puzzle.targets if isinstance(t, NextToken))
     blunt = attempt.puzzle.build(scaled(attempt.answer, attempt.puzzle.sharpness, 0.0))
-    facts = target.explain(blunt.run([TOKENS]), TOKENS).per_position
+    facts = explain(target, blunt.run([TOKENS]), TOKENS).per_position
     assert isinstance(facts, NextTokenPositions) and len(facts.top) == len(facts.expected) == len(facts.logprob)

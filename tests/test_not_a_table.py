@@ -14,10 +14,10 @@ from helpers import SOLUTIONS
 from test_misconceptions import key_line, wrong
 
 from circuits import MLPWidth, PatchedMLP
-from circuits.checking.checker import check
 from circuits.checking.loader import load
 from circuits.display.report import failure_line
 from circuits.errors import CircuitError
+from circuits.explain import check
 
 STEM = "26_modular_addition"
 WIDTH = "no table of the pairs: your MLP has at most 24 hidden units"

@@ -5,7 +5,8 @@ import numpy as np
 from helpers import solution
 
 from circuits.checking.targets import Output, Shows
-from circuits.checking.targets.output import ReadoutPositions
+from circuits.explain import explain
+from circuits.explain.output import ReadoutPositions
 
 
 def test_a_readout_shows_yours_beside_the_expected():
@@ -17,5 +18,5 @@ def test_a_readout_shows_yours_beside_the_expected():
     assert shown["kind"] is Shows.OUTPUT
     pairs = [(e, y) for e, y in zip(shown["expected"], shown["output"]) if e is not None]
     assert pairs and all(np.allclose(e, y, atol=target.tol) for e, y in pairs)  # the reference is right
-    facts = target.explain(trace, tokens).per_position
+    facts = explain(target, trace, tokens).per_position
     assert isinstance(facts, ReadoutPositions) and facts.tokens[-len(tokens) :] == tokens

@@ -10,8 +10,8 @@ import pytest
 from helpers import SOLUTIONS, STEMS, shipped, stub
 
 from circuits.checking import curriculum
-from circuits.checking.checker import check
 from circuits.checking.loader import load, puzzle_files
+from circuits.explain import check
 
 MARK = "# ── your answer"
 

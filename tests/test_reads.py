@@ -16,10 +16,10 @@ from helpers import solution
 
 from circuits import blank
 from circuits.checking import guarantees
-from circuits.checking.checker import check
 from circuits.checking.pipeline import load
 from circuits.display import words
 from circuits.errors import CircuitError
+from circuits.explain import check
 
 s = sympy.Symbol("s")
 NAMES = ["Ann", "Bob", "Cat", "Dan"]

@@ -8,9 +8,7 @@ import re
 import pytest
 from helpers import STEMS, solution
 
-from circuits.checking import sharpening
-from circuits.checking.checker import check
-from circuits.display.explanations import hint
+from circuits.explain import check, hint, sharpening
 
 FACTOR = re.compile(
     r"raise (?:your sharpness symbol )?s ×(\d+(?:\.\d+)?)"  # and as hints said it before sizing:

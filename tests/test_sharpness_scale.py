@@ -18,13 +18,14 @@ from circuits import blank
 from circuits.audit.mutants import rejects
 from circuits.checking import guarantees, scale
 from circuits.checking.answer_names import head_matrices
-from circuits.checking.checker import check, context
+from circuits.checking.checker import context
 from circuits.checking.evaluation import evaluate
 from circuits.checking.loader import load
 from circuits.checking.margins import scaled
 from circuits.checking.pipeline import load as load_file
 from circuits.checking.plan import Plan
 from circuits.display import words
+from circuits.explain import check
 from circuits.model.basis import NamedMatrix
 from circuits.model.weights import powers
 

@@ -123,14 +123,20 @@ def kind_strings(source: str, module: str) -> list[str]:
     return sorted(found)
 
 
-# kinds whose explanation (summary and hint) is facts that display/explanations.py words: module → its target class
-# and the methods an explanation starts from (MLPOutput's `_hint` is called by Output.explain, its base's)
-WORDED_BY_DISPLAY = {
-    "attention": ("Attention", ("explain",)),
-    "next_token": ("NextToken", ("explain",)),
-    "output": ("Output", ("explain",)),
-    "mlp": ("MLPOutput", ("explain", "_hint")),
-}
+# the explain stage's modules whose explanation logic makes facts (worded by `words`, registered beside them): module
+# of circuits/explain → the functions an explanation starts from (a kind's registered `why`, and what the module's
+# neighbours call into it)
+EXPLAIN = PACKAGE / "explain"
+EXPLAINED_BY = {
+    "attention": ("why",),
+    "keys": ("wrong_key", "writer_first"),
+    "output": ("why",),
+    "values": ("head_cause", "why_scores"),
+    "mlp": ("why", "mlp_cause"),
+    "next_token": ("why",),
+    "notes": ("earliest_first",),
+    "sharpening": ("size_sharpening", "one_factor"),
+}  # (failures.py orders the others: it makes only a LeakNote, and says only what it is doing, for a time limit)
 SENTENCE = re.compile(r"[A-Za-z][ ,;:]+[A-Za-z]")  # two words: a sentence's piece, not a label, key or code
 
 
@@ -173,8 +179,8 @@ def explain_path(tree: ast.Module, cls: str, starts=("explain",)) -> dict[str, a
 
 def sentences(source: str, cls: str, module: str, starts=("explain",)) -> list[str]:
     """Text with two words in it (str literals and f-strings' literal parts, docstrings aside) on the explain path
-    of `cls` in `module`'s source: English that belongs in display/explanations.py. An error raised there (a
-    CircuitError's one line, an error's words) is out of this rule's scope."""
+    of `cls` in `module`'s source: English that belongs in the words (circuits.explain's `words`). An error raised
+    there (a CircuitError's one line, an error's words) is out of this rule's scope."""
     found = []
     for name, fn in explain_path(ast.parse(source), cls, starts).items():
         docs = {id(_docstring(n)) for n in ast.walk(fn) if _docstring(n) is not None}
@@ -252,28 +258,40 @@ def test_a_kind_prints_as_its_string():
     assert targets.Attention(0, 0, "previous-token").kind is targets.Kind.BEHAVIOUR
 
 
-def test_the_kinds_worded_by_display_build_no_sentence_when_they_explain():
-    for module, (cls, starts) in WORDED_BY_DISPLAY.items():
-        path = CHECKING / "targets" / f"{module}.py"
-        assert sentences(path.read_text(), cls, module, starts) == []
+def test_the_explain_logic_builds_no_sentence():
+    """In each module of circuits/explain the functions that find the facts build no English: only `words` does."""
+    for module, starts in EXPLAINED_BY.items():
+        path = EXPLAIN / f"{module}.py"
+        assert sentences(path.read_text(), None, module, starts) == []
 
 
-def hint_edits(source: str, module: str) -> list[str]:
-    """Assignments to an explanation's `hint` or `summary` (`e.hint = …`, `f.explanation.hint += …`) in `module`."""
-    return [
-        f"{module}:{node.lineno}"
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, (ast.Assign, ast.AugAssign))
-        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        if isinstance(target, ast.Attribute)
-        and target.attr in ("hint", "summary")
-        and not (isinstance(target.value, ast.Name) and target.value.id == "self")
-    ]
+def explaining(source: str, module: str) -> list[str]:
+    """Where `module` explains a failure: an assignment to an explanation, its `hint`, `summary` or `terms`
+    (`f.explanation = …`, `e.hint += …`), a note added (`….notes.append(…)`), or a call of `explain`/`.explain(`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr in ("explanation", "hint", "summary", "terms")
+                    and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+                ):
+                    found.append(f"{module}:{node.lineno}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+            of = node.func.value if isinstance(node.func, ast.Attribute) else None
+            notes = name == "append" and isinstance(of, ast.Attribute) and of.attr == "notes"
+            if name == "explain" or notes:
+                found.append(f"{module}:{node.lineno}")
+    return sorted(set(found), key=lambda v: int(v.rsplit(":", 1)[1]))
 
 
-def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
-    """The frozen dataclasses (facts) of checking/ that `cls.explain` of `module` (or the path from `starts`)
-    constructs."""
+def facts_made(
+    source: str, cls: str | None, module, starts=("explain",), within: str = "circuits.explain"
+) -> set[type]:
+    """The frozen dataclasses (facts) of `within` that `cls.explain` of `module` (cls None: the path from the
+    module's functions `starts`) constructs."""
     import dataclasses
 
     found = set()
@@ -285,16 +303,18 @@ def facts_made(source: str, cls: str, module, starts=("explain",)) -> set[type]:
                     isinstance(value, type)
                     and dataclasses.is_dataclass(value)
                     and value.__dataclass_params__.frozen
-                    and value.__module__.startswith("circuits.checking")
+                    and value.__module__.startswith(within)
                 ):
                     found.add(value)
     return found
 
 
-# where a finding starts, outside the kinds: the checker's and the library compare's functions (module → (None, its
-# functions)); each kind that finds facts when checked (a `run` or `finding` of its own) is found by `found_by_kinds`
+# where a finding starts, outside the kinds: the checker's, the code targets' and the library compare's functions
+# (module → (None, its functions)); each kind that finds facts when checked (a `run` or `finding` of its own) is
+# found by `found_by_kinds`
 FOUND_OUTSIDE_KINDS = {
-    "checker": (None, ("check_structure", "check_mechanism", "code_verdict", "check_code_on", "check_code")),
+    "checker": (None, ("check_structure", "check_mechanism")),
+    "code_targets": (None, ("code_verdict", "check_code_on", "check_code")),
     "validate": (None, ("code_mistake",)),
     "reference": (None, ("compare_attention", "compare_mask")),
 }
@@ -341,7 +361,7 @@ def test_every_fact_a_finding_makes_has_its_words_in_explain():
     made = set()
     for key, (cls, starts) in found_by_explain().items():
         module = importlib.import_module(f"circuits.checking.{key.split(':')[0]}")
-        made |= facts_made(_path(key).read_text(), cls, module, starts)
+        made |= facts_made(_path(key).read_text(), cls, module, starts, "circuits.checking")
     assert {
         "MatrixDiffers",
         "CopyingScore",
@@ -393,32 +413,49 @@ def test_the_finding_rule_catches_a_planted_sentence():
     assert sentences(planted, None, "checker", ("check_facts",)) == []
 
 
-def test_every_fact_an_explanation_makes_has_its_words_in_display():
+def test_every_fact_an_explanation_makes_has_its_words():
     import importlib
 
-    from circuits.display import explanations
+    from circuits.explain import words
+    from circuits.explain.notes import noted
 
-    worded = {**explanations.SUMMARIES, **explanations.HINTS}
     made = set()
-    for name, (cls, starts) in WORDED_BY_DISPLAY.items():
-        module = importlib.import_module(f"circuits.checking.targets.{name}")
-        made |= facts_made((CHECKING / "targets" / f"{name}.py").read_text(), cls, module, starts)
+    for name, starts in EXPLAINED_BY.items():
+        module = importlib.import_module(f"circuits.explain.{name}")
+        made |= facts_made((EXPLAIN / f"{name}.py").read_text(), None, module, starts)
     assert len(made) >= 20  # the rule sees the kinds' facts (AttentionMiss, WrongKey, ReadoutMiss, TokenMiss, …)
+    worded = set(words.registry) | set(noted.registry)
     assert sorted(c.__name__ for c in made if c not in worded) == []
 
 
-def test_the_checker_leaves_a_hint_to_display():
-    """The checker adds facts to a failing target's explanation (its notes, the puzzle's names), never words: no
-    assignment to an explanation's `hint` or `summary` in checking/ outside the kinds that make it."""
-    inside = CHECKING / "targets"
-    assert [v for p in _files(CHECKING) if inside not in p.parents for v in hint_edits(p.read_text(), _module(p))] == []
+def test_the_fact_rule_catches_a_fact_without_words():
+    import dataclasses
+    import types
+
+    from circuits.explain import words
+
+    Unworded = dataclasses.make_dataclass("Unworded", ["x"], frozen=True)
+    Unworded.__module__ = "circuits.explain.planted"
+    planted = types.SimpleNamespace(Unworded=Unworded)
+    made = facts_made("def why(target, trace, tokens):\n    return Unworded(1)\n", None, planted, ("why",))
+    assert made == {Unworded} and Unworded not in words.registry
+
+
+def test_the_checker_leaves_explaining_to_explain():
+    """checking/ finds that a target fails, where and on what shortest input; it never explains: no assignment to
+    an explanation (or its hint, summary, terms), no note added, no call of explain, in any module of it."""
+    assert [v for p in _files(CHECKING) for v in explaining(p.read_text(), _module(p))] == []
     planted = (
-        "def f(e, r, self):\n    e.hint = e.hint + '.'\n    r.failure.explanation.summary += 'x'\n"
-        "    self.hint = 1\n    hint = 2\n"
+        "def f(e, r, t, self):\n    e.hint = e.hint + '.'\n    r.failure.explanation.summary += 'x'\n"
+        "    self.hint = 1\n    hint = 2\n    r.failure.explanation = t.explain(1, 2)\n"
+        "    e.notes.append(3)\n    e.terms = 4\n    notes = [].append(5)\n"
     )
-    assert hint_edits(planted, "circuits.checking.checker") == [
+    assert explaining(planted, "circuits.checking.checker") == [
         "circuits.checking.checker:2",
         "circuits.checking.checker:3",
+        "circuits.checking.checker:6",
+        "circuits.checking.checker:7",
+        "circuits.checking.checker:8",
     ]
 
 
@@ -603,14 +640,14 @@ def test_each_kind_validates_its_own_functions_with_one_line_naming_them():
     )  # right: silent
 
 
-def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
-    """A target's explanation holds numbers per position; display/explanations.py makes every cell."""
+def test_the_table_of_an_explanation_is_made_in_explain_from_the_kinds_facts():
+    """A target's explanation holds numbers per position; the words registered beside them make every cell."""
     import numpy as np
 
-    from circuits.checking.targets.attention import AttentionPositions
-    from circuits.checking.targets.next_token import NextTokenPositions
-    from circuits.checking.targets.output import ReadoutPositions
-    from circuits.display.explanations import table
+    from circuits.explain import table
+    from circuits.explain.attention import AttentionPositions
+    from circuits.explain.next_token import NextTokenPositions
+    from circuits.explain.output import ReadoutPositions
 
     def of(facts):
         return table(targets.Explanation(0, "", facts, ""))
@@ -641,16 +678,16 @@ def test_the_table_of_an_explanation_is_made_in_display_from_the_kinds_facts():
 
 
 def test_every_kind_of_per_position_facts_has_its_words():
-    """Display's table is keyed by the facts' type: every *Positions class of the targets has its columns and rows."""
+    """A table is keyed by the facts' type: every *Positions class of circuits/explain has its columns and rows."""
     import importlib
     import pkgutil
 
-    from circuits.display.explanations import COLUMNS, ROWS
+    import circuits.explain as explain
 
     kinds = {
         value
-        for info in pkgutil.iter_modules(targets.__path__)
-        for value in vars(importlib.import_module(f"{targets.__name__}.{info.name}")).values()
+        for info in pkgutil.iter_modules(explain.__path__)
+        for value in vars(importlib.import_module(f"{explain.__name__}.{info.name}")).values()
         if isinstance(value, type) and value.__name__.endswith("Positions")
     }
-    assert len(kinds) >= 3 and kinds <= set(COLUMNS) and kinds <= set(ROWS)
+    assert len(kinds) >= 3 and kinds <= set(explain.columns.registry) and kinds <= set(explain.rows.registry)

@@ -21,10 +21,10 @@ from helpers import ROOT
 from rich.cells import cell_len
 
 from circuits.audit.mutants import mutants
-from circuits.checking.checker import check
 from circuits.checking.loader import load
 from circuits.checking.plan import worked_examples
 from circuits.cli import main
+from circuits.explain import check
 from circuits.workspace.reset import stub_text
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]

@@ -9,9 +9,9 @@ import pytest
 from conftest import learner_file_recorder
 from helpers import STEMS, shipped, stub
 
-from circuits.checking.checker import check
 from circuits.checking.loader import load
 from circuits.cli import main
+from circuits.explain import check
 
 
 def answered(stem: str, tail: str = "", **values: str) -> str:

@@ -7,8 +7,8 @@ from helpers import ROOT, STEMS, check_with, hint_of, only_failure, solution
 
 from circuits import explain
 from circuits.checking import reference
-from circuits.checking.checker import check
 from circuits.display import words
+from circuits.explain import check
 
 
 @pytest.mark.parametrize("stem", STEMS)

@@ -10,14 +10,13 @@ from helpers import check_with, hint_of, only_failure, solution, summary_of
 
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.audit.mutants import mutants
-from circuits.checking import diagnosis
-from circuits.checking.checker import check
 from circuits.checking.targets import Attention
 from circuits.cli import main
 from circuits.display import words
 from circuits.display.render import to_text
 from circuits.display.report import target_report
 from circuits.display.watch import compact
+from circuits.explain import check, diagnosis, explain
 
 
 def mutant(stem: str, name: str):
@@ -53,7 +52,7 @@ def test_a_tie_is_one_report_whichever_key_argmax_picks(target_key):
     """Keys 0 and 1 score the same: argmax picks key 0, so once the target is picked and once it is not."""
     model = _even_model([0, 0])
     target = Attention(0, 0, lambda toks: [None, target_key], per_input=True)
-    e = target.explain(model.run([["a", "b"]]), ["a", "b"])
+    e = explain(target, model.run([["a", "b"]]), ["a", "b"])
     other = 1 - target_key
     assert f"indistinguishable keys: key {other} and the target key {target_key} both score 0" in hint_of(e)
     assert "no scale can separate them" in hint_of(e) and "Their residuals differ in isb" in hint_of(e)
@@ -214,7 +213,7 @@ def test_a_mass_just_short_of_the_bound_is_printed_with_the_digits_that_show_it(
     target = Attention(0, 0, lambda toks: [None, 0], per_input=True, min_mass=0.495)
     trace = model.run([["a", "b"]])
     assert not target.evaluate(trace, [["a", "b"]]).ok.any()
-    e = target.explain(trace, ["a", "b"])
+    e = explain(target, trace, ["a", "b"])
     assert "puts only 0.4949 there (needs ≥ 0.4950)" in summary_of(e)
 
 

@@ -6,6 +6,7 @@ import pytest
 from helpers import check_with, hint_of, only_failure, solution, summary_of
 
 from circuits.checking.targets_mlp import MLPOut, MLPOutput
+from circuits.explain import explain
 
 STEMS = ["16_xor_mlp", "17_kv_memory", "18_histogram", "19_balanced_parens", "20_find_min", "21_ioi_mini"]
 
@@ -25,7 +26,7 @@ def test_the_mlp_output_target_reads_what_the_mlp_writes_and_rejects_a_wrong_val
     assert target.evaluate(trace, [["a", "b"]]).ok.all()
     wrong = MLPOutput(MLPOut(0, ("out",)), lambda toks: [[1]] * len(toks), tol=0.1)
     assert not wrong.evaluate(trace, [["a", "b"]]).ok.any()
-    e = wrong.explain(model.run(["a"]), ["a"])
+    e = explain(wrong, model.run(["a"]), ["a"])
     assert e.head is None and "W_in" in hint_of(e) and "W_out" in hint_of(e)
 
 

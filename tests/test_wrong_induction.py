@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from helpers import hint_of, summary_of
 
-from circuits.checking.checker import check
 from circuits.checking.loader import load
 from circuits.display import words
+from circuits.explain import check
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

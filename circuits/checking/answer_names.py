@@ -1,9 +1,7 @@
-"""The puzzle's own names for what a hint names: the answer matrix that built a head's W_Q (W_Q_c, W_K2, …), its
-sharpness symbols; display/explanations.py puts them in the hint's words."""
+"""The answer's own names for the matrices it builds: the answer matrix that built a head's W_Q (W_Q_c, W_K2, …) or
+an MLP's W_in, matched by value (explain/terms.py puts them in a hint's words; guarantees in a leak's line)."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -84,49 +82,3 @@ def head_matrices(attempt, model) -> dict[tuple[int, int, str], str]:
 def mlp_matrices(attempt, model) -> dict[tuple[int, str], str]:
     """(layer, "W_in" | "W_out") → the answer's name for it, matched by value as for heads."""
     return _matched(attempt, _mlp_slots, model)
-
-
-def _symbols(value) -> set[str]:
-    from circuits.model.weights import raw_array
-
-    try:
-        raw = raw_array(value)
-    except Exception:  # noqa: BLE001 - a value the builder rejects names no symbol
-        return set()
-    found: set[str] = set()
-    for x in np.asarray(raw, dtype=object).flat:
-        found |= {str(s) for s in getattr(x, "free_symbols", ())}
-    return found
-
-
-def sharpness_words(attempt, heads: dict) -> dict[str, list[str]]:
-    """ "of the attention" / "of the prediction" → the puzzle's sharpness symbols (or matrices) that set each."""
-    declared = [str(s) for s in attempt.puzzle.sharpness]
-    qk = {name for (l, h, role), name in heads.items() if role in ("W_Q", "W_K")}
-    answer = attempt.answer
-    out = {}
-    for what, wanted in (("attention", lambda n: n in qk), ("prediction", lambda n: n not in qk)):
-        names = [n for n in attempt.puzzle.answer if n != "params" and wanted(n)]
-        found = [s for s in declared if s in names or any(s in _symbols(getattr(answer, n, None)) for n in names)]
-        out[what] = found or declared
-    return out
-
-
-@dataclass(frozen=True)
-class PuzzleTerms:
-    """The puzzle's own names for what a hint names: each head's and MLP's matrices as the answer calls them (a
-    slot the answer does not write is absent: a given), the answer's names, and the sharpness symbols (or
-    matrices) that set the attention's and the prediction's sharpness."""
-
-    heads: dict  # (layer, head, role) → name
-    mlps: dict  # (layer, "W_in" | "W_out") → name
-    answer: frozenset
-    sharpness: dict  # "attention" | "prediction" → names
-
-
-def puzzle_terms(attempt, model) -> PuzzleTerms:
-    """The names display/explanations.py puts in a hint, for this answer to this puzzle."""
-    heads = head_matrices(attempt, model)
-    return PuzzleTerms(
-        heads, mlp_matrices(attempt, model), frozenset(attempt.puzzle.answer), sharpness_words(attempt, heads)
-    )

@@ -151,10 +151,13 @@ def check_writes(
             more = f" and {len(outside) - 3} more" if len(outside) > 3 else ""
             where = ", ".join(given) if given else "nothing"
             matrix = (answer_names or {}).get(w.name) or f"{w.name}'s {w.matrix}"
-            raise CircuitError(
-                f"{shown}: {w.name} writes into {first}{more}, but this puzzle lets it write only into "
-                f"{where}: the rows of {matrix} for them must be 0"
+            detail = (
+                f"{w.name} writes into {first}{more}, but this puzzle lets it write only into {where}: the rows of "
+                f"{matrix} for them must be 0"
             )
+            err = CircuitError(f"{shown}: {detail}")
+            err.detail, err.reader = detail, None  # the line without the file's name: a note on a failing hint
+            raise err
 
 
 # --- declared reads -----------------------------------------------------------------------------------------------
@@ -249,10 +252,12 @@ def check_reads(
         entry = f"{matrix}[{row}, {outside[0]}]" if matrix[:1] == "W" else f"row {row}"
         more = f" (and {', '.join(outside[1:3])}{' …' if len(outside) > 3 else ''})" if len(outside) > 1 else ""
         where = ", ".join(given) if given else "nothing"
-        err = CircuitError(
-            f"{shown}: {matrix} reads {outside[0]} ({entry} = {value:.3g}){more}, but this puzzle "
-            f"lets it read only {where}: that column of {matrix} must be 0"
+        detail = (
+            f"{matrix} reads {outside[0]} ({entry} = {value:.3g}){more}, but this puzzle lets it read only {where}: "
+            f"that column of {matrix} must be 0"
         )
+        err = CircuitError(f"{shown}: {detail}")
+        err.detail = detail  # the line without the file's name: a note on a failing hint
         err.reader = reader.part  # "head 1.0", "mlp 0", "W_U": whose read it is, for a hint about that part
         raise err
 

@@ -1,11 +1,13 @@
-"""`circuits check`, one way down: load → validate → plan → evaluate → verdict; display/ words the report.
+"""`circuits check`, one way down: load → validate → plan → evaluate → verdict; explain/ explains a failure and
+display/ words the report.
 
 Each stage is one call into its own module, and nothing flows back up:
     load      loader.load          the puzzle file's code run under a time limit: the Attempt (puzzle, answer)
     validate  validate.validated   the puzzle itself, before any answer: one line per author's mistake
     plan      plan.Plan            the stages of inputs (worked examples, small inputs, random, property test)
     evaluate  evaluation.evaluate  the model's outputs scored against each target, in batches
-    verdict   checker.check        a PuzzleResult of facts (statuses, failures, coverage, margins, the error)
+    verdict   checker.check        a PuzzleResult of facts (statuses, failures as data, coverage, margins, the error)
+    explain   explain.explained    each failing behaviour target's facts of why, and their words (circuits/explain/)
     report    display/             report.py, tables and json.py turn those facts into words
 """
 

@@ -3,7 +3,8 @@ write a result as plain data and read it back (`to_dict` / `from_dict`), which t
 xdist workers and `--json` share.
 
 What travels is what a summary reads (status, each target's status, numbers and one-line error, coverage, margins,
-what is left to fill in); a failure's shrunk input, explanation and trace stay in the process that found them."""
+what is left to fill in); a failure's shrunk input, explanation and trace stay in the process that found them (its
+explanation is made there, by circuits.explain, before anything renders it)."""
 
 from __future__ import annotations
 
@@ -25,13 +26,22 @@ TARGET_STATUSES = ("passed", "failed", "error", "not attempted")  # a target's
 
 @dataclass
 class Failure:
+    """Where a target failed, as data: the stage, the shortest failing input (`tokens`) and its `trace`; a behaviour
+    target's also the input as found and the inputs the check tried (`tried`: the worked examples and extremes,
+    `pool`: the small and random inputs, up to `max_len`), on which circuits.explain sizes a sharpening. Its
+    `explanation` and `notes` are made by circuits.explain, never by the checker."""
+
     stage: str
     tokens: Tokens
     found_len: int
     explanation: Explanation | None = None
     trace: object = None
     finding: object = None  # code and structure targets: the facts of what differed (circuits/explain/ words them)
-    notes: list = field(default_factory=list)  # what the checker adds to a finding without a hint: a LeakNote
+    notes: list = field(default_factory=list)  # what explain adds to a finding without a hint: a LeakNote
+    found: Tokens | None = None  # the failing input before shrinking
+    tried: list = field(default_factory=list, repr=False)
+    pool: list = field(default_factory=list, repr=False)
+    max_len: int = 0
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,8 @@ class PuzzleResult:
     error: CircuitError | None = None  # status error: the one mistake that stopped the whole check, as raised
     file: str = ""  # the file's stem, for a file that could not be loaded (attempt None)
     todo: NotAttempted | None = None  # status not attempted: what is left to fill in
+    leak: CircuitError | None = None  # status failing: a write or read outside the declared ones (its `detail`)
+    explained: bool = False  # circuits.explain has added the failures' explanations
 
     @classmethod
     def unloaded(cls, path, error: CircuitError) -> "PuzzleResult":

@@ -12,10 +12,10 @@ from circuits.errors import CircuitError
 
 
 def cmd_list(args) -> int:
-    from circuits.checking.cache import cached_check
     from circuits.checking.loader import puzzle_files
     from circuits.checking.pipeline import load
     from circuits.display.report import progress, summary_table
+    from circuits.explain import cached_check
 
     files = puzzle_files(args.solutions)
     if not files:
@@ -38,9 +38,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from circuits.checking.cache import cached_check
     from circuits.checking.limits import session
     from circuits.display.report import puzzle_report
+    from circuits.explain import cached_check
 
     # one worker for the file's every stage (import, validation, check), each under its own limit
     result = session(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from circuits import explain
 from circuits.display import words
-from circuits.display.explanations import hint, summary
+from circuits.explain import hint, summary
 
 
 def result_json(result) -> dict:

@@ -4,7 +4,7 @@ light and dark themes) and as plain text; and check, hint, show and analyze for 
 from __future__ import annotations
 
 from circuits import explain
-from circuits.display import explanations, words
+from circuits.display import words
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
 from circuits.display.render import to_text
 from circuits.display.report import ICON, failure_line, puzzle_report, rows_to_show, worst_case
@@ -62,7 +62,7 @@ def _failure_html(t) -> str:
         f"<div>found by: {esc(f.stage)}{esc(shrunk)}</div>",
         f"<div>shortest failing input: <code>{esc(repr(vocab.join(f.tokens)))}</code> ({len(f.tokens)} "
         f"token{'' if len(f.tokens) == 1 else 's'})</div>",
-        f"<div>{esc(explanations.summary(e))}</div>",
+        f"<div>{esc(explain.summary(e))}</div>",
         '<div class="cv-title">yours vs expected, per position:</div>',
         _explanation_table(e),
     ]
@@ -72,12 +72,12 @@ def _failure_html(t) -> str:
         parts.append(
             pattern_html(trace.pattern(l, h)[0], trace.tokens(0), f"attention of head {l}.{h}", sub, marks=e.marks)
         )
-    parts.append(f'<div class="cv-hint"><b>hint:</b> {esc(explanations.hint(e))}</div>')
+    parts.append(f'<div class="cv-hint"><b>hint:</b> {esc(explain.hint(e))}</div>')
     return f'<div class="cv-panel cv-failure">{"".join(parts)}</div>'
 
 
 def _explanation_table(e) -> str:
-    columns, cells = explanations.table(e)
+    columns, cells = explain.table(e)
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     rows = []
     for i in rows_to_show(len(cells), e.position):
@@ -182,8 +182,8 @@ class Patterns:
 # --- the notebook API: an answer given as values ----------------------------------------------------------------
 def check(puzzle, **values):
     """Check an answer given as values against the shipped puzzle: `circuits.check("consonants", W_Q=..., ...)`."""
-    from circuits.checking.checker import check as run_check
     from circuits.checking.values import with_values
+    from circuits.explain import check as run_check
 
     return run_check(with_values(puzzle, values, "circuits.check"))
 

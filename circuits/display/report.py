@@ -11,7 +11,6 @@ from circuits import explain
 from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.puzzle import stars
 from circuits.checking.targets import Kind, higher_is_worse
-from circuits.display import explanations
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short, tried
 from circuits.io import paths
@@ -43,7 +42,7 @@ def rows_to_show(n: int, q: int) -> list[int | None]:
 
 
 def _table(expl) -> Table:
-    columns, rows = explanations.table(expl)
+    columns, rows = explain.table(expl)
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
     for n, c in enumerate(columns):  # vectors wrap inside their cells; position, token and error columns stay whole
         vector = any(str(row[n]).startswith("[") for row in rows if n < len(row))
@@ -137,7 +136,7 @@ def target_report(result: TargetResult, path: str = "") -> Group:
             (_quote(f.tokens, vocab), "bold"),
             f" ({len(f.tokens)} token{'' if len(f.tokens) == 1 else 's'})",
         ),
-        Text(explanations.summary(e)),
+        Text(explain.summary(e)),
         Text(""),
         Text("yours vs expected, per position:", style="bold"),
         _table(e),
@@ -146,14 +145,14 @@ def target_report(result: TargetResult, path: str = "") -> Group:
         l, h = e.head
         labels = trace.tokens(0)
         title = f"attention of head {l}.{h} (rows: queries, columns: keys" + (
-            f", {explanations.MARKS[e.marks_mean]})" if e.marks else ")"
+            f", {explain.MARKS[e.marks_mean]})" if e.marks else ")"
         )
         parts += [
             Text(""),
             Text(title, style="bold"),
             pattern_heatmap(trace.pattern(l, h)[0], labels, targets=e.marks, max_len=MAX_ROWS),
         ]
-    parts += [Text(""), Text.assemble(("hint: ", "bold yellow"), explanations.hint(e))]
+    parts += [Text(""), Text.assemble(("hint: ", "bold yellow"), explain.hint(e))]
     return Group(*parts)
 
 
@@ -169,7 +168,7 @@ def failure_line(result: TargetResult) -> str:
     vocab = f.trace.model.vocab if f.trace is not None else None
     n = len(f.tokens)
     return f"{head}: fails on {_quote(f.tokens, vocab)} ({n} token{'' if n == 1 else 's'}): " + " ".join(
-        explanations.summary(f.explanation).split()
+        explain.summary(f.explanation).split()
     )
 
 

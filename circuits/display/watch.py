@@ -11,7 +11,6 @@ from pathlib import Path
 from rich.console import Group
 from rich.text import Text
 
-from circuits.checking.cache import cached_check
 from circuits.checking.limits import take_warnings, warnings_line
 from circuits.checking.loader import find, puzzle_files
 from circuits.checking.pipeline import load
@@ -19,6 +18,7 @@ from circuits.display import words
 from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report
 from circuits.errors import CircuitError
+from circuits.explain import cached_check
 from circuits.io import paths
 from circuits.io.paths import real
 

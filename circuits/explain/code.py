@@ -13,7 +13,7 @@ import numpy as np
 
 from circuits.checking import reference as ref
 from circuits.checking.targets.code import YourCodeRaised
-from circuits.explain import words
+from circuits.explain.tables import words
 
 
 def _show(a) -> str:

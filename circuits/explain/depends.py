@@ -7,8 +7,8 @@ The facts are made where the interventions run (checking/targets/depends.py); he
 from __future__ import annotations
 
 from circuits.checking.targets.depends import Interventions, Unbroken, Unfollowed
-from circuits.explain import words
 from circuits.explain.structure import head
+from circuits.explain.tables import words
 
 
 def _quoted(tokens) -> str:

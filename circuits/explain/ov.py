@@ -6,8 +6,8 @@ The facts are measured where the check runs (checking/targets/ov.py); here they 
 from __future__ import annotations
 
 from circuits.checking.targets.ov import CopyingScore, RaisedMost, ScoreBound
-from circuits.explain import words
 from circuits.explain.structure import head
+from circuits.explain.tables import words
 
 
 @words.register

@@ -6,7 +6,7 @@ The facts are measured where the check runs (checking/targets/patched.py); here 
 from __future__ import annotations
 
 from circuits.checking.targets.patched import PatchedMiss
-from circuits.explain import words
+from circuits.explain.tables import words
 
 
 def _values(names, values) -> str:

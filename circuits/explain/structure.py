@@ -7,7 +7,7 @@ every structure-like kind (OV, width, depends) says it.
 from __future__ import annotations
 
 from circuits.checking.targets.structure import AtMost, MatrixDiffers
-from circuits.explain import words
+from circuits.explain.tables import words
 
 
 def head(at: tuple[int, int]) -> str:

@@ -6,8 +6,8 @@ The facts are measured where the check runs (checking/targets/width.py); here th
 from __future__ import annotations
 
 from circuits.checking.targets.width import ValueRows, Width
-from circuits.explain import words
 from circuits.explain.structure import head
+from circuits.explain.tables import words
 
 
 @words.register

@@ -22,6 +22,7 @@ from circuits.checking.loader import Attempt, compared_givens
 from circuits.checking.targets.base import Kind
 from circuits.display.words import said
 from circuits.errors import CircuitError
+from circuits.explain import explained
 from circuits.grading.submission import Submission, read
 from circuits.sealed import answer as sealed_answer
 from circuits.sealed import calls as code
@@ -258,7 +259,7 @@ def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples:
     if any(t.kind is Kind.CODE for t in ref.puzzle.targets) and not missing:
         return _check_code(attempt, message, stem, n_examples)
     attempt.answer = answer
-    return checker.check(attempt, margins=False)
+    return explained(checker.check(attempt, margins=False))
 
 
 def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[str]]:
@@ -321,8 +322,7 @@ def _error(attempt: Attempt, error: CircuitError) -> checker.PuzzleResult:
 
 def first_failure(result: checker.PuzzleResult) -> str:
     """The gradebook's one line: what to fill in, the first failing target and its finding, or the error."""
-    from circuits.display.explanations import summary
-    from circuits.explain import words
+    from circuits.explain import summary, words
 
     if result.status == "solved":
         return ""

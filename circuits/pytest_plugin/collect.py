@@ -257,7 +257,7 @@ class PuzzleFile(pytest.File):
 
     def result(self):
         if self._result is None:
-            from circuits.checking.cache import cached_check
+            from circuits.explain import cached_check
 
             self._result = cached_check(
                 self.attempt,

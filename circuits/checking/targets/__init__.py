@@ -2,20 +2,18 @@
 exact (structure, OV circuit, an MLP patched or its width, code) and mechanisms checked by intervention
 (depends), on the base in `base`.
 
-Each kind carries its own behaviour (evaluate, explain, validate, what `circuits show` prints), so adding a
-kind means adding a module here (its words go in circuits/explain/, its public name in circuits/__init__.py; the
-names below keep the existing kinds' import paths, and a new kind need not join them: docs/adding_a_target_kind.md).
-`formats`, `scores` and `specs` hold the helpers several kinds share.
+Each kind carries what it is and how it passes (evaluate, slack, bound, validate, what `circuits show` prints), so
+adding a kind means adding a module here; why it fails, in words, is circuits/explain/ (its public name goes in
+circuits/__init__.py; the names below keep the existing kinds' import paths, and a new kind need not join them:
+docs/adding_a_target_kind.md). `scores` and `specs` hold the helpers several kinds share.
 """
 
 from circuits.checking.readouts import HeadOutput, HeadZ, Readout, Residual
 from circuits.checking.targets.attention import Attention
 from circuits.checking.targets.base import (
-    EarlierFailure,
     Evaluation,
     Explanation,
     Kind,
-    LeakNote,
     Shows,
     Target,
     Tokens,
@@ -40,8 +38,6 @@ __all__ = [
     "Kind",
     "Shows",
     "higher_is_worse",
-    "EarlierFailure",
-    "LeakNote",
     "Output",
     "Attention",
     "Depends",

@@ -1,8 +1,8 @@
-"""The base of every target: a named check, what it finds on a batch (Evaluation) and on one failing input
-(Explanation).
+"""The base of every target: a named check, what it finds on a batch (Evaluation), and the shape of an explanation
+of one failing input (Explanation), which circuits/explain/ makes per kind.
 
-A behaviour target evaluates a whole batch at once (`evaluate`) and explains one
-failing input position by position (`explain`), with a hint where one can be derived.
+A behaviour target evaluates a whole batch at once (`evaluate`); circuits.explain explains one failing input
+position by position, with a hint where one can be derived.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class Evaluation:
 class Explanation:
     """One failing input, position by position, for the report. `per_position` holds the facts of each position
     (what the kind expects there and what the model does), `summary` the facts of the miss and `hint` those of its
-    likely cause; display/explanations.py words them all (`table`, `summary`, `hint`)."""
+    likely cause; circuits.explain makes it and words it (`table`, `summary`, `hint`)."""
 
     position: int
     summary: object  # the kind's facts of the miss (AttentionMiss, ReadoutMiss, TokenMiss, …)
@@ -55,27 +55,10 @@ class Explanation:
     hint: object  # the facts of the likely cause (TiedKeys, WrongKey, NotSharp, …)
     head: tuple[int, int] | None = None
     marks: list | None = None  # per query row: the key (or keys) a target expects (−1: none)
-    marks_mean: str = "target"  # what a mark is (display/explanations.MARKS words it): "target", "value", "raises"
+    marks_mean: str = "target"  # what a mark is (explain.MARKS words it): "target", "value", "raises"
     mlp: int | None = None  # the layer whose MLP the hint is about
-    terms: object = None  # the puzzle's own names for the matrices the hint names (answer_names.PuzzleTerms)
-    notes: list = field(default_factory=list)  # what the checker adds after the hint: EarlierFailure, LeakNote
-
-
-@dataclass(frozen=True)
-class EarlierFailure:
-    """A note on a later target's hint: the failure may follow from that of the target `label`, earlier in the
-    circuit."""
-
-    label: str
-
-
-@dataclass(frozen=True)
-class LeakNote:
-    """A note on the first failing target's hint: the answer writes where the puzzle does not let it (`detail`, the
-    leak's own message without the puzzle's name), which likely causes the failure."""
-
-    detail: str
-    reader: str | None = None  # a read outside the declared ones: whose ("head 1.0", "mlp 0", "W_U"); None: a write
+    terms: object = None  # the puzzle's own names for the matrices the hint names (explain.terms.PuzzleTerms)
+    notes: list = field(default_factory=list)  # what explain adds after the hint: EarlierFailure, LeakNote, Sharpening
 
 
 class Target:
@@ -99,9 +82,6 @@ class Target:
         return None
 
     def evaluate(self, trace, batch: list[Tokens]) -> Evaluation:
-        raise NotImplementedError
-
-    def explain(self, trace, tokens: Tokens) -> Explanation:
         raise NotImplementedError
 
     def classes_ok(self, canon: Callable[[Tokens], Tokens], sample: list[Tokens]) -> bool:

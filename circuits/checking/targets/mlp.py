@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from circuits.checking import fields
-from circuits.checking.targets.output import Output, ReadoutMiss
+from circuits.checking.targets.output import Output
 from circuits.errors import CircuitError
 
 
@@ -59,54 +59,3 @@ class MLPOutput(Output):
     @property
     def stage(self) -> float:
         return self.readout.layer + 0.5  # after the layer's heads, before the next layer
-
-    def explain(self, trace, tokens):
-        e = super().explain(trace, tokens)
-        e.head = None  # no attention heatmap: the culprit is the MLP
-        e.mlp = self.readout.layer
-        facts = e.per_position
-        facts.names = names = self.readout.components(trace.model)  # by name: a residual-wide vector does not fit
-        q, exp, yours = e.position, facts.expected, facts.yours  # [T, k]
-        err = float(np.abs(np.nan_to_num(yours[q] - exp[q])).max())
-        e.summary = ReadoutMiss(
-            tuple(facts.tokens), q, self.readout.label, exp[q], yours[q], err, self.tol, tuple(names)
-        )
-        return e
-
-    def _hint(self, trace, tokens, q, expected) -> MLPReads:
-        l = self.readout.layer
-        layer = trace.layers[l]
-        labels = trace.model.residual.labels
-        x = layer.mlp_in[0, q]  # [d_model]: what the MLP reads at this position
-        read = tuple((labels[i], x[i]) for i in np.flatnonzero(np.abs(x) > 1e-9))
-        pre, post = layer.mlp_pre[0, q], layer.mlp_post[0, q]  # [d_mlp]
-        yours = self.readout.get(trace)[0, q]
-        names = self.readout.components(trace.model)
-        worst = int(np.nanargmax(np.abs(np.nan_to_num(yours - expected))))
-        return MLPReads(
-            q,
-            read,
-            pre,
-            post,
-            tuple(int(j) for j in np.flatnonzero(post > 1e-9)),
-            yours,
-            np.nan_to_num(expected),
-            tuple(names),
-            names[worst],
-        )
-
-
-@dataclass(frozen=True)
-class MLPReads:
-    """At `query` the MLP reads `read` (direction, value), its hidden units are `pre` (`post` after the ReLU; `fired`:
-    the active units), and W_out makes `yours` where `expected` is expected, worst on direction `worst`."""
-
-    query: int
-    read: tuple[tuple[str, float], ...]
-    pre: np.ndarray
-    post: np.ndarray
-    fired: tuple[int, ...]
-    yours: np.ndarray
-    expected: np.ndarray
-    names: tuple[str, ...]
-    worst: str

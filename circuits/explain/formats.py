@@ -1,4 +1,4 @@
-"""Numbers, vectors, positions and residual-direction families as the targets' explanations print them."""
+"""Numbers, vectors, positions, parts of the model and residual-direction families as explanations print them."""
 
 from __future__ import annotations
 
@@ -50,3 +50,30 @@ def families(labels) -> tuple[str, ...]:
 def token_at(tokens: Tokens, i: int) -> str:
     """A position and its token: `3 'a'`."""
     return f"{i} {tokens[i]!r}"
+
+
+def head(head) -> str:
+    """A head by its layer and index: `head 1.0`."""
+    return f"head {head[0]}.{head[1]}"
+
+
+def part(part) -> str:
+    """A part of the model that writes into the residual: the embedding, a head, an MLP."""
+    if part[0] == "embedding":
+        return "the embedding"
+    return head(part[1:]) if part[0] == "head" else f"the MLP of layer {part[1]}"
+
+
+def listed(names) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else list(names))
+
+
+def digits(*values: float) -> int:
+    """The fewest significant digits (at least 3) at which the distinct `values` print distinct: where a gap
+    decides, a report must not show a tie (−200 against −200)."""
+    distinct = sorted(set(float(v) for v in values))
+    for d in range(3, 13):
+        if len({f"{v:.{d}g}" for v in distinct}) == len(distinct):
+            return d
+    return 17

@@ -4,12 +4,15 @@ only on the shrunk input the report shows."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from dataclasses import dataclass
 
-from circuits.checking.targets.scores import ScaleBy
+from circuits.checking.evaluation import evaluate
+from circuits.checking.targets import Kind
 from circuits.errors import CircuitError
+from circuits.explain.scores import ScaleBy
 
 TOP = 1e4  # beyond this a factor is no advice: something other than the scale is wrong
 
@@ -118,3 +121,67 @@ def holds_scale(hint) -> bool:
     if not dataclasses.is_dataclass(hint) or isinstance(hint, type):
         return False
     return any(holds_scale(getattr(hint, f.name)) for f in dataclasses.fields(hint))
+
+
+# --- sized for a failing target, and one factor for every target it fixes ----------------------------------------
+def sharpenings(result) -> list:
+    """The sharpening notes of a target's result (none where it did not fail with an explanation)."""
+    if result.status != "failed" or result.failure.explanation is None:
+        return []
+    return [n for n in result.failure.explanation.notes if isinstance(n, Sharpening)]
+
+
+def one_factor(results: list) -> None:
+    """Where one sharpness alone fixes several failing targets, every one of them says the largest factor: the one
+    that makes them all pass (following a smaller one would leave the others failing)."""
+    notes = [n for r in results for n in sharpenings(r)]
+    most = {}
+    for n in notes:
+        most[n.names] = max(most.get(n.names, n.factor), n.factor)
+    for r in results:
+        e = r.failure.explanation if r.status == "failed" else None
+        if e is not None:
+            e.notes = [
+                dataclasses.replace(n, factor=most[n.names]) if isinstance(n, Sharpening) else n for n in e.notes
+            ]
+
+
+def size_sharpening(attempt, target, f, batch: list, max_len: int) -> None:
+    """Where raising the puzzle's sharpness alone fixes the failing target, say by how much for every input checked
+    (the failing one at its full length included): in the hint's own factor, else as a note after it."""
+    e = f.explanation
+    said = sizing(attempt, target, e.hint, e.terms, [f.tokens, *batch], evaluate, max_len)
+    if said is not None:
+        said = mechanisms_hold_too(attempt, said)
+        e.notes.append(said)  # display says it in the hint's own factor where the hint names one
+
+
+def mechanisms_hold_too(attempt, said):
+    """The factor raised until the puzzle's mechanism targets pass too (×1.25 a step, then narrowed to within 3 %):
+    a patched input can need more sharpness than the behaviour's own, and a factor said must fix what it names
+    without a new failure."""
+    from circuits.checking.checker import check_mechanism
+    from circuits.checking.margins import scaled
+
+    mechanisms = [t for t in attempt.puzzle.targets if t.kind is Kind.MECHANISM]
+
+    def holds(factor: float) -> bool:
+        trial = copy.copy(attempt)
+        trial.answer = scaled(attempt.answer, said.names, factor)
+        model = trial.model()
+        return all(check_mechanism(t, trial, model).status == "passed" for t in mechanisms)
+
+    try:
+        if not mechanisms or holds(said.factor):
+            return said
+        low, high = said.factor, said.factor * 1.25
+        while not holds(high):
+            if high > TOP:
+                return said
+            low, high = high, high * 1.25
+        for _ in range(3):
+            mid = (low * high) ** 0.5
+            low, high = (low, mid) if holds(mid) else (mid, high)
+    except CircuitError:
+        return said
+    return dataclasses.replace(said, factor=rounded_up(high))
