@@ -1,11 +1,14 @@
 """Every report of every mutant of every shipped solution, written to a folder: run it before and after a
 reshaping and compare the two folders (`diff -r BEFORE AFTER`) to show that nothing printed changed.
 
-    python tests/golden_reports.py OUT [STEM ...]     (PYTHONPATH=. from a checkout; STEMs: all when none)
+    python tests/golden_reports.py OUT [STEM ...] [--reverse] [--part K/N]    (PYTHONPATH=. from a checkout)
 
 Per mutant (and for the reference itself) it writes the printed report (80 columns), each target's failure
-line, the JSON and the notebook HTML, one file per mutant: OUT/<stem>/<n>.txt. Not a test (pytest does not
-collect it): it checks ~3,000 answers and takes minutes.
+line, the JSON and the notebook HTML, one file per mutant: OUT/<stem>/<n>.txt; the checkout's own folder is
+written as <root>, so two checkouts compare. All stems when none is named. A stem whose folder exists in OUT
+is skipped, so two runs (one with --reverse) share the work on two cores; --part K/N writes only the mutants
+numbered K mod N (and K = 0 the reference), for N runs sharing one long stem. Not a test (pytest does not
+collect it): it checks ~4,000 answers and takes long.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import copy
 import json
 import sys
 from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 def _render(result) -> str:
@@ -28,41 +33,60 @@ def _render(result) -> str:
     lines += [report.failure_line(t) for t in result.targets if t.status in ("failed", "error")]
     lines.append(json.dumps(result_json(result), sort_keys=True, indent=1, default=str))
     lines.append(result_html(result))
-    return "\n".join(lines)
+    return "\n".join(lines).replace(ROOT, "<root>")
 
 
-def write(stem: str, out: Path) -> int:
-    try:  # the check every report is shown from: explained (circuits.explain), where the tree has it
+def _checker():
+    """The check every report is shown from: explained (circuits.explain) where the tree has that stage."""
+    try:
         from circuits.explain import check
-    except ImportError:
+    except ImportError:  # a tree from before the explain stage: its checker explained
         from circuits.checking.checker import check
+    return check
+
+
+def write(stem: str, out: Path, part: tuple[int, int] = (0, 1)) -> int:
     from circuits.audit.mutants import mutants
-    from circuits.checking.checker import check
     from circuits.checking.curriculum import folder
     from circuits.checking.pipeline import load
 
+    check = _checker()
     attempt = load(folder() / f"{stem}.py")
-    folder = out / stem
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "reference.txt").write_text(_render(check(attempt, margins=True)))
+    where = out / stem
+    where.mkdir(parents=True, exist_ok=part != (0, 1))  # claimed: another whole run over OUT skips it
+    k, n_parts = part
+    if k == 0:
+        (where / "reference.txt").write_text(_render(check(attempt, margins=True)))
     made = mutants(copy.copy(attempt))
     for n, m in enumerate(made):
+        if n % n_parts != k:
+            continue
         trial = copy.copy(attempt)
         trial.answer = m.answer
         try:
             said = _render(check(trial, margins=False))
         except Exception as e:  # a crash is a difference too
             said = f"crashed: {type(e).__name__}: {e}"
-        (folder / f"{n:04d}.txt").write_text(f"{m.name}\n{said}")
+        (where / f"{n:04d}.txt").write_text(f"{m.name}\n{said}")
     return len(made)
 
 
 def main(argv: list[str]) -> None:
     from circuits.checking.curriculum import ids
 
+    reverse = "--reverse" in argv
+    part = (0, 1)
+    if "--part" in argv:
+        i = argv.index("--part")
+        k, n = argv[i + 1].split("/")
+        part = (int(k), int(n))
+        argv = argv[:i] + argv[i + 2 :]
+    argv = [a for a in argv if a != "--reverse"]
     out, wanted = Path(argv[0]), argv[1:]
-    for stem in wanted or ids():
-        print(stem, write(stem, out), flush=True)
+    for stem in sorted(wanted or ids(), reverse=reverse):
+        if part == (0, 1) and (out / stem).exists():
+            continue  # written, or being written by another run
+        print(stem, write(stem, out, part), flush=True)
 
 
 if __name__ == "__main__":
