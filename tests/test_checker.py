@@ -120,7 +120,7 @@ def test_a_callers_floating_point_and_decimal_contexts_reach_the_worker():
     import decimal
     import warnings
 
-    from circuits.checking import limits
+    from circuits import limits
 
     def divide():
         return np.float64(1.0) / np.float64(0.0)
@@ -165,7 +165,8 @@ def test_circuits_check_runs_a_files_every_stage_on_one_worker(tmp_path, monkeyp
     import shutil
     import threading
 
-    from circuits.checking import curriculum, limits, validate
+    from circuits import limits
+    from circuits.checking import curriculum, validate
 
     (tmp_path / "puzzles").mkdir()
     mine = shutil.copy(curriculum.reference_file("03_uniform"), tmp_path / "puzzles" / "03_uniform.py")
@@ -186,7 +187,7 @@ def test_a_stage_in_a_session_keeps_its_own_limit(monkeypatch):
     """Inside a session each limits.run keeps its own limit and names its own culprit and setting."""
     import threading
 
-    from circuits.checking import limits
+    from circuits import limits
     from circuits.errors import CircuitError
 
     monkeypatch.setenv("CIRCUITS_IMPORT_SECONDS", "0.2")

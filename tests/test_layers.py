@@ -12,6 +12,7 @@ LAYERS = [
     "errors",
     "model",
     "io",
+    "limits",
     ("checking", "sealed"),
     "analysis",
     "explain",

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from circuits.checking import limits
+from circuits import limits
 from circuits.errors import CircuitError
+from circuits.limits import clock as clocks
 
 
 class FakeTime:
@@ -31,12 +32,12 @@ class FakeTime:
 @pytest.fixture
 def fake(monkeypatch):
     fake = FakeTime()
-    monkeypatch.setattr(limits, "time", fake)
+    monkeypatch.setattr(clocks, "time", fake)
     return fake
 
 
 def test_a_starved_worker_is_charged_the_cpu_it_got_not_the_wall_time(fake):
-    clock = limits.Clock(limits.thread_cpu(threading.get_ident()))
+    clock = clocks.Clock(clocks.thread_cpu(threading.get_ident()))
     fake.wall, fake.cpu = fake.wall + 4.0, fake.cpu + 1.0  # a quarter of a core: another process has the rest
     assert clock.tick() == pytest.approx(1.0)
     fake.wall, fake.cpu = fake.wall + 2.0, fake.cpu + 2.0  # the machine is quiet again
@@ -48,7 +49,7 @@ def test_a_worker_held_back_by_the_scheduler_is_charged_its_cpu_however_small_a_
     to run but waiting for a core (Linux's schedstat) is not waiting for input, so only its CPU is charged (a
     reference check of puzzle 28 was stopped by the 10 s target limit so, its wall time charged)."""
     queued = [1.0]
-    clock = limits.Clock(limits.thread_cpu(threading.get_ident()), lambda: queued[0])
+    clock = clocks.Clock(clocks.thread_cpu(threading.get_ident()), lambda: queued[0])
     fake.wall, fake.cpu, queued[0] = fake.wall + 4.0, fake.cpu + 0.1, queued[0] + 3.8  # 2.5 % of a core
     assert clock.tick() == pytest.approx(0.1)
     fake.wall, fake.cpu, queued[0] = fake.wall + 4.0, fake.cpu + 0.01, queued[0] + 0.0  # asleep: not queued
@@ -56,17 +57,17 @@ def test_a_worker_held_back_by_the_scheduler_is_charged_its_cpu_however_small_a_
 
 
 def test_the_schedulers_queue_is_read_for_a_real_thread():
-    read = limits.thread_queued(threading.get_native_id())
+    read = clocks.thread_queued(threading.get_native_id())
     if read() is None:
         pytest.skip("no schedstat on this platform: a starved worker may be charged wall time")
     before = read()
     _busy(0.05)
     assert read() >= before >= 0
-    assert limits.thread_queued(2**22 + 7)() is None  # no such thread: nothing to read
+    assert clocks.thread_queued(2**22 + 7)() is None  # no such thread: nothing to read
 
 
 def test_a_waiting_worker_is_charged_the_wall_time(fake):
-    clock = limits.Clock(limits.thread_cpu(threading.get_ident()))
+    clock = clocks.Clock(clocks.thread_cpu(threading.get_ident()))
     fake.wall, fake.cpu = fake.wall + 4.0, fake.cpu + 0.01  # a sleep, a blocked read: no CPU, the same hang
     assert clock.tick() == pytest.approx(4.0)
 
@@ -76,7 +77,7 @@ def test_without_a_thread_cpu_clock_the_wall_time_counts(fake, monkeypatch):
         raise OSError("no per-thread clock here")
 
     monkeypatch.setattr(fake, "pthread_getcpuclockid", none)
-    clock = limits.Clock(limits.thread_cpu(threading.get_ident()))
+    clock = clocks.Clock(clocks.thread_cpu(threading.get_ident()))
     fake.wall += 3.0
     assert clock.tick() == pytest.approx(3.0)
 
@@ -91,7 +92,7 @@ def _busy(seconds: float):
 def test_the_limit_is_counted_on_the_workers_clock_not_the_wall(monkeypatch):
     """A worker whose own clock stands still (as a starved one's nearly does) outlives its limit in wall time."""
 
-    class Frozen(limits.Clock):
+    class Frozen(clocks.Clock):
         def tick(self):
             return 0.0
 
@@ -114,13 +115,13 @@ def test_a_process_cpu_clock_reads_what_the_process_used():
     """The grading sandbox's clock (a submission's process): /proc's user and system time, where there is a /proc."""
     import os
 
-    read = limits.process_cpu(os.getpid())
+    read = clocks.process_cpu(os.getpid())
     if read() is None:
         pytest.skip("no /proc on this platform: the sandbox counts wall time")
     before = read()
     _busy(0.3)
     assert read() - before >= 0.2  # clock ticks are 10 ms: 0.3 s of work reads at least 0.2 s
-    assert limits.process_cpu(2**22 + 7)() is None  # no such process: nothing to read, wall time counts
+    assert clocks.process_cpu(2**22 + 7)() is None  # no such process: nothing to read, wall time counts
 
 
 def test_the_schedulers_queue_is_read_for_a_learners_process():
@@ -128,10 +129,10 @@ def test_the_schedulers_queue_is_read_for_a_learners_process():
     a busy machine is charged the CPU it got."""
     import os
 
-    read = limits.process_queued(os.getpid())
+    read = clocks.process_queued(os.getpid())
     if read() is None:
         pytest.skip("no schedstat on this platform: a starved process may be charged wall time")
     before = read()
     _busy(0.05)
     assert read() >= before >= 0
-    assert limits.process_queued(2**22 + 7)() is None  # no such process: nothing to read
+    assert clocks.process_queued(2**22 + 7)() is None  # no such process: nothing to read

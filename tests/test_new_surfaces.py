@@ -318,7 +318,7 @@ def test_a_spec_stuck_on_long_inputs_is_stopped_by_the_target_limit(project):
 
 
 def test_the_target_limit_is_stated_and_a_few_seconds():
-    from circuits.checking import limits
+    from circuits import limits
 
     assert limits.TARGET_SECONDS <= 10 < limits.CHECK_SECONDS
     assert "CIRCUITS_TARGET_SECONDS" in (ROOT / "README.md").read_text(encoding="utf-8")

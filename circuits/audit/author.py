@@ -93,9 +93,9 @@ def reference(path) -> Attempt:
 
 def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     """Check the reference solution in full, then audit its mutants against the puzzle's allow-list."""
+    from circuits import limits
     from circuits.audit.allowed_mutants import allowed_for
     from circuits.audit.mutants import FAST_RANDOM, allow_entry, audit, matches
-    from circuits.checking import limits
     from circuits.checking.checker import check, context
 
     shown = paths.shown(attempt.path)

@@ -6,7 +6,7 @@ import os
 import types
 import warnings
 
-from circuits.checking import limits
+from circuits import limits
 from circuits.checking.validate import build_mistake
 from circuits.errors import CircuitError, CircuitWarning
 from circuits.io import paths

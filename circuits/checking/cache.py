@@ -26,7 +26,7 @@ def cache_dir() -> Path:
 def _key(attempt) -> str:
     """The bytes that were checked (loaded once, hashed then), the library, the puzzle, which folder, and the time
     limits the check ran under. Never the file as it is now: it may have been saved again during the check."""
-    from circuits.checking.limits import ENV
+    from circuits.limits import ENV
 
     digest = getattr(attempt, "digest", "") or hashlib.sha256(attempt.path.read_bytes()).hexdigest()
     h = hashlib.sha256(digest.encode())  # the bytes that were checked, not the file as it is now

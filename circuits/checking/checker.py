@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from circuits.checking import guarantees, limits, once, scale
+from circuits import limits
+from circuits.checking import guarantees, once, scale
 from circuits.checking.code_targets import (  # noqa: F401  (part of checker's API)
     SHRINK_CALLS,
     check_code,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from circuits.checking import limits
+from circuits import limits
 from circuits.checking.targets import Target, Tokens
 
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs

@@ -11,7 +11,8 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from circuits.checking import curriculum, givens, limits
+from circuits import limits
+from circuits.checking import curriculum, givens
 from circuits.checking.places import (  # noqa: F401 - re-exported: loader is where callers look
     COURSE_ENV,
     COURSE_OPTION,

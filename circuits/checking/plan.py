@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import limits
+from circuits import limits
 from circuits.checking.inputs import extremes, worked_examples  # noqa: F401  (part of plan's API)
 from circuits.checking.targets import Target, Tokens
 

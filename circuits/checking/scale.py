@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking import limits
+from circuits import limits
 from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from circuits.checking import limits
+from circuits import limits
 from circuits.checking.targets.authored import at_line, what_raised
 from circuits.checking.targets.code import YourCodeRaised
 from circuits.errors import CircuitError

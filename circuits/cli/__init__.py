@@ -127,7 +127,7 @@ def _guard(run, prog: str = "circuits") -> int:
 def _held_warnings() -> None:
     """The warnings a puzzle file's code raised (numpy's divide by zero, …), after the report: one line, paths
     as the learner types them, never before the report with absolute paths."""
-    from circuits.checking.limits import take_warnings, warnings_line
+    from circuits.limits import take_warnings, warnings_line
 
     line = warnings_line(take_warnings(), _shown)
     if line:

@@ -38,9 +38,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from circuits.checking.limits import session
     from circuits.display.report import puzzle_report
     from circuits.explain import cached_check
+    from circuits.limits import session
 
     # one worker for the file's every stage (import, validation, check), each under its own limit
     result = session(

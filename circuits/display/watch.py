@@ -11,7 +11,6 @@ from pathlib import Path
 from rich.console import Group
 from rich.text import Text
 
-from circuits.checking.limits import take_warnings, warnings_line
 from circuits.checking.loader import find, puzzle_files
 from circuits.checking.pipeline import load
 from circuits.display import words
@@ -21,6 +20,7 @@ from circuits.errors import CircuitError
 from circuits.explain import cached_check
 from circuits.io import paths
 from circuits.io.paths import real
+from circuits.limits import take_warnings, warnings_line
 
 POLL = 0.1  # seconds between two looks at the file's modification time (and at the keyboard)
 KEYS = "save the file to check it again · h = next hint · n = next puzzle · q = quit (then Enter)"

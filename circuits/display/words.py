@@ -201,7 +201,7 @@ def spared_line(r) -> list[str]:
 
 def closest(c) -> list[str]:
     """An audit.Closest in two lines: the input and the value against its bound, then the target."""
-    from circuits.checking.limits import quoted, shown_input
+    from circuits.limits import quoted, shown_input
 
     shown = shown_input(c.tokens)
     shown = shown if len(shown) <= 32 else shown[:30] + "…'"

@@ -4,7 +4,7 @@ cause of a later one, a write or read outside the declaration likely the cause o
 
 from __future__ import annotations
 
-from circuits.checking import limits
+from circuits import limits
 from circuits.checking.results import PuzzleResult, TargetResult
 from circuits.checking.targets import Kind
 from circuits.errors import CircuitError

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from circuits.checking import checker, curriculum, pipeline
-from circuits.checking.limits import shown_input
 from circuits.checking.loader import Attempt, compared_givens
 from circuits.checking.targets.base import Kind
 from circuits.display.words import said
 from circuits.errors import CircuitError
 from circuits.explain import explained
 from circuits.grading.submission import Submission, read
+from circuits.limits import shown_input
 from circuits.sealed import answer as sealed_answer
 from circuits.sealed import calls as code
 from circuits.sealed import codec, sandbox

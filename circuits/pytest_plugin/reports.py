@@ -156,8 +156,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     results = list(rows.values())
     if results:
         _summary(terminalreporter, config, results)
-    from circuits.checking.limits import take_warnings, warnings_line
     from circuits.io import paths
+    from circuits.limits import take_warnings, warnings_line
 
     warned = warnings_line(take_warnings(), paths.shown)
     if warned:  # after the summary, paths as typed: never before the report with absolute paths

@@ -16,7 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from circuits.checking import givens, limits
+from circuits import limits
+from circuits.checking import givens
 from circuits.checking.puzzle import Puzzle, Stub
 from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError

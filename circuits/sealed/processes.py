@@ -19,7 +19,7 @@ import sys
 import tempfile
 import threading
 
-from circuits.checking import limits as checking_limits
+from circuits.limits import clock
 from circuits.sealed.provision import POLL, START_SECONDS, SandboxError, environment, runtime, unnamed_file
 
 MAX_MESSAGE = 64 << 20  # the most one file's answer may send back (the largest reference answer is a few kB)
@@ -31,9 +31,7 @@ class Child:
 
     def __init__(self, pid: int, pipe, requests, ended, gone=lambda pid: False):
         self.pid, self.pipe, self.requests, self._ended, self._gone = pid, pipe, requests, ended, gone
-        self.clock = checking_limits.Clock(
-            checking_limits.process_cpu(pid), checking_limits.process_queued(pid)
-        )  # its own time: a busy machine
+        self.clock = clock.Clock(clock.process_cpu(pid), clock.process_queued(pid))  # its own time: a busy machine
         self.buffer = b""  # slows it, never stops it
 
     def code(self) -> int | None:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from circuits.checking import limits as checking_limits
+from circuits import limits as checking_limits
 from circuits.checking.library import cache_root
 
 START_SECONDS = 60.0  # the process's own start (Python, numpy, sympy, circuits), before any file of the submission

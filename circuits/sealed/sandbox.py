@@ -8,7 +8,7 @@ processes. On Linux with Landlock it can read only Python, the system libraries 
 write only its folder, open no TCP connection and signal no process outside; a seccomp filter
 refuses it new processes (threads still start); run as root, it gives up every capability. The grader gives
 each puzzle file a deadline in the process's own time (its CPU time while it computes, the wall time while it
-waits: checking.limits.Clock), so grading on every core at once slows a file but never stops it; a file that
+waits: limits.clock.Clock), so grading on every core at once slows a file but never stops it; a file that
 runs over, exhausts a limit or ends the process is reported in one line and the process is started again for
 the files after it.
 When it is done, its whole process group is killed (forks included), and it dies with its parent however the
@@ -31,7 +31,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from circuits.checking import limits as checking_limits
+from circuits import limits as checking_limits
 from circuits.sealed.processes import Child, Zygote, cold, forked, stop_warm, warm  # noqa: F401 - re-exported
 from circuits.sealed.provision import (  # noqa: F401 - re-exported: sandbox is where callers look
     START_SECONDS,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from circuits.checking import limits
+from circuits import limits
 from circuits.errors import CircuitError
 
 Fail = Callable[[str], CircuitError]  # what went wrong -> the error naming the file and the target
