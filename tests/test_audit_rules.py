@@ -240,7 +240,7 @@ def test_the_puzzles_own_sharpness_scaled_up_is_spared_as_sharper_and_scaled_dow
     circuit, spared by the rule "sharper"; `s × 0.1` is killed; a matrix named as the sharpness is no symbol."""
     import types
 
-    from circuits.audit.mutants import sharper
+    from circuits.audit.run import sharper
 
     r = audit_09.result
     assert dict(r.spared)["s × 10"] == "sharper" and "s × 0.1" in r.killed

@@ -10,7 +10,7 @@ import pytest
 from helpers import solution
 
 from circuits import explain
-from circuits.audit import mutants
+from circuits.audit import run
 from circuits.checking import checker, guarantees
 from circuits.checking.margins import scaled
 from circuits.checking.targets import Attention, NextToken, Output
@@ -98,8 +98,8 @@ def test_the_audit_never_explains(monkeypatch):
     attempt, _ = blunter("04_previous_token", 0.3)
     asked = []
     monkeypatch.setattr(failures, "_explain", asked.append)
-    assert mutants.rejects(solution("04_previous_token"), attempt.answer)
-    assert not mutants.passes_in_full(solution("04_previous_token"), attempt.answer)
+    assert run.rejects(solution("04_previous_token"), attempt.answer)
+    assert not run.passes_in_full(solution("04_previous_token"), attempt.answer)
     assert asked == []
     explain.check(attempt, margins=False)  # a check that is shown explains: the watch sees it
     assert len(asked) == 1

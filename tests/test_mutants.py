@@ -12,18 +12,8 @@ from conftest import MUTATION_AUDITS
 from helpers import solution
 
 from circuits.audit.allowed_mutants import ALLOWED, POINTER, allowed_for
-from circuits.audit.mutants import (
-    FAST_RANDOM,
-    Numbers,
-    allow_entry,
-    audit,
-    matches,
-    mutants,
-    passes_in_full,
-    rejects,
-    shown_name,
-    tolerance_probes,
-)
+from circuits.audit.mutants import Numbers, allow_entry, matches, mutants, shown_name, tolerance_probes
+from circuits.audit.run import FAST_RANDOM, audit, passes_in_full, rejects
 from circuits.display.words import audit_summary
 
 PUZZLES = [
@@ -105,7 +95,7 @@ def one_at_a_time(attempt, allowed) -> dict[str, str]:
     """The audit as it ran before it shared its plan and ran under the check's context: every mutant's inputs
     (sample, examples, extremes, small inputs) made afresh, its specs computed afresh, BLAS as the caller left it."""
     from circuits.audit.equivalence import Judge
-    from circuits.audit.mutants import sharper
+    from circuits.audit.run import sharper
 
     verdicts = {}
     numbers = Numbers()

@@ -326,7 +326,7 @@ def test_the_target_limit_is_stated_and_a_few_seconds():
 
 def test_audit_of_a_huge_answer_samples_says_so_and_stops_in_its_time(project):
     """An MLP of 600 units where 2 do the work: 1,223 mutants, most of them edits of units that write nothing."""
-    from circuits.audit.mutants import MAX_MUTANTS
+    from circuits.audit.run import MAX_MUTANTS
 
     with open(project / "solutions" / "16_xor_mlp.py", "a", encoding="utf-8") as f:
         f.write("W_in = W_in + [[0, 0, 0, 0]] * 598\nW_out = [row + [0] * 598 for row in W_out]\n")

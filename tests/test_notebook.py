@@ -155,7 +155,7 @@ def test_analyze_renders_the_analysis():
 
 def test_an_audit_renders_its_lines():
     from circuits.audit.author import AuthorAudit
-    from circuits.audit.mutants import Audit
+    from circuits.audit.run import Audit
 
     audit = AuthorAudit("solutions/01_consonants.py", Audit("01_consonants", killed=["a", "b"], survived=["c"]))
     assert "mutants killed: 2/3" in visible(audit._repr_html_())

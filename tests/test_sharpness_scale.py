@@ -15,7 +15,7 @@ from test_authoring import write
 from test_misconceptions import both, key_line
 
 from circuits import blank
-from circuits.audit.mutants import rejects
+from circuits.audit.run import rejects
 from circuits.checking import guarantees, scale
 from circuits.checking.answer_names import head_matrices
 from circuits.checking.checker import context

@@ -44,7 +44,7 @@ class AuthorAudit:
     """An audit's facts; display.words.audit_lines words them, display.json.audit_json gives them as JSON."""
 
     path: str
-    result: object  # mutants.Audit
+    result: object  # run.Audit
     survivors: list[Survivor] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # allow-list entries that match only mutants the check kills
     covered: list[str] = field(default_factory=list)  # allow-list entries whose mutants a rule spares (equivalence.py)
@@ -95,7 +95,8 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     """Check the reference solution in full, then audit its mutants against the puzzle's allow-list."""
     from circuits import limits
     from circuits.audit.allowed_mutants import allowed_for
-    from circuits.audit.mutants import FAST_RANDOM, allow_entry, audit, matches
+    from circuits.audit.mutants import allow_entry, matches
+    from circuits.audit.run import FAST_RANDOM, audit
     from circuits.checking.checker import check, context
 
     shown = paths.shown(attempt.path)

@@ -160,7 +160,7 @@ def inputs(i) -> str:
 
 
 def audit_summary(r) -> str:
-    """One mutants.Audit in a line: "01_consonants: 40/40 non-equivalent mutants killed (100%), …"."""
+    """One run.Audit in a line: "01_consonants: 40/40 non-equivalent mutants killed (100%), …"."""
     spared = f"{len(r.spared)} spared by a rule, " if r.spared else ""
     return (
         f"{r.puzzle}: {len(r.killed)}/{len(r.killed) + len(r.survived)} non-equivalent mutants "
@@ -170,8 +170,8 @@ def audit_summary(r) -> str:
 
 
 def audit_notes(r) -> list[str]:
-    """What a mutants.Audit did not do: mutants left out by sampling, or unjudged when the time ran out."""
-    from circuits.audit.mutants import MAX_MUTANTS
+    """What a run.Audit did not do: mutants left out by sampling, or unjudged when the time ran out."""
+    from circuits.audit.run import MAX_MUTANTS
 
     out = []
     if r.sampled:
