@@ -34,6 +34,9 @@ _HOME = tempfile.mkdtemp(prefix="circuits-tests-")
 os.environ["XDG_CACHE_HOME"] = os.path.join(_HOME, "cache")
 os.environ["XDG_DATA_HOME"] = os.path.join(_HOME, "data")
 atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
+# No warm server (circuits/cli/server.py): a `circuits` command a test runs is answered by its own process, as the
+# test means, and leaves nothing running after it (tests/test_server.py turns it on where it tests it).
+os.environ["CIRCUITS_SERVER"] = "0"
 
 MUTATION_AUDITS = pytest.StashKey[list]()
 

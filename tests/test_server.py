@@ -29,7 +29,7 @@ CHECK = ["check", "1", "--solution", "--no-margins", "--json", "--no-cache"]
 def settings(run: Path, idle: str = "120") -> dict:
     """What decides a server's stamp, for a server of the test's own (its socket in `run`)."""
     run.mkdir(mode=0o700, exist_ok=True)
-    return {"XDG_RUNTIME_DIR": str(run), "PYTHONPATH": str(ROOT), "CIRCUITS_SERVER_IDLE": idle}
+    return {"XDG_RUNTIME_DIR": str(run), "PYTHONPATH": str(ROOT), "CIRCUITS_SERVER_IDLE": idle, "CIRCUITS_SERVER": "1"}
 
 
 def environment(run: Path, idle: str = "120") -> dict:
