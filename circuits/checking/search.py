@@ -35,18 +35,11 @@ def property_test(
         tried = examples_tried(inputs, n_examples, kept)
         if tried is not None and evaluate(model, [targets[i] for i in remaining], tried)[0].all():
             return found  # the verdict find would give, without hypothesis or a forward pass per example
-    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import find
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
     strategy = inputs.strategy() if strategy is None else strategy
-    cfg = settings(
-        max_examples=n_examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate, Phase.shrink],
-        suppress_health_check=list(HealthCheck),
-    )
+    cfg = _settings(n_examples)
     if inputs is None:
         tried = _examples_tried(strategy, cfg)
         if tried is not None and evaluate(model, [targets[i] for i in remaining], tried)[0].all():
@@ -85,16 +78,7 @@ def examples_tried(inputs, n_examples: int, on_disk: str | None = None) -> list[
     if kept is None or kept[0] is not inputs:
         tried = drawn.load(on_disk)
         if tried is None:
-            from hypothesis import HealthCheck, Phase, settings
-
-            cfg = settings(
-                max_examples=n_examples,
-                derandomize=True,
-                database=None,
-                deadline=None,
-                phases=[Phase.generate, Phase.shrink],
-                suppress_health_check=list(HealthCheck),
-            )
+            cfg = _settings(n_examples)
             tried = _examples_tried(inputs.strategy(), cfg)
             if tried is not None:
                 drawn.store(on_disk, tried)
@@ -137,3 +121,17 @@ def _examples_tried(strategy, cfg) -> list[Tokens] | None:
     except Unsatisfiable:
         return None
     return None
+
+
+def _settings(n_examples: int):
+    """The property test's hypothesis settings: n_examples, derandomized, no database, no deadline, no health checks."""
+    from hypothesis import HealthCheck, Phase, settings
+
+    return settings(
+        max_examples=n_examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+    )
