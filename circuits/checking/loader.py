@@ -67,7 +67,7 @@ def load(path: str | Path) -> Attempt:
     """Execute a puzzle file in a fresh module and collect its Puzzle and answer.
 
     A file whose id names a shipped puzzle (curriculum.twin), or a course's (course_twin), contributes only its
-    answer, from a fenced child (checking/sealed): the puzzle, its givens and targets come from the reference,
+    answer, from a fenced child (sealed/): the puzzle, its givens and targets come from the reference,
     and every given the file changed is listed in `Attempt.edits`. A file with no reference at all (an author's
     puzzle in the making) is its own source, run here.
 
@@ -116,7 +116,7 @@ def load(path: str | Path) -> Attempt:
 
 def _sealed(given: Path, shown: str, ref: Path) -> Attempt:
     """A learner's file for a shipped or course puzzle: the puzzle from the reference (run here), the answer from
-    the file (run in a fenced child: checking/sealed), and the givens the file changed, named."""
+    the file (run in a fenced child: sealed/), and the givens the file changed, named."""
     from circuits.sealed import answer
 
     shipped, shipped_source = _shipped(ref)

@@ -66,7 +66,7 @@ def _reference_only(args) -> bool:
 
 
 def _warm() -> None:
-    """Start the warm process that runs learners' files (checking/sealed) now, so it is ready when needed."""
+    """Start the warm process that runs learners' files (sealed/) now, so it is ready when needed."""
     from circuits.sealed import sandbox
 
     try:

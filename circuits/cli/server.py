@@ -4,7 +4,7 @@ everything already, so the command pays for a connection instead of Python's imp
 The first such command starts the server in the background (and runs as it always did); the next ones connect.
 Each command is one fork of the server: it takes the command's working directory, environment and terminal
 (stdin, stdout and stderr, passed over the socket), runs `circuits.cli.main` exactly as the command would, and
-sends back the exit code. A learner's file still runs in a fenced child of its own (checking/sealed): the fork
+sends back the exit code. A learner's file still runs in a fenced child of its own (sealed/): the fork
 that makes the verdict is circuits' code only, as in a fresh `circuits` process.
 
 Trusted only when nothing is in doubt: the socket lives in a folder of this user's alone (mode 0700), the peer

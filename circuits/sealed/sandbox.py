@@ -16,7 +16,7 @@ parent ends (Linux: a parent-death signal).
 
 Two ways to start one: `run` starts `python -I` afresh per submission (grading), and `Zygote` keeps one
 warm process (Python, numpy and circuits imported) that forks a fresh fenced child per job, so `circuits
-check`, `watch`, `list` and the pytest plugin pay for a fork, not a start (see checking/sealed/answer.py).
+check`, `watch`, `list` and the pytest plugin pay for a fork, not a start (see sealed/answer.py).
 The protocol is the parent's: each file may start once, in order, and has its own deadline, which nothing
 the child sends can extend; what comes back is capped in size and decoded here (codec.py).
 """
