@@ -7,7 +7,8 @@ Per mutant (and for the reference itself) it writes the printed report (80 colum
 line, the JSON and the notebook HTML, one file per mutant: OUT/<stem>/<n>.txt; the checkout's own folder is
 written as <root>, so two checkouts compare. All stems when none is named. A stem whose folder exists in OUT
 is skipped, so two runs (one with --reverse) share the work on two cores; --part K/N writes only the mutants
-numbered K mod N (and K = 0 the reference), for N runs sharing one long stem. Not a test (pytest does not
+numbered K mod N (and K = 0 the reference), for N runs sharing one long stem; a mutant's file
+already written is kept, so a stopped run resumes where it was. Not a test (pytest does not
 collect it): it checks ~4,000 answers and takes long.
 """
 
@@ -59,15 +60,16 @@ def write(stem: str, out: Path, part: tuple[int, int] = (0, 1)) -> int:
         (where / "reference.txt").write_text(_render(check(attempt, margins=True)))
     made = mutants(copy.copy(attempt))
     for n, m in enumerate(made):
-        if n % n_parts != k:
-            continue
+        if n % n_parts != k or (where / f"{n:04d}.txt").exists():
+            continue  # another part's, or written by a run that was stopped (each file is written whole)
         trial = copy.copy(attempt)
         trial.answer = m.answer
         try:
             said = _render(check(trial, margins=False))
         except Exception as e:  # a crash is a difference too
             said = f"crashed: {type(e).__name__}: {e}"
-        (where / f"{n:04d}.txt").write_text(f"{m.name}\n{said}")
+        (where / f".{n:04d}.txt").write_text(f"{m.name}\n{said}")
+        (where / f".{n:04d}.txt").replace(where / f"{n:04d}.txt")  # whole or not at all: a stopped run resumes
     return len(made)
 
 
