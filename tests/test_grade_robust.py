@@ -472,3 +472,33 @@ def test_the_course_autograder_in_the_docs_is_a_valid_command():
     args = _parser().parse_args(command.split()[1:])
     assert args.course == "/autograder/source/course" and args.puzzles is None
     assert args.gradescope == "/autograder/results/results.json"
+
+
+def _deaf(ready) -> None:
+    """A worker that ignores Ctrl-C and never ends (a pool worker caught where the signal does not reach it)."""
+    import time
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ready.set()
+    while True:
+        time.sleep(1)
+
+
+def test_a_worker_that_misses_the_ctrl_c_is_killed_not_waited_for():
+    """parallel.stop: Ctrl-C to each worker, then any still running after its grace period killed, so the grader's
+    Ctrl-C never waits on a worker (the suite once hung 41 minutes on one at load 15)."""
+    import multiprocessing
+
+    from circuits.grading import parallel
+
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    worker = ctx.Process(target=_deaf, args=(ready,), daemon=True)
+    worker.start()
+    try:
+        assert ready.wait(120)  # a signal that it runs, not a sleep
+        parallel.stop([worker], seconds=0.5)
+        assert not worker.is_alive() and worker.exitcode == -signal.SIGKILL
+    finally:
+        if worker.is_alive():
+            worker.kill()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -98,14 +99,30 @@ def grade_all(
     except BaseException:  # Ctrl-C, or an output that cannot be written: no one else is started, and each
         workers = list((getattr(pool, "_processes", None) or {}).values())  # worker still grading stops its
         pool.shutdown(wait=False, cancel_futures=True)  # submission's process
-        for worker in workers:
-            try:
-                os.kill(worker.pid, signal.SIGINT)
-            except (ProcessLookupError, TypeError):
-                pass
+        stop(workers)
         raise
     pool.shutdown()
     return [results[n] for n in range(len(subs))]
+
+
+STOP_SECONDS = 10.0  # after a Ctrl-C, how long a worker may take to stop its submission's process and end
+
+
+def stop(workers: list, seconds: float = STOP_SECONDS) -> None:
+    """Ctrl-C to each worker (one grading stops its submission's process), then any still running after `seconds`
+    killed: the command never waits on a worker that missed it (on a busy machine one can be caught between two
+    submissions). A killed worker's submission process dies with it (sealed/walls.py: death with its parent)."""
+    for worker in workers:
+        try:
+            os.kill(worker.pid, signal.SIGINT)
+        except (ProcessLookupError, TypeError):
+            pass
+    deadline = time.monotonic() + seconds
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            worker.kill()
+            worker.join(seconds)
 
 
 def _on_dask(subs, stems, address, limits, n_examples, done) -> list[grade.SubmissionGrade]:

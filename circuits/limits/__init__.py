@@ -112,13 +112,16 @@ def shown_input(tokens) -> str:
     return repr("".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens))
 
 
+CHECKER = ("checking", "explain", "limits", "audit", "sealed", "workspace")  # circuits' own packages that check
+
+
 def in_their_file(filename: str, package: bool = False) -> bool:
-    """Whether code at `filename` is the learner's (or the author's): outside circuits/checking (with `package`, the
-    whole circuits package), Python and installed packages."""
-    ours = os.path.dirname(os.path.abspath(__file__))
-    ours = os.path.dirname(ours) if package else ours
+    """Whether code at `filename` is the learner's (or the author's): outside the packages that check (CHECKER;
+    with `package`, the whole circuits package), Python and installed packages."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # circuits/
+    ours = (root,) if package else tuple(os.path.join(root, p) + os.sep for p in CHECKER)
     theirs = tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-    return not str(filename).startswith((ours, *theirs, "<"))
+    return not str(filename).startswith((*ours, *theirs, "<"))
 
 
 def where_raised(e: BaseException, path: Path) -> str:
