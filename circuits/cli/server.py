@@ -31,6 +31,7 @@ from circuits.cli.wire import line
 
 SERVED = ("check", "list", "watch")  # the verbs that check puzzles: what the server answers
 IDLE_SECONDS = 900.0
+INTERRUPT_SECONDS = 10.0  # after a Ctrl-C, how long a client waits for its fork to say it ended
 ACCEPT_SECONDS = 5.0  # how long a client waits for the server's fork to accept its command, then runs it here
 SETTINGS = ("HOME", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONHASHSEED")
 SETTING_PREFIXES = ("CIRCUITS_", "XDG_", "HYPOTHESIS", "OMP_", "OPENBLAS_", "MKL_", "NUMPY_")
@@ -171,7 +172,9 @@ def _handshake(conn: socket.socket, key: str, argv: list[str]) -> int | None:
 
 
 def _wait(conn: socket.socket) -> int:
-    """The command's exit code; Ctrl-C here is passed on to the fork (which says it was interrupted and ends)."""
+    """The command's exit code; Ctrl-C here is passed on to the fork (which says it was interrupted and ends). A
+    fork that has not answered INTERRUPT_SECONDS after it is ended from here: the connection closes, and a fork
+    whose client is gone ends at once (fork.py)."""
     conn.settimeout(None)
     buffer = bytearray()  # what came before a Ctrl-C is kept
     while True:
@@ -181,8 +184,14 @@ def _wait(conn: socket.socket) -> int:
         except KeyboardInterrupt:
             try:
                 conn.sendall(b"int\n")
+                conn.settimeout(INTERRUPT_SECONDS)
             except OSError:
                 return 130
+        except TimeoutError:  # only after a Ctrl-C: the fork did not answer it in time
+            from circuits.errors import INTERRUPTED
+
+            print(INTERRUPTED, file=sys.stderr)
+            return 130
         except (OSError, ValueError):
             reply = None
             break
