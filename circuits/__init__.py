@@ -22,7 +22,7 @@ from circuits.errors import CircuitError, CircuitWarning  # noqa: E402
 # The public names and the module each comes from, imported on first use (PEP 562): `import circuits.cli` stays
 # cheap (the `circuits` command imports what its verb needs), and `from circuits import Puzzle` works as before.
 _CHECKING = "FILL_ME_IN Copies HeadOutput HeadZ Inputs Puzzle Repeated Residual Runs Target Uniform reference"
-_KINDS = "circuits.checking.targets."  # the kinds of target, each from its own module: a new kind adds its line
+_KINDS = "circuits.targets."  # the kinds of target, each from its own module: a new kind adds its line
 _FROM = {
     **dict.fromkeys(_CHECKING.split(), "circuits.checking"),
     "Attention": _KINDS + "attention",

@@ -1,4 +1,4 @@
-"""checking/sealed/answer.py: the learner's file runs in a fenced child; what comes back is data. A reply to a call
+"""sealed/answer.py: the learner's file runs in a fenced child; what comes back is data. A reply to a call
 of the learner's code is its value, what it raised (re-raised here under its own type name), or a stand-in for a
 value that could not cross. (The fence itself is tested in tests/test_sealed.py.)"""
 

@@ -1,12 +1,12 @@
-"""checking/targets/attention.py: an attention target on a real trace: what `circuits show` prints of it (the keys
+"""targets/attention.py: an attention target on a real trace: what `circuits show` prints of it (the keys
 it expects and the head's argmax) and, on an answer that fails it, its explanation's per-position facts."""
 
 from helpers import solution
 
 from circuits.checking.margins import scaled
-from circuits.checking.targets import Attention, Shows
 from circuits.explain import explain
 from circuits.explain.attention import AttentionPositions
+from circuits.targets import Attention, Shows
 
 TOKENS = list("abcd")
 

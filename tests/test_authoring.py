@@ -261,7 +261,7 @@ def test_a_code_compare_raising_is_the_puzzles_mistake_and_the_learners_code_rai
 
     from hypothesis import strategies as st
 
-    from circuits.checking.targets import Code
+    from circuits.targets import Code
 
     def compare(answer, n):
         answer.double(n)

@@ -1,12 +1,12 @@
-"""checking/targets/base.py: the base of every target. Kinds are typed (Kind: how a target is checked; Shows: what
+"""targets/base.py: the base of every target. Kinds are typed (Kind: how a target is checked; Shows: what
 `circuits show` prints of it), and a metric's direction is the one its kind declares."""
 
 import json
 
 import pytest
 
-from circuits.checking import targets
-from circuits.checking.targets.base import Kind, Shows, Target, higher_is_worse
+from circuits import targets
+from circuits.targets.base import Kind, Shows, Target, higher_is_worse
 
 
 def test_every_target_class_has_a_typed_kind():

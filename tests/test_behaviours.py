@@ -1,9 +1,9 @@
-"""checking/behaviours.py: the attention behaviours by name, as functions of token ids `[b, T] -> [b, T]` (the key
+"""targets/behaviours.py: the attention behaviours by name, as functions of token ids `[b, T] -> [b, T]` (the key
 each query should attend to, −1 for none), and the ones a head scan scores by default."""
 
 import numpy as np
 
-from circuits.checking.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD
+from circuits.targets.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD
 
 
 def test_each_behaviour_names_the_key_of_each_query():

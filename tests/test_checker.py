@@ -11,9 +11,9 @@ from circuits.checking.checker import shrink
 from circuits.checking.inputs import Inputs, Runs, Uniform
 from circuits.checking.margins import longest_length
 from circuits.checking.plan import token_classes
-from circuits.checking.targets import HeadZ, Output
 from circuits.display.words import coverage
 from circuits.explain import check
+from circuits.targets import HeadZ, Output
 
 VOWELS = "aeiou"
 
@@ -161,7 +161,7 @@ def test_a_callers_errstate_reaches_the_learners_code_in_a_check():
 def test_circuits_check_runs_a_files_every_stage_on_one_worker(tmp_path, monkeypatch, capsys):
     """`circuits check`: the validation and the check of one file share one worker thread (a session), each stage
     under its own limit, where each used to start a worker of its own. (The learner's file itself is imported in
-    its own process: checking/sealed.)"""
+    its own process: sealed/.)"""
     import shutil
     import threading
 
@@ -213,7 +213,7 @@ def test_a_target_checked_on_its_own_is_dispatched_by_its_kind():
     import types
 
     from circuits.checking.checker import check_alone
-    from circuits.checking.targets import Code, Kind, Structure
+    from circuits.targets import Code, Kind, Structure
 
     attempt = solution("03_uniform")
     model = attempt.model()

@@ -1,8 +1,8 @@
-"""checking/targets/code.py: a code target holds the learner's function to the library's; `searched_with` marks its
+"""targets/code.py: a code target holds the learner's function to the library's; `searched_with` marks its
 strategy with the small inputs tried first and how to shrink one."""
 
-from circuits.checking.targets import Code, Kind
-from circuits.checking.targets.code import YourCodeRaised, searched_with
+from circuits.targets import Code, Kind
+from circuits.targets.code import YourCodeRaised, searched_with
 
 
 def strategy():

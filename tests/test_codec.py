@@ -1,4 +1,4 @@
-"""checking/sealed/codec.py: what crosses between the learner's process and the checker is plain data: arrays as
+"""sealed/codec.py: what crosses between the learner's process and the checker is plain data: arrays as
 their entries (objects refused), nested values within limits, and stand-ins for what cannot cross."""
 
 import numpy as np

@@ -1,11 +1,11 @@
-"""checking/targets/depends.py: a mechanism target names who writes ("head L.H", "mlp L", "embed") and where; a
+"""targets/depends.py: a mechanism target names who writes ("head L.H", "mlp L", "embed") and where; a
 writer in any other form is one line."""
 
 import pytest
 
-from circuits.checking.targets import Depends, Kind
-from circuits.checking.targets.depends import writer_at
 from circuits.errors import CircuitError
+from circuits.targets import Depends, Kind
+from circuits.targets.depends import writer_at
 
 
 def test_a_writer_is_read_as_its_layer_part_and_head():

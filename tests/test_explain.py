@@ -13,13 +13,13 @@ from circuits import explain
 from circuits.audit import run
 from circuits.checking import checker, guarantees
 from circuits.checking.margins import scaled
-from circuits.checking.targets import Attention, NextToken, Output
 from circuits.errors import CircuitError
 from circuits.explain import failures
 from circuits.explain.attention import AttentionMiss, Sharpen
 from circuits.explain.next_token import NotReaching, TokenMiss
 from circuits.explain.output import ReadoutMiss
 from circuits.explain.sharpening import Sharpening
+from circuits.targets import Attention, NextToken, Output
 
 
 def blunter(stem: str, factor: float):

@@ -13,9 +13,9 @@ from helpers import check_with, only_failure, solution
 
 from circuits import OVCircuit, ValueWidth, explain
 from circuits.checking import reference
-from circuits.checking.targets import code, depends, ov, patched, structure, width
 from circuits.display.report import expected_matrix
 from circuits.explain import words
+from circuits.targets import code, depends, ov, patched, structure, width
 
 
 def test_every_fact_of_a_finding_has_its_words():

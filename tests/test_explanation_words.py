@@ -1,13 +1,13 @@
 """A failing target's words are made in explain from the facts its kind found: the kind's sentence, then the
 puzzle's own names, then the notes, in that order."""
 
-from circuits.checking.targets import Explanation
 from circuits.explain import hint, summary, words
 from circuits.explain.attention import AttentionMiss, Sharpen
 from circuits.explain.keys import WrongKey
 from circuits.explain.notes import EarlierFailure, LeakNote, noted
 from circuits.explain.scores import ScaleBy
 from circuits.explain.terms import PuzzleTerms
+from circuits.targets import Explanation
 
 
 def explanation(hint_facts, **more) -> Explanation:

@@ -5,11 +5,11 @@ the facts."""
 import numpy as np
 import pytest
 
-from circuits.checking.targets import Explanation
 from circuits.explain import columns, rows, table
 from circuits.explain.attention import AttentionPositions
 from circuits.explain.next_token import NextTokenPositions
 from circuits.explain.output import ReadoutPositions
+from circuits.targets import Explanation
 
 
 def test_each_kind_of_facts_has_its_own_columns_and_rows():

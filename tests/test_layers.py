@@ -13,6 +13,7 @@ LAYERS = [
     "model",
     "io",
     "limits",
+    "targets",
     ("checking", "sealed"),
     "analysis",
     "explain",

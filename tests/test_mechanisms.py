@@ -18,11 +18,11 @@ from helpers import wrong
 
 from circuits import Attention, Depends, blank, explain
 from circuits.checking.checker import check_mechanism, context
-from circuits.checking.targets.depends import Unbroken, Unfollowed
 from circuits.display import words
 from circuits.display.report import failure_line
 from circuits.errors import CircuitError
 from circuits.explain import check
+from circuits.targets.depends import Unbroken, Unfollowed
 
 s = sympy.Symbol("s")
 MECHANISMS = {"21_ioi_mini": 2, "07_induction_k_composition": 1, "15_q_composition": 1, "13_copy_suppression": 1}

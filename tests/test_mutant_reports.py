@@ -16,11 +16,11 @@ import pytest
 from helpers import SOLUTIONS, hint_of, solution
 
 from circuits.audit.mutants import mutants
-from circuits.checking.targets import Attention, NextToken, Output
 from circuits.display import words
 from circuits.display.render import to_text
 from circuits.display.report import target_report
 from circuits.explain import check, diagnosis
+from circuits.targets import Attention, NextToken, Output
 
 PER_PUZZLE = 6
 STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))

@@ -1,12 +1,12 @@
-"""checking/targets/next_token.py: a next-token target on a real trace: what `circuits show` prints of it (the token
+"""targets/next_token.py: a next-token target on a real trace: what `circuits show` prints of it (the token
 expected next and the model's top guess) and, on an answer that fails it, its explanation's per-position facts."""
 
 from helpers import solution
 
 from circuits.checking.margins import scaled
-from circuits.checking.targets import NextToken, Shows
 from circuits.explain import explain
 from circuits.explain.next_token import NextTokenPositions
+from circuits.targets import NextToken, Shows
 
 TOKENS = list("abcde")
 

@@ -1,12 +1,12 @@
-"""checking/targets/output.py: an output target on a real trace: what `circuits show` prints of it (expected and
+"""targets/output.py: an output target on a real trace: what `circuits show` prints of it (expected and
 yours per position) and its explanation's per-position facts."""
 
 import numpy as np
 from helpers import solution
 
-from circuits.checking.targets import Output, Shows
 from circuits.explain import explain
 from circuits.explain.output import ReadoutPositions
+from circuits.targets import Output, Shows
 
 
 def test_a_readout_shows_yours_beside_the_expected():

@@ -1,4 +1,4 @@
-"""checking/targets/ov.py: a head's full OV circuit W_U W_OV W_E and its copying score, the one both the OVCircuit
+"""targets/ov.py: a head's full OV circuit W_U W_OV W_E and its copying score, the one both the OVCircuit
 target and circuits.analysis use; a head that writes nothing W_U reads scores 0 in both."""
 
 import numpy as np
@@ -7,8 +7,8 @@ from helpers import STEMS, solution
 
 from circuits import analysis as A
 from circuits.analysis.factored import FactoredMatrix
-from circuits.checking.targets import OVCircuit
-from circuits.checking.targets.ov import CopyingScore, copying_score, full_ov
+from circuits.targets import OVCircuit
+from circuits.targets.ov import CopyingScore, copying_score, full_ov
 
 
 def models():

@@ -5,8 +5,8 @@ import pytest
 
 from circuits.checking.inputs import Inputs
 from circuits.checking.puzzle import Puzzle, stars
-from circuits.checking.targets import Attention, Structure
 from circuits.errors import CircuitError
+from circuits.targets import Attention, Structure
 
 
 def test_behaviour_targets_need_inputs_and_a_build():

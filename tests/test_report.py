@@ -4,10 +4,10 @@ direction; a target of another kind says none; a failing structure target lists 
 import sympy
 
 from circuits.checking.results import Failure, TargetResult
-from circuits.checking.targets import Kind
-from circuits.checking.targets.structure import MatrixDiffers
 from circuits.display.render import to_text
 from circuits.display.report import target_report, worst_case
+from circuits.targets import Kind
+from circuits.targets.structure import MatrixDiffers
 
 
 def test_a_worst_value_is_said_for_a_behaviour_target_only():

@@ -9,13 +9,13 @@ from helpers import STEMS, solution
 
 from circuits.audit.mutants import mutants
 from circuits.checking.results import PuzzleResult, TargetResult
-from circuits.checking.targets import Kind
 from circuits.display import words
 from circuits.display.json import result_json
 from circuits.display.render import to_text
 from circuits.display.report import puzzle_report, summary_table
 from circuits.errors import CircuitError
 from circuits.explain import check
+from circuits.targets import Kind
 
 
 def carried(r: PuzzleResult) -> PuzzleResult:

@@ -10,12 +10,12 @@ from helpers import cli_scan
 
 from circuits import MLP, CircuitError, Head, Layer, LayerNorm, Model, Vocab, blank, names
 from circuits.analysis.scan import repeated_inputs, scan, targets_for
-from circuits.checking.behaviours import mass_on_target
 from circuits.display.render import to_text
 from circuits.display.tables import scan_table
 from circuits.io.export import save
 from circuits.model import functional as F
 from circuits.model.basis import Basis
+from circuits.targets.behaviours import mass_on_target
 
 N_TOKENS, SEQ_LEN = 16, 8
 STRENGTH = 20.0  # q·k for a match: e^20 outweighs every other key

@@ -1,10 +1,10 @@
-"""checking/targets/structure.py: a structure target's rows compare the learner's matrix with the expected one in
+"""targets/structure.py: a structure target's rows compare the learner's matrix with the expected one in
 sympy; the first row that differs is its finding (MatrixDiffers), which display words."""
 
 import sympy
 
-from circuits.checking.targets import Kind, Structure
-from circuits.checking.targets.structure import MatrixDiffers
+from circuits.targets import Kind, Structure
+from circuits.targets.structure import MatrixDiffers
 
 s = sympy.Symbol("s")
 

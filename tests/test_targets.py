@@ -1,7 +1,7 @@
-"""checking/targets/: what a puzzle checks, one module per kind; the package lists the public names puzzles import,
+"""targets/: what a puzzle checks, one module per kind; the package lists the public names puzzles import,
 each a target class, a typed kind or a helper several kinds share."""
 
-from circuits.checking import targets
+from circuits import targets
 
 
 def test_every_public_name_is_there_and_the_kinds_are_typed():

@@ -1,5 +1,6 @@
-"""checking/ reads one way down: no module imports another's private helper, and per-kind behaviour lives on the
-target classes (no `isinstance(t, Attention)` outside checking/targets/); the kinds moved to facts build no sentence
+"""checking/ and targets/ read one way down: no module imports another's private helper, and per-kind behaviour
+lives on the
+target classes (no `isinstance(t, Attention)` outside targets/); the kinds moved to facts build no sentence
 on their explanation's path (display, or explain/ for what a check finds, words them); old import paths keep
 working."""
 
@@ -8,7 +9,7 @@ import re
 from pathlib import Path
 
 import circuits
-from circuits.checking import targets
+from circuits import targets
 
 PACKAGE = Path(circuits.__file__).parent
 CHECKING = PACKAGE / "checking"
@@ -36,14 +37,18 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return ".".join(anchor + ([node.module] if node.module else []))
 
 
+DECIDING = ("circuits.checking", "circuits.targets")  # the packages that decide pass or fail
+
+
 def private_imports(source: str, module: str, is_package: bool = False) -> list[str]:
-    """`from circuits.checking.X import _name` (or `X._name` on an imported checking module) in another module."""
+    """`from circuits.checking.X import _name` (or `X._name` on an imported checking module; targets' alike) in another
+    module."""
     tree = ast.parse(source)
     found, aliases = [], {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = _absolute(node, module, is_package)
-            if not base.startswith("circuits.checking"):
+            if not base.startswith(DECIDING):
                 continue
             for alias in node.names:
                 if base != module and alias.name.startswith("_") and not alias.name.startswith("__"):
@@ -51,7 +56,7 @@ def private_imports(source: str, module: str, is_package: bool = False) -> list[
                 aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith("circuits.checking") and alias.asname:
+                if alias.name.startswith(DECIDING) and alias.asname:
                     aliases[alias.asname] = alias.name
     for node in ast.walk(tree):
         if (
@@ -202,13 +207,18 @@ def _files(root: Path):
     return [p for p in sorted(root.rglob("*.py")) if "curriculum" not in p.relative_to(PACKAGE).parts[:1]]
 
 
+def _deciding():
+    """The modules that decide pass or fail: the checker's and the targets' (the layer below it)."""
+    return _files(CHECKING) + _files(PACKAGE / "targets")
+
+
 def test_no_private_import_across_checking_modules():
-    found = [v for p in _files(CHECKING) for v in private_imports(p.read_text(), _module(p), p.name == "__init__.py")]
+    found = [v for p in _deciding() for v in private_imports(p.read_text(), _module(p), p.name == "__init__.py")]
     assert found == []
 
 
 def test_no_isinstance_over_target_kinds_outside_the_targets_package():
-    inside = CHECKING / "targets"
+    inside = PACKAGE / "targets"
     found = [v for p in _files(PACKAGE) if inside not in p.parents for v in kind_ladders(p.read_text(), _module(p))]
     assert found == []
 
@@ -217,7 +227,7 @@ def test_no_target_is_handed_the_checker():
     """A target never receives the checker (module or function) to reach back up: the checker calls down."""
     found = [
         f"{p.name}:{node.lineno}: {node.name}"
-        for p in _files(CHECKING / "targets")
+        for p in _files(PACKAGE / "targets")
         for node in ast.walk(ast.parse(p.read_text()))
         if isinstance(node, ast.FunctionDef) and any(a.arg == "checker" for a in node.args.args)
     ]
@@ -288,7 +298,7 @@ def explaining(source: str, module: str) -> list[str]:
 
 
 def facts_made(
-    source: str, cls: str | None, module, starts=("explain",), within: str = "circuits.explain"
+    source: str, cls: str | None, module, starts=("explain",), within: str | tuple[str, ...] = "circuits.explain"
 ) -> set[type]:
     """The frozen dataclasses (facts) of `within` that `cls.explain` of `module` (cls None: the path from the
     module's functions `starts`) constructs."""
@@ -313,10 +323,10 @@ def facts_made(
 # (module → (None, its functions)); each kind that finds facts when checked (a `run` or `finding` of its own) is
 # found by `found_by_kinds`
 FOUND_OUTSIDE_KINDS = {
-    "checker": (None, ("check_structure", "check_mechanism")),
-    "code_targets": (None, ("code_verdict", "check_code_on", "check_code")),
-    "validate": (None, ("code_mistake",)),
-    "reference": (None, ("compare_attention", "compare_mask")),
+    "checking.checker": (None, ("check_structure", "check_mechanism")),
+    "checking.code_targets": (None, ("code_verdict", "check_code_on", "check_code")),
+    "checking.validate": (None, ("code_mistake",)),
+    "checking.reference": (None, ("compare_attention", "compare_mask")),
 }
 
 
@@ -326,8 +336,8 @@ def found_by_kinds() -> dict[str, tuple[str, tuple[str, ...]]]:
     found = {}
     for name, cls in sorted(KINDS.items()):
         starts = tuple(m for m in ("run", "finding") if m in vars(cls))
-        if starts and cls.__module__.startswith("circuits.checking.targets."):
-            found[f"{cls.__module__.removeprefix('circuits.checking.')}:{name}"] = (name, starts)
+        if starts and cls.__module__.startswith("circuits.targets."):
+            found[f"{cls.__module__.removeprefix('circuits.')}:{name}"] = (name, starts)
     return found
 
 
@@ -336,7 +346,7 @@ def found_by_explain() -> dict[str, tuple]:
 
 
 def _path(key: str) -> Path:
-    return CHECKING / f"{key.split(':')[0].replace('.', '/')}.py"
+    return PACKAGE / f"{key.split(':')[0].replace('.', '/')}.py"
 
 
 def test_the_kinds_that_find_are_read_off_the_targets_package():
@@ -360,8 +370,8 @@ def test_every_fact_a_finding_makes_has_its_words_in_explain():
 
     made = set()
     for key, (cls, starts) in found_by_explain().items():
-        module = importlib.import_module(f"circuits.checking.{key.split(':')[0]}")
-        made |= facts_made(_path(key).read_text(), cls, module, starts, "circuits.checking")
+        module = importlib.import_module(f"circuits.{key.split(':')[0]}")
+        made |= facts_made(_path(key).read_text(), cls, module, starts, ("circuits.checking", "circuits.targets"))
     assert {
         "MatrixDiffers",
         "CopyingScore",
@@ -388,7 +398,7 @@ def test_the_words_rule_catches_a_planted_fact_without_words():
     """A fact a check makes with no words registered is named; one with words (and a puzzle's own str) is not."""
     import dataclasses
 
-    from circuits.checking.targets.width import Width
+    from circuits.targets.width import Width
 
     @dataclasses.dataclass(frozen=True)
     class Planted:
@@ -444,7 +454,7 @@ def test_the_fact_rule_catches_a_fact_without_words():
 def test_the_checker_leaves_explaining_to_explain():
     """checking/ finds that a target fails, where and on what shortest input; it never explains: no assignment to
     an explanation (or its hint, summary, terms), no note added, no call of explain, in any module of it."""
-    assert [v for p in _files(CHECKING) for v in explaining(p.read_text(), _module(p))] == []
+    assert [v for p in _deciding() for v in explaining(p.read_text(), _module(p))] == []
     planted = (
         "def f(e, r, t, self):\n    e.hint = e.hint + '.'\n    r.failure.explanation.summary += 'x'\n"
         "    self.hint = 1\n    hint = 2\n    r.failure.explanation = t.explain(1, 2)\n"
@@ -480,25 +490,23 @@ def test_the_sentence_rule_catches_a_planted_sentence():
 
 def test_the_private_import_rule_catches_a_planted_violation():
     planted = (
-        "from circuits.checking.targets.formats import _fmt_vec, fmt_num\n"
+        "from circuits.targets.formats import _fmt_vec, fmt_num\n"
         "from circuits.checking import checker\n"
         "from . import plan as p\n"
         "def f():\n    return checker._check(1), p._helper, checker.check\n"
     )
     assert private_imports(planted, "circuits.checking.planted") == [
         "circuits.checking.planted: checker._check",
-        "circuits.checking.planted: from circuits.checking.targets.formats import _fmt_vec",
+        "circuits.checking.planted: from circuits.targets.formats import _fmt_vec",
         "circuits.checking.planted: p._helper",
     ]
     # relative, from inside the targets package; a module's own private names are its own business
-    assert private_imports("from .base import _hidden\n", "circuits.checking.targets.mlp") == [
-        "circuits.checking.targets.mlp: from circuits.checking.targets.base import _hidden"
+    assert private_imports("from .base import _hidden\n", "circuits.targets.mlp") == [
+        "circuits.targets.mlp: from circuits.targets.base import _hidden"
     ]
     assert private_imports("from circuits.checking.checker import _x\n", "circuits.checking.checker") == []
     assert (
-        private_imports(
-            "from numpy import _core\nfrom circuits.checking.targets import Attention\n", "circuits.checking.cache"
-        )
+        private_imports("from numpy import _core\nfrom circuits.targets import Attention\n", "circuits.checking.cache")
         == []
     )
 
@@ -532,6 +540,7 @@ def test_the_kind_rule_catches_a_planted_ladder():
 def test_every_old_import_path_still_works():
     """Shipped puzzles, learners' files and instructors' puzzles import targets from these paths."""
     from circuits.checking import targets_mlp, targets_ov
+    from circuits.checking.behaviours import induction
     from circuits.checking.targets import (  # noqa: F401  (every public name the single module had)
         NEAR_TIE,
         Attention,
@@ -557,7 +566,8 @@ def test_every_old_import_path_still_works():
         targets.copying_score,
         targets.raised,
     )
-    assert circuits.Attention is Attention and circuits.MLPOutput is targets.MLPOutput
+    assert circuits.Attention is Attention is targets.Attention and circuits.MLPOutput is targets.MLPOutput
+    assert induction is targets.behaviours.induction
 
 
 def test_a_metrics_direction_is_the_kind_that_measures_it():
@@ -571,7 +581,7 @@ def test_each_behaviour_kind_says_how_far_from_failing_and_its_bound():
     """`circuits audit`'s closest call asks the target: its slack (≥ 0: passes) and the bound it states."""
     import numpy as np
 
-    from circuits.checking.targets import MLPOut, MLPOutput
+    from circuits.targets import MLPOut, MLPOutput
 
     worst = np.array([0.95, 0.8])
     attention = targets.Attention(0, 0, "previous-token", min_mass=0.9)

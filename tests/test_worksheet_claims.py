@@ -22,7 +22,7 @@ from helpers import SOLUTIONS, solution
 
 from circuits.checking import guarantees
 from circuits.checking.plan import Plan
-from circuits.checking.targets import MLPWidth, PatchedMLP
+from circuits.targets import MLPWidth, PatchedMLP
 
 STEMS = sorted(p.stem for p in SOLUTIONS.glob("[0-9][0-9]_*.py"))
 # the worksheets that state what they are checked on (issue 23 named the first seven as overclaiming)

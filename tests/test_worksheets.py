@@ -173,7 +173,7 @@ def rows_05():
 
 def rows_06():
     ns = namespace("06_induction_pointer")
-    from circuits.checking import behaviours
+    from circuits.targets import behaviours
 
     ids = np.array([["abcd".index(t) for t in "abcab"]])
     same, copies, after = ns["same_token"](ids)[0], ns["earlier_copies"](ids)[0], ns["after_the_copy"](ids)[0]
@@ -202,7 +202,7 @@ def rows_06():
 
 def rows_07():
     ns = namespace("07_induction_k_composition")
-    from circuits.checking import behaviours
+    from circuits.targets import behaviours
 
     tokens = ["<bos>", *"abcab"]
     ids = np.array([[ns["vocab"].id(t) for t in tokens]])

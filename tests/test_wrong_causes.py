@@ -10,13 +10,13 @@ from helpers import check_with, hint_of, only_failure, solution, summary_of
 
 from circuits import Basis, Head, Model, Vocab, blank
 from circuits.audit.mutants import mutants
-from circuits.checking.targets import Attention
 from circuits.cli import main
 from circuits.display import words
 from circuits.display.render import to_text
 from circuits.display.report import target_report
 from circuits.display.watch import compact
 from circuits.explain import check, diagnosis, explain
+from circuits.targets import Attention
 
 
 def mutant(stem: str, name: str):

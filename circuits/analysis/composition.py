@@ -18,11 +18,11 @@ from enum import StrEnum
 import numpy as np
 
 from circuits.analysis.factored import FactoredMatrix
-from circuits.checking.targets import ov as ov_target
 from circuits.errors import CircuitError
 from circuits.model.threads import single_blas_thread
 from circuits.model.transformer import HeadWeights, Model
 from circuits.model.weights import symbols_in
+from circuits.targets import ov as ov_target
 
 
 class Composed(StrEnum):
@@ -115,7 +115,7 @@ def peak_offset(table: np.ndarray) -> int | None:
 
 def full_ov(model: Model, head) -> FactoredMatrix:  # [n_out, n_vocab]
     """W_U W_OV W_E: the logit each output token gets when the head attends to each source token, over the whole
-    vocabulary and factored (checking/targets/ov.py's full_ov is the same product, dense over a puzzle's tokens)."""
+    vocabulary and factored (targets/ov.py's full_ov is the same product, dense over a puzzle's tokens)."""
     h = get_head(model, head)
     if model.W_U is None:
         raise CircuitError(f"the full OV circuit of head {head_name(h)} needs W_U, and this model does not unembed")
@@ -123,7 +123,7 @@ def full_ov(model: Model, head) -> FactoredMatrix:  # [n_out, n_vocab]
 
 
 def copying_score(model: Model, head) -> float:
-    """The copying score of the head's full OV circuit (checking/targets/ov.py's, the one the checker holds a head
+    """The copying score of the head's full OV circuit (targets/ov.py's, the one the checker holds a head
     to): +1 copies tokens, −1 suppresses them, 0 for a head that writes nothing W_U reads."""
     h = get_head(model, head)
     circuit = full_ov(model, h)

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from circuits.checking.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD, mass_on_target
 from circuits.errors import CircuitError
 from circuits.model.transformer import Model
+from circuits.targets.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD, mass_on_target
 
 MAX_BATCH = 64  # `circuits scan --batch`: patterns take batch × heads × tokens² numbers
 MAX_PATTERN_BYTES = 2**29  # `circuits scan`: the attention patterns it may hold (512 MiB; the peak is about 3× that)

@@ -5,7 +5,7 @@ A mutant may pass only if this list says why: the edit is multiplied by a zero (
 or the check covers every input the model can take and the edited answer meets the worksheet on all
 of them (another correct answer, not a missed bug). Read by tests/test_mutants.py and `circuits audit`;
 a puzzle outside this project lists its own as ALLOWED_MUTANTS in its reference solution. A mutant that one of the
-audit's rules proves equivalent (checking/equivalence.py: a BOS-only query, a masked entry, a direction nothing
+audit's rules proves equivalent (audit/equivalence.py: a BOS-only query, a masked entry, a direction nothing
 writes, directions always on together) needs no entry: the audit spares it before it reads this list.
 """
 

@@ -11,9 +11,9 @@ import numpy as np
 from circuits.audit.mutants import split_name  # noqa: F401  (part of audit's API)
 from circuits.checking.loader import Attempt
 from circuits.checking.plan import Plan
-from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 from circuits.io import paths
+from circuits.targets.base import Kind
 
 CLOSEST_RANDOM = 2000  # random inputs searched for a survivor's closest call, besides the examples and small inputs
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from circuits.audit.mutants import Mutant, Numbers, matches, mutants, tolerance_probes
 from circuits.checking.plan import Plan
-from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
+from circuits.targets.base import Kind
 
 FAST_RANDOM = 1000  # random inputs in the fast check; a survivor is confirmed by the full check
 # At most this many mutants are audited: beyond it, a fixed sample of the matrix edits (the whole-answer and symbol
@@ -145,7 +145,7 @@ def audit(
 ) -> Audit:
     """Run every mutant (a sample beyond MAX_MUTANTS), then the tolerance probes, for at most `seconds` (None: no
     limit); `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent). A mutant that passes is
-    spared when a rule proves it equivalent (checking/equivalence.py), before the allow-list is read."""
+    spared when a rule proves it equivalent (audit/equivalence.py), before the allow-list is read."""
     from circuits.audit.equivalence import Judge
     from circuits.checking import guarantees
     from circuits.checking.checker import context

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from circuits import limits
-from circuits.checking import guarantees, once, scale
+from circuits.checking import guarantees, scale
 from circuits.checking.code_targets import (  # noqa: F401  (part of checker's API)
     SHRINK_CALLS,
     check_code,
@@ -32,11 +32,11 @@ from circuits.checking.results import (  # noqa: F401  (part of checker's API)
     TargetResult,
 )
 from circuits.checking.search import drawn_key, examples_tried, hypothesis_stores_nothing_here, property_test  # noqa: F401
-from circuits.checking.targets import Kind, Structure, Target, Tokens
 from circuits.checking.validate import declares_sharpness
 from circuits.errors import CircuitError
 from circuits.io import paths
 from circuits.model.threads import one_blas_thread
+from circuits.targets import Kind, Structure, Target, Tokens, once
 
 
 # --- running behaviour targets in batches -------------------------------------------------------------------

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from circuits.checking.plan import STAGES
 from circuits.checking.results import Failure, TargetResult
 from circuits.checking.search import hypothesis_stores_nothing_here
-from circuits.checking.targets import Code, Kind
+from circuits.targets import Code, Kind
 
 
 def code_verdict(target: Code, answer, example) -> object | None:

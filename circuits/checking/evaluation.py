@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from circuits import limits
-from circuits.checking.targets import Target, Tokens
+from circuits.targets import Target, Tokens
 
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
 PASS_BYTES = 2**26  # what one forward pass's intermediates may take (64 MiB as rows_per_pass counts them; in fact up

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 from circuits.model.decompose import Writes, parts
+from circuits.targets.base import Kind
 
 WRITE_TOL = 1e-9  # a residual direction is written when W_O W_V (or W_out, b_out) reaches this in its row
 

@@ -174,7 +174,7 @@ class Inputs:
     seed: int = 0
 
     def __post_init__(self):
-        from circuits.checking import fields
+        from circuits.targets import fields
 
         for name in ("min_len", "max_len", "n_random", "exhaustive_budget", "seed"):
             fields.whole("Inputs", name, getattr(self, name))
@@ -219,19 +219,3 @@ class Inputs:
 
         alphabet = list(self.alphabet)
         return st.one_of([f.strategy(alphabet, self.min_len, self.max_len) for f in self.families])
-
-
-# --- a puzzle's fixed inputs: its worked examples and its families' extremes -----------------------------------
-def worked_examples(puzzle) -> list[list[str]]:
-    """The puzzle's worked examples as token lists: a string is split into characters when every token is one
-    character, else at spaces."""
-    chars = puzzle.inputs is not None and all(len(a) == 1 for a in puzzle.inputs.alphabet)
-    return [
-        list(e) if isinstance(e, str) and chars else (e.split() if isinstance(e, str) else list(e))
-        for e in puzzle.examples
-    ]
-
-
-def extremes(inputs) -> list[list[str]]:
-    """The extreme inputs of the families that have them (the longest runs, the deepest nesting)."""
-    return [x for f in inputs.families if hasattr(f, "extremes") for x in f.extremes(inputs.min_len, inputs.max_len)]

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from circuits.checking.inputs import Inputs
-from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
+from circuits.targets.base import Kind
 
 PER_LENGTH = 120  # random inputs per length in the length search, besides the deterministic extremes
 TIGHTEST = 16  # inputs per target the sharpness bisection tries alone first (the ones with least slack)

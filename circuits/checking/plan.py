@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from circuits import limits
-from circuits.checking.inputs import extremes, worked_examples  # noqa: F401  (part of plan's API)
-from circuits.checking.targets import Target, Tokens
+from circuits.targets import Target, Tokens
+from circuits.targets.examples import extremes, worked_examples  # noqa: F401  (part of plan's API)
 
 STAGES = ("worked example", "every small input", "random inputs", "property test")
 EXACT = "exact check"  # the stage of a structure target: its rows, checked once, in sympy

@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from circuits.checking.inputs import Inputs
-from circuits.checking.targets import Kind, Target
 from circuits.errors import CircuitError
+from circuits.targets import Kind, Target
 
 
 class Stub:
@@ -84,7 +84,7 @@ class Puzzle:
     minutes: int | None = None
 
     def __post_init__(self):
-        from circuits.checking import fields
+        from circuits.targets import fields
 
         fields.whole("Puzzle", "number", self.number)
         for name in ("name", "title"):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking.targets.code import searched_with
 from circuits.model import functional
+from circuits.targets.code import searched_with
 
 
 def attention(Q, K, V, mask=None):  # [b, q, d], [b, k, d], [b, k, d_v], [b, q, k] -> ([b, q, k], [b, q, d_v])

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from circuits.checking.margins import Margins
-from circuits.checking.targets.base import Explanation, Kind, Tokens
-from circuits.checking.targets.depends import Interventions
 from circuits.errors import CircuitError
+from circuits.targets.base import Explanation, Kind, Tokens
+from circuits.targets.depends import Interventions
 
 if TYPE_CHECKING:
     from circuits.checking.loader import Attempt

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from circuits import limits
-from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
+from circuits.targets.base import Kind
 
 FACTORS = (3.0, 10.0, 100.0)  # a scale must hold from its margin up to at least 100× the bound value
 RTOL = 1e-9  # a head's scores at c× the sharpness equal c × its scores up to this, relative to their largest entry

@@ -7,7 +7,7 @@ import contextlib
 import tempfile
 
 from circuits.checking.evaluation import evaluate
-from circuits.checking.targets import Tokens
+from circuits.targets import Tokens
 
 
 @contextlib.contextmanager

@@ -1,5 +1,5 @@
-"""Kept for puzzle files that import from here: the MLP targets live in circuits.checking.targets.mlp."""
+"""Kept for puzzle files that import from here: the MLP targets live in circuits.targets.mlp."""
 
-from circuits.checking.targets.mlp import MLPOut, MLPOutput
+from circuits.targets.mlp import MLPOut, MLPOutput
 
 __all__ = ["MLPOut", "MLPOutput"]

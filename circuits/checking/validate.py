@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from circuits import limits
-from circuits.checking.targets.authored import at_line, what_raised
-from circuits.checking.targets.code import YourCodeRaised
 from circuits.errors import CircuitError
+from circuits.targets.authored import at_line, what_raised
+from circuits.targets.code import YourCodeRaised
 
 MAX_SHOWN = 8  # alphabet tokens listed in a message
 

@@ -31,8 +31,8 @@ def shown_targets(attempt, trace, tokens) -> list[dict]:
 
 
 def cmd_show(args) -> int:
-    from circuits.checking.targets import Shows
     from circuits.display.shown import show_parts
+    from circuits.targets import Shows
 
     attempt, model = _built(args, "show")
     tokens = model.vocab.split(args.input)

@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _scan_arguments(p) -> None:
-    from circuits.checking.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD  # not all of analysis
+    from circuits.targets.behaviours import BEHAVIOURS, DEFAULT_BEHAVIOURS, DEFAULT_THRESHOLD  # not all of analysis
 
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument(
@@ -117,7 +117,7 @@ def _scan_arguments(p) -> None:
 def _behaviour_names(text: str) -> list[str]:
     """`--behaviour a,b`: the names, each known; an empty list (`--behaviour ,`) is a usage error, not an empty
     table."""
-    from circuits.checking.behaviours import BEHAVIOURS
+    from circuits.targets.behaviours import BEHAVIOURS
 
     names = [b.strip() for b in text.split(",") if b.strip()]
     if not names:

@@ -10,10 +10,10 @@ from rich.text import Text
 from circuits import explain
 from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.puzzle import stars
-from circuits.checking.targets import Kind, higher_is_worse
 from circuits.display.render import matrix_table, pattern_heatmap, to_text
 from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short, tried
 from circuits.io import paths
+from circuits.targets import Kind, higher_is_worse
 
 ICON = {"passed": "✓", "failed": "✗", "error": "!", "not attempted": "·"}
 STYLE = {

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 from rich.text import Text
 
-from circuits.checking.targets.base import Shows
 from circuits.display.render import number_text, pattern_heatmap, short_label
 from circuits.display.tables import readout_table, title
+from circuits.targets.base import Shows
 
 
 def mlp_writes(trace, layer: int, n: int = 0):

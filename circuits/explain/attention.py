@@ -8,9 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking.targets.attention import Attention
-from circuits.checking.targets.base import Explanation, Tokens
-from circuits.checking.targets.scores import factor_needed
 from circuits.explain.diagnosis import apart, tied
 from circuits.explain.formats import families, head, listed, token_at
 from circuits.explain.keys import WriterFirst, by_name, writer_first, wrong_key
@@ -18,6 +15,9 @@ from circuits.explain.scores import Differs, ScaleBy, differs
 from circuits.explain.tables import columns, explain, rows, words
 from circuits.explain.terms import matrix
 from circuits.model.decompose import Writes, before
+from circuits.targets.attention import Attention
+from circuits.targets.base import Explanation, Tokens
+from circuits.targets.scores import factor_needed
 
 
 def zero_query(trace, layer: int, head: int, q: int) -> ZeroQuery | None:

@@ -1,7 +1,7 @@
 """Code's words: what a code puzzle's compare found (your code raised; the library's compare of `attention` and
 `causal_mask`: a wrong shape, a NaN and its cause, a value that differs, a mask entry), each said in one function.
 
-The facts are made where the compare runs (checking/targets/code.py, checking/reference.py); here they are said,
+The facts are made where the compare runs (targets/code.py, checking/reference.py); here they are said,
 and a NaN's likely cause (a fully masked row, or exp overflowing), which the verdict does not need, is told.
 """
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from circuits.checking import reference as ref
-from circuits.checking.targets.code import YourCodeRaised
 from circuits.explain.tables import words
+from circuits.targets.code import YourCodeRaised
 
 
 def _show(a) -> str:

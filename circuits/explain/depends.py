@@ -1,14 +1,14 @@
 """Depends' words: what an intervention found (the head did not follow a patched write: Unfollowed; zeroing the write
 left it on its target: Unbroken) and what the check tried (Interventions).
 
-The facts are made where the interventions run (checking/targets/depends.py); here they are said.
+The facts are made where the interventions run (targets/depends.py); here they are said.
 """
 
 from __future__ import annotations
 
-from circuits.checking.targets.depends import Interventions, Unbroken, Unfollowed
 from circuits.explain.structure import head
 from circuits.explain.tables import words
+from circuits.targets.depends import Interventions, Unbroken, Unfollowed
 
 
 def _quoted(tokens) -> str:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from circuits import limits
 from circuits.checking.results import PuzzleResult, TargetResult
-from circuits.checking.targets import Kind
 from circuits.errors import CircuitError
 from circuits.explain.notes import LeakNote, earliest_first
 from circuits.explain.sharpening import one_factor, sample, size_sharpening
 from circuits.explain.tables import explain
 from circuits.explain.terms import puzzle_terms
 from circuits.io import paths
+from circuits.targets import Kind
 
 
 def check(attempt, **kw) -> PuzzleResult:

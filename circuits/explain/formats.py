@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from circuits.checking.targets.base import Tokens
+from circuits.targets.base import Tokens
 
 
 def fmt_num(x: float) -> str:

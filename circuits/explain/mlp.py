@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking.targets.mlp import MLPOutput
 from circuits.explain.formats import fmt_named, fmt_vec
 from circuits.explain.output import ReadoutMiss, explained
 from circuits.explain.tables import explain, words
 from circuits.explain.terms import mlp_matrix
+from circuits.targets.mlp import MLPOutput
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking.targets.base import Explanation, Tokens
-from circuits.checking.targets.next_token import NEAR_TIE, NextToken
 from circuits.explain import diagnosis
 from circuits.explain.formats import fmt_num, head, token_at
 from circuits.explain.tables import columns, explain, rows, words
 from circuits.explain.terms import given, in_text, matrix, mlp_matrix, sharpness
+from circuits.targets.base import Explanation, Tokens
+from circuits.targets.next_token import NEAR_TIE, NextToken
 
 
 @dataclass

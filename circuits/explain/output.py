@@ -8,9 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking.targets.base import Explanation, Tokens
-from circuits.checking.targets.output import Output
-from circuits.checking.targets.specs import spec_array
 from circuits.explain.attention import zero_query
 from circuits.explain.diagnosis import mix
 from circuits.explain.formats import fmt_named, fmt_pair, fmt_vec, head, part, token_at
@@ -18,6 +15,9 @@ from circuits.explain.tables import columns, explain, rows, words
 from circuits.explain.terms import matrix, mlp_matrix
 from circuits.explain.values import Leak, ScoresWhy, head_cause, said_why, why_scores
 from circuits.model.decompose import decompose_resid
+from circuits.targets.base import Explanation, Tokens
+from circuits.targets.output import Output
+from circuits.targets.specs import spec_array
 
 
 @dataclass

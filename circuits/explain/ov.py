@@ -1,13 +1,13 @@
 """OV circuit's words: a head's copying score and its bound, and the token each attended token raises most.
 
-The facts are measured where the check runs (checking/targets/ov.py); here they are said.
+The facts are measured where the check runs (targets/ov.py); here they are said.
 """
 
 from __future__ import annotations
 
-from circuits.checking.targets.ov import CopyingScore, RaisedMost, ScoreBound
 from circuits.explain.structure import head
 from circuits.explain.tables import words
+from circuits.targets.ov import CopyingScore, RaisedMost, ScoreBound
 
 
 @words.register

@@ -1,12 +1,12 @@
 """PatchedMLP's words: the worst of the residual vectors fed to an MLP, what it wrote there and what was wanted.
 
-The facts are measured where the check runs (checking/targets/patched.py); here they are said.
+The facts are measured where the check runs (targets/patched.py); here they are said.
 """
 
 from __future__ import annotations
 
-from circuits.checking.targets.patched import PatchedMiss
 from circuits.explain.tables import words
+from circuits.targets.patched import PatchedMiss
 
 
 def _values(names, values) -> str:

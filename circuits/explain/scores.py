@@ -17,7 +17,7 @@ from circuits.explain.terms import matrix, sharpness
 class ScaleBy:
     """What sharpening can do for a query that sees `keys` keys: its scores need ×`factor` (None: no factor up to
     ×10⁴ is enough); with `max_len`, the factor the checker found on the puzzle's sharpness for every input it
-    checks, at every length up to max_len (see checking/sharpening.py)."""
+    checks, at every length up to max_len (see explain/sharpening.py)."""
 
     factor: float | None
     keys: int

@@ -10,9 +10,9 @@ import math
 from dataclasses import dataclass
 
 from circuits.checking.evaluation import evaluate
-from circuits.checking.targets import Kind
 from circuits.errors import CircuitError
 from circuits.explain.scores import ScaleBy
+from circuits.targets import Kind
 
 TOP = 1e4  # beyond this a factor is no advice: something other than the scale is wrong
 

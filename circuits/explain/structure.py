@@ -1,13 +1,13 @@
 """Structure's words: a row that does not hold (MatrixDiffers), and a measured row's bound (AtMost).
 
-The facts are made where the check runs (checking/targets/structure.py); here they are said. `head` names a head as
+The facts are made where the check runs (targets/structure.py); here they are said. `head` names a head as
 every structure-like kind (OV, width, depends) says it.
 """
 
 from __future__ import annotations
 
-from circuits.checking.targets.structure import AtMost, MatrixDiffers
 from circuits.explain.tables import words
+from circuits.targets.structure import AtMost, MatrixDiffers
 
 
 def head(at: tuple[int, int]) -> str:

@@ -9,14 +9,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from circuits.checking.readouts import HeadOutput
-from circuits.checking.targets.scores import factor_needed
 from circuits.explain.attention import zero_query
 from circuits.explain.diagnosis import Mix, mix, tied, writers
 from circuits.explain.formats import digits, families, fmt_vec, head, part, token_at
 from circuits.explain.scores import Differs, ScaleBy, differs
 from circuits.explain.tables import words
 from circuits.explain.terms import matrix
+from circuits.targets.readouts import HeadOutput
+from circuits.targets.scores import factor_needed
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,13 @@
 """Width's words: an MLP with more hidden units (Width), or a head with a wider value (ValueRows), than allowed.
 
-The facts are measured where the check runs (checking/targets/width.py); here they are said.
+The facts are measured where the check runs (targets/width.py); here they are said.
 """
 
 from __future__ import annotations
 
-from circuits.checking.targets.width import ValueRows, Width
 from circuits.explain.structure import head
 from circuits.explain.tables import words
+from circuits.targets.width import ValueRows, Width
 
 
 @words.register

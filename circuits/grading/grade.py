@@ -18,7 +18,6 @@ from pathlib import Path
 
 from circuits.checking import checker, curriculum, pipeline
 from circuits.checking.loader import Attempt, compared_givens
-from circuits.checking.targets.base import Kind
 from circuits.display.words import said
 from circuits.errors import CircuitError
 from circuits.explain import explained
@@ -27,6 +26,7 @@ from circuits.limits import shown_input
 from circuits.sealed import answer as sealed_answer
 from circuits.sealed import calls as code
 from circuits.sealed import codec, sandbox
+from circuits.targets.base import Kind
 
 PROPERTY_EXAMPLES = 100  # the property test's size for code targets, as `circuits check` uses
 STATUSES = ("solved", "failing", "error", "not attempted", "not submitted")

@@ -112,7 +112,8 @@ def shown_input(tokens) -> str:
     return repr("".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens))
 
 
-CHECKER = ("checking", "explain", "limits", "audit", "sealed", "workspace")  # circuits' own packages that check
+# circuits' own packages that check
+CHECKER = ("checking", "targets", "explain", "limits", "audit", "sealed", "workspace")
 
 
 def in_their_file(filename: str, package: bool = False) -> bool:

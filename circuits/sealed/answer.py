@@ -19,10 +19,10 @@ from pathlib import Path
 from circuits import limits
 from circuits.checking import givens
 from circuits.checking.puzzle import Puzzle, Stub
-from circuits.checking.targets.base import Kind
 from circuits.errors import CircuitError
 from circuits.sealed import codec, sandbox
 from circuits.sealed.child import fingerprint_digest
+from circuits.targets.base import Kind
 
 
 @dataclass

@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import fields, once
-from circuits.checking.targets import authored
-from circuits.checking.targets.base import Evaluation, Shows, Target, Tokens
 from circuits.errors import CircuitError
+from circuits.targets import authored, fields, once
+from circuits.targets.base import Evaluation, Shows, Target, Tokens
 
 NEAR_TIE = 0.05  # log-probs closer than this (5% in probability) are a near tie: no sharpness worth the name parts them
 

@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import fields
-from circuits.checking.readouts import Readout, Residual
-from circuits.checking.targets import authored
-from circuits.checking.targets.base import Evaluation, Shows, Target, Tokens
-from circuits.checking.targets.specs import batched_array, spec_array
+from circuits.targets import authored, fields
+from circuits.targets.base import Evaluation, Shows, Target, Tokens
+from circuits.targets.readouts import Readout, Residual
+from circuits.targets.specs import batched_array, spec_array
 
 
 @dataclass

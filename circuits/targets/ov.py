@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import fields
-from circuits.checking.targets.structure import Structure
 from circuits.errors import CircuitError
+from circuits.targets import fields
+from circuits.targets.structure import Structure
 
 
 def full_ov(model, layer: int, head: int, tokens=None) -> np.ndarray:

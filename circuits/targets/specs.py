@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from circuits.checking import once
-from circuits.checking.targets.base import Tokens
 from circuits.errors import CircuitError
+from circuits.targets import once
+from circuits.targets.base import Tokens
 
 
 def spec_array(spec, batch: list[Tokens], T: int, k: int, what: str) -> np.ndarray:

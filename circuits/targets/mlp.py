@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking import fields
-from circuits.checking.targets.output import Output
 from circuits.errors import CircuitError
+from circuits.targets import fields
+from circuits.targets.output import Output
 
 
 @dataclass(frozen=True)

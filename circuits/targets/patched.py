@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import fields
-from circuits.checking.targets.structure import AtMost, Structure
 from circuits.errors import CircuitError
 from circuits.model import functional as F
+from circuits.targets import fields
+from circuits.targets.structure import AtMost, Structure
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class PatchedMLP(Structure):
 
     def validate(self, examples, alphabet, fail) -> None:
         """Call `cases()` once when the puzzle loads: a mistake in it is one line naming the target."""
-        from circuits.checking.targets.authored import call
+        from circuits.targets.authored import call
 
         made = call(lambda _: list(self.cases()), None, "cases()", fail)
         if not made:

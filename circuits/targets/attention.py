@@ -7,16 +7,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits.checking import behaviours, fields, once
-from circuits.checking.targets import authored
-from circuits.checking.targets.base import Evaluation, Shows, Target, Tokens
+from circuits.targets import authored, behaviours, fields, once
+from circuits.targets.base import Evaluation, Shows, Target, Tokens
 
 
 @dataclass
 class Attention(Target):
     """Head `layer.head` puts at least `min_mass` of its attention on the target key at every query that has one.
 
-    `where` is a behaviour name ("previous-token", "induction", …, see circuits.checking.behaviours),
+    `where` is a behaviour name ("previous-token", "induction", …, see circuits.targets.behaviours),
     a function of token ids `[b, T] -> [b, T]`, or `per_input=True` with a function
     tokens -> list of key positions (None where a query has no target). A query may also
     have a set of target keys (a collection in a per_input list, or a function of ids

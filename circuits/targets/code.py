@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from circuits.checking.targets.base import Kind, Target
+from circuits.targets.base import Kind, Target
 
 
 def searched_with(

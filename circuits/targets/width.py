@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from circuits.checking import fields
-from circuits.checking.targets.structure import AtMost, Structure
 from circuits.errors import CircuitError
+from circuits.targets import fields
+from circuits.targets.structure import AtMost, Structure
 
 
 @dataclass(frozen=True)

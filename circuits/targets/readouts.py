@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.checking import fields
+from circuits.targets import fields
 
 
 @dataclass(frozen=True)

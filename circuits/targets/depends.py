@@ -16,11 +16,10 @@ from fnmatch import fnmatchcase
 
 import numpy as np
 
-from circuits.checking import fields
-from circuits.checking.inputs import extremes, worked_examples
-from circuits.checking.targets import authored
-from circuits.checking.targets.base import Kind, Target, Tokens
 from circuits.errors import CircuitError
+from circuits.targets import authored, fields
+from circuits.targets.base import Kind, Target, Tokens
+from circuits.targets.examples import extremes, worked_examples
 
 PATCHING, ZEROING = "patching (an interchange intervention)", "ablation (the write zeroed)"
 SAMPLE = 200  # random inputs drawn, besides the worked examples and extremes
@@ -294,7 +293,7 @@ class Depends(Target):
 
     def resolve(self, puzzle) -> tuple[tuple[int, int], float, bool]:
         """The reader's head, min_mass and evenly: from its Attention target, or (layer, head) and min_mass."""
-        from circuits.checking.targets.attention import Attention
+        from circuits.targets.attention import Attention
 
         found = [
             t
