@@ -1,6 +1,5 @@
 """checking/ and targets/ read one way down: no module imports another's private helper, and per-kind behaviour
-lives on the
-target classes (no `isinstance(t, Attention)` outside targets/); the kinds moved to facts build no sentence
+lives on the target classes (no `isinstance(t, Attention)` outside targets/); the kinds moved to facts build no sentence
 on their explanation's path (display, or explain/ for what a check finds, words them); old import paths keep
 working."""
 
