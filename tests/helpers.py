@@ -1,5 +1,6 @@
 """Shared test helpers: load a reference solution, swap in a wrong answer, check it."""
 
+import signal
 from pathlib import Path
 
 from circuits.checking import curriculum
@@ -10,6 +11,13 @@ from circuits.workspace.reset import stub_text
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = curriculum.folder()  # the shipped reference files; the tests never read puzzles/, the learner's files
 STEMS = curriculum.ids()  # every shipped puzzle, new ones included
+
+
+def ctrl_c_default() -> None:
+    """A `preexec_fn` for a child a test sends Ctrl-C: there, SIGINT does what it does in a terminal. A process
+    starts with SIGINT ignored when its parent ignores it (a script's background job, as a suite started with `&`
+    is), and Python then never raises KeyboardInterrupt: the child would outlive its Ctrl-C and the test hang."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def stub(stem: str) -> str:

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import ROOT, fresh_project
+from helpers import ROOT, ctrl_c_default, fresh_project
 
 from circuits import Head, Model, Vocab
 
@@ -238,12 +238,6 @@ def test_solution_for_a_path_without_one(project):
 READY = (
     "circuits-test: the puzzle file is loading"  # the child's readiness signal: Ctrl-C after it, never after a sleep
 )
-
-
-def ctrl_c_default() -> None:
-    """In the child: Ctrl-C does what it does in a terminal, even when the suite runs where it is ignored (started
-    in the background, or under nohup), which Python would otherwise keep ignoring."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_ctrl_c_while_a_puzzle_loads_is_one_line_and_exit_130(project):

@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SOLUTIONS, stub
+from helpers import ROOT, SOLUTIONS, ctrl_c_default, stub
 
 from circuits.cli import _parser, main
 from circuits.grading import outputs, parallel
@@ -406,7 +406,15 @@ def test_a_real_ctrl_c_with_two_workers_keeps_what_is_done_in_one_line(tmp_path)
         "--timeout",
         "3600",
     ]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env=ENV,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=ctrl_c_default,
+    )
     # A bound only a hung grader reaches (even at load 8), not a timing requirement: the grader and its pool's
     # workers (which hold its stderr too) are killed, the reads below end, and the test fails instead of waiting
     # for --timeout (as it did on a loaded machine: the worker that had graded `good` went on with `blocked`).

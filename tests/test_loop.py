@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SOLUTIONS, STEMS, shipped, stub
+from helpers import ROOT, SOLUTIONS, STEMS, ctrl_c_default, shipped, stub
 
 from circuits.checking.loader import load
 from circuits.workspace.reset import MARK, backup
@@ -59,12 +59,6 @@ def env(cwd: Path) -> dict:
 
 def run(args, cwd, **kw):
     return subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True, timeout=300, check=False, **kw)
-
-
-def ctrl_c_default() -> None:
-    """In the child: Ctrl-C does what it does in a terminal, even when the suite runs where it is ignored (started
-    in the background, or under nohup), which Python would otherwise keep ignoring."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Watch:

@@ -15,8 +15,8 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ROOT, fresh_project, stub
-from test_cli_safety import CIRCUITS, ENV, ctrl_c_default, hashes
+from helpers import ROOT, ctrl_c_default, fresh_project, stub
+from test_cli_safety import CIRCUITS, ENV, hashes
 
 from circuits import CircuitError, MLPOut, OVCircuit
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import ctrl_c_default
 
 from circuits.cli import server
 
@@ -233,6 +234,7 @@ def test_the_client_gone_or_interrupted_ends_its_command(running, tmp_path, how)
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=ctrl_c_default,
     )
     try:
         said = b""
