@@ -84,6 +84,8 @@ def main(argv: list[str]) -> None:
         part = (int(k), int(n))
         argv = argv[:i] + argv[i + 2 :]
     argv = [a for a in argv if a != "--reverse"]
+    if not argv or any(a.startswith("-") for a in argv):  # --help, or a flag misspelt: never a folder named so
+        sys.exit(__doc__.split("\n\n")[1])
     out, wanted = Path(argv[0]), argv[1:]
     for stem in sorted(wanted or ids(), reverse=reverse):
         if part == (0, 1) and (out / stem).exists():
