@@ -39,3 +39,20 @@ def test_a_virtual_strength_brings_its_meaning():
     virtual = {**row, "kind": Composed.VIRTUAL}
     assert first_line in to_text(composition_table([row, virtual]), width=120)
     assert first_line in to_text(composition_table([{**virtual, "kind": "virtual"}]), width=120)  # read from JSON
+
+
+def test_a_wrapped_line_ends_without_a_space_in_plain_and_colour_output():
+    import io
+    import re
+
+    from circuits.display.render import console
+
+    sentence = "head 0.0's result is [1, 0] before the first consonant and [0, 1] from it on (±0.1)"
+    for color in (False, True):
+        out = io.StringIO()
+        printer = console(file=out, width=30, color=color)
+        printer.print(sentence, style="yellow")
+        lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in out.getvalue().splitlines()]
+        assert len(lines) > 2 and [line for line in lines if line != line.rstrip()] == []
+        assert " ".join(lines) == sentence  # only the spaces at the breaks went
+        assert ("\x1b[" in out.getvalue()) is color and printer.file.isatty() is False  # the file's own answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,11 +24,33 @@ def terminal_width() -> int:
 
 def console(file=None, width: int | None = None, color: bool | None = None) -> Console:
     """A console as wide as the terminal (see terminal_width) that drops colour codes when the output is not a
-    terminal (CI logs, pipes)."""
+    terminal (CI logs, pipes), and leaves no space at the end of a line where it wrapped one."""
     kwargs = {} if color is None else {"force_terminal": color, "no_color": not color}
     if file is not None:  # written where asked, even inside a notebook (where rich would display it)
         kwargs["force_jupyter"] = False
-    return Console(file=file, width=width or terminal_width(), highlight=False, soft_wrap=False, **kwargs)
+    return Console(file=_Trimmed(file), width=width or terminal_width(), highlight=False, soft_wrap=False, **kwargs)
+
+
+class _Trimmed:
+    """A file (standard output when None, looked up at each write) whose lines lose their trailing spaces: rich
+    keeps the space where it wraps a sentence, and a copied report should not carry it."""
+
+    _END = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)(?=\r?\n)")  # spaces, then any colour codes, then the line's end
+
+    def __init__(self, file):
+        self._file = file
+
+    @property
+    def file(self):
+        import sys
+
+        return self._file if self._file is not None else sys.stdout
+
+    def write(self, text: str) -> int:
+        return self.file.write(self._END.sub(r"\1", text))
+
+    def __getattr__(self, name):  # isatty, fileno, flush, encoding: the file's own
+        return getattr(self.file, name)
 
 
 class Fit:
