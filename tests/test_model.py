@@ -166,6 +166,28 @@ def test_pattern_rows_sum_to_one_and_are_causal(batch, seed, window):
         assert np.isfinite(layer.resid_post).all()
 
 
+def test_a_large_softmax_computed_in_blocks_equals_it_row_by_row():
+    """A pattern too large for one pass is computed a block of rows at a time, in its own array: every number equal
+    to the small path's, the careful path's rows (inf, NaN, nothing visible) included."""
+    from circuits.model import functional as F
+
+    rng = np.random.default_rng(0)
+    T = 40
+    x = rng.normal(size=(F._BLOCKED // (T * T) + 7, 2, T, T)) * 30  # [b, h, T, T]: past _BLOCKED numbers
+    x[3, 0, 5, 2], x[9, 1, 7, 0], x[20, 0, 11, 4] = np.inf, np.nan, -np.inf
+    visible = np.broadcast_to(F.causal_mask(T), x.shape).copy()
+    visible[30, 1, 12] = False  # a query that sees nothing: all 0
+    visible &= rng.random(x.shape) > 0.2
+    whole = F.softmax(x, visible)
+    rows = np.concatenate([F.softmax(x[i : i + 1], visible[i : i + 1]) for i in range(len(x))])
+    assert whole.tobytes() == rows.tobytes()
+    assert np.all(whole[~visible] == 0) and np.all(whole[30, 1, 12] == 0)
+    assert (
+        whole.tobytes()
+        == np.concatenate([F.softmax(x[:, h : h + 1], visible[:, h : h + 1]) for h in (0, 1)], 1).tobytes()
+    )
+
+
 @given(ids_batches, st.integers(0, 9), st.integers(0, 3))
 def test_changing_later_tokens_changes_nothing_before(batch, where, seed):
     model = random_model(seed=seed)

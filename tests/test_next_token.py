@@ -1,8 +1,12 @@
 """targets/next_token.py: a next-token target on a real trace: what `circuits show` prints of it (the token
 expected next and the model's top guess) and, on an answer that fails it, its explanation's per-position facts."""
 
+import dataclasses
+
+import pytest
 from helpers import solution
 
+from circuits import CircuitError
 from circuits.checking.margins import scaled
 from circuits.explain import explain
 from circuits.explain.next_token import NextTokenPositions
@@ -26,3 +30,13 @@ def test_a_blunt_answer_is_explained_position_by_position():
     blunt = attempt.puzzle.build(scaled(attempt.answer, attempt.puzzle.sharpness, 0.0))
     facts = explain(target, blunt.run([TOKENS]), TOKENS).per_position
     assert isinstance(facts, NextTokenPositions) and len(facts.top) == len(facts.expected) == len(facts.logprob)
+
+
+def test_a_spec_naming_a_token_outside_the_vocabulary_is_one_line_naming_it():
+    attempt = solution("11_copying_head")
+    target = next(t for t in attempt.puzzle.targets if isinstance(t, NextToken))
+    trace = attempt.model().run([TOKENS])
+    assert target.evaluate(trace, [TOKENS]).ok.all()
+    wrong = dataclasses.replace(target, spec=lambda toks: [None] * (len(toks) - 1) + ["z"])
+    with pytest.raises(CircuitError, match=r"^unknown token 'z'; the vocabulary is"):
+        wrong.evaluate(trace, [TOKENS])

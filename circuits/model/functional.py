@@ -39,29 +39,51 @@ def causal_mask(T: int, window: int | None = None, causal: bool = True) -> np.nd
 def softmax(x: np.ndarray, visible: np.ndarray | None = None) -> np.ndarray:  # [..., k], [..., k] -> [..., k]
     """Row softmax; hidden entries are exactly 0 and a row with nothing visible is all 0, never NaN."""
     x = _floats(x)
-    if visible is not None:
-        x, visible = np.broadcast_arrays(x, visible)
-    return in_blocks(_softmax, x, visible)
+    if visible is None:
+        return in_blocks(_softmax, x, None)
+    x, visible = np.broadcast_arrays(x, visible)
+    out = np.where(visible, x, -np.inf)  # our own array: each block is computed in it, nothing copied back
+    if out.ndim < 2 or out.size < _BLOCKED:
+        return _masked_softmax(out, visible)
+    step = max(1, _BLOCK * out.shape[0] // out.size)
+    for i in range(0, out.shape[0], step):
+        rows = slice(i, i + step)
+        block = out[rows]
+        done = _masked_softmax(block, visible[rows])
+        if done is not block:  # the careful path made a new array
+            block[...] = done
+    return out
 
 
 def _softmax(x: np.ndarray, visible: np.ndarray | None) -> np.ndarray:  # [..., k], [..., k] -> [..., k]
     if visible is not None:
-        x = np.where(visible, x, -np.inf)
+        return _masked_softmax(np.where(visible, x, -np.inf), visible)
     m = np.max(x, axis=-1, keepdims=True)  # NaN or ±inf here means a row needs the careful path
     if not np.isfinite(m).all():
         big = np.finfo(x.dtype).max / 4
         x = np.nan_to_num(x, nan=0.0, posinf=big, neginf=-big)
-        if visible is not None:
-            x = np.where(visible, x, -np.inf)
         m = np.max(x, axis=-1, keepdims=True)
         m = np.where(np.isfinite(m), m, 0.0)
-    if visible is None:
-        e = x - m  # a fresh array, so the in-place steps below touch nothing of the caller's
-        np.exp(e, out=e)
-    else:  # x is already a fresh array of our own
-        e = np.subtract(x, m, out=x)
-        np.exp(e, out=e, where=visible)  # hidden entries hold −inf, whose exp is 0: skip the costly exp there
-        np.copyto(e, 0.0, where=~visible)
+    e = x - m  # a fresh array, so the in-place steps below touch nothing of the caller's
+    np.exp(e, out=e)
+    s = np.sum(e, axis=-1, keepdims=True)
+    e /= np.where(s > 0, s, 1.0)
+    return e
+
+
+def _masked_softmax(x: np.ndarray, visible: np.ndarray) -> np.ndarray:  # [..., k] with −inf where hidden, in place
+    """The softmax of `x`, which holds −inf wherever `visible` is False, computed in x itself (or, on the careful
+    path, in a new array, returned)."""
+    m = np.max(x, axis=-1, keepdims=True)  # NaN or ±inf here means a row needs the careful path
+    if not np.isfinite(m).all():
+        big = np.finfo(x.dtype).max / 4
+        x = np.nan_to_num(x, nan=0.0, posinf=big, neginf=-big)
+        x = np.where(visible, x, -np.inf)
+        m = np.max(x, axis=-1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+    e = np.subtract(x, m, out=x)  # m is finite: hidden entries stay −inf
+    np.exp(e, out=e, where=visible)  # hidden entries hold −inf, whose exp is 0: skip the costly exp there
+    np.maximum(e, 0.0, out=e)  # −inf (hidden) to 0; every exp is ≥ 0 and stays as it is
     s = np.sum(e, axis=-1, keepdims=True)
     e /= np.where(s > 0, s, 1.0)
     return e

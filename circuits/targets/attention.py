@@ -89,9 +89,13 @@ class Attention(Target):
         for i, k in enumerate(self.where(toks)):
             if k is None:
                 continue
-            keys = (k,) if isinstance(k, (int, np.integer)) else tuple(k)
-            q_ += [i] * len(keys)
-            k_ += keys
+            if isinstance(k, (int, np.integer)):
+                q_.append(i)
+                k_.append(k)
+            else:
+                keys = tuple(k)
+                q_ += [i] * len(keys)
+                k_ += keys
         return np.asarray(q_, dtype=int), np.asarray(k_, dtype=int)
 
     def mass(self, pattern, keys, valid=None) -> np.ndarray:  # [b, T, T], [b, T, T] -> [b, T], NaN where no target

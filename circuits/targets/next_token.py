@@ -117,10 +117,16 @@ class NextToken(Target):
 
     def _hits(self, toks: Tokens, vocab) -> tuple[np.ndarray, np.ndarray]:
         """The positions of one input that expect a next token, and that token's id."""
-        hits = [(i, vocab.id(e)) for i, e in enumerate(self.spec(toks)) if e is not None]
+        expected = self.spec(toks)
+        at = [i for i, e in enumerate(expected) if e is not None]
+        try:
+            ids = [vocab.ids[expected[i]] for i in at]  # the hot path: one dict look-up per token
+        except KeyError:
+            ids = [vocab.id(expected[i]) for i in at]  # the one-line error naming the unknown token
         if self.after_bos is not None and vocab.bos is not None and (e := self.after_bos(toks)) is not None:
-            hits.insert(0, (-1, vocab.id(e)))  # BOS sits just before position 0
-        return np.array([i for i, _ in hits], dtype=np.intp), np.array([t for _, t in hits], dtype=np.intp)
+            at.insert(0, -1)  # BOS sits just before position 0
+            ids.insert(0, vocab.id(e))
+        return np.array(at, dtype=np.intp), np.array(ids, dtype=np.intp)
 
     def evaluate(self, trace, batch):
         lp = self.logp(trace, batch)
