@@ -98,7 +98,8 @@ def analyze_command(
         json.dump(summary, out, indent=1, allow_nan=False)
         out.write("\n")
     elif not html:  # with --html the page is the report: one line says where it is
-        from circuits.display.render import analysis_report, console
+        from circuits.display.render import analysis_report
+        from circuits.display.terminal import console
 
         console(file=out).print(analysis_report(summary))
     if html:

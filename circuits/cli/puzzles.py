@@ -54,6 +54,6 @@ def _load(name: str, solution: bool):
 
 
 def _console():
-    from circuits.display.render import console
+    from circuits.display.terminal import console
 
     return console()

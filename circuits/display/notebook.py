@@ -6,8 +6,8 @@ from __future__ import annotations
 from circuits import explain
 from circuits.display import words
 from circuits.display.html import MAX_TOKENS, chosen_heads, esc, fragment, pattern_html, trace_html
-from circuits.display.render import to_text
 from circuits.display.report import ICON, failure_line, puzzle_report, rows_to_show, worst_case
+from circuits.display.terminal import to_text
 
 TEXT_WIDTH = 100  # of the plain-text reports: a notebook's output area, not a terminal
 
@@ -95,7 +95,7 @@ def result_text(result, width: int = TEXT_WIDTH) -> str:
 
 def result_repr(result) -> str:
     """`print(result)`, `repr(result)`: the compact report (the first hint at most), at the terminal's width."""
-    from circuits.display.render import terminal_width
+    from circuits.display.terminal import terminal_width
 
     try:
         return result_text(result, terminal_width())
@@ -229,14 +229,14 @@ def attach() -> None:
     """Give results their notebook reprs (here, because display sits above the classes' own layers)."""
     from circuits.audit.author import AuthorAudit
     from circuits.checking.checker import PuzzleResult
-    from circuits.display import render
+    from circuits.display import terminal
     from circuits.display.shown import trace_text
     from circuits.model.trace import Trace
 
     PuzzleResult._repr_html_ = result_html
     PuzzleResult._repr_pretty_ = lambda self, p, cycle: p.text(result_text(self))
     PuzzleResult.__repr__ = result_repr
-    Trace.__repr__ = lambda self: trace_text(self, render.terminal_width())
+    Trace.__repr__ = lambda self: trace_text(self, terminal.terminal_width())
     Trace._repr_pretty_ = lambda self, p, cycle: p.text(trace_text(self))
     AuthorAudit._repr_html_ = audit_html
     AuthorAudit._repr_pretty_ = lambda self, p, cycle: p.text(audit_text(self))

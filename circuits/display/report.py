@@ -10,7 +10,8 @@ from rich.text import Text
 from circuits import explain
 from circuits.checking.checker import PuzzleResult, TargetResult
 from circuits.checking.puzzle import stars
-from circuits.display.render import matrix_table, pattern_heatmap, to_text
+from circuits.display.render import matrix_table, pattern_heatmap
+from circuits.display.terminal import to_text
 from circuits.display.words import checked, coverage, margins, printable, said, skipped, small_short, tried
 from circuits.io import paths
 from circuits.targets import Kind, higher_is_worse

@@ -75,7 +75,7 @@ def show_parts(trace, targets: list[dict] | None = None, n: int = 0) -> list:
 
 def trace_text(trace, width: int = 80) -> str:
     """A trace as text, as a terminal or a notebook prints it: its first input's view, as `circuits show` gives it."""
-    from circuits.display.render import to_text
+    from circuits.display.terminal import to_text
 
     head = f"{getattr(trace.model, 'name', '') or 'model'} on {' '.join(map(repr, trace.tokens(0)))}"
     more = f" (the first of {trace.batch} inputs)" if trace.batch > 1 else ""

@@ -14,8 +14,8 @@ from rich.text import Text
 from circuits.checking.loader import find, puzzle_files
 from circuits.checking.pipeline import load
 from circuits.display import words
-from circuits.display.render import console
 from circuits.display.report import ICON, STYLE, edited_givens, progress, target_report
+from circuits.display.terminal import console
 from circuits.errors import CircuitError
 from circuits.explain import cached_check
 from circuits.io import paths

@@ -351,8 +351,8 @@ def one_line(text: str, n: int = 300) -> str:
 def _row(student: str, stem: str, result: checker.PuzzleResult) -> PuzzleGrade:
     from circuits.display.html import failure_fragment
     from circuits.display.json import result_json
-    from circuits.display.render import to_text
     from circuits.display.report import puzzle_report
+    from circuits.display.terminal import to_text
 
     # grading never measures margins (no one asked for --no-margins): the report does not speak of them
     kept = [s for s in result.coverage.skipped if s != "margins"]

@@ -299,8 +299,8 @@ class PuzzleItem(pytest.Item):
             result = excinfo.value.result  # a mistake in the file: its one line, never wrapped
             return Failure(f"! {result.label}\n{result.error}", failure_line(result))
         if isinstance(excinfo.value, PuzzleFailure):
-            from circuits.display.render import console
             from circuits.display.report import failure_line, target_report
+            from circuits.display.terminal import console
 
             markup = self.config.get_terminal_writer().hasmarkup
             import io

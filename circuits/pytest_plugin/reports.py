@@ -167,8 +167,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def _summary(terminalreporter, config, results) -> None:
     import io
 
-    from circuits.display.render import console
     from circuits.display.report import edited_givens, progress, summary_table
+    from circuits.display.terminal import console
 
     buf = io.StringIO()
     width = terminalreporter._tw.fullwidth
