@@ -111,6 +111,7 @@ def circuits_here(args: list[str], cwd, env: dict | None = None):
     import contextlib
     import io
     import subprocess
+    import sys
 
     import pytest
 
@@ -122,5 +123,10 @@ def circuits_here(args: list[str], cwd, env: dict | None = None):
         for name, value in (env or {}).items():
             mp.setenv(name, value)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
+            try:
+                code = main(list(args))
+            except SystemExit as e:  # argparse's --help and usage errors end the process: its exit code
+                code = e.code if isinstance(e.code, int) else int(e.code is not None)
+                if isinstance(e.code, str):
+                    print(e.code, file=sys.stderr)
     return subprocess.CompletedProcess(["circuits", *args], code, out.getvalue(), err.getvalue())
