@@ -116,28 +116,12 @@ def test_a_forge_fails_circuits_check_with_its_real_verdict(forged, n):
 
 
 @pytest.mark.parametrize("n", range(len(FORGES)), ids=list(FORGES))
-def test_a_forge_fails_in_pytest_and_in_its_junit_xml(forged, n, tmp_path):
+def test_a_forge_fails_in_pytest_and_in_its_junit_xml(forged, n, tmp_path, pytester, monkeypatch):
+    """pytest in this process (pytester's inline run): the forge runs in its sealed child all the same."""
     xml = tmp_path / "out.xml"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "puzzles/",
-            "-p",
-            "no:cacheprovider",
-            "--no-margins",
-            f"--junitxml={xml}",
-            "-q",
-        ],
-        cwd=forged / f"f{n}",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 1, proc.stdout[-3000:]
+    monkeypatch.chdir(forged / f"f{n}")
+    result = pytester.runpytest("puzzles/", "-p", "no:cacheprovider", "--no-margins", f"--junitxml={xml}", "-q")
+    assert result.ret == 1, result.stdout.str()[-3000:]
     cases = ET.parse(xml).getroot().iter("testcase")
     failed = [c for c in cases if c.find("failure") is not None]
     assert failed, "the JUnit XML records the wrong answer as passed"
