@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SOLUTIONS
+from helpers import ROOT, SOLUTIONS, circuits_here
 
 from circuits.workspace.reset import stub_text
 
@@ -144,15 +144,7 @@ def test_a_student_checking_in_the_course_workspace_is_told_the_edited_given(cou
     work = tmp_path / "work"
     shutil.copytree(course, work)
     (work / "puzzles" / "41_uniform.py").write_text(loosened_and_wrong(), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(
-        [sys.executable, "-m", "circuits.cli", "check", "41", "--no-cache", "--no-margins"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = circuits_here(["check", "41", "--no-cache", "--no-margins"], work)  # by circuits.cli.main, in this process
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "failing" in proc.stdout.splitlines()[0]
     assert "given `puzzle` differs from the course's; checked as the course states it" in " ".join(
