@@ -1,9 +1,9 @@
 """The learning loop through the command line: watch, hint, reset (with its backup), progress and the verdict cache.
 
-Each command runs in a copy of part of the project as its working directory: `watch` and `pytest` as a learner runs
-them, in a subprocess (their tests are about a process: its keys, Ctrl-C, its exit); the other commands by
-circuits.cli.main in this process (helpers.circuits_here), which prints and exits as the console script does. The
-cache and the backups go to the temporary XDG folders tests/conftest.py sets for the session.
+Each command runs in a copy of part of the project as its working directory: `watch` as a learner runs it, in a
+subprocess (its tests are about a process: its keys, Ctrl-C, its exit); the other commands by circuits.cli.main in
+this process (helpers.circuits_here), which prints and exits as the console script does, and `pytest` inline
+(pytester). The cache and the backups go to the temporary XDG folders tests/conftest.py sets for the session.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from circuits.checking.loader import load
 from circuits.workspace.reset import MARK, backup
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
-PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
     "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -66,6 +65,15 @@ def run(args, cwd, **kw):
 def here(args: list[str], cwd):
     """`circuits ARGS` in `cwd` with run's cache and width, in this process."""
     return circuits_here(args, cwd, {"XDG_CACHE_HOME": str(Path(cwd).parent / "cache"), "COLUMNS": ENV["COLUMNS"]})
+
+
+def pytest_here(pytester, monkeypatch, cwd, *args: str) -> subprocess.CompletedProcess:
+    """`pytest ARGS` in `cwd` with run's cache and width, inline (pytester): what the plugin prints and the exit."""
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(Path(cwd).parent / "cache"))
+    monkeypatch.setenv("COLUMNS", ENV["COLUMNS"])
+    result = pytester.runpytest("-p", "no:cacheprovider", *args)
+    return subprocess.CompletedProcess(["pytest", *args], result.ret, result.stdout.str(), result.stderr.str())
 
 
 class Watch:
@@ -328,21 +336,21 @@ def test_a_lighter_check_does_not_stand_for_a_full_one(project):
     assert "solved before" not in full.stdout and "margins:" in full.stdout
 
 
-def test_list_and_pytest_show_progress_and_the_next_puzzle(project):
+def test_list_and_pytest_show_progress_and_the_next_puzzle(project, pytester, monkeypatch):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]"))
     ls = here(["list"], project)
     assert re.search(r"solved 1 of 2 █+░+\nnext: puzzles/04_previous_token\.py \(circuits watch 4\)", ls.stdout), (
         ls.stdout
     )
-    py = run([*PYTEST, "puzzles/", "--no-cache"], project)
+    py = pytest_here(pytester, monkeypatch, project, "puzzles/", "--no-cache")
     assert py.returncode == 0 and re.search(r"solved 1 of 2 .*\nnext: puzzles/04_previous_token\.py", py.stdout), (
         py.stdout
     )
 
 
-def test_a_failing_pytest_report_shows_the_first_hint_once(project):
+def test_a_failing_pytest_report_shows_the_first_hint_once(project, pytester, monkeypatch):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]"))
-    py = run([*PYTEST, "puzzles/", "--no-margins"], project)
+    py = pytest_here(pytester, monkeypatch, project, "puzzles/", "--no-margins")
     assert py.returncode == 1
     hint = load(SOLUTIONS / "03_uniform.py").puzzle.hints[0]
     assert py.stdout.count("puzzle hint 1 of 3: ") == 1 and hint[:40] in py.stdout.replace("\n", " ")
