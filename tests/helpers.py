@@ -101,3 +101,32 @@ def cli_scan(argv: list[str]) -> int:
         return main(["scan", *argv])
     except SystemExit as e:  # --help
         return int(e.code or 0)
+
+
+def circuits_here(args: list[str], cwd, env: dict | None = None):
+    """`circuits ARGS` run in `cwd` by this process (circuits.cli.main, as the console script calls it), with `env`'s
+    variables set for it: its exit code and what it printed, as subprocess.run returns them. For a test about what a
+    command does, not about its process: it pays no Python start (a learner's file still runs in a sealed child,
+    forked from this process's warm one)."""
+    import contextlib
+    import io
+    import subprocess
+    import sys
+
+    import pytest
+
+    from circuits.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(cwd)
+        for name, value in (env or {}).items():
+            mp.setenv(name, value)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as e:  # argparse's --help and usage errors end the process: its exit code
+                code = e.code if isinstance(e.code, int) else int(e.code is not None)
+                if isinstance(e.code, str):
+                    print(e.code, file=sys.stderr)
+    return subprocess.CompletedProcess(["circuits", *args], code, out.getvalue(), err.getvalue())

@@ -4,13 +4,11 @@ claim); puzzles anywhere are collected; skipped stages are said; `circuits new` 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, circuits_here
 
 from circuits import explain
 from circuits.checking.pipeline import load
@@ -398,18 +396,16 @@ def test_circuits_check_takes_a_puzzle_file_anywhere(here, capsys):
 
 
 # --- circuits new, pytest and circuits audit from an empty folder ----------------------------------------------------
-def _env():
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
+def test_new_then_pytest_then_audit_from_an_empty_folder(tmp_path, pytester, monkeypatch):
+    """`circuits` by circuits.cli.main in this process (what the script calls), pytest inline (pytester)."""
 
-
-def test_new_then_pytest_then_audit_from_an_empty_folder(tmp_path):
     def run(*argv):
-        return subprocess.run(
-            [sys.executable, *argv], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300, check=False
-        )
+        if argv[:2] == ("-m", "circuits.cli"):
+            return circuits_here(list(argv[2:]), tmp_path)
+        assert argv[:2] == ("-m", "pytest")
+        monkeypatch.chdir(tmp_path)
+        result = pytester.runpytest(*argv[2:])
+        return subprocess.CompletedProcess(argv, result.ret, result.stdout.str(), result.stderr.str())
 
     made = run("-m", "circuits.cli", "new", "01_fraction", ".")
     assert made.returncode == 0, made.stderr

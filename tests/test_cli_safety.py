@@ -1,8 +1,11 @@
 """The command line is safe to get wrong: every mistake is one line on stderr naming the culprit, exit 2,
 no traceback, and no file a learner wrote is overwritten (an --html page goes only where circuits wrote one).
 
-Each case runs `python -m circuits.cli` as a learner does, in a subprocess whose working directory is a
-copy of part of the project, and compares every file's hash before and after.
+Each case runs the command in a copy of part of the project as its working directory and compares every file's
+hash before and after: by circuits.cli.main in this process (helpers.circuits_here; a learner's file still runs in
+its sealed child), or, where the case is about a process (Ctrl-C, a closed output, `python -m circuits`, the CPU a
+refused command's process used, a folder's permissions), as a learner runs it, `python -m circuits.cli` in a
+subprocess.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import ROOT, ctrl_c_default, fresh_project
+from helpers import ROOT, circuits_here, ctrl_c_default, fresh_project
 
 from circuits import Head, Model, Vocab
 
@@ -47,10 +50,16 @@ def run(root, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([*CIRCUITS, *argv], cwd=root, env=ENV, capture_output=True, text=True, timeout=timeout)
 
 
-def refused(root, *argv: str, culprit: list[str]) -> str:
-    """The command exits 2 with one `circuits…:` line naming every part of `culprit`, and changes no file."""
+def here(root, *argv: str) -> subprocess.CompletedProcess:
+    """`circuits ARGV` in `root` by circuits.cli.main in this process, with run's environment."""
+    return circuits_here(list(argv), root, {k: v for k, v in ENV.items() if os.environ.get(k) != v})
+
+
+def refused(root, *argv: str, culprit: list[str], via=here) -> str:
+    """The command exits 2 with one `circuits…:` line naming every part of `culprit`, and changes no file. `via`:
+    here (this process) or run (a process of its own)."""
     before = hashes(root)
-    result = run(root, *argv)
+    result = via(root, *argv)
     assert "Traceback" not in result.stdout + result.stderr, result.stderr
     assert result.returncode == 2, f"exit {result.returncode}; stderr: {result.stderr}"
     lines = result.stderr.strip().splitlines()
@@ -91,10 +100,10 @@ def test_html_overwrites_another_file_only_with_force_and_its_own_pages_freely(p
         "notes.txt",
         culprit=["notes.txt exists and circuits did not write it", "--force"],
     )
-    assert run(project, "show", "1", "ab", "--solution", "--html", "notes.txt", "--force").returncode == 0
+    assert here(project, "show", "1", "ab", "--solution", "--html", "notes.txt", "--force").returncode == 0
     assert '<meta name="generator" content="circuits">' in notes.read_text()
     for argv in (["show", "1", "ab"], ["analyze", "1"]):  # a page circuits wrote is replaced without --force
-        result = run(project, *argv, "--solution", "--html", "notes.txt")
+        result = here(project, *argv, "--solution", "--html", "notes.txt")
         assert result.returncode == 0 and not result.stderr, result.stderr
 
 
@@ -127,6 +136,7 @@ def test_html_into_a_folder_without_write_permission(project):
             "--html",
             "locked/page.html",
             culprit=["locked/page.html", "permission denied"],
+            via=run,
         )
     finally:
         locked.chmod(0o700)
@@ -148,7 +158,7 @@ def test_a_puzzle_name_or_path_that_names_nothing(project, name, culprit):
 
 def test_list_names_a_symlink_loop_once_and_goes_on(project):
     (project / "puzzles" / "09_loop.py").symlink_to("09_loop.py")
-    result = run(project, "list")
+    result = here(project, "list")
     assert "Traceback" not in result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "puzzles/09_loop.py: a symlink loop" in lines[0], result.stderr
@@ -159,7 +169,7 @@ def test_list_names_a_symlink_loop_once_and_goes_on(project):
 def test_list_names_a_broken_file_once(project):
     with open(project / "puzzles" / "03_uniform.py", "a", encoding="utf-8") as f:
         f.write("x = (\n")
-    result = run(project, "list")
+    result = here(project, "list")
     assert "Traceback" not in result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -180,7 +190,15 @@ def children_cpu() -> float:
 
 def test_an_input_beyond_the_token_limit_is_refused_at_once(project):
     start = children_cpu()
-    refused(project, "show", "1", "a" * 100_000, "--solution", culprit=["100000 tokens", "at most 1024", "MAX_TOKENS"])
+    refused(
+        project,
+        "show",
+        "1",
+        "a" * 100_000,
+        "--solution",
+        culprit=["100000 tokens", "at most 1024", "MAX_TOKENS"],
+        via=run,  # its process's CPU is measured
+    )
     assert children_cpu() - start < 30  # refused before running the model: no 100000² pattern was computed
 
 
@@ -222,9 +240,9 @@ def test_scan_numbers_out_of_range(no_n_ctx, option, culprit):
 
 # --- 6. --solution with a file path ----------------------------------------------------------------------------
 def test_show_with_a_path_and_solution_shows_the_solution(project):
-    unattempted = run(project, "show", "puzzles/01_consonants.py", "abcce")
+    unattempted = here(project, "show", "puzzles/01_consonants.py", "abcce")
     assert unattempted.returncode == 2 and "not attempted" in unattempted.stderr
-    result = run(project, "show", "puzzles/01_consonants.py", "abcce", "--solution")
+    result = here(project, "show", "puzzles/01_consonants.py", "abcce", "--solution")
     assert result.returncode == 0, result.stderr
     assert "head 0.0" in result.stdout and not result.stderr
 

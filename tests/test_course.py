@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SOLUTIONS
+from helpers import ROOT, SOLUTIONS, circuits_here
 
 from circuits.workspace.reset import stub_text
 
@@ -144,15 +144,7 @@ def test_a_student_checking_in_the_course_workspace_is_told_the_edited_given(cou
     work = tmp_path / "work"
     shutil.copytree(course, work)
     (work / "puzzles" / "41_uniform.py").write_text(loosened_and_wrong(), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(
-        [sys.executable, "-m", "circuits.cli", "check", "41", "--no-cache", "--no-margins"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = circuits_here(["check", "41", "--no-cache", "--no-margins"], work)  # by circuits.cli.main, in this process
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "failing" in proc.stdout.splitlines()[0]
     assert "given `puzzle` differs from the course's; checked as the course states it" in " ".join(
@@ -185,22 +177,16 @@ def test_an_unknown_course_is_one_line_before_any_grading(tmp_path):
     assert not (tmp_path / "g.csv").exists()
 
 
-def test_pytest_in_a_course_folder_counts_only_its_puzzles(course, tmp_path):
+def test_pytest_in_a_course_folder_counts_only_its_puzzles(course, tmp_path, pytester, monkeypatch):
+    """pytest run inline (pytester) in the course's folder."""
     import shutil
 
     work = tmp_path / "work"
     shutil.copytree(course, work)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    monkeypatch.chdir(work)
     for args, counted in (([], "solved 0 of 3"), (["--solutions"], "solved 3 of 3")):
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--no-margins", *args],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert counted in proc.stdout, proc.stdout[-2000:]
+        out = pytester.runpytest("-p", "no:cacheprovider", "--no-margins", *args).stdout.str()
+        assert counted in out, out[-2000:]
 
 
 def test_grading_from_beside_the_submissions_never_runs_a_reference_a_student_handed_in(course, tmp_path):

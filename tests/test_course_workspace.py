@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, circuits_here
 from test_course import COURSE, course, loosened_and_wrong, renumbered  # noqa: F401  (course: the fixture)
 
 from circuits.checking import curriculum
@@ -48,6 +48,13 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != COURSE_ENV}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def here(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """`circuits ARGS` as run gives it, by circuits.cli.main in this process (no Python started for it)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv(COURSE_ENV, raising=False)
+        return circuits_here(args, cwd)
 
 
 def test_init_writes_the_course_stubs_and_records_the_course(course, tmp_path, monkeypatch, capsys):  # noqa: F811
@@ -113,7 +120,7 @@ def test_an_edited_given_is_named_and_the_course_is_checked(workspace, monkeypat
 
 def test_a_loosened_target_is_named_and_checked_as_the_course_states_it(workspace):
     (workspace / "puzzles" / "41_uniform.py").write_text(loosened_and_wrong(), encoding="utf-8")
-    proc = run(["-m", "circuits.cli", "check", "41", "--no-margins", "--no-cache"], workspace)
+    proc = here(["check", "41", "--no-margins", "--no-cache"], workspace)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert proc.stdout.splitlines()[0].endswith("· failing")
     assert "given `puzzle` differs from the course's; checked as the course states it" in " ".join(proc.stdout.split())
@@ -143,7 +150,7 @@ def test_init_into_a_folder_with_files_keeps_them(course, tmp_path, monkeypatch,
 @pytest.mark.parametrize("given", ["nowhere", "puzzles"])
 def test_a_bad_course_is_one_line(given, course, tmp_path):  # noqa: F811
     shutil.copytree(course / "puzzles", tmp_path / "puzzles")  # a folder of stubs is no course: no solutions/
-    proc = run(["-m", "circuits.cli", "init", "W", "--course", given], tmp_path)
+    proc = here(["init", "W", "--course", given], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr == f"circuits: --course {given} is no course: it has no solutions/NN_name.py\n"
     assert not (tmp_path / "W").exists()

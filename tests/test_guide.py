@@ -1,5 +1,7 @@
 """docs/authoring.md runs: every code block, in order, in an empty folder (files written, commands run, the
-output it shows found in the real output), and the puzzle it writes is as short as it says."""
+output it shows found in the real output), and the puzzle it writes is as short as it says. A `circuits` command
+runs by circuits.cli.main in this process (what the console script calls), but `grade`, which starts workers, and
+`pytest` run in a process of their own."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import ROOT
+from helpers import ROOT, circuits_here
 
 GUIDE = ROOT / "docs" / "authoring.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
@@ -46,9 +48,13 @@ def run_console(block: str, cwd: Path) -> None:
             if out.startswith("$ "):
                 break
             shown.append(out)
-        done = subprocess.run(
-            _command(line[2:]), cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
-        )
+        argv = line[2:].split()
+        if argv[0] == "circuits" and argv[1] != "grade":
+            done = circuits_here(argv[1:], cwd)
+        else:
+            done = subprocess.run(
+                _command(line[2:]), cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+            )
         assert done.returncode == 0, f"{line}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
         real = [_normal(x) for x in done.stdout.splitlines()]
         for want in shown:

@@ -1,7 +1,9 @@
 """The learning loop through the command line: watch, hint, reset (with its backup), progress and the verdict cache.
 
-Each command runs as a learner runs it, in a subprocess whose working directory is a copy of part of the
-project; the cache and the backups go to the temporary XDG folders tests/conftest.py sets for the session.
+Each command runs in a copy of part of the project as its working directory: `watch` as a learner runs it, in a
+subprocess (its tests are about a process: its keys, Ctrl-C, its exit); the other commands by circuits.cli.main in
+this process (helpers.circuits_here), which prints and exits as the console script does, and `pytest` inline
+(pytester). The cache and the backups go to the temporary XDG folders tests/conftest.py sets for the session.
 """
 
 from __future__ import annotations
@@ -16,13 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SOLUTIONS, STEMS, ctrl_c_default, shipped, stub
+from helpers import ROOT, SOLUTIONS, STEMS, circuits_here, ctrl_c_default, shipped, stub
 
 from circuits.checking.loader import load
 from circuits.workspace.reset import MARK, backup
 
 CIRCUITS = [sys.executable, "-m", "circuits.cli"]
-PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))},
     "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -59,6 +60,20 @@ def env(cwd: Path) -> dict:
 
 def run(args, cwd, **kw):
     return subprocess.run(args, cwd=cwd, env=env(cwd), capture_output=True, text=True, timeout=300, check=False, **kw)
+
+
+def here(args: list[str], cwd):
+    """`circuits ARGS` in `cwd` with run's cache and width, in this process."""
+    return circuits_here(args, cwd, {"XDG_CACHE_HOME": str(Path(cwd).parent / "cache"), "COLUMNS": ENV["COLUMNS"]})
+
+
+def pytest_here(pytester, monkeypatch, cwd, *args: str) -> subprocess.CompletedProcess:
+    """`pytest ARGS` in `cwd` with run's cache and width, inline (pytester): what the plugin prints and the exit."""
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(Path(cwd).parent / "cache"))
+    monkeypatch.setenv("COLUMNS", ENV["COLUMNS"])
+    result = pytester.runpytest("-p", "no:cacheprovider", *args)
+    return subprocess.CompletedProcess(["pytest", *args], result.ret, result.stdout.str(), result.stderr.str())
 
 
 class Watch:
@@ -165,7 +180,7 @@ def test_watch_opens_a_solved_puzzle_it_is_asked_for_and_wraps_to_the_first_unso
         assert w.proc.wait(WAIT) == 0
     finally:
         w.close()
-    r = run([*CIRCUITS, "check", "3"], project)
+    r = here(["check", "3"], project)
     assert r.returncode == 0 and "(solved before: this answer and the library are unchanged" in r.stdout, r.stdout
 
 
@@ -204,12 +219,12 @@ def test_every_puzzle_has_staged_hints_that_never_give_the_answer(stem, tmp_path
 
 
 def test_hint_shows_the_levels_asked_for(project):
-    one = run([*CIRCUITS, "hint", "3"], project)
+    one = here(["hint", "3"], project)
     assert one.returncode == 0 and "hint 1 of 3" in one.stdout and "hint 2 of 3" not in one.stdout
     assert "circuits hint 3 --level 2" in one.stdout
-    three = run([*CIRCUITS, "hint", "uniform", "--level", "3"], project)
+    three = here(["hint", "uniform", "--level", "3"], project)
     assert three.returncode == 0 and all(f"hint {n} of 3" in three.stdout for n in (1, 2, 3))
-    bad = run([*CIRCUITS, "hint", "3", "--level", "4"], project)
+    bad = here(["hint", "3", "--level", "4"], project)
     assert bad.returncode == 2 and bad.stderr.strip() == "circuits: --level 4: 03_uniform has hints 1 to 3"
 
 
@@ -238,7 +253,7 @@ def test_reset_keeps_the_learners_answer_in_a_backup_and_restores_the_stub(proje
     path = project / "puzzles" / "03_uniform.py"
     mine = answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]  # my own try")
     save(path, mine)
-    r = run([*CIRCUITS, "reset", "3"], project)
+    r = here(["reset", "3"], project)
     assert r.returncode == 0, r.stderr
     saved = Path(re.search(r"saved your puzzles/03_uniform\.py to (\S+)", r.stdout).group(1))
     assert saved.is_absolute() and saved.read_text(encoding="utf-8") == mine
@@ -246,14 +261,14 @@ def test_reset_keeps_the_learners_answer_in_a_backup_and_restores_the_stub(proje
     assert path.read_text(encoding="utf-8") == stub("03_uniform")
     again = mine.replace("my own try", "my second try")
     save(path, again)
-    r2 = run([*CIRCUITS, "reset", "uniform"], project)
+    r2 = here(["reset", "uniform"], project)
     saved2 = Path(re.search(r" to (\S+)", r2.stdout).group(1))
     assert saved2 != saved and saved2.read_text(encoding="utf-8") == again
     assert saved.read_text(encoding="utf-8") == mine  # the first backup is untouched
-    r3 = run([*CIRCUITS, "reset", "3"], project)  # the stub already: nothing to save
+    r3 = here(["reset", "3"], project)  # the stub already: nothing to save
     assert r3.returncode == 0 and "nothing to back up" in r3.stdout
     path.unlink()  # a deleted puzzle file comes back too
-    assert run([*CIRCUITS, "reset", "3"], project).returncode == 0 and path.exists()
+    assert here(["reset", "3"], project).returncode == 0 and path.exists()
 
 
 def test_backups_made_in_the_same_second_never_overwrite_each_other(tmp_path, monkeypatch):
@@ -274,7 +289,7 @@ def test_a_reset_without_a_stub_block_changes_nothing(project):
     (project / "solutions" / "83_uniform.py").write_text(text[: text.index("# ── stub")], encoding="utf-8")
     mine = answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]").replace("number=3,", "number=83,")
     (project / "puzzles" / "83_uniform.py").write_text(mine, encoding="utf-8")
-    r = run([*CIRCUITS, "reset", "83"], project)
+    r = here(["reset", "83"], project)
     assert r.returncode == 2 and "no stub block" in r.stderr and "Traceback" not in r.stderr
     assert (project / "puzzles" / "83_uniform.py").read_text(encoding="utf-8") == mine
 
@@ -287,18 +302,18 @@ def test_a_solved_verdict_is_cached_outside_the_project_until_the_answer_changes
     path = project / "puzzles" / "03_uniform.py"
     save(path, answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]"))
     before = _files(project)
-    first = run([*CIRCUITS, "check", "3"], project)
+    first = here(["check", "3"], project)
     assert first.returncode == 0 and "solved before" not in first.stdout
-    second = run([*CIRCUITS, "check", "3"], project)
+    second = here(["check", "3"], project)
     assert second.returncode == 0 and "solved before: this answer and the library are unchanged" in second.stdout
     assert "checked on:" in second.stdout  # the cached report still says what was certified
-    fresh = run([*CIRCUITS, "check", "3", "--no-cache"], project)
+    fresh = here(["check", "3", "--no-cache"], project)
     assert fresh.returncode == 0 and "solved before" not in fresh.stdout
     save(path, path.read_text(encoding="utf-8") + "# an edit\n")  # the same answer: its verdict stands
-    commented = run([*CIRCUITS, "check", "3"], project)
+    commented = here(["check", "3"], project)
     assert commented.returncode == 0 and "solved before" in commented.stdout
     save(path, answer("03_uniform", W_Q="[[0, 0]]", W_K="[[1, 0]]", W_V="[[1, 0]]"))  # another answer: checked
-    edited = run([*CIRCUITS, "check", "3"], project)
+    edited = here(["check", "3"], project)
     assert edited.returncode == 0 and "solved before" not in edited.stdout
     assert _files(project) == before  # nothing written inside the project
     verdicts = project.parent / "cache" / "circuits" / "verdicts"
@@ -309,33 +324,33 @@ def test_a_failing_verdict_is_never_cached(project):
     path = project / "puzzles" / "03_uniform.py"
     save(path, answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]"))
     for _ in range(2):
-        r = run([*CIRCUITS, "check", "3", "--no-margins"], project)
+        r = here(["check", "3", "--no-margins"], project)
         assert r.returncode == 1 and "failing" in r.stdout and "solved before" not in r.stdout
 
 
 def test_a_lighter_check_does_not_stand_for_a_full_one(project):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]"))
-    assert run([*CIRCUITS, "list", "--no-cache"], project).returncode == 0
-    assert run([*CIRCUITS, "list"], project).returncode == 0  # caches list's light verdict (2,000 random inputs)
-    full = run([*CIRCUITS, "check", "3"], project)
+    assert here(["list", "--no-cache"], project).returncode == 0
+    assert here(["list"], project).returncode == 0  # caches list's light verdict (2,000 random inputs)
+    full = here(["check", "3"], project)
     assert "solved before" not in full.stdout and "margins:" in full.stdout
 
 
-def test_list_and_pytest_show_progress_and_the_next_puzzle(project):
+def test_list_and_pytest_show_progress_and_the_next_puzzle(project, pytester, monkeypatch):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[1, 0]]"))
-    ls = run([*CIRCUITS, "list"], project)
+    ls = here(["list"], project)
     assert re.search(r"solved 1 of 2 █+░+\nnext: puzzles/04_previous_token\.py \(circuits watch 4\)", ls.stdout), (
         ls.stdout
     )
-    py = run([*PYTEST, "puzzles/", "--no-cache"], project)
+    py = pytest_here(pytester, monkeypatch, project, "puzzles/", "--no-cache")
     assert py.returncode == 0 and re.search(r"solved 1 of 2 .*\nnext: puzzles/04_previous_token\.py", py.stdout), (
         py.stdout
     )
 
 
-def test_a_failing_pytest_report_shows_the_first_hint_once(project):
+def test_a_failing_pytest_report_shows_the_first_hint_once(project, pytester, monkeypatch):
     save(project / "puzzles" / "03_uniform.py", answer("03_uniform", W_Q="[[0, 0]]", W_K="[[0, 0]]", W_V="[[0, 1]]"))
-    py = run([*PYTEST, "puzzles/", "--no-margins"], project)
+    py = pytest_here(pytester, monkeypatch, project, "puzzles/", "--no-margins")
     assert py.returncode == 1
     hint = load(SOLUTIONS / "03_uniform.py").puzzle.hints[0]
     assert py.stdout.count("puzzle hint 1 of 3: ") == 1 and hint[:40] in py.stdout.replace("\n", " ")

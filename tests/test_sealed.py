@@ -2,9 +2,9 @@
 
 Each forge a learner who can write Python might try (patch the loader's copy of the puzzle, numpy's
 compare, the checker, the targets; hand in circuits' own functions wrapped in a def) fails through the
-real entry points (`circuits check`, watch's check, `pytest`, `pytest --junitxml`) with the verdict its
-matrices earn. The protocol's faults (a child resetting its deadline, huge answers, a segfault, the parent
-killed mid-check) each end within their deadline, in one line, with nothing left running.
+real entry points (`circuits check` as circuits.cli.main runs it, watch's check, `pytest`, `pytest --junitxml`)
+with the verdict its matrices earn. The protocol's faults (a child resetting its deadline, huge answers, a
+segfault, the parent killed mid-check) each end within their deadline, in one line, with nothing left running.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SOLUTIONS
+from helpers import ROOT, SOLUTIONS, circuits_here
 
 MARK = "# ── your answer"
 WRONG_01 = ("W_K = [[0, 20]]", "W_K = [[0, 5]]")  # the course's answer: wrong from 18 letters on
@@ -91,6 +91,13 @@ def cli(root: Path, *argv: str, env: dict | None = None, timeout: float = 180) -
     )
 
 
+def here(root: Path, *argv: str) -> subprocess.CompletedProcess:
+    """`circuits ARGV` in `root` by this process (circuits.cli.main): for a test of the verdict, not of the process
+    that asked for it; the learner's file runs in a sealed child all the same (forked from this process's warm one).
+    The protocol's faults (deadlines, huge answers, a crash, a signal) keep a process of their own (cli)."""
+    return circuits_here(list(argv), root)
+
+
 @pytest.fixture(scope="module")
 def forged(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("forged")
@@ -101,7 +108,7 @@ def forged(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("n", range(len(FORGES)), ids=list(FORGES))
 def test_a_forge_fails_circuits_check_with_its_real_verdict(forged, n):
-    proc = cli(forged / f"f{n}", "check", "1", "--no-cache", "--no-margins")
+    proc = here(forged / f"f{n}", "check", "1", "--no-cache", "--no-margins")
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "(±0.1)" in proc.stdout and "solved" not in proc.stdout.splitlines()[0]
@@ -109,28 +116,12 @@ def test_a_forge_fails_circuits_check_with_its_real_verdict(forged, n):
 
 
 @pytest.mark.parametrize("n", range(len(FORGES)), ids=list(FORGES))
-def test_a_forge_fails_in_pytest_and_in_its_junit_xml(forged, n, tmp_path):
+def test_a_forge_fails_in_pytest_and_in_its_junit_xml(forged, n, tmp_path, pytester, monkeypatch):
+    """pytest in this process (pytester's inline run): the forge runs in its sealed child all the same."""
     xml = tmp_path / "out.xml"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "puzzles/",
-            "-p",
-            "no:cacheprovider",
-            "--no-margins",
-            f"--junitxml={xml}",
-            "-q",
-        ],
-        cwd=forged / f"f{n}",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 1, proc.stdout[-3000:]
+    monkeypatch.chdir(forged / f"f{n}")
+    result = pytester.runpytest("puzzles/", "-p", "no:cacheprovider", "--no-margins", f"--junitxml={xml}", "-q")
+    assert result.ret == 1, result.stdout.str()[-3000:]
     cases = ET.parse(xml).getroot().iter("testcase")
     failed = [c for c in cases if c.find("failure") is not None]
     assert failed, "the JUnit XML records the wrong answer as passed"
@@ -176,7 +167,7 @@ def causal_mask(T):
 def test_00_functions_that_run_circuits_own_code_are_refused_in_one_line(tmp_path):
     text = (SOLUTIONS / "00_attention.py").read_text(encoding="utf-8")
     root = project(tmp_path, {"00_attention.py": text[: text.index(MARK)] + MARK + "\n" + WRAPPED})
-    proc = cli(root, "check", "0", "--no-cache")
+    proc = here(root, "check", "0", "--no-cache")
     assert proc.returncode == 1, proc.stdout
     assert "causal_mask runs the library's own code (circuits.model.functional.causal_mask)" in proc.stdout
     assert "attention runs the library's own code" in proc.stdout
@@ -185,7 +176,7 @@ def test_00_functions_that_run_circuits_own_code_are_refused_in_one_line(tmp_pat
 
 def test_00_the_reference_itself_still_passes_through_the_fence(tmp_path):
     root = project(tmp_path, {"00_attention.py": (SOLUTIONS / "00_attention.py").read_text(encoding="utf-8")})
-    proc = cli(root, "check", "0", "--no-cache")
+    proc = here(root, "check", "0", "--no-cache")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-1000:]
 
 
@@ -355,7 +346,7 @@ def test_a_score_divided_by_the_sharpness_reaches_the_scale_check_from_a_sealed_
     reads why it is refused: s cancels in every score."""
     cancel = ('    W_K[k, f"tok:{t}"] = 1\n', '    W_K[k, f"tok:{t}"] = 20 / s\n')  # s · 20/s: always 20
     root = project(tmp_path, {"09_duplicate_token.py": answered("09_duplicate_token", old_new=cancel)})
-    proc = cli(root, "check", "9", "--no-cache", timeout=120)
+    proc = here(root, "check", "9", "--no-cache")
     out = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode != 0 and "Traceback" not in out
     assert "W_K divides by s (entry [0, tok:a] = 20/s)" in out, out
@@ -364,7 +355,7 @@ def test_a_score_divided_by_the_sharpness_reaches_the_scale_check_from_a_sealed_
 def test_an_entry_that_is_no_polynomial_in_the_sharpness_is_named_with_why(tmp_path):
     bad = ('    W_K[k, f"tok:{t}"] = 1\n', '    W_K[k, f"tok:{t}"] = 1 / (s + 1)\n')
     root = project(tmp_path, {"09_duplicate_token.py": answered("09_duplicate_token", old_new=bad)})
-    proc = cli(root, "check", "9", "--no-cache", timeout=120)
+    proc = here(root, "check", "9", "--no-cache")
     assert proc.returncode != 0 and "Traceback" not in proc.stdout + proc.stderr
     assert proc.stderr.strip() == (
         "circuits: puzzles/09_duplicate_token.py: W_K cannot be read: entry [0, 0] is "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import functools
 import re
 import types
 from collections.abc import Callable, Iterator
@@ -311,6 +312,7 @@ def split_name(name: str) -> tuple[str, str]:
     return name, ""
 
 
+@functools.lru_cache(maxsize=8192)  # matches() asks it of every mutant for every allow-list entry
 def shown_name(name: str) -> str:
     """A mutant's name as the audit's survivor line words it, entry and change apart: "W_Q[0, a]: × −1"."""
     entry, change = split_name(name)
