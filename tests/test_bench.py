@@ -59,6 +59,8 @@ def test_the_quick_run_writes_every_section_as_json_within_80_columns(tmp_path, 
     data = json.loads(out.read_text(encoding="utf-8"))
     assert {"machine", "settings", "figures", "met", "judged"} <= set(data)
     assert data["machine"]["cores"] >= 1 and data["settings"]["puzzles"] == ["consonants"]
+    assert data["machine"]["bytecode_kept"] is (not os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    assert ("PYTHONDONTWRITEBYTECODE is set" in text) is (not data["machine"]["bytecode_kept"])
     sections = {f["section"] for f in data["figures"]}
     assert sections == {"batching", "coverage"}
     for f in data["figures"]:
