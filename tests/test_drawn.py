@@ -4,6 +4,7 @@ hypothesis when nothing fails, ignored when damaged, and never standing in for t
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from helpers import solution
@@ -105,3 +106,24 @@ def test_a_folder_that_cannot_be_written_is_no_error(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # a file where the folder would be
     drawn.store("x", [["a"]])
     assert drawn.load("x") is None
+
+
+def test_what_hypothesis_draws_does_not_depend_on_the_source_this_process_imported(tmp_path, monkeypatch, request):
+    """hypothesis draws, now and then, a constant found in a "local" module's source (circuits itself when installed
+    editable, a reference a command loaded): what a check's search tries must not depend on which ones are loaded.
+    (Floats, as a code target's arrays draw them; a puzzle's tokens are small indices, which it never takes.)"""
+    from hypothesis import strategies as st
+    from hypothesis.internal.conjecture import providers
+
+    strategy, cfg = st.lists(st.floats(-1e4, 1e4), min_size=4, max_size=8), search._settings(100)
+    before = search._examples_tried(strategy, cfg)
+    (tmp_path / "many_constants.py").write_text("X = " + repr([n + 0.25 for n in range(1001, 9000, 37)]) + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import many_constants  # noqa: F401 - a local module full of floats, as a project's source is
+
+    request.addfinalizer(lambda: sys.modules.pop("many_constants", None))
+    assert 1001.25 in providers._get_local_constants().floats  # hypothesis sees them outside a check
+    assert search._examples_tried(strategy, cfg) == before
+    with search.own_constants_only():
+        assert not providers._get_local_constants().floats
+    assert 1001.25 in providers._get_local_constants().floats  # and after it: a learner's own tests keep theirs

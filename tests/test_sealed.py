@@ -362,3 +362,25 @@ def test_an_entry_that_is_no_polynomial_in_the_sharpness_is_named_with_why(tmp_p
         "1/(s + 1), not a polynomial in s (entries must be polynomials in the symbols, or "
         "one over a power of them)"
     ), proc.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a killed process's warm one, as Linux ends it")
+def test_a_killed_checkers_warm_process_ends_and_takes_its_folder_along():
+    """The warm process (processes.Zygote) lives in a temporary folder of its own; a checker killed with SIGKILL
+    cannot remove it, so the warm process does, as it ends: nothing is left in the temporary folder."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    script = (
+        "import sys; from circuits.sealed import processes; z = processes.warm(); z._receive(120); "
+        "print(z.scratch, flush=True); sys.stdin.read()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    folder = Path(proc.stdout.readline().strip())
+    assert folder.name.startswith("circuits-zygote-") and folder.is_dir()
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 60
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not folder.exists(), f"{folder} outlived its warm process"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import threading
 
 from circuits.checking.evaluation import evaluate
 from circuits.targets import Tokens
@@ -12,16 +13,50 @@ from circuits.targets import Tokens
 
 @contextlib.contextmanager
 def hypothesis_stores_nothing_here():
-    """hypothesis caches constants under ./.hypothesis; point it at a temporary folder so checking writes nothing."""
+    """hypothesis as a check runs it: its constants cache (./.hypothesis) in a temporary folder, so checking writes
+    nothing; and its draws independent of the source on this machine (own_constants_only)."""
     from hypothesis import configuration
 
     old = vars(configuration).get("__hypothesis_home_directory")
-    with tempfile.TemporaryDirectory(prefix="circuits-hypothesis-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="circuits-hypothesis-") as tmp, own_constants_only():
         configuration.set_hypothesis_home_dir(tmp)
         try:
             yield
         finally:
             configuration.set_hypothesis_home_dir(old)
+
+
+_PINNED: dict = {"depth": 0, "saved": None, "ours": None}
+_PINNING = threading.Lock()
+
+
+@contextlib.contextmanager
+def own_constants_only():
+    """hypothesis (6.131 on) sometimes draws a constant found in the source of the "local" modules this process has
+    imported: circuits itself where it is installed editable, the references a command loaded. So which inputs the
+    property test tried depended on circuits' source and on the entry point, and the first search in each process
+    parsed every such module (~0.3 s). Within this context hypothesis draws only its own built-in constants, kept in
+    a cache of their own; outside it, nothing changes (a learner's own hypothesis tests keep theirs)."""
+    from hypothesis.internal.conjecture import providers
+
+    if not callable(getattr(providers, "_get_local_constants", None)) or not hasattr(providers, "CONSTANTS_CACHE"):
+        yield  # a hypothesis without local constants: nothing to pin
+        return
+    with _PINNING:
+        if _PINNED["depth"] == 0:
+            _PINNED["saved"] = (providers._get_local_constants, providers.CONSTANTS_CACHE)
+            if _PINNED["ours"] is None:  # the permitted constants per kind of choice, hypothesis's alone
+                _PINNED["ours"] = type(providers.CONSTANTS_CACHE)(providers.CONSTANTS_CACHE.max_size)
+            none = providers.Constants()
+            providers._get_local_constants, providers.CONSTANTS_CACHE = (lambda: none), _PINNED["ours"]
+        _PINNED["depth"] += 1
+    try:
+        yield
+    finally:
+        with _PINNING:
+            _PINNED["depth"] -= 1
+            if _PINNED["depth"] == 0:
+                providers._get_local_constants, providers.CONSTANTS_CACHE = _PINNED["saved"]
 
 
 def property_test(

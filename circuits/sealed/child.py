@@ -282,8 +282,8 @@ def zygote(sock_fd: int) -> None:
     def send(message: dict) -> None:
         sock.send(json.dumps(message).encode())
 
-    send({"ready": True})
     try:
+        send({"ready": True})  # (its starter may be gone already: then it ends here, its folder removed)
         while True:
             ready = select.select([sock, wake_r], [], [])[0]
             if wake_r in ready:
@@ -309,6 +309,18 @@ def zygote(sock_fd: int) -> None:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+        _leave_folder()
+
+
+def _leave_folder() -> None:
+    """The zygote's own empty folder (its cwd, made for it by sealed/processes.py), removed as it ends: the process
+    that started it may have been killed with no chance to."""
+    here = os.getcwd()
+    if os.path.basename(here).startswith("circuits-zygote-"):
+        try:
+            os.rmdir(here)
+        except OSError:  # gone already (its starter removed it), or not empty: left as it is
+            pass
 
 
 def _reap(children: set, send) -> None:
