@@ -11,7 +11,7 @@ import numpy as np
 from circuits.explain.diagnosis import matched, writers
 from circuits.explain.formats import digits, families, family_of, head
 from circuits.explain.tables import words
-from circuits.explain.terms import matrix
+from circuits.explain.terms import editable, matrix
 from circuits.model.decompose import written_before
 
 
@@ -268,11 +268,18 @@ def _(f: Unmatched) -> str:
 def _(f: Silent) -> str:
     heads = [head(w) for w in f.writers[:3]] + (["…"] if len(f.writers) > 3 else [])
     reads = ", ".join(f.reads)
-    look = ", ".join(f"{matrix('W_V', w)} and {matrix('W_O', w)} of {head(w)}" for w in f.writers[:3])
     dead = (
         f"which nothing before layer {f.head[0]} writes, whatever the input ({' and '.join(heads)} "
         f"write{'s' if len(f.writers) == 1 else ''} nothing there), so no key differs there"
     )
+    ours = [w for w in f.writers[:3] if editable("W_V", w) or editable("W_O", w)]  # a given is not the place to look
+    look = ", ".join(f"{matrix('W_V', w)} and {matrix('W_O', w)} of {head(w)}" for w in ours)
+    if not ours:
+        fixed = f"W_V and W_O of {' and '.join(heads)} are givens"
+        who = f"{matrix('W_Q')} and {matrix('W_K')}" if f.both else matrix("W_K")
+        return (
+            f"{who} {'read' if f.both else 'also reads'} {reads}, {dead}: {fixed}, so {who} should read what is written"
+        )
     if f.both:  # query and key read it alike: a pairing by design, missing its input
         return (
             f"{matrix('W_Q')} and {matrix('W_K')} read {reads}, {dead}: look first at {look}, which must write what "

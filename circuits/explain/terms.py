@@ -127,6 +127,12 @@ def matrix(role: str, head=HERE) -> str:
     return f"{role} (a given)" if name is None else name
 
 
+def editable(role: str, head) -> bool:
+    """Whether the answer writes this head's W_Q, W_K, W_V or W_O (True where the terms are not known)."""
+    said = _SAYING.get()
+    return said.terms is None or (*head, role) in said.terms.heads
+
+
 def mlp_matrix(role: str, layer=HERE) -> str:
     """An MLP's W_in or W_out as the answer calls it."""
     said = _SAYING.get()
