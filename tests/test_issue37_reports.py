@@ -4,6 +4,7 @@ query is exactly zero, counts that say what was enumerated, and an MLP puzzle's 
 import re
 
 import numpy as np
+import sympy
 from helpers import check_with, hint_of, only_failure, solution
 
 from circuits.explain import check
@@ -231,3 +232,35 @@ def test_27_a_head_whose_pattern_is_given_is_not_told_about_attention_it_cannot_
     said = hint_of(only_failure(result).failure.explanation)
     assert "the attention is given" in said and "attending to its best key" not in said, said
     assert "no attention pattern" not in said and "the mix of the values it attends to" in said, said
+
+
+def _le_29():
+    """29 counting "≤" instead of "<": each W_Q row also reads the key digit's own free:k (the reference's rows read
+    only the digits above it)."""
+    sym = sympy.Symbol("s")
+    rows = [[0, 0, 0] + [sym if x >= y else 0 for x in range(5)] for y in range(4)]
+    return rows + [[0, sym, 0, 0, 0, 0, 0, 0]]
+
+
+def test_29_counting_less_or_equal_is_told_that_an_equal_key_is_no_target():
+    """Issue 37, left over: 29 counting "≤" got only the generic tie hint, and following it raised BOS instead of
+    lowering the equal digit. The tie's rival holds the query's own token: the hint says so."""
+    f = only_failure(check_with("29_smaller_by_value", W_Q=_le_29())).failure
+    hint = " ".join(hint_of(f.explanation).split())
+    assert f.tokens == ["0"], f.tokens
+    assert (
+        "key 1 and the target key 0 both score 20, so head 1.0 splits its attention between them and no scale can "
+        "separate them. Key 1 is the query itself and is no target: here a key equal to the query must score below "
+        "the targets."
+    ) in hint, hint
+
+
+def test_a_tie_with_a_key_unlike_the_query_says_nothing_of_equal_keys():
+    """The same tie words where the rival holds another token than the query: no sentence about equal keys."""
+    from circuits.explain.attention import TiedKeys, _echo
+
+    assert _echo(TiedKeys((1, 0), 2, 0, 20.0, None)) == ""
+    assert _echo(TiedKeys((1, 0), 2, 0, 20.0, None, "a")).startswith("Key 2 holds 'a', as the query does")
+    # where the target holds the query's token too, an equal key is not the fault; the query's own position may be
+    assert _echo(TiedKeys((1, 0), 2, 0, 20.0, None, "a", target_too=True)) == ""
+    assert "its own position must score below" in _echo(TiedKeys((1, 0), 2, 0, 20.0, None, "a", True, True))

@@ -117,6 +117,9 @@ class TiedKeys:
     best: int
     score: float
     then: WriterFirst | Differs
+    echo: str | None = None  # the query's token, where the rival holds it too (the query itself, or a copy of it)
+    itself: bool = False  # the rival is the query's own position
+    target_too: bool = False  # the target key holds the query's token as well
 
 
 @dataclass(frozen=True)
@@ -184,7 +187,9 @@ def cause(target, trace, q: int, inside: np.ndarray, top: int, t: int):
         rival = int(np.flatnonzero(~inside)[np.argmax(scores[~inside])])
         if tied(scores[best], scores[rival]):
             then = writer_first(target, trace, q, best, rival) or differs(trace, target.layer, best, rival, target.head)
-            return TiedKeys(name, rival, best, scores[best], then)
+            ids = trace.ids[0]
+            echo = trace.tokens(0)[q] if ids[rival] == ids[q] else None
+            return TiedKeys(name, rival, best, scores[best], then, echo, rival == q, bool(ids[best] == ids[q]))
     if not inside[top]:
         return wrong_key(target, trace, q, top, t)
     n_keys = int(inside.sum())
@@ -318,8 +323,18 @@ def _(f: Unread) -> str:
 def _(f: TiedKeys) -> str:
     return (
         f"indistinguishable keys: key {f.rival} and the target key {f.best} both score {f.score:.6g}, so "
-        f"{head(f.head)} splits its attention between them and no scale can separate them. {words(f.then)}"
+        f"{head(f.head)} splits its attention between them and no scale can separate them. {_echo(f)}{words(f.then)}"
     )
+
+
+def _echo(f: TiedKeys) -> str:
+    """A rival that holds the query's own token: the likeliest slip is a rule that picks a key equal to the query."""
+    if f.echo is None or (f.target_too and not f.itself):
+        return ""
+    if f.target_too:  # a copy of the query is the target: its own position is what must lose
+        return f"Key {f.rival} is the query itself and is no target: its own position must score below the targets. "
+    who = f"Key {f.rival} is the query itself" if f.itself else f"Key {f.rival} holds {f.echo!r}, as the query does"
+    return f"{who} and is no target: here a key equal to the query must score below the targets. "
 
 
 @words.register
