@@ -247,3 +247,30 @@ def test_the_puzzles_own_sharpness_scaled_up_is_spared_as_sharper_and_scaled_dow
     assert sharper(solution("09_duplicate_token"), "s × 10") and not sharper(solution("09_duplicate_token"), "s × 0.1")
     named_matrix = types.SimpleNamespace(puzzle=solution("01_consonants").puzzle)  # sharpness=["W_Q"], an answer name
     assert not sharper(named_matrix, "W_Q × 10") and not sharper(named_matrix, "whole answer × 10")
+
+
+def test_every_line_of_a_verbose_audit_fits_80_columns():
+    """`circuits audit -v`: a long path, a long mechanism label and its interventions, long allow-list reasons and
+    spared names each wrap (a word is never broken); before, these lines ran to 211 columns (06's reasons)."""
+    from circuits.audit.author import AuthorAudit
+    from circuits.audit.run import Audit
+    from circuits.display.words import audit_lines
+
+    why = "heads 0.1 and 0.2 read positions only, so their pattern is the same on every input, " * 3
+    result = Audit(
+        "06_induction_pointer",
+        killed=["W_Q[0, tok:a] × −1"],
+        allowed=[("W_Q_b[2, cos:1] → 0", why)],
+        spared=[("W_Q_b[2, cos:1] → 0 " + "and more " * 10, "masked, BOS-only query, always together")],
+    )
+    audit = AuthorAudit(
+        "/home/learner/courses/interpretability/solutions/06_induction_pointer.py",
+        result,
+        stale=[f"W_Q[{i}, tok:a]: × −1" for i in range(12)],
+        mechanisms=[("(f) head 1.0's query reads the copy's position from head 0.3's scratch v:* " * 2, "x" * 10)],
+    )
+    lines = audit_lines(audit, verbose=True)
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    text = " ".join(" ".join(lines).split())
+    assert " ".join(why.split()) in text and "W_Q[11, tok:a]: × −1" in text  # all said, nothing dropped
+    assert lines[1] == "  /home/learner/courses/interpretability/solutions/06_induction_pointer.py"  # whole

@@ -219,8 +219,9 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
     no mutant, those no mutant needs and those a rule now covers."""
     r = audit.result
     judged = len(r.killed) + len(r.survived)
+    head = f"{r.puzzle} · {audit.path}"
     out = [
-        f"{r.puzzle} · {audit.path}",
+        *([head] if len(head) <= 80 else [r.puzzle, f"  {audit.path}"]),  # a path is never broken
         (
             f"mutants killed: {len(r.killed)}/{judged} ({r.kill_rate:.0%}); allowed as equivalent: {len(r.allowed)}; "
             f"{r.total} in all ({r.seconds:.1f} s)"
@@ -230,7 +231,7 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
     ]
     for label, tried in audit.mechanisms:  # what each mechanism target tried; the reference passed it all
         said = f"the reference passes every intervention: {explain.words(tried)}"
-        out += [f"mechanism: {label}", *textwrap.wrap(said, 78, initial_indent="  ", subsequent_indent="  ")]
+        out += [*_wrapped(f"mechanism: {label}", "", "  "), *_wrapped(said, "  ")]
     if audit.survivors:
         out += [
             f"survived, not in the allow-list ({len(audit.survivors)}): a target is too loose, or the edit is",
@@ -240,19 +241,27 @@ def audit_lines(audit, verbose: bool = False) -> list[str]:
             out.append(f"  {s.allow}")  # pasted into ALLOWED_MUTANTS, it allows this mutant and no other
             out += [f"    {line}" for line in survivor_closest(s)]
     if verbose:
-        out += [f"  spared: {name} ({rules})" for name, rules in r.spared]
+        for name, rules in r.spared:
+            out += _wrapped(f"spared: {name} ({rules})", "  ", "    ")
         for name, why in r.allowed:
-            out += [f"  allowed: {name}", f"    {why}"]
+            out += [*_wrapped(f"allowed: {name}", "  ", "    "), *_wrapped(why, "    ")]
     out += [f"matched no mutant: {p}" for p in audit.unmatched]
-    if audit.stale:
-        out.append(f"allow-list entries no mutant needs (remove them): {', '.join(audit.stale)}")
-    if audit.covered:
-        said = "allow-list entries a rule now covers (remove them): " + ", ".join(
-            p.replace(" ", "\0")
-            for p in audit.covered  # an entry is never broken across lines
-        )
-        out += [line.replace("\0", " ") for line in textwrap.wrap(said, 78, subsequent_indent="  ")]
+    for said, entries in (
+        ("allow-list entries no mutant needs (remove them): ", audit.stale),
+        ("allow-list entries a rule now covers (remove them): ", audit.covered),
+    ):
+        if entries:  # an entry is never broken across lines
+            joined = said + ", ".join(p.replace(" ", "\0") for p in entries)
+            out += [line.replace("\0", " ") for line in textwrap.wrap(joined, 78, subsequent_indent="  ")]
     return out
+
+
+def _wrapped(text: str, indent: str, rest: str | None = None) -> list[str]:
+    """`text` in lines of at most 78 columns (80 with a margin), the first indented by `indent`, the others by `rest`
+    (the same where not given); a word longer than a line (a matrix entry, a path) is kept whole."""
+    return textwrap.wrap(
+        text, 78, initial_indent=indent, subsequent_indent=indent if rest is None else rest, break_long_words=False
+    )
 
 
 def _factor(x: float) -> str:
