@@ -315,3 +315,15 @@ def test_python_dash_m_circuits_is_the_command():
     assert ok.returncode == 0 and ok.stdout.startswith("usage: circuits "), ok.stdout + ok.stderr
     bad = subprocess.run([sys.executable, "-m", "circuits", "hint", "99"], capture_output=True, text=True, env=ENV)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad
+
+
+def test_a_mistyped_command_is_one_short_line_with_the_closest_command(tmp_path):
+    """argparse listed all twelve commands in one 190-column line; now the closest one, or none, in a line that fits."""
+    from helpers import circuits_here
+
+    typo = circuits_here(["chek", "1"], tmp_path)
+    assert typo.returncode == 2, typo
+    assert typo.stderr.strip() == "circuits: 'chek' is not a command: did you mean 'check'? (see circuits --help)"
+    far = circuits_here(["explain"], tmp_path)
+    assert far.returncode == 2 and far.stderr.strip() == "circuits: 'explain' is not a command (see circuits --help)"
+    assert all(len(line) <= 80 for r in (typo, far) for line in (r.stdout + r.stderr).splitlines())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 
 from circuits.errors import CircuitError
 
@@ -13,7 +15,26 @@ class _Parser(argparse.ArgumentParser):
     """Usage mistakes are one line, like every other mistake."""
 
     def error(self, message: str):
+        message = _choice(message) or message
         raise CircuitError(f"{message} (see circuits {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
+
+
+_INVALID = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def _choice(message: str) -> str | None:
+    """argparse's "invalid choice: 'chek' (choose from 'init', 'watch', … twelve of them)" said in a line that fits:
+    the closest choice, if one is close; None for any other message."""
+    found = _INVALID.search(message)
+    if found is None:
+        return None
+    what, given, options = found[1], found[2], re.findall(r"'([^']*)'", found[3])
+    name = "a command" if what == "COMMAND" else f"a choice of {what}"
+    close = difflib.get_close_matches(given, options, n=1)
+    if close:
+        return f"{given!r} is not {name}: did you mean {close[0]!r}?"
+    listed = ", ".join(options)
+    return f"{given!r} is not {name}" + (f" (one of {listed})" if len(listed) <= 40 else "")
 
 
 def _parser() -> argparse.ArgumentParser:
