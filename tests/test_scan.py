@@ -219,7 +219,7 @@ def test_cli_json(saved, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        ([], "one of the arguments --hf --npz is required"),
+        ([], "give --hf or --npz (see circuits scan --help)"),
         (["--npz", "nowhere.npz"], "nowhere.npz: no such file"),
         (["--npz", "x.npz", "--behaviour", "copying"], "unknown behaviour 'copying'"),
         (["--npz", "x.npz", "--threshold", "lots"], "invalid float value: 'lots'"),

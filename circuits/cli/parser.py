@@ -15,8 +15,17 @@ class _Parser(argparse.ArgumentParser):
     """Usage mistakes are one line, like every other mistake."""
 
     def error(self, message: str):
-        message = _choice(message) or message
+        message = _choice(message) or _one_of(message) or message
         raise CircuitError(f"{message} (see circuits {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
+
+
+def _one_of(message: str) -> str | None:
+    """argparse's "one of the arguments --hf --npz is required", shorter: "give --hf or --npz"."""
+    found = re.fullmatch(r"one of the arguments (.+) is required", message)
+    if found is None:
+        return None
+    *most, last = found[1].split()
+    return f"give {', '.join(most)} or {last}" if most else f"give {last}"
 
 
 _INVALID = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$")
