@@ -222,7 +222,7 @@ def test_cli_json(saved, capsys):
         ([], "give --hf or --npz (see circuits scan --help)"),
         (["--npz", "nowhere.npz"], "nowhere.npz: no such file"),
         (["--npz", "x.npz", "--behaviour", "copying"], "unknown behaviour 'copying'"),
-        (["--npz", "x.npz", "--threshold", "lots"], "invalid float value: 'lots'"),
+        (["--npz", "x.npz", "--threshold", "lots"], "--threshold 'lots' is not a number"),
         (["--npz", "x.npz", "--hf", "gpt2"], "not allowed with argument"),
     ],
 )

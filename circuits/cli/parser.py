@@ -15,7 +15,7 @@ class _Parser(argparse.ArgumentParser):
     """Usage mistakes are one line, like every other mistake."""
 
     def error(self, message: str):
-        message = _choice(message) or _one_of(message) or message
+        message = _choice(message) or _one_of(message) or _number(message) or message
         raise CircuitError(f"{message} (see circuits {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
 
 
@@ -26,6 +26,14 @@ def _one_of(message: str) -> str | None:
         return None
     *most, last = found[1].split()
     return f"give {', '.join(most)} or {last}" if most else f"give {last}"
+
+
+def _number(message: str) -> str | None:
+    """argparse's "argument --threshold: invalid float value: 'lots'", shorter: "--threshold 'lots' is not a number"."""
+    found = re.fullmatch(r"argument (\S+): invalid (float|int) value: '(.*)'", message)
+    if found is None:
+        return None
+    return f"{found[1]} {found[3]!r} is not {'a number' if found[2] == 'float' else 'a whole number'}"
 
 
 _INVALID = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$")
