@@ -137,7 +137,7 @@ def test_heads_whose_patterns_are_all_fixed_get_the_fixed_pattern_as_the_softmax
     scores, pattern, z = F.attention(q, q, v, mask, 1.0, fixed)
     softmax_then_fixed = np.where(np.isnan(fixed), F.softmax(q @ np.swapaxes(q, -1, -2), mask), fixed)
     assert pattern.dtype == softmax_then_fixed.dtype and np.array_equal(pattern, softmax_then_fixed)
-    assert np.array_equal(z, softmax_then_fixed @ v) and pattern.flags.writeable
+    assert np.array_equal(z, softmax_then_fixed @ v) and pattern.flags.writeable and pattern.flags.c_contiguous
     partly = fixed.copy()
     partly[:, 0] = np.nan  # head 0 computed: the softmax is taken for it
     assert np.array_equal(
