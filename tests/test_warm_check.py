@@ -143,3 +143,19 @@ def test_heads_whose_patterns_are_all_fixed_get_the_fixed_pattern_as_the_softmax
     assert np.array_equal(
         F.attention(q, q, v, mask, 1.0, partly)[1][:, 0], F.softmax(q @ np.swapaxes(q, -1, -2), mask)[:, 0]
     )
+
+
+def test_every_small_input_is_worked_out_once_per_puzzle_and_answer_s_token_classes(monkeypatch):
+    from circuits.checking import plan
+
+    attempt = solution("01_consonants")
+    model, targets = attempt.model(), attempt.puzzle.targets
+    made = []
+    real = plan.small_inputs
+    monkeypatch.setattr(plan, "small_inputs", lambda *a: made.append(1) or real(*a))
+    plan._SMALL.clear()
+    first = plan.Plan.of(attempt.puzzle, 500).small(model, targets)
+    again = plan.Plan.of(attempt.puzzle, 500).small(model, targets)
+    assert again is first and len(made) == 1
+    other = [dataclasses.replace(t) for t in targets]  # other targets (another file's): worked out anew
+    assert plan.Plan.of(attempt.puzzle, 500).small(model, other) == first and len(made) == 2
