@@ -42,6 +42,7 @@ The logits (a … e) at position 3 go from (0, 0, 5, 0, 0), c at 0.967, to flat:
 (BOS has a logit too, always 0).
 """
 
+import numpy as np
 import sympy
 
 from circuits import (
@@ -79,6 +80,16 @@ def suppressed(tokens: list[str]) -> list[list[int]]:
     return out
 
 
+def suppressed_batched(tokens):
+    """The same as suppressed on a whole batch at once (for the checker's speed): tokens [b, L] -> [b, L, 5]."""
+    order = np.array(list(TOKENS))
+    t = np.searchsorted(order, tokens)  # [b, L]: each token's index in TOKENS
+    y = np.searchsorted(order, np.array([NEXT[u] for u in TOKENS]))[t]  # [b, L]: the index of NEXT[t]
+    earlier = np.tri(tokens.shape[1], k=-1, dtype=bool)  # [query, key]: the keys before each query
+    seen = ((t[:, None, :] == y[:, :, None]) & earlier).any(-1)  # [b, L]: NEXT[t] already in the string
+    return np.where(seen[..., None], 0, y[..., None] == np.arange(len(TOKENS))).astype(float)
+
+
 def pred_from(base: list[str], source: list[str]) -> list[object]:
     """The head with the embedding's pred:* taken from `source`: at query i, the keys of `base` holding the token
     the patched prediction names, NEXT[source[i]], else BOS (−1)."""
@@ -97,7 +108,7 @@ puzzle = Puzzle(
     answer=["W_Q", "W_K", "W_V", "W_O"],
     build=build,
     targets=[
-        Output(Residual(tuple(PRED)), suppressed, tol=0.1,
+        Output(Residual(tuple(PRED)), suppressed, tol=0.1, batched=suppressed_batched,
                description="(a) pred:* after the head: the bigram prediction, or all 0 where it already appeared (±0.1)"),
         OVCircuit("(b) head 0.0's full OV circuit W_U W_OV W_E suppresses: copying score ≤ −0.9", max_score=-0.9),
         Depends((0, 0), "embed", ["pred:*"], pred_from, min_mass=0.9,

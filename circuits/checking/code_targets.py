@@ -3,6 +3,7 @@ cases and a hypothesis search, with a shrink of its own; the inputs a grader jud
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Sequence
 
 from circuits.checking.plan import STAGES
@@ -89,6 +90,19 @@ def shrunk(example, fails: Callable[[object], bool], smaller: Callable[[object],
     return example
 
 
+_DRAWN: dict[tuple[int, int], tuple[Code, list]] = {}  # (id(target), n_examples) -> (target, what its search drew)
+KEPT_SEARCHES = 8  # the searches kept in a process (a watch, a pytest run): the latest
+
+
+def _keep(target: Code, n_examples: int, drawn: list) -> None:
+    """Keep what a search drew while nothing failed: derandomized, it draws the same list each time (code_inputs), so
+    the next check of this target tries the list first and searches only when one of them fails."""
+    _DRAWN.pop((id(target), n_examples), None)
+    _DRAWN[(id(target), n_examples)] = (target, drawn)  # holds the target: its id is not reused while kept
+    while len(_DRAWN) > KEPT_SEARCHES:
+        del _DRAWN[next(iter(_DRAWN))]
+
+
 def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
@@ -108,11 +122,22 @@ def check_code(target: Code, attempt, n_examples: int) -> TargetResult:
         if (found := why(ex)) is not None:
             return failed(STAGES[3], found)
     fails = lambda e: why(e) is not None  # noqa: E731
+    passed = TargetResult(target.label, Kind.CODE, "passed", checked=n_examples + len(target.examples))
+    kept = _DRAWN.get((id(target), n_examples))
+    if kept is not None and kept[0] is target and not any(fails(copy.deepcopy(e)) for e in kept[1]):
+        return passed  # what the search would draw, all agreed on: its verdict, without drawing again
+    drawn: list = []
+
+    def fails_kept(example) -> bool:
+        drawn.append(copy.deepcopy(example))  # before the learner's code can change it in place
+        return fails(example)
+
     try:  # hypothesis finds a failing input; the target's own shrink (cheap, bounded) makes it short, where it has one
         with hypothesis_stores_nothing_here():
-            ex = find(target.strategy(), fails, settings=_code_settings(n_examples, shrink=target.smaller is None))
+            ex = find(target.strategy(), fails_kept, settings=_code_settings(n_examples, shrink=target.smaller is None))
     except NoSuchExample:
-        return TargetResult(target.label, Kind.CODE, "passed", checked=n_examples + len(target.examples))
+        _keep(target, n_examples, drawn)
+        return passed
     if target.smaller is not None:
         ex = shrunk(ex, fails, target.smaller)
     return failed(STAGES[3], why(ex))

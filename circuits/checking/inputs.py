@@ -157,6 +157,10 @@ class Copies:
 Family = Uniform | Runs | Repeated | Copies
 
 
+_SAMPLES: dict[tuple, list[list[str]]] = {}  # (repr of the Inputs, n, seed) -> the sample, the latest few
+KEPT_SAMPLES = 16
+
+
 @dataclass(frozen=True)
 class Inputs:
     """What a puzzle is checked on.
@@ -186,8 +190,22 @@ class Inputs:
             raise CircuitError("the input alphabet is empty")
 
     def sample(self, n: int | None = None, seed: int | None = None) -> list[list[str]]:
-        rng = np.random.default_rng(self.seed if seed is None else seed)
+        """`n` random inputs (default n_random) from `seed` (default the puzzle's): the same list for the same
+        settings, drawn once per process (a watch's next save checks the same inputs) and copied out."""
         n = self.n_random if n is None else n
+        seed = self.seed if seed is None else seed
+        settings = repr(self)
+        if not all(type(f) in (Uniform, Runs, Repeated, Copies) for f in self.families) or " at 0x" in settings:
+            return self._sample(n, seed)  # a family of the puzzle's own: its code, which may change, draws them
+        key = (settings, n, seed)
+        if key not in _SAMPLES:
+            _SAMPLES[key] = self._sample(n, seed)
+            while len(_SAMPLES) > KEPT_SAMPLES:
+                del _SAMPLES[next(iter(_SAMPLES))]
+        return [list(x) for x in _SAMPLES[key]]
+
+    def _sample(self, n: int, seed: int) -> list[list[str]]:
+        rng = np.random.default_rng(seed)
         fams = list(self.families)
         out: list[list[str]] = []
         for i, fam in enumerate(fams):

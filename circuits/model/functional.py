@@ -192,7 +192,9 @@ def attention(
     """
     scores = scores_float32(q, k) if qk_float32 else q @ np.swapaxes(k, -1, -2)  # [..., n_q, n_k]
     scores *= scale
-    pattern = softmax(scores, mask)  # [..., n_q, n_k]
+    computed = None if fixed is None else np.isnan(fixed)  # [..., n_q, n_k]: where the pattern is the softmax's
+    # every head's pattern fixed: no softmax to take (np.where as below, for the same array, laid out the same)
+    pattern = scores if computed is not None and not computed.any() else softmax(scores, mask)  # [..., n_q, n_k]
     if fixed is not None:
-        pattern = np.where(np.isnan(fixed), pattern, fixed)  # [..., n_q, n_k]
+        pattern = np.where(computed, pattern, fixed)  # [..., n_q, n_k]
     return scores, pattern, pattern @ v  # ..., ..., [..., n_q, d_value]

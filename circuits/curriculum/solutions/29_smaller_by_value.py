@@ -76,6 +76,14 @@ def spec(digits: list[str]) -> list[list[float]]:
     return [[1 / (n + 1)] for n in smaller_before(digits)]
 
 
+def spec_batched(digits):
+    """The same as spec on a whole batch at once (for the checker's speed): digits [b, L] -> [b, L, 1]."""
+    value = np.searchsorted(np.array(list(DIGITS)), digits)  # [b, L]: each digit's value
+    earlier = np.tri(digits.shape[1], k=-1, dtype=bool)  # [query, key]: the keys before each query
+    n = ((value[:, None, :] < value[:, :, None]) & earlier).sum(-1)  # [b, L]: the earlier smaller digits
+    return (1 / (n + 1))[..., None]
+
+
 def picked(ids):  # token ids [b, T] (BOS at 0) -> [b, query, key]: BOS and every earlier digit smaller than the query's
     value = np.array([DIGITS.find(t) for t in vocab.tokens])[ids]  # [b, T]: each digit's value, −1 for BOS
     digit = value >= 0
@@ -100,7 +108,7 @@ puzzle = Puzzle(
     targets=[Attention(1, 0, picked, evenly=True, min_mass=0.99,
                        description="head 1.0 splits its attention evenly over BOS and the earlier smaller digits "
                                    "(each ≥ 0.99/(n + 1))"),
-             Output(HeadZ(1, 0), spec, tol=1e-3,
+             Output(HeadZ(1, 0), spec, tol=1e-3, batched=spec_batched,
                     description="head 1.0's result is 1/(n + 1), n = the earlier digits smaller than this one "
                                 "(±0.001)")],
     inputs=Inputs(list(DIGITS), min_len=1, max_len=16,
