@@ -1,5 +1,6 @@
 """Shared test helpers: load a reference solution, swap in a wrong answer, check it."""
 
+import contextlib
 import signal
 from pathlib import Path
 
@@ -130,3 +131,18 @@ def circuits_here(args: list[str], cwd, env: dict | None = None):
                 if isinstance(e.code, str):
                     print(e.code, file=sys.stderr)
     return subprocess.CompletedProcess(["circuits", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def tracr_without_random_init():
+    """tracr's compiler (compile_rasp_to_model) initialises its haiku model at random, then sets every weight itself:
+    the transformer's to zero before writing the compiled ones, the embeddings' from the compiled spaces. The random
+    draws, one truncated-normal kernel that jax compiles for each weight's shape, are half a compile's CPU; inside
+    this block they are zeros, and the compiled weights are the same (tests/test_tracr.py compares them)."""
+    import haiku as hk
+    import jax.numpy as jnp
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(hk.initializers.TruncatedNormal, "__call__", lambda self, shape, dtype: jnp.zeros(shape, dtype))
+        yield

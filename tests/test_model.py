@@ -429,6 +429,21 @@ def test_symbol_bound_to_a_non_number_and_unused_parameter():
     )
 
 
+def test_a_symbolic_entry_bound_before_is_bound_again_under_each_params_as_it_first_was():
+    """weights.matrix remembers each entry's number under the params it was bound with: other params, a number of
+    another type, or a symbol of the same name with other assumptions get their own binding."""
+    from circuits.model.weights import matrix
+
+    s, positive = sympy.Symbol("s"), sympy.Symbol("s", positive=True)
+    m = [[s, s / 3], [0, sympy.sqrt(s)]]
+    for params, want in (({"s": 30}, 30), ({"s": 12}, 12), ({"s": 30}, 30), ({"s": 2}, 2), ({"s": 2.0}, 2.0)):
+        got = matrix(m, "W", (None, None), params=params)
+        assert got.tolist() == [[float(want), want / 3], [0.0, float(sympy.sqrt(sympy.sympify(want)).evalf())]]
+    with pytest.raises(CircuitError, match="W uses symbol s at"):  # s was bound under {"s": 30}; not by this s
+        matrix(m, "W", (None, None), params={positive: 30})
+    assert matrix([[positive, 0]], "W", (None, None), params={positive: 30}).tolist() == [[30.0, 0.0]]
+
+
 def test_input_errors():
     model = build()
     with pytest.raises(CircuitError, match=r"unknown token 'z' at position 1 of 'az'; the vocabulary is 'a' 'b'"):

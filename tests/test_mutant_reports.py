@@ -33,12 +33,15 @@ def sample(items: list, k: int) -> list:
     return items if len(items) <= k else [items[i * len(items) // k] for i in range(k)]
 
 
-@pytest.fixture(scope="module")
-def checked():
-    """(stem, mutant name, attempt, result, model or None) for the sample of every puzzle's mutants."""
+def checked_sample(stem: str) -> list[tuple]:
+    """(stem, mutant name, attempt, result, model or None) for the sample of one puzzle's mutants. The checks run
+    under one checker.context(), as an audit's do: the puzzle's specs are computed once per input for all of them
+    (the results are the same: a spec depends on the input alone)."""
+    from circuits.checking.checker import context
+
+    attempt = solution(stem)
     out = []
-    for stem in STEMS:
-        attempt = solution(stem)
+    with context():
         for m in sample(mutants(attempt), PER_PUZZLE):
             trial = copy.copy(attempt)
             trial.answer = m.answer
@@ -49,6 +52,15 @@ def checked():
                 model = None
             out.append((stem, m.name, trial, result, model))
     return out
+
+
+@pytest.fixture(scope="module")
+def checked():
+    """checked_sample of every puzzle, each on one worker thread (limits.session) so that its checks, each still under
+    its own time limit, share that thread's context."""
+    from circuits import limits
+
+    return [row for stem in STEMS for row in limits.session(lambda: checked_sample(stem), stem)]
 
 
 def allowed_names(attempt, model) -> set[str]:

@@ -11,6 +11,7 @@ load, is skipped with the reason, never compared loosely.
 
 import numpy as np
 import pytest
+from helpers import tracr_without_random_init
 
 tracr = pytest.importorskip("tracr")
 pytest.importorskip("haiku")
@@ -60,7 +61,8 @@ def compiled():
         if (name, causal) not in cache:
             make, vocab = PROGRAMS[name]
             try:
-                assembled = compiling.compile_rasp_to_model(make(), vocab, MAX_SEQ_LEN, causal=causal)
+                with tracr_without_random_init():  # the same weights, for half the CPU
+                    assembled = compiling.compile_rasp_to_model(make(), vocab, MAX_SEQ_LEN, causal=causal)
             except Exception as e:  # noqa: BLE001 - tracr's own refusal is the skip reason
                 cache[name, causal] = (None, None, f"tracr cannot compile {name}: {type(e).__name__}: {e}")
                 return cache[name, causal]
@@ -131,6 +133,23 @@ def test_parity_with_tracr(compiled, name, causal):
 
         assert np.allclose(flat(mine), flat(theirs), atol=ATOL, rtol=0)
     assert logits <= ATOL * 1e3  # scores are tracr's: q·k / sqrt(key_size), of size up to ~1e4
+
+
+def test_compiling_without_tracrs_random_init_gives_the_same_weights(compiled):
+    """The fixture compiles without haiku's random initial weights (helpers.tracr_without_random_init): tracr
+    overwrites them all, so a compile with them gives the same weights, bit for bit. An initial weight it kept would
+    differ: the zeros stand for draws of a truncated normal."""
+    import jax
+
+    assembled, _, missing = compiled("frac_prevs", True)
+    if missing:
+        pytest.skip(missing)
+    make, vocab = PROGRAMS["frac_prevs"]
+    plain = compiling.compile_rasp_to_model(make(), vocab, MAX_SEQ_LEN, causal=True)
+    ours, theirs = (jax.tree_util.tree_leaves_with_path(a.params) for a in (assembled, plain))
+    assert [p for p, _ in ours] == [p for p, _ in theirs] and len(ours) >= 4
+    for (path, a), (_, b) in zip(ours, theirs):
+        assert a.dtype == b.dtype and np.array_equal(np.asarray(a), np.asarray(b)), jax.tree_util.keystr(path)
 
 
 def test_the_model_names_tracrs_directions(compiled):

@@ -30,7 +30,10 @@ def ex():
 def m(ex):
     pytest.importorskip("tracr")
     pytest.importorskip("haiku")
-    return ex.build()
+    from helpers import tracr_without_random_init
+
+    with tracr_without_random_init():  # the same weights (tests/test_tracr.py), for half the compiles' CPU
+        return ex.build()
 
 
 def picked_evenly(tokens: str) -> np.ndarray:  # [T+1, T+1]: BOS and every copy of the query's token so far, evenly

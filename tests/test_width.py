@@ -8,6 +8,7 @@ stubs rebuilt from them in puzzles/ (tests never read the learner's own files)."
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import os
 import re
@@ -156,16 +157,30 @@ def test_tables_keep_their_row_labels_and_whole_numbers(reports):
 
 
 def _failing_mutant(stem: str) -> int:
-    """The index of a mutant the full check fails with a report (not a one-line error); sharpness params first."""
+    """The index of a mutant the full check fails with a report (not a one-line error); sharpness params first.
+
+    The mutants tried run on one worker thread (limits.session) under one checker.context(), as an audit's do: the
+    puzzle's specs are computed once per input for all of them (a spec depends on the input alone)."""
+    from circuits import limits
+    from circuits.checking.checker import context
+
     attempt = load(ROOT / "solutions" / f"{stem}.py")
     ms = mutants(attempt)
     order = sorted(range(len(ms)), key=lambda k: (" × 10" not in ms[k].name or "whole" in ms[k].name, k))
-    for k in order:
-        trial = load(ROOT / "solutions" / f"{stem}.py")
-        trial.answer = ms[k].answer
-        if check(trial, n_random=500, property_examples=10, margins=False).status == "failing":
-            return k
-    pytest.fail(f"{stem}: no mutant fails with a report")
+
+    def first() -> int | None:
+        with context():
+            for k in order:
+                trial = copy.copy(attempt)
+                trial.answer = ms[k].answer
+                if check(trial, n_random=500, property_examples=10, margins=False).status == "failing":
+                    return k
+        return None
+
+    k = limits.session(first, stem)
+    if k is None:
+        pytest.fail(f"{stem}: no mutant fails with a report")
+    return k
 
 
 @pytest.fixture(scope="module")

@@ -329,5 +329,13 @@ def allow_entry(name: str) -> str:
 def matches(name: str, pattern: str) -> bool:
     """An allow-list entry names a mutant exactly, as its name or as the audit's survivor line shows it ("W_Q: columns
     0 ↔ 1", pasted), or is an fnmatch pattern over either form (write a literal [ as [[], as the audit does)."""
-    p, shown = pattern.strip(), shown_name(name)
-    return p in (name, shown) or fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(shown, p)
+    p, match = _entry(pattern)
+    shown = shown_name(name)
+    return p == name or p == shown or match(name) is not None or match(shown) is not None
+
+
+@functools.lru_cache(maxsize=8192)  # asked of every mutant: the entry stripped and compiled once
+def _entry(pattern: str):
+    """An allow-list entry stripped, and its fnmatch pattern's match (fnmatch.fnmatchcase's, made once)."""
+    p = pattern.strip()
+    return p, re.compile(fnmatch.translate(p)).match

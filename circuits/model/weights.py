@@ -151,18 +151,29 @@ def _fast(raw: np.ndarray, params: Params | None, kinds: set[type]) -> np.ndarra
         return None
     import sympy
 
-    subs, values = {k: sympy.sympify(v) for k, v in _subs(params).items()}, {}
+    plain = _subs(params)
+    subs, values = {k: sympy.sympify(v) for k, v in plain.items()}, {}
+    # the entries bound under these very params before (a model is built again and again with the same params: an
+    # audit's mutants, the margins' scales), keyed by the symbols themselves and the numbers' types (2, 2.0 apart)
+    if len(_BOUND) > 4096:  # every factor a sharpening search tries is params of its own: forget, now and then
+        _BOUND.clear()
+    known = _BOUND.setdefault(frozenset((k, type(v), v) for k, v in plain.items()), {})
     try:  # each distinct entry once (a matrix holds few: 0, 1, s, s/2), as Matrix.subs(...).evalf() would bind it;
         # xreplace swaps each symbol for its number as subs does, the same expression at a third of the cost
         for x in raw.flat:
             if x not in values:
-                bound = sympy.sympify(x).xreplace(subs)
-                if bound.free_symbols:
+                if x not in known:
+                    bound = sympy.sympify(x).xreplace(subs)
+                    known[x] = None if bound.free_symbols else float(bound.evalf())
+                if known[x] is None:
                     return None
-                values[x] = float(bound.evalf())
+                values[x] = known[x]
         return np.array([values[x] for x in raw.flat], dtype=np.float64).reshape(raw.shape)
     except (TypeError, ValueError, CircuitError):
         return None
+
+
+_BOUND: dict[frozenset, dict] = {}  # params (symbol, type, value) -> {entry: its number, or None if a symbol is free}
 
 
 def _subs(params: Params | None) -> dict:
