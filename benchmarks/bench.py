@@ -154,19 +154,27 @@ def best_of(contenders: dict[str, Callable[[], object]], repeats: int) -> dict[s
     return best
 
 
-def wall(cmd: list[str], repeats: int, cwd: Path = ROOT, first: Sequence[Path] = ()) -> tuple[float, int]:
-    """The best wall time of a command in a fresh process (`first` put before ROOT on its PYTHONPATH), and its
-    exit code."""
-    best, code = np.inf, 0
+def wall(cmd: list[str], repeats: int, cwd: Path = ROOT, first: Sequence[Path] = ()) -> tuple[float, int, str]:
+    """The best wall time of a command in a fresh process (`first` put before ROOT on its PYTHONPATH), its last exit
+    code, and what a failing run said that names a failure (pytest's FAILED/ERROR lines, or its last lines), so a
+    failure met while timing is not lost."""
+    best, code, said = np.inf, 0, ""
     path = [*map(str, first), str(ROOT), os.environ.get("PYTHONPATH")]
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, path))}
     for _ in range(max(1, repeats)):
         start = time.perf_counter()
-        code = subprocess.run(
-            cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
-        ).returncode
-        best = min(best, time.perf_counter() - start)
-    return best, code
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", check=False)
+        best, code = min(best, time.perf_counter() - start), done.returncode
+        if code != 0:
+            said = failures(done.stdout + done.stderr)
+    return best, code, said
+
+
+def failures(output: str, most: int = 20) -> str:
+    """pytest's lines naming what failed (from its short summary), else the last lines of `output`."""
+    lines = output.splitlines()
+    named = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    return "\n".join((named or lines[-5:])[:most])
 
 
 @dataclass
@@ -275,13 +283,14 @@ def pytest_run(cfg: Settings) -> list[Figure]:
         commands["-n 2"] = [*cmd, "-n", "2"]
     times: dict[str, list[float]] = {name: [] for name in commands}
     codes: dict[str, int] = {}
+    said: dict[str, str] = {}
     for _ in range(max(1, min(cfg.repeats, 3))):
         for name, c in commands.items():
-            seconds, codes[name] = wall(c, 1)
+            seconds, codes[name], said[name] = wall(c, 1)
             times[name].append(seconds)
 
     def note(name):
-        return f"median of {len(times[name])}" if codes[name] == 0 else f"exit code {codes[name]}"
+        return f"median of {len(times[name])}" if codes[name] == 0 else f"exit code {codes[name]}: {said[name]}"
 
     out = [
         Figure.within(
@@ -688,11 +697,12 @@ def suite(cfg: Settings) -> list[Figure]:
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    seconds, code = wall([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], 1, first=[FRESH_MACHINE])
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider"]
+    seconds, code, said = wall(cmd, 1, first=[FRESH_MACHINE])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     workers = "xdist workers: one per core" if importlib.util.find_spec("xdist") else "serial (no pytest-xdist)"
-    note = f"{cpu:.0f} s CPU; {workers}; extras hidden" + ("" if code == 0 else f"; exit code {code}")
+    note = f"{cpu:.0f} s CPU; {workers}; extras hidden" + ("" if code == 0 else f"; exit code {code}:\n{said}")
     return [
         Figure("test suite", "pytest (the README's command)", seconds, " s", "<=", SUITE_GOAL, note),
         Figure(

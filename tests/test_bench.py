@@ -104,9 +104,15 @@ def test_the_torch_baseline_computes_what_circuits_does(name):
         assert np.abs(bench.TorchForward(model)(ids) - want).max() <= 1e-12
 
 
-def test_fresh_process_timing_reports_the_exit_code():
-    seconds, code = bench.wall([sys.executable, "-c", "raise SystemExit(3)"], repeats=1)
-    assert seconds > 0 and code == 3
+def test_fresh_process_timing_reports_the_exit_code_and_what_failed():
+    seconds, code, said = bench.wall([sys.executable, "-c", "raise SystemExit(3)"], repeats=1)
+    assert seconds > 0 and code == 3 and said == ""
+    pytest_said = "....F\n=== short test summary info ===\nFAILED tests/test_x.py::test_y - assert 0\n1 failed"
+    code = f"import sys; print({pytest_said!r}); sys.exit(1)"
+    _, code, said = bench.wall([sys.executable, "-c", code], repeats=1)
+    assert code == 1 and said == "FAILED tests/test_x.py::test_y - assert 0"  # a failure met while timing is kept
+    _, _, said = bench.wall([sys.executable, "-c", "import sys; print('a\\nb'); sys.exit(2)"], repeats=1)
+    assert said == "a\nb"  # no pytest summary: the last lines
 
 
 def test_the_audit_and_suite_sections_judge_against_issue_26s_goals(monkeypatch):
@@ -116,14 +122,14 @@ def test_the_audit_and_suite_sections_judge_against_issue_26s_goals(monkeypatch)
     assert audit.measured > 0 and audit.met in (True, False)
     assert re.search(r"CPU; \d+ mutants: \d+ killed, \d+ allowed, 0 survived", audit.note), audit.note
     ran = []
-    monkeypatch.setattr(
-        bench, "wall", lambda cmd, repeats, cwd=bench.ROOT, first=(): ran.append((cmd, first)) or (130.0, 1)
-    )
+    said = (130.0, 1, "FAILED t.py::x")
+    monkeypatch.setattr(bench, "wall", lambda cmd, repeats, cwd=bench.ROOT, first=(): ran.append((cmd, first)) or said)
     [suite, cpu] = bench.suite(bench.Settings(**TINY))
     [(cmd, first)] = ran
     assert cmd[1:3] == ["-m", "pytest"] and "puzzles/" not in cmd  # the README's `pytest`: tests/
     assert list(first) == [bench.FRESH_MACHINE]  # as on a fresh machine: the extras' tests skip
-    assert (suite.section, suite.goal, suite.met) == ("test suite", 120.0, False) and "exit code 1" in suite.note
+    assert (suite.section, suite.goal, suite.met) == ("test suite", 120.0, False)
+    assert "exit code 1:\nFAILED t.py::x" in suite.note  # what failed while timing is kept
     assert (cpu.section, cpu.op, cpu.goal) == ("test suite", "<=", 200.0)  # issue 39: CPU apart from wall
 
 
