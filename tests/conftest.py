@@ -116,6 +116,7 @@ def pytest_cmdline_main(config):
     ):
         config.option.numprocesses = "auto"  # one per core; PYTEST_XDIST_AUTO_NUM_WORKERS overrides
         config.option.dist = "loadgroup"
+        os.environ.setdefault("CIRCUITS_WORKERS", "1")  # a worker per core already: no check forks copies of its own
 
 
 # pytest 9.2 keeps a node's id structured (Node._id); xdist 3.8's loadgroup still sets Node._nodeid, which no

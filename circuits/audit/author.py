@@ -91,8 +91,9 @@ def reference(path) -> Attempt:
     )
 
 
-def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
-    """Check the reference solution in full, then audit its mutants against the puzzle's allow-list."""
+def run(attempt: Attempt, n_random: int | None = None, workers: int = 1) -> AuthorAudit:
+    """Check the reference solution in full, then audit its mutants against the puzzle's allow-list, on `workers`
+    processes."""
     from circuits import limits
     from circuits.audit.allowed_mutants import allowed_for
     from circuits.audit.mutants import allow_entry, matches
@@ -110,7 +111,7 @@ def run(attempt: Attempt, n_random: int | None = None) -> AuthorAudit:
     allowed = allowed_for(attempt)
     budget = limits.seconds("audit")
     start = time.perf_counter()
-    r = audit(attempt, allowed, n_random or FAST_RANDOM, seconds=budget)
+    r = audit(attempt, allowed, n_random or FAST_RANDOM, seconds=budget, workers=workers)
     by_name = _answers(attempt)
     # every mutant and probe the answer has, run or not (sampled, or out of time): an entry matching none is a typo
     unmatched = [p for p, _ in allowed if not any(matches(n, p) for n in by_name)]

@@ -141,13 +141,18 @@ def sampled(made: list[Mutant], n: int = MAX_MUTANTS, seed: int = 0) -> list[Mut
 
 
 def audit(
-    attempt, allowed: Sequence[tuple[str, str]] = (), n_random: int = FAST_RANDOM, seconds: float | None = None
+    attempt,
+    allowed: Sequence[tuple[str, str]] = (),
+    n_random: int = FAST_RANDOM,
+    seconds: float | None = None,
+    workers: int = 1,
 ) -> Audit:
     """Run every mutant (a sample beyond MAX_MUTANTS), then the tolerance probes, for at most `seconds` (None: no
-    limit); `allowed` is (a mutant's name or an fnmatch pattern, why it is equivalent). A mutant that passes is
-    spared when a rule proves it equivalent (audit/equivalence.py), before the allow-list is read."""
+    limit), on `workers` processes (audit/forked.py: the same verdicts, in the same order, as on one); `allowed` is
+    (a mutant's name or an fnmatch pattern, why it is equivalent). A mutant that passes is spared when a rule proves
+    it equivalent (audit/equivalence.py), before the allow-list is read."""
     from circuits.audit.equivalence import Judge
-    from circuits.checking import guarantees
+    from circuits.checking import forked, guarantees
     from circuits.checking.checker import context
 
     start = time.perf_counter()
@@ -160,32 +165,37 @@ def audit(
     model = attempt.model() if attempt.puzzle.build is not None else None
     plan = Plan.of(attempt.puzzle, n_random, guarantees.spanning(attempt.puzzle.inputs, model))
     judge = Judge(attempt, plan.examples + plan.sample[:FIRST]) if model is not None else None
+
+    def verdict(m: Mutant) -> tuple[str, str]:
+        """("killed" | "spared" | "allowed" | "survived", the rules or the reason)."""
+        if rejects(attempt, m.answer, n_random, numbers, plan):
+            return KILLED, ""
+        # proved equivalent from the weights: neither the allow-list nor the full check is needed
+        rules = SHARPER if sharper(attempt, m.name) else judge(m.answer, numbers) if judge is not None else None
+        if rules is not None:
+            return SPARED, rules
+        reason = next((why for pattern, why in allowed if matches(m.name, pattern)), None)
+        if reason is not None:  # reviewed as equivalent: the full check is not needed to judge it
+            return ALLOWED, reason
+        return (SURVIVED, "") if passes_in_full(attempt, m.answer) else (KILLED, "")
+
     with context():  # as a check runs: specs computed once per input (here across mutants), BLAS on one thread
-        for n, m in enumerate(chosen):
-            if seconds is not None and time.perf_counter() - start > seconds:
+        if workers > 1 and chosen:  # the copies start from the reference's specs, not each computing them anew
+            rejects(attempt, attempt.answer, n_random, numbers, plan)
+        until = None if seconds is None else start + seconds
+        verdicts = forked.each(verdict, chosen, workers, until)
+        for n, (m, v) in enumerate(zip(chosen, verdicts)):
+            if v is None:  # out of time: this one and every later one count as not run, as on one process
                 result.not_run, result.budget = len(chosen) - n, seconds
                 break
-            if rejects(attempt, m.answer, n_random, numbers, plan):
-                result.killed.append(m.name)
-                continue
-            # proved equivalent from the weights: neither the allow-list nor the full check is needed
-            rules = SHARPER if sharper(attempt, m.name) else judge(m.answer, numbers) if judge is not None else None
-            if rules is not None:
-                result.spared.append((m.name, rules))
-                continue
-            reason = next((why for pattern, why in allowed if matches(m.name, pattern)), None)
-            if reason is not None:  # reviewed as equivalent: the full check is not needed to judge it
-                result.allowed.append((m.name, reason))
-            elif passes_in_full(attempt, m.answer):
-                result.survived.append(m.name)
-            else:
-                result.killed.append(m.name)
+            _record(result, m.name, v)
         if not result.not_run:
-            _probe(attempt, allowed, n_random, numbers, plan, result)
+            _probe(attempt, allowed, n_random, numbers, plan, result, workers)
     result.seconds = time.perf_counter() - start
     return result
 
 
+KILLED, SPARED, ALLOWED, SURVIVED = "killed", "spared", "allowed", "survived"
 SHARPER = "sharper"  # the rule that spares a puzzle's own sharpness symbol scaled up
 
 
@@ -196,15 +206,17 @@ def sharper(attempt, name: str) -> bool:
     return any(name == f"{k} × 10" for k in symbols)
 
 
-def _probe(attempt, allowed, n_random: int, numbers: Numbers, plan: Plan, result: Audit) -> None:
+def _probe(attempt, allowed, n_random: int, numbers: Numbers, plan: Plan, result: Audit, workers: int = 1) -> None:
     """The tolerance probes (tolerance_probes, above): a small bias on one row of a matrix that writes, killed, allowed
     because the same row's large bias passes too (nothing reads it), or a survivor: a target that is too loose."""
-    for name, twin, matrix_name, (small, large) in tolerance_probes(attempt, numbers):
+    from circuits.checking import forked
+
+    def verdict(probe) -> tuple[str, str]:
+        name, twin, matrix_name, (small, large) = probe
         answer = copy.copy(attempt.answer)
         setattr(answer, matrix_name, small)
         if rejects(attempt, answer, n_random, numbers, plan):
-            result.killed.append(name)
-            continue
+            return KILLED, ""
         reason = next((why for pattern, why in allowed if matches(name, pattern)), None)
         if reason is None:
             loud = copy.copy(attempt.answer)
@@ -212,8 +224,19 @@ def _probe(attempt, allowed, n_random: int, numbers: Numbers, plan: Plan, result
             if not rejects(attempt, loud, n_random, numbers, plan):
                 reason = f"equivalent: {twin.removesuffix(' (large twin)')} passes too, so no target reads that row"
         if reason is not None:
-            result.allowed.append((name, reason))
-        elif passes_in_full(attempt, answer):
-            result.survived.append(name)
-        else:
-            result.killed.append(name)
+            return ALLOWED, reason
+        return (SURVIVED, "") if passes_in_full(attempt, answer) else (KILLED, "")
+
+    probes = list(tolerance_probes(attempt, numbers))
+    for probe, v in zip(probes, forked.each(verdict, probes, workers)):
+        _record(result, probe[0], v)
+
+
+def _record(result: Audit, name: str, verdict: tuple[str, str]) -> None:
+    kind, why = verdict
+    if kind == KILLED:
+        result.killed.append(name)
+    elif kind == SURVIVED:
+        result.survived.append(name)
+    else:
+        (result.spared if kind == SPARED else result.allowed).append((name, why))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from circuits import limits
-from circuits.checking import guarantees, scale
+from circuits.checking import curriculum, forked, guarantees, scale
 from circuits.checking.code_targets import (  # noqa: F401  (part of checker's API)
     SHRINK_CALLS,
     check_code,
@@ -110,7 +110,7 @@ def check(
 
     def run() -> PuzzleResult:
         try:
-            with context():
+            with context(), forked.sharing(_processes(attempt)):
                 return _check(attempt, n_random, property_examples, margins)
         except (CircuitError, limits.TimeLimit):
             raise
@@ -125,6 +125,14 @@ def check(
         return PuzzleResult(
             attempt, "error", [TargetResult(t.label, t.kind, "error", error=e) for t in attempt.puzzle.targets], error=e
         )
+
+
+def _processes(attempt: Attempt) -> int:
+    """The processes a check may share its batches across: every core where only the checker's own code runs on
+    them (a puzzle with a reference: its targets on the answer's data), one where the puzzle's targets are an
+    author's code run here (no reference yet), which a copy would run out of sight."""
+    trusted = attempt.reference is not None or curriculum.is_shipped(attempt.path)
+    return forked.cores() if trusted else 1
 
 
 def _check(attempt: Attempt, n_random: int | None, property_examples: int, margins: bool) -> PuzzleResult:

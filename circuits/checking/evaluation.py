@@ -8,8 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from circuits import limits
+from circuits.checking import forked
 from circuits.targets import Target, Tokens
 
+SHARED_TOKENS = 16384  # a batch of fewer tokens is run on one process: a copy costs a few milliseconds
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
 PASS_BYTES = 2**26  # what one forward pass's intermediates may take (64 MiB as rows_per_pass counts them; in fact up
 # to ~1.5× that): a check stays well under 300 MB at its peak (issue 39; 1 GiB let 08 reach 380 MB), at no cost in time
@@ -30,18 +32,33 @@ def evaluate(
         return ok[:, at], worst[:, at]
     ok = np.ones((len(targets), len(batch)), dtype=bool)
     worst = np.zeros((len(targets), len(batch)))
-    for part in by_length(batch, lambda T: rows_per_pass(model, T)):
-        sub = [batch[i] for i in part]
-        limits.doing("running the model")
-        trace = model.run(sub)
-        for t, target in enumerate(targets):
-            limits.doing(f"checking target {limits.quoted(target.label)}", f" on {_inputs(sub)}")
-            with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
-                ev = target.evaluate(trace, sub)
-            ok[t, part], worst[t, part] = ev.ok, ev.worst
-            if checked is not None and ev.checked is not None:
-                checked[t] = np.nan_to_num(checked[t]) + float(np.sum(ev.checked))
+    parts = by_length(batch, lambda T: rows_per_pass(model, T))
+    share = forked.workers() if len(parts) > 1 and sum(map(len, batch)) >= SHARED_TOKENS else 1
+    done = forked.each(lambda part: _scored(model, targets, [batch[i] for i in part]), parts, share)
+    for part, (ok_part, worst_part, counted) in zip(parts, done):
+        ok[:, part], worst[:, part] = ok_part, worst_part
+        if checked is not None:
+            for t, n in enumerate(counted):
+                if n is not None:
+                    checked[t] = np.nan_to_num(checked[t]) + n
     return ok, worst
+
+
+def _scored(model, targets: Sequence[Target], sub: list[Tokens]) -> tuple[np.ndarray, np.ndarray, list]:
+    """ok and worst `[n_targets, len(sub)]` for inputs of one length, and each target's count of the positions it
+    had an expectation at (None: it counts none)."""
+    ok = np.ones((len(targets), len(sub)), dtype=bool)
+    worst = np.zeros((len(targets), len(sub)))
+    counted = []
+    limits.doing("running the model")
+    trace = model.run(sub)
+    for t, target in enumerate(targets):
+        limits.doing(f"checking target {limits.quoted(target.label)}", f" on {_inputs(sub)}")
+        with limits.blaming(sub, lambda toks, target=target: target.evaluate(model.run([toks]), [toks])):
+            ev = target.evaluate(trace, sub)
+        ok[t], worst[t] = ev.ok, ev.worst
+        counted.append(None if ev.checked is None else float(np.sum(ev.checked)))
+    return ok, worst, counted
 
 
 def _inputs(sub: list[Tokens]) -> str:

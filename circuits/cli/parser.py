@@ -188,6 +188,9 @@ def _authoring_parsers(sub) -> None:
         help="print JSON: kill rate, survivors (entry, change, closest call), allowed mutants",
     )
     au.add_argument("-v", "--verbose", action="store_true", help="also list the allowed mutants and their reasons")
+    au.add_argument(
+        "--workers", type=int, metavar="N", help="processes judging the mutants (default: the cores; same results)"
+    )
 
 
 def _grade_parser(sub) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
+from circuits.checking import forked
 from circuits.errors import CircuitError
 from circuits.grading import grade
 from circuits.grading.submission import Submission, read
@@ -55,7 +56,8 @@ def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_ex
     try:
         if _STOPPED[0]:  # Ctrl-C reached this worker between two submissions: the next is not started
             raise KeyboardInterrupt
-        return grade.grade(sub, stems, limits, n_examples)
+        with forked.sharing(1):  # a core per submission already: each check on its worker's own
+            return grade.grade(sub, stems, limits, n_examples)
     except Exception as e:  # noqa: BLE001 - reported in the gradebook, the run goes on
         why = f"grading failed: {type(e).__name__}: {e}"[:300]
         rows = [grade.PuzzleGrade(sub.student, s, "error", 0.0, 1.0, why, f"{s} · error\n{why}\n") for s in stems]
