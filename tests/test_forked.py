@@ -45,6 +45,17 @@ def test_items_come_back_in_order_from_every_process():
             return x * x, os.getpid(), forked.can_fork()
 
         out = forked.each(fn, list(range(200)), 2)
+        import threading
+        from circuits import limits
+        go = threading.Event()
+        other = threading.Thread(target=go.wait)
+        other.start()
+        assert not forked.can_fork()  # a thread that may hold a lock: no copy
+        setattr(other, limits.QUIET, True)  # one that only waits (the served command's watch on its client)
+        assert forked.can_fork()
+        go.set()
+        other.join()
+        assert limits.run(forked.can_fork, "check", "checking", "a check")  # the caller waits for its worker
         assert [r[0] for r in out] == [x * x for x in range(200)]
         others = {pid for _, pid, _ in out if pid != me}
         assert len(others) == 1 and forked.FORKS[0] == 1, (others, forked.FORKS)

@@ -72,12 +72,12 @@ def workers() -> int:
 
 def can_fork() -> bool:
     """Whether a copy of this process may be forked safely: a POSIX fork, not in a copy, and no other thread that
-    could hold a lock the copy would wait on forever: none, or only the main thread, waiting for this one (a limits
-    worker)."""
+    could hold a lock the copy would wait on forever: besides this one, only threads marked limits.QUIET (one
+    waiting for its limits worker, the served command's watch on its client, blocked in a read)."""
     if _IN_COPY[0] or not hasattr(os, "fork") or sys.platform == "win32":
         return False
-    n = threading.active_count()
-    return n == 1 or (n == 2 and threading.current_thread() is not threading.main_thread())
+    me = threading.current_thread()
+    return all(t is me or getattr(t, limits.QUIET, False) for t in threading.enumerate())
 
 
 def each(fn: Callable[[T], R], items: Sequence[T], n: int = 1, until: float | None = None) -> list[R | None]:

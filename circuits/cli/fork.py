@@ -47,7 +47,11 @@ def child(conn: socket.socket, request: dict, fds: list[int], main) -> None:
         if line(conn) is None:  # the client gave up before `go`: it runs the command itself
             os._exit(0)
         _take(request, fds)
-        threading.Thread(target=_watch_client, args=(conn,), daemon=True).start()
+        from circuits import limits
+
+        watch = threading.Thread(target=_watch_client, args=(conn,), daemon=True)
+        setattr(watch, limits.QUIET, True)  # blocked in recv, holding nothing a check's forked copy could need
+        watch.start()
         code = _run(main, request["argv"])
         conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
     except BaseException:  # noqa: BLE001 - a fork never returns into the server's loop

@@ -41,6 +41,7 @@ ENV = {
 }  # override any, in seconds
 DEFAULTS = {"import": IMPORT_SECONDS, "check": CHECK_SECONDS, "target": TARGET_SECONDS, "audit": AUDIT_SECONDS}
 REAL_EXIT = os._exit  # what os._exit is outside a guarded run (a forked copy of a check ends with it)
+QUIET = "circuits_fork_safe"  # set on a thread that holds no lock a forked copy could need (it waits: checking/forked)
 TARGET = "checking target "  # how an activity that counts against the target limit begins
 POLL = 0.05  # seconds between two looks at a running worker
 
@@ -247,8 +248,15 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
     worker = threading.Thread(
         target=context.run, args=(work,), name=f"circuits: {what or 'session'} {culprit}", daemon=True
     )
+    waiter = threading.current_thread()
+    quiet = getattr(waiter, QUIET, False)
     with _guarded():
-        worker.start()
+        setattr(waiter, QUIET, True)  # it only waits for the worker from here: the worker may fork (checking/forked)
+        try:
+            worker.start()
+        except BaseException:
+            setattr(waiter, QUIET, quiet)
+            raise
         clock = Clock(thread_cpu(worker.ident), thread_queued(worker.native_id))
         stopped = ""
         try:
@@ -277,6 +285,8 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
             _stop(worker)
             _forget(worker)
             raise
+        finally:
+            setattr(waiter, QUIET, quiet)
         if stopped:
             _stop(worker)
             _forget(worker)
