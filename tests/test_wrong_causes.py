@@ -61,9 +61,9 @@ def test_a_tie_is_one_report_whichever_key_argmax_picks(target_key):
 
 def test_20_a_tie_landing_on_the_target_is_a_tie_not_a_call_to_sharpen():
     f = only_failure(check_with("20_find_min", W_K=[[-1, 0, 0]])).failure
-    assert f.tokens == ["0", "0"] and "its largest weight, 0.500, is on key 0 '0'" in summary_of(
+    assert f.tokens == ["0", "0"] and "its largest weight, 0.500, is on key 1 '0'" in summary_of(
         f.explanation
-    )  # on target
+    )  # tied with the target key 0: the rival is named, not the target
     assert "indistinguishable keys: key 1 and the target key 0 both score 0" in hint_of(f.explanation)
     assert "sharpen" not in hint_of(f.explanation)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circuits.explain.diagnosis import apart, tied
+from circuits.explain.diagnosis import apart, largest, tied
 from circuits.explain.formats import families, head, listed, token_at
 from circuits.explain.keys import WriterFirst, by_name, writer_first, wrong_key
 from circuits.explain.scores import Differs, ScaleBy, differs
@@ -142,6 +142,8 @@ class Sharpen:
 
 
 # --- the explanation ---------------------------------------------------------------------------------------------
+
+
 @explain.register
 def why(target: Attention, trace, tokens):
     pattern = trace.pattern(target.layer, target.head)[0]
@@ -152,9 +154,9 @@ def why(target: Attention, trace, tokens):
     bad = np.flatnonzero(np.nan_to_num(mass, nan=1.0) < target.min_mass)
     q = int(bad[0])
     t = int(targets[q])
-    top = int(np.argmax(pattern[q]))
-    rows = AttentionPositions(list(labels), pattern, keys, targets, mass, target.min_mass, target.evenly)
     on = tuple(int(k) for k in np.flatnonzero(keys[q]))
+    top = largest(pattern[q], on)
+    rows = AttentionPositions(list(labels), pattern, keys, targets, mass, target.min_mass, target.evenly)
     least = min(on, key=lambda k: pattern[q, k])
     summary = AttentionMiss(
         (target.layer, target.head),

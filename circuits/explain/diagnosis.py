@@ -34,6 +34,13 @@ def tied(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))  # float32 scores and sympy floats carry noise
 
 
+def largest(weights: np.ndarray, wanted) -> int:
+    """The key with the largest weight; of keys tied for it, one that is not wanted (a wanted key tied with a rival is
+    not where the attention went wrong, and a summary naming it would say the attention went right)."""
+    top = np.flatnonzero(weights == weights.max())
+    return int(next((k for k in top if int(k) not in wanted), top[0]))
+
+
 # --- could an attention pattern give the expected vector? ------------------------------------------------------
 def _project_simplex(v: np.ndarray) -> np.ndarray:
     """The nearest point of the probability simplex to `v` `[n]` (Duchi et al. 2008)."""

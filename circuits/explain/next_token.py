@@ -225,7 +225,7 @@ def token_cause(target, trace, q: int, want: int):
         _, l, h, gains, gain = best
         keys = [int(j) for j in np.flatnonzero(gains >= gains.max() - 1e-9)]
         pattern = trace.pattern(l, h)[0, q]
-        top = int(np.argmax(pattern[: q + 1]))
+        top = diagnosis.largest(pattern[: q + 1], keys)
         s = trace.layers[l].scores[0, h, q, : q + 1]
         best_key = max(keys, key=lambda j: s[j])
         tied = (top, best_key, s[top]) if top not in keys and diagnosis.tied(s[top], s[best_key]) else None
