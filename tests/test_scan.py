@@ -221,7 +221,8 @@ def test_cli_json(saved, capsys):
     [
         ([], "give --hf or --npz (see circuits scan --help)"),
         (["--npz", "nowhere.npz"], "nowhere.npz: no such file"),
-        (["--npz", "x.npz", "--behaviour", "copying"], "unknown behaviour 'copying'"),
+        (["--npz", "x.npz", "--behaviour", "copying"], "--behaviour 'copying' is unknown (see circuits scan --help)"),
+        (["--npz", "x.npz", "--behaviour", "inductoin"], "--behaviour 'inductoin': did you mean 'induction'?\n"),
         (["--npz", "x.npz", "--threshold", "lots"], "--threshold 'lots' is not a number"),
         (["--npz", "x.npz", "--hf", "gpt2"], "not allowed with argument"),
     ],
@@ -230,6 +231,7 @@ def test_cli_errors_are_one_line_and_exit_2(argv, message, capsys):
     assert cli_scan(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert len(err.rstrip("\n")) <= 80, err  # the line fits the terminal
 
 
 def test_cli_seq_len_too_long_is_one_line(saved, capsys):

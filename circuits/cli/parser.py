@@ -15,8 +15,17 @@ class _Parser(argparse.ArgumentParser):
     """Usage mistakes are one line, like every other mistake."""
 
     def error(self, message: str):
-        message = _choice(message) or _one_of(message) or _number(message) or message
-        raise CircuitError(f"{message} (see circuits {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " "))
+        message = _choice(message) or _one_of(message) or _number(message) or _typed(message) or message
+        see = f" (see circuits {self.prog.partition(' ')[2] or ''} --help)".replace("  ", " ")
+        fits = len(f"{self.prog}: {message}{see}") <= 80  # the line as the command prints it
+        raise CircuitError(message + see if fits else message)
+
+
+def _typed(message: str) -> str | None:
+    """A value one of ours refused ("argument --behaviour: 'copyng': did you mean 'copying'?"), without argparse's
+    "argument": "--behaviour 'copyng': …"."""
+    found = re.fullmatch(r"argument (--\S+): ('.*)", message)
+    return None if found is None else f"{found[1]} {found[2]}"
 
 
 def _one_of(message: str) -> str | None:
@@ -159,10 +168,11 @@ def _behaviour_names(text: str) -> list[str]:
 
     names = [b.strip() for b in text.split(",") if b.strip()]
     if not names:
-        raise argparse.ArgumentTypeError(f"{text!r} names no behaviour; choose from {', '.join(BEHAVIOURS)}")
+        raise argparse.ArgumentTypeError(f"{text!r} names no behaviour")
     for b in names:
         if b not in BEHAVIOURS:
-            raise argparse.ArgumentTypeError(f"unknown behaviour {b!r}; choose from {', '.join(BEHAVIOURS)}")
+            close = difflib.get_close_matches(b, list(BEHAVIOURS), n=1)
+            raise argparse.ArgumentTypeError(f"{b!r}: did you mean {close[0]!r}?" if close else f"{b!r} is unknown")
     return names
 
 
