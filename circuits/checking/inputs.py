@@ -189,15 +189,23 @@ class Inputs:
         if not self.alphabet:
             raise CircuitError("the input alphabet is empty")
 
+    @property
+    def known_by_text(self) -> str | None:
+        """The settings' text, where it says all they draw (only the library's own families, none shown by its
+        address): what may key what is kept between checks; None for a family of the puzzle's own, whose code may
+        change between two saves."""
+        settings = repr(self)
+        own = all(type(f) in (Uniform, Runs, Repeated, Copies) for f in self.families) and " at 0x" not in settings
+        return settings if own else None
+
     def sample(self, n: int | None = None, seed: int | None = None) -> list[list[str]]:
         """`n` random inputs (default n_random) from `seed` (default the puzzle's): the same list for the same
         settings, drawn once per process (a watch's next save checks the same inputs) and copied out."""
         n = self.n_random if n is None else n
         seed = self.seed if seed is None else seed
-        settings = repr(self)
-        if not all(type(f) in (Uniform, Runs, Repeated, Copies) for f in self.families) or " at 0x" in settings:
+        if self.known_by_text is None:
             return self._sample(n, seed)  # a family of the puzzle's own: its code, which may change, draws them
-        key = (settings, n, seed)
+        key = (self.known_by_text, n, seed)
         if key not in _SAMPLES:
             _SAMPLES[key] = self._sample(n, seed)
             while len(_SAMPLES) > KEPT_SAMPLES:

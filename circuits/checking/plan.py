@@ -39,13 +39,6 @@ _SMALL: dict[tuple, tuple] = {}  # every small input, kept across checks (a watc
 KEPT_SMALL = 8
 
 
-def _stable(inputs, settings: str) -> bool:
-    """Whether `inputs` is known by its text: the library's own families, nothing shown by its address."""
-    from circuits.checking.inputs import Copies, Repeated, Runs, Uniform
-
-    return all(type(f) in (Uniform, Runs, Repeated, Copies) for f in inputs.families) and " at 0x" not in settings
-
-
 @dataclass
 class Plan:
     """The inputs of a puzzle's check that do not depend on the answer, made once: a check, an audit of every
@@ -84,11 +77,11 @@ class Plan:
         key = (tuple(map(tuple, classes)), tuple(_class_name(model, c) for c in classes), tuple(map(id, targets)))
         if key not in self._small:
             sample = self.sample[:CLASS_SAMPLE] + self.examples
-            settings = repr(self.puzzle.inputs)
+            settings = self.puzzle.inputs.known_by_text
             kept = (*key, settings, tuple(map(tuple, sample)))  # what else small_inputs reads
             if (hit := _SMALL.get(kept)) is None or any(a is not b for a, b in zip(hit[0], targets)):
                 hit = (tuple(targets), small_inputs(model, self.puzzle, targets, sample, classes))
-                if _stable(self.puzzle.inputs, settings):
+                if settings is not None:
                     _SMALL[kept] = hit  # holds the targets: their ids are not reused while kept
                     while len(_SMALL) > KEPT_SMALL:
                         del _SMALL[next(iter(_SMALL))]
