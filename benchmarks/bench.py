@@ -380,6 +380,14 @@ def a_failing_answer(attempt):
     return None
 
 
+def cpu_with_copies() -> float:
+    """This process's CPU seconds and its ended children's: a check's forked copies (checking/forked.py) count."""
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 LEARNERS = ROOT / "puzzles"  # the learner's files, which watch runs anew at each save (the reference where none)
 
 
@@ -406,9 +414,9 @@ def verdicts(attempts, cfg: Settings) -> list[Figure]:
 
             got, wall, cpu = verdict(), np.inf, np.inf  # once untimed: imports and caches warm, as in watch
             for _ in range(max(1, cfg.repeats)):
-                start, cpu0 = time.perf_counter(), time.process_time()
+                start, cpu0 = time.perf_counter(), cpu_with_copies()
                 verdict()
-                wall, cpu = min(wall, time.perf_counter() - start), min(cpu, time.process_time() - cpu0)
+                wall, cpu = min(wall, time.perf_counter() - start), min(cpu, cpu_with_copies() - cpu0)
             out += [
                 Figure.within("save → verdict", f"{a.puzzle.id}: {status}: wall", wall, 0.3, cfg.floor, got),
                 Figure.within(
@@ -629,15 +637,17 @@ AUDIT_IN_FLOOR = 10.0  # issue 39: `circuits audit N` ≤ 10 I (AUDIT_GOAL where
 
 
 def audits(attempts, cfg: Settings) -> list[Figure]:
-    """What `circuits audit N` does (the reference checked, every mutant judged, each survivor's closest call),
-    in this process: its wall time against the goal, its CPU time and verdicts in the note."""
+    """What `circuits audit N` does (the reference checked, every mutant judged, each survivor's closest call, on
+    every core), in this process: its wall time against the goal, its CPU time (its forked copies' too) and
+    verdicts in the note."""
     from circuits.audit.author import run as audit
+    from circuits.checking import forked
 
     out = []
     for a in attempts:
-        start, cpu = time.perf_counter(), time.process_time()
-        result = audit(a).result
-        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        start, cpu = time.perf_counter(), cpu_with_copies()
+        result = audit(a, workers=forked.cores()).result
+        seconds, cpu = time.perf_counter() - start, cpu_with_copies() - cpu
         note = (
             f"{cpu:.1f} s CPU; {result.total} mutants: {len(result.killed)} killed, "
             f"{len(result.allowed)} allowed, {len(result.survived)} survived"
