@@ -11,6 +11,11 @@ and hostile (prints a fake verdict, patches circuits, forks, writes outside its 
 does (its own fenced process, margins off). Goal: ≥ 10 submissions of all 22 puzzles per minute
 per core. Two rates are printed: by wall time (what an instructor waits, on this machine as loaded
 now) and by CPU time (the work itself, which a busy shared machine distorts less).
+
+A grading process checks each distinct answer once (circuits.grading.grade's memo) and this class
+repeats answers (every solved and hostile file is the reference's, every wrong one one of three
+slips), so most of its puzzles are served from the memo: how many is printed beside the rates. A
+real class, whose right answers differ in their numbers, repeats fewer.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from pathlib import Path
 
 from circuits.checking import curriculum
 from circuits.grading import parallel
-from circuits.grading.grade import shipped
+from circuits.grading.grade import clear_memo, shipped
 from circuits.sealed.sandbox import Limits
 from circuits.workspace.reset import stub_text
 
@@ -100,6 +105,7 @@ def cpu_seconds() -> float:
 def timed(folders: list[str], workers: int, limits: Limits) -> dict:
     subs = parallel.submissions(folders)
     stems = shipped()
+    clear_memo()  # no verdict carried over from an earlier run in this process
     cpu0, t0 = cpu_seconds(), time.perf_counter()
     grades = parallel.grade_all(subs, stems, workers=workers, limits=limits)
     wall, cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
@@ -115,6 +121,8 @@ def timed(folders: list[str], workers: int, limits: Limits) -> dict:
         "per_min_per_core_wall": round(len(subs) / (wall / 60) / workers, 2),
         "per_min_per_core_cpu": round(len(subs) / (cpu / 60), 2),
         "statuses": statuses,
+        "answers": sum(n for status, n in statuses.items() if status != "not submitted"),
+        "memoised": sum(g.memoised for g in grades),
         "scores": [g.score for g in grades],
     }
 
@@ -157,6 +165,11 @@ def main(argv=None) -> int:
             f"{'met' if rate >= GOAL else 'MISSED'} ({rate:.2f})"
         )
     print(f"  puzzle statuses (1 worker): {one['statuses']}")
+    for r in runs:
+        print(
+            f"  {r['workers']} worker{'s' if r['workers'] > 1 else ''}: {r['answers']} puzzle answers graded, "
+            f"{r['memoised']} of them served from a worker's memo (the generated class repeats answers)"
+        )
     print(f"  a hostile submission wrote outside its folder: {'YES' if escaped else 'no'}")
     if args.json:
         with open(args.json, "x", encoding="utf-8") as f:

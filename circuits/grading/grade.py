@@ -7,12 +7,15 @@ answers it hands back → put them in the reference's answer namespace → check
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
 import tempfile
 import time
 import types
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -56,6 +59,7 @@ class SubmissionGrade:
     notes: list[str] = field(default_factory=list)  # what the submission's process did besides answering
     fence: str = ""  # the file system fence its process ran under
     seconds: float = 0.0
+    memoised: int = 0  # its puzzles whose verdict this process had already reached on the same answer (_MEMO)
 
     @property
     def score(self) -> float:
@@ -105,6 +109,7 @@ def use_course(folder: str | Path) -> list[str]:
     os.environ[COURSE_ENV] = str(where.resolve())  # the pool's workers inherit it
     _REFERENCES.clear()
     _CODE_PLANS.clear()
+    clear_memo()
     return [p.stem for p in refs]
 
 
@@ -209,10 +214,12 @@ def grade(
             shutil.rmtree(folder, ignore_errors=True)
     shown = {i["stem"]: i["shown"] for i in items}
     texts = {i["stem"]: sub.files[i["file"]].decode("utf-8", "replace") for i in items}
+    served = _MEMO_SERVED[0]
     grades = [
         _grade_puzzle(sub.student, stem, shown.get(stem), run.results.get(stem), n_examples, texts.get(stem, ""))
         for stem in stems
     ]
+    memoised = _MEMO_SERVED[0] - served
     notes = list(sub.notes)
     notes += [f"{g.puzzle}: {line}" for g in grades for line in g.edited]
     if run.printed.strip():
@@ -220,7 +227,8 @@ def grade(
         notes.append(f"printed output while running (ignored: grades come from the grader's own check): {first!r}")
     if run.starts > 1:
         notes.append(f"its process was restarted {run.starts - 1} time(s) after a file ran over a limit")
-    return SubmissionGrade(sub.student, str(source), grades, notes, run.fence, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return SubmissionGrade(sub.student, str(source), grades, notes, run.fence, seconds, memoised)
 
 
 def _givens(stem: str) -> list[str]:
@@ -256,10 +264,66 @@ def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples:
         return _error(attempt, CircuitError(str(message["error"])))
     answer, missing = _decoded(attempt, message.get("answer") or {})
     attempt.missing = missing
-    if any(t.kind is Kind.CODE for t in ref.puzzle.targets) and not missing:
-        return _check_code(attempt, message, stem, n_examples)
-    attempt.answer = answer
-    return explained(checker.check(attempt, margins=False))
+    is_code = any(t.kind is Kind.CODE for t in ref.puzzle.targets) and not missing
+    if not is_code:
+        attempt.answer = answer
+    key = _memo_key(ref, stem, n_examples, message, missing, attempt.edits)
+    if key is not None and key in _MEMO:
+        _MEMO.move_to_end(key)
+        _MEMO_SERVED[0] += 1
+        return replace(_MEMO[key], attempt=attempt)  # the same verdict, of this submission's file
+    if is_code:
+        result = _check_code(attempt, message, stem, n_examples)
+    else:
+        result = explained(checker.check(attempt, margins=False))
+    _remember(key, result)
+    return result
+
+
+# --- one verdict per answer -----------------------------------------------------------------------------------
+# A check is a function of what it checks: the puzzle (its reference), the answer's data as it came back, the
+# names left to fill in, the givens edited and the settings. A class hands in the same answer many times (the
+# course's answer, copied; one common slip), so a grading process keeps its latest verdicts by that data, hashed
+# here (nothing the submission's process says about itself is trusted), and gives each later copy the verdict of
+# its own file. Only verdicts that hold no file's name are kept: solved, and failing with no target in error and no
+# stray write or read (an error or a leak names the file; a time limit depends on how busy the machine is).
+MEMO_SIZE = 256  # the verdicts kept per grading process, the least recently used dropped first
+_MEMO: OrderedDict[tuple, checker.PuzzleResult] = OrderedDict()
+_MEMO_SERVED = [0]  # verdicts this process served from _MEMO
+
+
+def clear_memo() -> None:
+    """Forget every verdict kept (the next copy of an answer is checked again)."""
+    _MEMO.clear()
+
+
+def memo_served() -> int:
+    """How many verdicts this process has served from the memo instead of checking again."""
+    return _MEMO_SERVED[0]
+
+
+def _memo_key(ref: Attempt, stem: str, n_examples: int, message: dict, missing: list, edits: list) -> tuple | None:
+    """What a check's verdict depends on, as a key: None when the answer's data has no canonical text."""
+    data = {"answer": message.get("answer"), "calls": message.get("calls")}
+    try:
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    changed = tuple((e.name, e.line, e.removed) for e in edits)
+    return (str(ref.path), stem, n_examples, digest, tuple(sorted(missing)), changed)
+
+
+def _remember(key: tuple | None, result: checker.PuzzleResult) -> None:
+    """Keep `result` under `key` when it names no file: solved, or failing with no target in error or leak."""
+    if key is None or result.status not in ("solved", "failing") or result.leak is not None or result.error:
+        return
+    if any(t.status == "error" or t.error is not None for t in result.targets):
+        return
+    _MEMO[key] = replace(result, attempt=None)  # the first file's attempt is not kept: each copy gets its own
+    _MEMO.move_to_end(key)
+    while len(_MEMO) > MEMO_SIZE:
+        _MEMO.popitem(last=False)
 
 
 def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[str]]:
