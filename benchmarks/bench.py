@@ -795,8 +795,7 @@ def table(title: str, figures: Sequence[Figure]) -> str:
         right = f"{measured:>10} {f.goal_text:>10} {verdict(f):>6}"
         name = f.target if len(f.target) <= WIDTH - len(right) - 2 else f.target[: WIDTH - len(right) - 3] + "…"
         lines.append(f"{name:<{WIDTH - len(right) - 1}} {right}")
-        if f.note:
-            lines.append(f"    {f.note}"[:WIDTH])
+        lines += [f"    {line}"[:WIDTH] for line in f.note.splitlines()]  # a failure's lines each on its own
     return "\n".join(lines)
 
 
