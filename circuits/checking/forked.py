@@ -71,10 +71,10 @@ def workers() -> int:
 
 
 def can_fork() -> bool:
-    """Whether a copy of this process may be forked safely: a POSIX fork, not in a copy, and no other thread that
+    """Whether a copy of this process may be forked safely: Linux, not in a copy, and no other thread that
     could hold a lock the copy would wait on forever: besides this one, only threads marked limits.QUIET (one
     waiting for its limits worker, the served command's watch on its client, blocked in a read)."""
-    if _IN_COPY[0] or not hasattr(os, "fork") or sys.platform == "win32":
+    if _IN_COPY[0] or not sys.platform.startswith("linux"):  # macOS: a fork after Accelerate's BLAS may crash
         return False
     me = threading.current_thread()
     return all(t is me or getattr(t, limits.QUIET, False) for t in threading.enumerate())
