@@ -93,6 +93,15 @@ def test_an_item_that_raises_raises_as_on_one_process_and_a_dead_copy_costs_only
             return -x
 
         assert forked.each(dies, list(range(50)), 2) == [-x for x in range(50)]
+        real_fork, before = os.fork, forked.FORKS[0]
+
+        def no_fork():
+            raise BlockingIOError("Resource temporarily unavailable")
+
+        os.fork = no_fork  # a process limit: no copy, the items done here
+        assert forked.each(lambda x: -x, list(range(50)), 2) == [-x for x in range(50)]
+        assert forked.FORKS[0] == before
+        os.fork = real_fork
         assert forked.each(dies, list(range(50)), 2, until=time.perf_counter() - 1) == [None] * 50
         print("ok")
         """

@@ -90,7 +90,7 @@ def each(fn: Callable[[T], R], items: Sequence[T], n: int = 1, until: float | No
     if taken is None:
         got = _share(fn, items, iter(range(len(items))), until, keep=False)
         return [got.get(i) for i in range(len(items))]
-    children = [_fork(fn, items, taken, until) for _ in range(1, n)]
+    children = [c for c in (_fork(fn, items, taken, until) for _ in range(1, n)) if c is not None]
     got: dict[int, object] = {}
     try:
         got.update(_share(fn, items, _next(taken, len(items)), until, keep=True))
@@ -146,15 +146,23 @@ def _share(fn, items, indices: Iterator[int], until: float | None, keep: bool) -
     return out
 
 
-def _fork(fn, items, taken, until: float | None) -> tuple[int, int]:
+def _fork(fn, items, taken, until: float | None) -> tuple[int, int] | None:
     """A copy of this process doing the items it takes, its pickled results written to a pipe; (its pid, the
-    pipe's read end)."""
-    r, w = os.pipe()
-    FORKS[0] += 1
+    pipe's read end), or None where no copy can be made."""
     parent = os.getpid()
-    with warnings.catch_warnings():  # Python 3.12's note on forking with threads: can_fork allowed only a waiter
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+    try:
+        r, w = os.pipe()
+    except OSError:  # out of file descriptors: no copy, this process does the items
+        return None
+    try:
+        with warnings.catch_warnings():  # Python 3.12's note on forking with threads: can_fork allowed only waiters
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:  # a process limit, or no memory for one: no copy, this process does the items
+        os.close(r)
+        os.close(w)
+        return None
+    FORKS[0] += 1
     if pid == 0:  # the copy: never returns into the caller's code
         code = 1
         try:
