@@ -639,7 +639,7 @@ def test_scan_with_no_behaviour_named(project):
         "model.npz",
         "--behaviour",
         ",",
-        culprit=["circuits scan: argument --behaviour: ',' names no behaviour; choose from"],
+        culprit=["circuits scan: --behaviour ',' names no behaviour (see circuits scan --help)"],
         via=here,
     )
 

@@ -155,8 +155,9 @@ def _fork(fn, items, taken, until: float | None) -> tuple[int, int] | None:
     except OSError:  # out of file descriptors: no copy, this process does the items
         return None
     try:
-        with warnings.catch_warnings():  # Python 3.12's note on forking with threads: can_fork allowed only waiters
-            warnings.simplefilter("ignore", DeprecationWarning)
+        with warnings.catch_warnings():  # Python 3.12's and JAX's notes on forking with threads: the copy runs
+            warnings.simplefilter("ignore", DeprecationWarning)  # numpy only, and can_fork allowed only waiters
+            warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
             pid = os.fork()
     except OSError:  # a process limit, or no memory for one: no copy, this process does the items
         os.close(r)
