@@ -169,20 +169,20 @@ CHECKS = """
     said = {}
     for workers in ("1", "2"):
         os.environ["CIRCUITS_WORKERS"] = workers
-        before = forked.FORKS[0]
+        before = forked.THREADED[0]
         said[workers] = {name: shown(check(copy.copy(a), margins=name == "solved")) for name, a in answers.items()}
-        print(workers, forked.FORKS[0] - before, [r.splitlines()[0] for r in said[workers].values()])
+        print(workers, forked.THREADED[0] - before, [r.splitlines()[0] for r in said[workers].values()])
     assert said["1"] == said["2"]
     print("same")
 """
 
 
-def test_a_check_on_two_processes_says_what_it_says_on_one():
+def test_a_check_on_two_threads_says_what_it_says_on_one():
     """01's random and exhaustive stages are shared (each over SHARED_TOKENS): the reports of a solved answer (with
     its margins), a failing one and one whose model overflows are the same, byte for byte."""
     said = _run(CHECKS).splitlines()
     one, two = said[0].split(" ", 2), said[1].split(" ", 2)
-    assert one[1] == "0" and int(two[1]) > 0, said  # one process made no copy; two did
+    assert one[1] == "0" and int(two[1]) > 0, said  # one thread shared no batch; two did
     assert [s.rsplit(" · ", 1)[-1] for s in ast.literal_eval(one[2])] == ["solved", "failing", "error"], said
     assert said[-1] == "same", said
 
@@ -239,3 +239,37 @@ def test_the_workers_variable(monkeypatch, raw, n):
     monkeypatch.delattr("os.sched_getaffinity", raising=False)
     monkeypatch.setattr("os.cpu_count", lambda: 5)
     assert forked.cores() == (n or 5)
+
+
+def test_threads_give_the_items_in_order_and_raise_the_first_failure_in_order():
+    import threading
+    import time
+
+    from circuits.targets import once
+
+    seen = set()
+
+    def fn(x):
+        time.sleep(0.001)  # both threads take items
+        seen.add(threading.get_ident())
+        if x in (30, 70):
+            raise ValueError(f"item {x}")
+        return x * x
+
+    before = forked.THREADED[0]
+    assert forked.threaded(lambda x: x * x, list(range(100)), 2) == [x * x for x in range(100)]
+    assert forked.THREADED[0] == before + 1
+    with pytest.raises(ValueError, match="item 30"):
+        forked.threaded(fn, list(range(100)), 2)
+    assert len(seen) == 2
+    with once.per_check():  # a helper shares the check's memo: what it computes is not computed again
+        calls, both = [], threading.Barrier(2, timeout=30)
+        spec = lambda toks: calls.append(tuple(toks)) or len(toks)  # noqa: E731
+
+        def each_thread_one(batch):
+            both.wait()  # one item on each thread
+            return once.each(("n", spec), batch, spec)
+
+        assert forked.threaded(each_thread_one, [[["a"]], [["b", "c"]]], 2, once.joined()) == [[1], [2]]
+        assert once.each(("n", spec), [["a"], ["b", "c"]], spec) == [1, 2]
+        assert sorted(calls) == [("a",), ("b", "c")]  # each once: the helper's value is in the memo

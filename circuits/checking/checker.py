@@ -128,9 +128,9 @@ def check(
 
 
 def _processes(attempt: Attempt) -> int:
-    """The processes a check may share its batches across: every core where only the checker's own code runs on
-    them (a puzzle with a reference: its targets on the answer's data), one where the puzzle's targets are an
-    author's code run here (no reference yet), which a copy would run out of sight."""
+    """The threads a check may score its batches on: one per core where only the checker's own code runs on them (a
+    puzzle with a reference: its targets on the answer's data), one where the targets are an author's code (no
+    reference yet), which may not expect to run on two threads at once."""
     trusted = attempt.reference is not None or curriculum.is_shipped(attempt.path)
     return forked.cores() if trusted else 1
 

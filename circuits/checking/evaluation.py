@@ -9,7 +9,7 @@ import numpy as np
 
 from circuits import limits
 from circuits.checking import forked
-from circuits.targets import Target, Tokens
+from circuits.targets import Target, Tokens, once
 
 SHARED_TOKENS = 16384  # a batch of fewer tokens is run on one process: a copy costs a few milliseconds
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
@@ -34,7 +34,7 @@ def evaluate(
     worst = np.zeros((len(targets), len(batch)))
     parts = by_length(batch, lambda T: rows_per_pass(model, T))
     share = forked.workers() if len(parts) > 1 and sum(map(len, batch)) >= SHARED_TOKENS else 1
-    done = forked.each(lambda part: _scored(model, targets, [batch[i] for i in part]), parts, share)
+    done = forked.threaded(lambda part: _scored(model, targets, [batch[i] for i in part]), parts, share, once.joined())
     for part, (ok_part, worst_part, counted) in zip(parts, done):
         ok[:, part], worst[:, part] = ok_part, worst_part
         if checked is not None:

@@ -1,14 +1,15 @@
-"""Work shared with forked copies of this process: a check's batches and an audit's mutants on every core.
+"""Work shared across the cores: a check's batches on threads, an audit's mutants in forked copies of this process.
 
-Each item's result is a function of the item alone (the checks are deterministic, and the caches a process
-keeps only save work), so a copy of this process judges its items exactly as this process would: the same
-code on the same arrays, so the same bits. What a copy hands back is data (pickled results). A copy that dies,
-raises, or says nothing readable costs only time: its items are done here afterwards, in order, so a result,
-and an error, are never other than on one process. A copy never forks again.
+Each item's result is a function of the item alone (the checks are deterministic, and the caches only save work),
+so a helper thread, or a copy of this process, does its items exactly as this thread would: the same code on the
+same arrays, so the same bits. A batch's parts go to threads (`threaded`): numpy's products and ufuncs let go of the
+GIL, and a thread costs nothing to start. An audit's mutants, mostly Python, go to forked copies (`each`), which hand
+back data (pickled results); a copy that dies, raises, or says nothing readable costs only time: what it took is
+done here afterwards, in order. Either way the first item in order that raises raises here, as on one thread, and
+the caller waits in Python, so a time limit stops the wait (and the copies with it). A copy never forks again.
 
-Only the checker's own code runs in a copy (`sharing` is opened by the checker for the reference's targets on
-an answer's data; an author's puzzle with no reference runs on one process), and the caller waits for its
-copies in Python, so a time limit stops the wait and the copies with it.
+Only the checker's own code runs on a helper (`sharing` is opened by the checker for the reference's targets on an
+answer's data; an author's puzzle with no reference yet runs on one thread).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ ENV = "CIRCUITS_WORKERS"  # processes one check or audit may use (default: the c
 _IN_COPY = [False]  # this process is a copy: it does its items itself
 _WORKERS: contextvars.ContextVar[int] = contextvars.ContextVar("circuits_workers", default=0)  # 0: none chosen
 FORKS = [0]  # copies this process has made (tests read it)
+THREADED = [0]  # batches shared with helper threads (tests read it)
 
 
 class Raised:
@@ -105,6 +107,49 @@ def each(fn: Callable[[T], R], items: Sequence[T], n: int = 1, until: float | No
         for pid, fd in children:
             _reap(pid, fd)
     return out + [None] * (len(items) - len(out))
+
+
+def threaded(fn: Callable[[T], R], items: Sequence[T], n: int = 1, setup: Callable[[], None] = lambda: None) -> list[R]:
+    """`fn(item)` for every item, in order, on `n` threads (this one and helpers, each taking the next item not yet
+    taken; a helper runs `setup()` first, in a copy of this thread's context): numpy's products and ufuncs let go
+    of the GIL, so the parts of one batch run side by side, each the same code on the same arrays as on one
+    thread, without a copy of the process. The first item in order that raised raises here, as on one thread."""
+    n = min(n, len(items))
+    if n <= 1:
+        return [fn(x) for x in items]
+    lock, order, got = threading.Lock(), iter(range(len(items))), {}
+
+    def take() -> int | None:
+        with lock:
+            return next(order, None)
+
+    def share() -> None:
+        while (i := take()) is not None:
+            try:
+                got[i] = (True, fn(items[i]))
+            except Exception as e:  # noqa: BLE001 - raised below, in order
+                got[i] = (False, e)
+
+    def helper() -> None:
+        setup()
+        share()
+
+    contexts = [contextvars.copy_context() for _ in range(1, n)]
+    helpers = [threading.Thread(target=c.run, args=(helper,), daemon=True) for c in contexts]
+    THREADED[0] += 1
+    for h in helpers:
+        h.start()
+    share()
+    for h in helpers:
+        while h.is_alive():  # a time limit raised in this thread is taken between two looks
+            h.join(POLL)
+    out = []
+    for i, x in enumerate(items):
+        ok, value = got[i] if i in got else (True, fn(x))  # a helper that died: its item done here
+        if not ok:
+            raise value
+        out.append(value)
+    return out
 
 
 def _counter():

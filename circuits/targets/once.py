@@ -42,6 +42,17 @@ def per_check() -> Iterator[None]:
             }
 
 
+def joined() -> Callable[[], None]:
+    """What a helper thread of the check running on this thread calls first, to share its memo (checking/forked.py's
+    threads, which score parts of one batch side by side)."""
+    tables, used = getattr(_open, "tables", None), getattr(_open, "used", None)
+
+    def join() -> None:
+        _open.tables, _open.used = tables, used
+
+    return join
+
+
 def each(key: Hashable, batch: Sequence[Sequence[str]], compute: Callable, many: Callable | None = None) -> list:
     """`[compute(tokens) for tokens in batch]`, computing each distinct input once per `key` inside `per_check`.
 
