@@ -381,7 +381,7 @@ def a_failing_answer(attempt):
 
 
 def cpu_with_copies() -> float:
-    """This process's CPU seconds and its ended children's: a check's forked copies (checking/forked.py) count."""
+    """This process's CPU seconds and its ended children's: a check's forked copies (checking/cores.py) count."""
     import resource
 
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -641,12 +641,12 @@ def audits(attempts, cfg: Settings) -> list[Figure]:
     every core), in this process: its wall time against the goal, its CPU time (its forked copies' too) and
     verdicts in the note."""
     from circuits.audit.author import run as audit
-    from circuits.checking import forked
+    from circuits.checking import cores
 
     out = []
     for a in attempts:
         start, cpu = time.perf_counter(), cpu_with_copies()
-        result = audit(a, workers=forked.cores()).result
+        result = audit(a, workers=cores.count()).result
         seconds, cpu = time.perf_counter() - start, cpu_with_copies() - cpu
         note = (
             f"{cpu:.1f} s CPU; {result.total} mutants: {len(result.killed)} killed, "

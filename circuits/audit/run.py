@@ -148,11 +148,11 @@ def audit(
     workers: int = 1,
 ) -> Audit:
     """Run every mutant (a sample beyond MAX_MUTANTS), then the tolerance probes, for at most `seconds` (None: no
-    limit), on `workers` processes (audit/forked.py: the same verdicts, in the same order, as on one); `allowed` is
+    limit), on `workers` processes (checking/cores.py: the same verdicts, in the same order, as on one); `allowed` is
     (a mutant's name or an fnmatch pattern, why it is equivalent). A mutant that passes is spared when a rule proves
     it equivalent (audit/equivalence.py), before the allow-list is read."""
     from circuits.audit.equivalence import Judge
-    from circuits.checking import forked, guarantees
+    from circuits.checking import cores, guarantees
     from circuits.checking.checker import context
 
     start = time.perf_counter()
@@ -183,7 +183,7 @@ def audit(
         if workers > 1 and chosen:  # the copies start from the reference's specs, not each computing them anew
             rejects(attempt, attempt.answer, n_random, numbers, plan)
         until = None if seconds is None else start + seconds
-        verdicts = forked.each(verdict, chosen, workers, until)
+        verdicts = cores.forked(verdict, chosen, workers, until)
         for n, (m, v) in enumerate(zip(chosen, verdicts)):
             if v is None:  # out of time: this one and every later one count as not run, as on one process
                 result.not_run, result.budget = len(chosen) - n, seconds
@@ -209,7 +209,7 @@ def sharper(attempt, name: str) -> bool:
 def _probe(attempt, allowed, n_random: int, numbers: Numbers, plan: Plan, result: Audit, workers: int = 1) -> None:
     """The tolerance probes (tolerance_probes, above): a small bias on one row of a matrix that writes, killed, allowed
     because the same row's large bias passes too (nothing reads it), or a survivor: a target that is too loose."""
-    from circuits.checking import forked
+    from circuits.checking import cores
 
     def verdict(probe) -> tuple[str, str]:
         name, twin, matrix_name, (small, large) = probe
@@ -228,7 +228,7 @@ def _probe(attempt, allowed, n_random: int, numbers: Numbers, plan: Plan, result
         return (SURVIVED, "") if passes_in_full(attempt, answer) else (KILLED, "")
 
     probes = list(tolerance_probes(attempt, numbers))
-    for probe, v in zip(probes, forked.each(verdict, probes, workers)):
+    for probe, v in zip(probes, cores.forked(verdict, probes, workers)):
         _record(result, probe[0], v)
 
 

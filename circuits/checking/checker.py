@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from circuits import limits
-from circuits.checking import curriculum, forked, guarantees, scale
+from circuits.checking import cores, curriculum, guarantees, scale
 from circuits.checking.code_targets import (  # noqa: F401  (part of checker's API)
     SHRINK_CALLS,
     check_code,
@@ -110,7 +110,7 @@ def check(
 
     def run() -> PuzzleResult:
         try:
-            with context(), forked.sharing(_processes(attempt)):
+            with context(), cores.sharing(_processes(attempt)):
                 return _check(attempt, n_random, property_examples, margins)
         except (CircuitError, limits.TimeLimit):
             raise
@@ -132,7 +132,7 @@ def _processes(attempt: Attempt) -> int:
     puzzle with a reference: its targets on the answer's data), one where the targets are an author's code (no
     reference yet), which may not expect to run on two threads at once."""
     trusted = attempt.reference is not None or curriculum.is_shipped(attempt.path)
-    return forked.cores() if trusted else 1
+    return cores.count() if trusted else 1
 
 
 def _check(attempt: Attempt, n_random: int | None, property_examples: int, margins: bool) -> PuzzleResult:

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from circuits import limits
-from circuits.checking import forked
+from circuits.checking import cores
 from circuits.targets import Target, Tokens, once
 
-SHARED_TOKENS = 16384  # a batch of fewer tokens is run on one process: a copy costs a few milliseconds
+SHARED_TOKENS = 16384  # a batch of fewer tokens is scored on one thread: too little work to share
 CHUNK = 4096  # inputs per forward pass; bounds memory on long inputs
 PASS_BYTES = 2**26  # what one forward pass's intermediates may take (64 MiB as rows_per_pass counts them; in fact up
 # to ~1.5× that): a check stays well under 300 MB at its peak (issue 39; 1 GiB let 08 reach 380 MB), at no cost in time
@@ -33,8 +33,8 @@ def evaluate(
     ok = np.ones((len(targets), len(batch)), dtype=bool)
     worst = np.zeros((len(targets), len(batch)))
     parts = by_length(batch, lambda T: rows_per_pass(model, T))
-    share = forked.workers() if len(parts) > 1 and sum(map(len, batch)) >= SHARED_TOKENS else 1
-    done = forked.threaded(lambda part: _scored(model, targets, [batch[i] for i in part]), parts, share, once.joined())
+    share = cores.workers() if len(parts) > 1 and sum(map(len, batch)) >= SHARED_TOKENS else 1
+    done = cores.threaded(lambda part: _scored(model, targets, [batch[i] for i in part]), parts, share, once.joined())
     for part, (ok_part, worst_part, counted) in zip(parts, done):
         ok[:, part], worst[:, part] = ok_part, worst_part
         if checked is not None:

@@ -28,12 +28,12 @@ def cmd_new(args) -> int:
 
 def cmd_audit(args) -> int:
     from circuits.audit.author import reference, run
-    from circuits.checking import forked
+    from circuits.checking import cores
 
     if args.workers is not None and args.workers < 1:
         raise CircuitError(f"--workers {args.workers}: give at least 1")
     path = Path(args.puzzle) if args.puzzle.endswith(".py") else _puzzle_file(args.puzzle, True)
-    out = run(reference(path), workers=args.workers or forked.cores())
+    out = run(reference(path), workers=args.workers or cores.count())
     if args.json:
         from circuits.display.json import audit_json
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
-from circuits.checking import forked
+from circuits.checking import cores
 from circuits.errors import CircuitError
 from circuits.grading import grade
 from circuits.grading.submission import Submission, read
@@ -56,7 +56,7 @@ def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_ex
     try:
         if _STOPPED[0]:  # Ctrl-C reached this worker between two submissions: the next is not started
             raise KeyboardInterrupt
-        with forked.sharing(1):  # a core per submission already: each check on its worker's own
+        with cores.sharing(1):  # a core per submission already: each check on its worker's own
             return grade.grade(sub, stems, limits, n_examples)
     except Exception as e:  # noqa: BLE001 - reported in the gradebook, the run goes on
         why = f"grading failed: {type(e).__name__}: {e}"[:300]

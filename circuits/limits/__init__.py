@@ -251,7 +251,7 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
     waiter = threading.current_thread()
     quiet = getattr(waiter, QUIET, False)
     with _guarded():
-        setattr(waiter, QUIET, True)  # it only waits for the worker from here: the worker may fork (checking/forked)
+        setattr(waiter, QUIET, True)  # it only waits for the worker from here: the worker may fork (checking/cores)
         try:
             worker.start()
         except BaseException:

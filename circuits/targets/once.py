@@ -43,7 +43,7 @@ def per_check() -> Iterator[None]:
 
 
 def joined() -> Callable[[], None]:
-    """What a helper thread of the check running on this thread calls first, to share its memo (checking/forked.py's
+    """What a helper thread of the check running on this thread calls first, to share its memo (checking/cores.py's
     threads, which score parts of one batch side by side)."""
     tables, used = getattr(_open, "tables", None), getattr(_open, "used", None)
 

@@ -1,7 +1,7 @@
-"""Work shared with forked copies (checking/forked.py): a check's batches and an audit's mutants on every core give
-what one process gives, bit for bit, in the same order; an item that raises raises as on one process; a copy that
-dies costs only time; a time limit stops the wait and the copies. What forks runs in a fresh interpreter, where no
-thread another test left behind can stop a fork (forked.can_fork)."""
+"""Work shared across the cores (checking/cores.py): a check's batches on threads and an audit's mutants in forked
+copies give what one thread gives, bit for bit, in the same order; an item that raises raises as on one thread; a
+copy that dies costs only time; a time limit stops the wait and the copies. What forks runs in a fresh interpreter,
+where no thread another test left behind can stop a fork (cores.can_fork)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import textwrap
 import pytest
 from helpers import ROOT
 
-from circuits.checking import forked
+from circuits.checking import cores
 
 
 def _run(code: str, env: dict | None = None) -> str:
@@ -36,29 +36,29 @@ def test_items_come_back_in_order_from_every_process():
     said = _run(
         """
         import os, time
-        from circuits.checking import forked
+        from circuits.checking import cores
         me = os.getpid()
-        assert forked.can_fork()
+        assert cores.can_fork()
 
         def fn(x):
             time.sleep(0.002)  # long enough for the copy to start and take items
-            return x * x, os.getpid(), forked.can_fork()
+            return x * x, os.getpid(), cores.can_fork()
 
-        out = forked.each(fn, list(range(200)), 2)
+        out = cores.forked(fn, list(range(200)), 2)
         import threading
         from circuits import limits
         go = threading.Event()
         other = threading.Thread(target=go.wait)
         other.start()
-        assert not forked.can_fork()  # a thread that may hold a lock: no copy
+        assert not cores.can_fork()  # a thread that may hold a lock: no copy
         setattr(other, limits.QUIET, True)  # one that only waits (the served command's watch on its client)
-        assert forked.can_fork()
+        assert cores.can_fork()
         go.set()
         other.join()
-        assert limits.run(forked.can_fork, "check", "checking", "a check")  # the caller waits for its worker
+        assert limits.run(cores.can_fork, "check", "checking", "a check")  # the caller waits for its worker
         assert [r[0] for r in out] == [x * x for x in range(200)]
         others = {pid for _, pid, _ in out if pid != me}
-        assert len(others) == 1 and forked.FORKS[0] == 1, (others, forked.FORKS)
+        assert len(others) == 1 and cores.FORKS[0] == 1, (others, cores.FORKS)
         assert not any(can for _, pid, can in out if pid != me)  # a copy never forks again
         print("ok")
         """
@@ -70,7 +70,7 @@ def test_an_item_that_raises_raises_as_on_one_process_and_a_dead_copy_costs_only
     said = _run(
         """
         import os, signal, time
-        from circuits.checking import forked
+        from circuits.checking import cores
         me = os.getpid()
 
         def fn(x):
@@ -80,7 +80,7 @@ def test_an_item_that_raises_raises_as_on_one_process_and_a_dead_copy_costs_only
             return x
 
         try:
-            forked.each(fn, list(range(100)), 2)
+            cores.forked(fn, list(range(100)), 2)
         except ValueError as e:
             assert str(e) == "item 30", e  # the first in order, whichever process took it
         else:
@@ -92,17 +92,17 @@ def test_an_item_that_raises_raises_as_on_one_process_and_a_dead_copy_costs_only
             time.sleep(0.001)
             return -x
 
-        assert forked.each(dies, list(range(50)), 2) == [-x for x in range(50)]
-        real_fork, before = os.fork, forked.FORKS[0]
+        assert cores.forked(dies, list(range(50)), 2) == [-x for x in range(50)]
+        real_fork, before = os.fork, cores.FORKS[0]
 
         def no_fork():
             raise BlockingIOError("Resource temporarily unavailable")
 
         os.fork = no_fork  # a process limit: no copy, the items done here
-        assert forked.each(lambda x: -x, list(range(50)), 2) == [-x for x in range(50)]
-        assert forked.FORKS[0] == before
+        assert cores.forked(lambda x: -x, list(range(50)), 2) == [-x for x in range(50)]
+        assert cores.FORKS[0] == before
         os.fork = real_fork
-        assert forked.each(dies, list(range(50)), 2, until=time.perf_counter() - 1) == [None] * 50
+        assert cores.forked(dies, list(range(50)), 2, until=time.perf_counter() - 1) == [None] * 50
         print("ok")
         """
     )
@@ -115,7 +115,7 @@ def test_a_time_limit_stops_the_wait_and_ends_the_copy(tmp_path):
         import os, time
         from pathlib import Path
         from circuits import limits
-        from circuits.checking import forked
+        from circuits.checking import cores
         from circuits.errors import CircuitError
         me = os.getpid()
 
@@ -127,13 +127,13 @@ def test_a_time_limit_stops_the_wait_and_ends_the_copy(tmp_path):
             return x
 
         try:
-            limits.run(lambda: forked.each(fn, [1, 2], 2), "check", "checking", "a check")
+            limits.run(lambda: cores.forked(fn, [1, 2], 2), "check", "checking", "a check")
         except CircuitError as e:
             assert "took longer than 2 s" in str(e), e
         else:
             raise AssertionError("not stopped")
         pid = int(Path({str(tmp_path / "pid")!r}).read_text())
-        for _ in range(200):  # the stopped worker kills its copy within a look or two (forked.POLL)
+        for _ in range(200):  # the stopped worker kills its copy within a look or two (cores.POLL)
             try:
                 os.kill(pid, 0)
             except ProcessLookupError:
@@ -148,7 +148,7 @@ def test_a_time_limit_stops_the_wait_and_ends_the_copy(tmp_path):
 
 CHECKS = """
     import copy, json, os
-    from circuits.checking import forked
+    from circuits.checking import cores
     from circuits.display.json import result_json
     from circuits.display.notebook import result_text
     from circuits.explain import check
@@ -169,9 +169,9 @@ CHECKS = """
     said = {}
     for workers in ("1", "2"):
         os.environ["CIRCUITS_WORKERS"] = workers
-        before = forked.THREADED[0]
+        before = cores.THREADED[0]
         said[workers] = {name: shown(check(copy.copy(a), margins=name == "solved")) for name, a in answers.items()}
-        print(workers, forked.THREADED[0] - before, [r.splitlines()[0] for r in said[workers].values()])
+        print(workers, cores.THREADED[0] - before, [r.splitlines()[0] for r in said[workers].values()])
     assert said["1"] == said["2"]
     print("same")
 """
@@ -192,14 +192,14 @@ def test_an_audit_on_two_processes_judges_as_on_one():
         """
         from circuits.audit.allowed_mutants import allowed_for
         from circuits.audit.run import audit
-        from circuits.checking import forked
+        from circuits.checking import cores
         from helpers import solution
 
         ref = solution("04_previous_token")
         one = audit(ref, allowed_for(ref), workers=1)
-        assert forked.FORKS[0] == 0
+        assert cores.FORKS[0] == 0
         two = audit(ref, allowed_for(ref), workers=2)
-        assert forked.FORKS[0] >= 1
+        assert cores.FORKS[0] >= 1
         fields = ("killed", "allowed", "spared", "survived", "made", "not_run")
         assert [getattr(one, f) for f in fields] == [getattr(two, f) for f in fields]
         print(len(one.killed), "killed")
@@ -209,12 +209,12 @@ def test_an_audit_on_two_processes_judges_as_on_one():
 
 
 def test_grading_keeps_each_check_on_its_worker():
-    with forked.sharing(1):
-        with forked.sharing(4):
-            assert forked.workers() == 1
-    with forked.sharing(3):
-        assert forked.workers() == 3
-    assert forked.workers() == 1  # none chosen: one
+    with cores.sharing(1):
+        with cores.sharing(4):
+            assert cores.workers() == 1
+    with cores.sharing(3):
+        assert cores.workers() == 3
+    assert cores.workers() == 1  # none chosen: one
 
 
 def test_an_authors_puzzle_with_no_reference_is_checked_on_one_process(tmp_path):
@@ -225,7 +225,7 @@ def test_an_authors_puzzle_with_no_reference_is_checked_on_one_process(tmp_path)
     mine = tmp_path / "my_puzzle.py"
     mine.write_text((SOLUTIONS / "01_consonants.py").read_text())
     ref = solution("01_consonants")
-    assert checker._processes(ref) == forked.cores()
+    assert checker._processes(ref) == cores.count()
     import copy
 
     theirs = copy.copy(ref)
@@ -235,10 +235,10 @@ def test_an_authors_puzzle_with_no_reference_is_checked_on_one_process(tmp_path)
 
 @pytest.mark.parametrize("raw, n", [("3", 3), ("0", None), ("two", None)])
 def test_the_workers_variable(monkeypatch, raw, n):
-    monkeypatch.setenv(forked.ENV, raw)
+    monkeypatch.setenv(cores.ENV, raw)
     monkeypatch.delattr("os.sched_getaffinity", raising=False)
     monkeypatch.setattr("os.cpu_count", lambda: 5)
-    assert forked.cores() == (n or 5)
+    assert cores.count() == (n or 5)
 
 
 def test_threads_give_the_items_in_order_and_raise_the_first_failure_in_order():
@@ -256,11 +256,11 @@ def test_threads_give_the_items_in_order_and_raise_the_first_failure_in_order():
             raise ValueError(f"item {x}")
         return x * x
 
-    before = forked.THREADED[0]
-    assert forked.threaded(lambda x: x * x, list(range(100)), 2) == [x * x for x in range(100)]
-    assert forked.THREADED[0] == before + 1
+    before = cores.THREADED[0]
+    assert cores.threaded(lambda x: x * x, list(range(100)), 2) == [x * x for x in range(100)]
+    assert cores.THREADED[0] == before + 1
     with pytest.raises(ValueError, match="item 30"):
-        forked.threaded(fn, list(range(100)), 2)
+        cores.threaded(fn, list(range(100)), 2)
     assert len(seen) == 2
     with once.per_check():  # a helper shares the check's memo: what it computes is not computed again
         calls, both = [], threading.Barrier(2, timeout=30)
@@ -270,6 +270,6 @@ def test_threads_give_the_items_in_order_and_raise_the_first_failure_in_order():
             both.wait()  # one item on each thread
             return once.each(("n", spec), batch, spec)
 
-        assert forked.threaded(each_thread_one, [[["a"]], [["b", "c"]]], 2, once.joined()) == [[1], [2]]
+        assert cores.threaded(each_thread_one, [[["a"]], [["b", "c"]]], 2, once.joined()) == [[1], [2]]
         assert once.each(("n", spec), [["a"], ["b", "c"]], spec) == [1, 2]
         assert sorted(calls) == [("a",), ("b", "c")]  # each once: the helper's value is in the memo

@@ -3,7 +3,7 @@
 Each item's result is a function of the item alone (the checks are deterministic, and the caches only save work),
 so a helper thread, or a copy of this process, does its items exactly as this thread would: the same code on the
 same arrays, so the same bits. A batch's parts go to threads (`threaded`): numpy's products and ufuncs let go of the
-GIL, and a thread costs nothing to start. An audit's mutants, mostly Python, go to forked copies (`each`), which hand
+GIL, and a thread costs nothing to start. An audit's mutants, mostly Python, go to forked copies (`forked`), which hand
 back data (pickled results); a copy that dies, raises, or says nothing readable costs only time: what it took is
 done here afterwards, in order. Either way the first item in order that raises raises here, as on one thread, and
 the caller waits in Python, so a time limit stops the wait (and the copies with it). A copy never forks again.
@@ -32,7 +32,7 @@ from circuits import limits
 T = TypeVar("T")
 R = TypeVar("R")
 
-ENV = "CIRCUITS_WORKERS"  # processes one check or audit may use (default: the cores)
+ENV = "CIRCUITS_WORKERS"  # the threads a check, or the processes an audit, may use (default: the cores)
 _IN_COPY = [False]  # this process is a copy: it does its items itself
 _WORKERS: contextvars.ContextVar[int] = contextvars.ContextVar("circuits_workers", default=0)  # 0: none chosen
 FORKS = [0]  # copies this process has made (tests read it)
@@ -47,8 +47,9 @@ def _raised(result) -> bool:
     return isinstance(result, Raised)
 
 
-def cores() -> int:
-    """The processes a check may use: $CIRCUITS_WORKERS if set, else the cores this process may run on."""
+def count() -> int:
+    """The threads a check (or processes an audit) may use: $CIRCUITS_WORKERS if set, else the cores this process
+    may run on."""
     raw = os.environ.get(ENV, "").strip()
     if raw.isdigit() and int(raw) > 0:
         return int(raw)
@@ -68,7 +69,7 @@ def sharing(n: int):
 
 
 def workers() -> int:
-    """The processes a batch may be shared across here: 1 unless a `sharing` block says more."""
+    """The threads a batch may be shared across here: 1 unless a `sharing` block says more."""
     return _WORKERS.get() or 1
 
 
@@ -82,7 +83,7 @@ def can_fork() -> bool:
     return all(t is me or getattr(t, limits.QUIET, False) for t in threading.enumerate())
 
 
-def each(fn: Callable[[T], R], items: Sequence[T], n: int = 1, until: float | None = None) -> list[R | None]:
+def forked(fn: Callable[[T], R], items: Sequence[T], n: int = 1, until: float | None = None) -> list[R | None]:
     """`fn(item)` for every item, in order, on `n` processes (this one and forked copies, each taking the next item
     not yet taken, so a slow item holds up one process only); None for an item left undone because
     time.perf_counter() passed `until` (items are taken in order, so those are the last ones). An item that raises
