@@ -179,7 +179,8 @@ def test_circuits_check_runs_a_files_every_stage_on_one_worker(tmp_path, monkeyp
     assert cli.main(["check", str(mine), "--no-cache", "--no-margins"]) == 0
     stages = {what for what, _ in seen}
     assert {"validating the puzzle", "checking"} <= stages, stages
-    assert len({ident for _, ident in seen}) == 1 and seen[0][1] != threading.get_ident()
+    stage_threads = {ident for what, ident in seen if what in ("validating the puzzle", "checking")}
+    assert len(stage_threads) == 1 and seen[0][1] != threading.get_ident()  # (a batch's helper threads aside)
     assert "solved" in capsys.readouterr().out
 
 

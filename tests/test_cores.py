@@ -249,9 +249,12 @@ def test_threads_give_the_items_in_order_and_raise_the_first_failure_in_order():
 
     seen = set()
 
+    from circuits import limits
+
     def fn(x):
         time.sleep(0.001)  # both threads take items
         seen.add(threading.get_ident())
+        limits.doing("checking target x")  # what a part's scoring records of its thread
         if x in (30, 70):
             raise ValueError(f"item {x}")
         return x * x
@@ -262,6 +265,8 @@ def test_threads_give_the_items_in_order_and_raise_the_first_failure_in_order():
     with pytest.raises(ValueError, match="item 30"):
         cores.threaded(fn, list(range(100)), 2)
     assert len(seen) == 2
+    helpers = seen - {threading.get_ident()}
+    assert not helpers & set(limits._since), "a helper's time would count against a later thread of its ident"
     with once.per_check():  # a helper shares the check's memo: what it computes is not computed again
         calls, both = [], threading.Barrier(2, timeout=30)
         spec = lambda toks: calls.append(tuple(toks)) or len(toks)  # noqa: E731

@@ -118,11 +118,11 @@ def threaded(fn: Callable[[T], R], items: Sequence[T], n: int = 1, setup: Callab
     n = min(n, len(items))
     if n <= 1:
         return [fn(x) for x in items]
-    lock, order, got = threading.Lock(), iter(range(len(items))), {}
+    lock, order, got, stop = threading.Lock(), iter(range(len(items))), {}, threading.Event()
 
     def take() -> int | None:
         with lock:
-            return next(order, None)
+            return None if stop.is_set() else next(order, None)
 
     def share() -> None:
         while (i := take()) is not None:
@@ -132,18 +132,24 @@ def threaded(fn: Callable[[T], R], items: Sequence[T], n: int = 1, setup: Callab
                 got[i] = (False, e)
 
     def helper() -> None:
-        setup()
-        share()
+        try:
+            setup()
+            share()
+        finally:
+            limits.forget_this_thread()
 
     contexts = [contextvars.copy_context() for _ in range(1, n)]
     helpers = [threading.Thread(target=c.run, args=(helper,), daemon=True) for c in contexts]
     THREADED[0] += 1
     for h in helpers:
         h.start()
-    share()
-    for h in helpers:
-        while h.is_alive():  # a time limit raised in this thread is taken between two looks
-            h.join(POLL)
+    try:
+        share()
+        for h in helpers:
+            while h.is_alive():  # a time limit raised in this thread is taken between two looks
+                h.join(POLL)
+    finally:  # stopped (a time limit, Ctrl-C): the helpers take no further item
+        stop.set()
     out = []
     for i, x in enumerate(items):
         ok, value = got[i] if i in got else (True, fn(x))  # a helper that died: its item done here

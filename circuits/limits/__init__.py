@@ -40,8 +40,8 @@ ENV = {
     "audit": "CIRCUITS_AUDIT_SECONDS",
 }  # override any, in seconds
 DEFAULTS = {"import": IMPORT_SECONDS, "check": CHECK_SECONDS, "target": TARGET_SECONDS, "audit": AUDIT_SECONDS}
-REAL_EXIT = os._exit  # what os._exit is outside a guarded run (a forked copy of a check ends with it)
-QUIET = "circuits_fork_safe"  # set on a thread that holds no lock a forked copy could need (it waits: checking/forked)
+REAL_EXIT = os._exit  # what os._exit is outside a guarded run (an audit's forked copy ends with it)
+QUIET = "circuits_fork_safe"  # set on a thread that holds no lock a forked copy could need (it waits: checking/cores)
 TARGET = "checking target "  # how an activity that counts against the target limit begins
 POLL = 0.05  # seconds between two looks at a running worker
 
@@ -235,6 +235,7 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
     own = _Limit(limit, limit, which, culprit, source)  # deadlines are in the worker's own seconds, from 0
 
     def work():
+        forget_this_thread()  # nothing another thread of the same ident left counts against this one
         _limits[threading.get_ident()] = [own]
         if what:
             doing(what)
@@ -300,6 +301,14 @@ def _on_worker(fn: Callable[[], T], which: str | None, what: str, culprit: str, 
 def _forget(worker: threading.Thread) -> None:
     for table in (_doing, _since, _spent, _limits, _charged):
         table.pop(worker.ident, None)
+
+
+def forget_this_thread() -> None:
+    """What `doing` recorded for the calling thread, dropped: a helper thread ending (checking/cores.threaded), so a
+    later thread given the same ident starts from nothing."""
+    ident = threading.get_ident()
+    for table in (_doing, _since, _spent, _charged):
+        table.pop(ident, None)
 
 
 def _line_in(worker: threading.Thread, source: Path | None) -> str:
