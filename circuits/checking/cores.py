@@ -47,13 +47,17 @@ def _raised(result) -> bool:
     return isinstance(result, Raised)
 
 
+def available() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def count() -> int:
-    """The threads a check (or processes an audit) may use: $CIRCUITS_WORKERS if set, else the cores this process
-    may run on."""
+    """The threads a check (or processes an audit) may use: $CIRCUITS_WORKERS if set, else `available()`."""
     raw = os.environ.get(ENV, "").strip()
     if raw.isdigit() and int(raw) > 0:
         return int(raw)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return available()
 
 
 @contextlib.contextmanager

@@ -203,9 +203,10 @@ class Inputs:
         settings, drawn once per process (a watch's next save checks the same inputs) and copied out."""
         n = self.n_random if n is None else n
         seed = self.seed if seed is None else seed
-        if self.known_by_text is None:
+        settings = self.known_by_text
+        if settings is None:
             return self._sample(n, seed)  # a family of the puzzle's own: its code, which may change, draws them
-        key = (self.known_by_text, n, seed)
+        key = (settings, n, seed)
         if key not in _SAMPLES:
             _SAMPLES[key] = self._sample(n, seed)
             while len(_SAMPLES) > KEPT_SAMPLES:

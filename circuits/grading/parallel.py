@@ -67,7 +67,7 @@ def grade_safely(sub: Submission, stems: list[str], limits: sandbox.Limits, n_ex
 
 
 def default_workers() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores.available()
 
 
 def grade_all(
