@@ -1,6 +1,6 @@
 """How fast `circuits grade` grades a class: submissions per minute per core, and the speed-up from 1 to 2 workers.
 
-    python benchmarks/grade.py                 # 200 generated submissions of all 22 puzzles, 1 then 2 workers
+    python benchmarks/grade.py                 # 200 generated submissions of every puzzle, 1 then 2 workers
     python benchmarks/grade.py --n 20          # a smaller class
     python benchmarks/grade.py --json out.json
 
@@ -8,7 +8,7 @@ The class is generated from the shipped reference solutions: solved (a copy), wr
 symbol set to 1, a matrix halved, the causal mask all True), stubs (circuits.workspace.reset.stub_text)
 and hostile (prints a fake verdict, patches circuits, forks, writes outside its folder, allocates
 10 GB, sleeps past the limit), in the proportions 40/25/20/15. Each is graded as `circuits grade`
-does (its own fenced process, margins off). Goal: ≥ 10 submissions of all 22 puzzles per minute
+does (its own fenced process, margins off). Goal: ≥ 10 submissions of every puzzle per minute
 per core. Two rates are printed: by wall time (what an instructor waits, on this machine as loaded
 now) and by CPU time (the work itself, which a busy shared machine distorts less).
 
@@ -38,7 +38,7 @@ from circuits.sealed.sandbox import Limits
 from circuits.workspace.reset import stub_text
 
 ESCAPE = "/tmp/circuits-escaped-by-a-submission.txt"  # where the hostile "writes" submissions try to write
-GOAL = 10.0  # submissions of all 22 puzzles per minute per core
+GOAL = 10.0  # submissions of every puzzle per minute per core
 HOSTILE = {
     "prints": 'print("every puzzle solved: 22/22")\n',
     "patches": "import circuits.checking.checker as _c\n_c.check = lambda *a, **k: 'solved'\n",

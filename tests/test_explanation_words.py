@@ -68,3 +68,33 @@ def test_a_hint_ending_in_a_question_gets_the_earlier_failure_note_without_a_str
     assert "read? This may follow from the failure of part (a), earlier in the circuit" in asked and "?." not in asked
     said = noted(note, "look at W_Q.")
     assert said.startswith("look at W_Q. This may follow") and ".." not in said
+
+
+def test_a_tie_names_only_the_directions_the_puzzle_lets_the_keys_read():
+    """Keys 0 and 1 differ in both position pairs; the puzzle lets head 1.0's W_K read pair 0 only: the hint names
+    that pair, not "those directions" (which would send the learner to pair 1); where it may read none of them, it
+    says what must change instead."""
+    from circuits.explain.scores import Differs
+    from circuits.explain.terms import saying
+
+    every = ("tok:a", "cos:0", "sin:0", "cos:1", "sin:1")
+    tie = Differs(0, 1, ("cos/sin:*",), (), ("a", "a"), every[1:], every, (1, 0))
+    heads = {(1, 0, "W_Q"): "W_Q1", (1, 0, "W_K"): "W_K1"}
+
+    def said(reads):
+        with saying(PuzzleTerms(heads, {}, frozenset({"W_Q1", "W_K1"}), {}, reads), (1, 0), None):
+            return words(tie)
+
+    assert said(None).endswith(
+        "W_Q1 and W_K1 — reading those directions would make key 0 'a' score higher than key 1 'a'"
+    )
+    assert said({"head 1.0 W_K": ["cos:0", "sin:0"]}).endswith(
+        "W_Q1 and W_K1 — reading cos:0, sin:0 would make key 0 'a' score higher than key 1 'a'"
+    )
+    assert said({"head 1.0 W_K": ["cos:*", "sin:*"]}).endswith(
+        "reading those directions would make key 0 'a' score higher than key 1 'a'"
+    )
+    assert said({"head 1.0 W_K": ["tok:*"]}) == (
+        "Their residuals differ only in cos/sin:*, which the puzzle does not let W_K1 read: what is written into "
+        "them before this layer must differ in what it reads"
+    )

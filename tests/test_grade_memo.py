@@ -8,6 +8,7 @@ edit, 01 with a shape mistake, and 00 solved. The other tests replay the answers
 """
 
 import re
+import types
 from dataclasses import asdict
 
 import pytest
@@ -193,3 +194,16 @@ def test_the_memo_keeps_the_latest_verdicts_and_can_be_cleared(graded, counted, 
     grade.clear_memo()
     regrade(calls, "alice", "03_uniform", who="frank")
     assert counted()[-1] == "frank/03_uniform.py"
+
+
+def test_a_served_row_says_the_time_it_took_not_the_first_copys(graded, counted, monkeypatch):
+    """On a clock (grading's) that ticks one second a reading: the copy served from the memo reads it twice, at its
+    start and its end, so its row says 1.0 s, not the time the first copy's check took."""
+    _, _, calls = graded
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(grade, "time", types.SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    first = regrade(calls, "alice", "03_uniform")
+    served = regrade(calls, "alice", "03_uniform", who="dave")
+    assert counted() == ["alice/03_uniform.py"]
+    assert served.result["seconds"] == 1.0 and first.result["seconds"] != 1.0
+    assert served.report.endswith("(1.0 s)\n"), served.report[-200:]

@@ -5,6 +5,7 @@ check) with the guarantee switched off, and is refused with its one line with it
 from __future__ import annotations
 
 import copy
+import re
 import types
 
 import numpy as np
@@ -268,3 +269,21 @@ def test_a_course_reference_that_does_not_build_leaves_the_answers_own_names_to_
     mine = writer(tmp_path / "puzzles", declared)
     assert guarantees.reference_attention(load_file(mine)) == ()
     assert check(load_file(mine), n_random=200, margins=False).status == "solved"
+
+
+def test_a_failing_hint_never_says_raise_s_where_s_cancels(reference):
+    """09 with W_K = B/s (s cancels, and the scores are too flat): the hint gives the factor the scores need and says
+    why raising s will not give it, naming the entry; the same answer with W_K = B says to raise s."""
+    from circuits.explain import hint
+
+    def first_hint(attempt):
+        result = check(attempt, n_random=300, property_examples=20, margins=False)
+        assert result.status == "failing"
+        return " ".join(hint(t.failure.explanation) for t in result.targets if t.status == "failed")
+
+    said = first_hint(wrong(reference("09_duplicate_token"), entries("W_K", lambda r, x: x / s)))
+    assert "does not raise them: W_K divides by s (entry [0, tok:a] = 1/s)" in said, said
+    assert "by that much" not in said and "raise s ×" not in said, said
+    flat = wrong(reference("09_duplicate_token"), lambda a, g: setattr(a, "params", {s: 1}))
+    assert "does not raise them" not in first_hint(flat)
+    assert re.search(r"raise (your sharpness symbol )?s", first_hint(flat))

@@ -159,3 +159,19 @@ def test_every_small_input_is_worked_out_once_per_puzzle_and_answer_s_token_clas
     assert again is first and len(made) == 1
     other = [dataclasses.replace(t) for t in targets]  # other targets (another file's): worked out anew
     assert plan.Plan.of(attempt.puzzle, 500).small(model, other) == first and len(made) == 2
+
+
+def test_forget_empties_every_memo_kept_between_checks_and_the_next_check_says_the_same():
+    """After checks of 01 and 00 the process keeps random samples, small inputs, spec tables, bound entries and a
+    code search; `kept.forget()` empties each, and 01 checked after it reports what it reported warm."""
+    from circuits import kept
+
+    warm = check(solution("01_consonants"), n_random=300, property_examples=10, margins=False)
+    check(solution("00_attention"), n_random=300, property_examples=10, margins=False)
+    check(solution("04_previous_token"), n_random=300, property_examples=10, margins=False)  # binds s
+    held = {m.name: len(m) for m in kept.memos()}
+    assert all(held.values()), held
+    assert once._kept
+    kept.forget()
+    assert not any(len(m) for m in kept.memos()) and not once._kept
+    assert text(check(solution("01_consonants"), n_random=300, property_examples=10, margins=False)) == text(warm)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator, Sequence
 
+from circuits import kept
 from circuits.checking.plan import STAGES
 from circuits.checking.results import Failure, TargetResult
 from circuits.checking.search import hypothesis_stores_nothing_here
@@ -90,17 +91,13 @@ def shrunk(example, fails: Callable[[object], bool], smaller: Callable[[object],
     return example
 
 
-_DRAWN: dict[tuple[int, int], tuple[Code, list]] = {}  # (id(target), n_examples) -> (target, what its search drew)
-KEPT_SEARCHES = 8  # the searches kept in a process (a watch, a pytest run): the latest
+_DRAWN = kept.latest("code searches", 8)  # (id(target), n_examples) -> (target, what its search drew)
 
 
 def _keep(target: Code, n_examples: int, drawn: list) -> None:
     """Keep what a search drew while nothing failed: derandomized, it draws the same list each time (code_inputs), so
     the next check of this target tries the list first and searches only when one of them fails."""
-    _DRAWN.pop((id(target), n_examples), None)
-    _DRAWN[(id(target), n_examples)] = (target, drawn)  # holds the target: its id is not reused while kept
-    while len(_DRAWN) > KEPT_SEARCHES:
-        del _DRAWN[next(iter(_DRAWN))]
+    _DRAWN.keep((id(target), n_examples), (target, drawn))  # holds the target: its id is not reused while kept
 
 
 def check_code(target: Code, attempt, n_examples: int) -> TargetResult:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from circuits import kept
 from circuits.checking import strategies
 from circuits.errors import CircuitError
 
@@ -157,8 +158,7 @@ class Copies:
 Family = Uniform | Runs | Repeated | Copies
 
 
-_SAMPLES: dict[tuple, list[list[str]]] = {}  # (repr of the Inputs, n, seed) -> the sample, the latest few
-KEPT_SAMPLES = 16
+_SAMPLES = kept.latest("random samples", 16)  # (repr of the Inputs, n, seed) -> the sample
 
 
 @dataclass(frozen=True)
@@ -208,10 +208,8 @@ class Inputs:
             return self._sample(n, seed)  # a family of the puzzle's own: its code, which may change, draws them
         key = (settings, n, seed)
         if key not in _SAMPLES:
-            _SAMPLES[key] = self._sample(n, seed)
-            while len(_SAMPLES) > KEPT_SAMPLES:
-                del _SAMPLES[next(iter(_SAMPLES))]
-        return [list(x) for x in _SAMPLES[key]]
+            _SAMPLES.keep(key, self._sample(n, seed))
+        return [list(x) for x in _SAMPLES.get(key)]
 
     def _sample(self, n: int, seed: int) -> list[list[str]]:
         rng = np.random.default_rng(seed)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from circuits import limits
+from circuits import kept, limits
 from circuits.targets import Target, Tokens
 from circuits.targets.examples import extremes, worked_examples  # noqa: F401  (part of plan's API)
 
@@ -35,8 +35,7 @@ class Small:
         return max(map(len, self.inputs), default=0)
 
 
-_SMALL: dict[tuple, tuple] = {}  # every small input, kept across checks (a watch's next save): (targets, Small)
-KEPT_SMALL = 8
+_SMALL = kept.latest("small inputs", 8)  # (classes, targets, settings, sample) -> (targets, every small input)
 
 
 @dataclass
@@ -78,13 +77,11 @@ class Plan:
         if key not in self._small:
             sample = self.sample[:CLASS_SAMPLE] + self.examples
             settings = self.puzzle.inputs.known_by_text
-            kept = (*key, settings, tuple(map(tuple, sample)))  # what else small_inputs reads
-            if (hit := _SMALL.get(kept)) is None or any(a is not b for a, b in zip(hit[0], targets)):
+            known = (*key, settings, tuple(map(tuple, sample)))  # what else small_inputs reads
+            if (hit := _SMALL.get(known)) is None or any(a is not b for a, b in zip(hit[0], targets)):
                 hit = (tuple(targets), small_inputs(model, self.puzzle, targets, sample, classes))
                 if settings is not None:
-                    _SMALL[kept] = hit  # holds the targets: their ids are not reused while kept
-                    while len(_SMALL) > KEPT_SMALL:
-                        del _SMALL[next(iter(_SMALL))]
+                    _SMALL.keep(known, hit)  # holds the targets: their ids are not reused while kept
             self._small[key] = hit[1]
         return self._small[key]
 

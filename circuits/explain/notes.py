@@ -10,7 +10,7 @@ from functools import singledispatch
 
 from circuits.explain.diagnosis import factor
 from circuits.explain.formats import head
-from circuits.explain.sharpening import Sharpening, holds_scale, sharpenings, sized
+from circuits.explain.sharpening import NotAScale, Sharpening, holds_scale, sharpenings, sized, unscaled
 from circuits.explain.tables import words
 from circuits.explain.terms import no_given_suspects, saying
 
@@ -55,6 +55,9 @@ def hint(explanation) -> str:
     for note in notes:  # a factor sized for every length replaces the hint's own, sized for this input alone
         if isinstance(note, Sharpening) and note.of == "attention" and holds_scale(facts):
             facts, notes = sized(facts, note), [n for n in notes if n is not note]
+            break
+        if isinstance(note, NotAScale) and holds_scale(facts):
+            facts, notes = unscaled(facts, note), [n for n in notes if n is not note]
             break
     lead = [n for n in notes if isinstance(n, EarlierFailure) and getattr(facts, "earlier_first", False)]
     misread = [n for n in notes if isinstance(n, LeakNote) and _reads_of(n, explanation.head)]

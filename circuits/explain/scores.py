@@ -10,7 +10,7 @@ import numpy as np
 from circuits.explain.diagnosis import factor
 from circuits.explain.formats import families
 from circuits.explain.tables import words
-from circuits.explain.terms import matrix, sharpness
+from circuits.explain.terms import matrix, readable, sharpness
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class ScaleBy:
     factor: float | None
     keys: int
     max_len: int | None = None  # sized by the checker: the factor holds at every length up to max_len
+    unscaled: str | None = None  # why raising the puzzle's sharpness does not raise these scores (it cancels)
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class Differs:
     families: tuple[str, ...]
     read: tuple[str, ...] = ()
     tokens: tuple[str, ...] = ()  # the tokens at a and b
+    directions: tuple[str, ...] = ()  # the residual directions in which they differ
+    every: tuple[str, ...] = ()  # every direction of the residual (a family named whole where all of it differs)
+    head: tuple[int, int] | None = None  # the head whose keys tie
 
 
 def differs(trace, layer: int, a: int, b: int, head: int | None = None) -> Differs:
@@ -49,7 +53,16 @@ def differs(trace, layer: int, a: int, b: int, head: int | None = None) -> Diffe
         keyed = np.abs(np.asarray(w.W_Q, dtype=float).T @ np.asarray(w.W_K, dtype=float)).sum(0) > 0  # [d_model]
         read = families(labels[i] for i in differ if keyed[i])
     at = trace.tokens(0)
-    return Differs(a, b, families(labels[i] for i in differ), read, (at[a], at[b]))
+    return Differs(
+        a,
+        b,
+        families(labels[i] for i in differ),
+        read,
+        (at[a], at[b]),
+        tuple(labels[i] for i in differ),
+        tuple(labels),
+        None if head is None else (layer, head),
+    )
 
 
 @words.register
@@ -65,11 +78,29 @@ def _(f: Differs) -> str:
             f"with this query both keys score the same: look at {matrix('W_Q')} and {matrix('W_K')} together, at what "
             f"this query asks for against what keys {f.a} and {f.b} give it"
         )
+    may = readable("W_K", f.head, f.directions)
+    if may is not None and not may:
+        return (
+            f"Their residuals differ only in {', '.join(f.families)}, which the puzzle does not let "
+            f"{matrix('W_K', f.head)} read: what is written into them before this layer must differ in what it reads"
+        )
+    those = "those directions" if may is None or len(may) == len(f.directions) else named(may, f.every)
     return (
         f"Their residuals differ in {', '.join(f.families)}: look at {matrix('W_Q')} and {matrix('W_K')} — reading "
-        f"those directions would make key {key_at(f.a, f.tokens[:1])} score higher than key "
-        f"{key_at(f.b, f.tokens[1:])}"
+        f"{those} would make key {key_at(f.a, f.tokens[:1])} score higher than key {key_at(f.b, f.tokens[1:])}"
     )
+
+
+def named(directions: list[str], every: tuple[str, ...]) -> str:
+    """Some residual directions, a family named whole where all of it is among them: "tok:*, cos:0, sin:0"."""
+    from circuits.explain.formats import family_of
+
+    said = []
+    for family in families(directions):
+        members = [d for d in directions if family_of(d) == family]
+        whole = [d for d in every if family_of(d) == family]
+        said += [family] if len(members) == len(whole) and len(whole) > 1 else members
+    return ", ".join(said)
 
 
 def key_at(i: int, token: tuple[str, ...]) -> str:
@@ -84,6 +115,11 @@ def _(f: ScaleBy) -> str:
         return (
             f"to pass at every length up to {f.max_len} (this input at its full length included), the scores "
             f"need ×{factor(f.factor)} (raise {sharpness('attention')} by that much)"
+        )
+    if f.unscaled is not None:
+        return (
+            f"at this length ({f.keys} keys visible) the scores need ×{factor(f.factor)}, and raising "
+            f"{sharpness('attention')} does not raise them: {f.unscaled}"
         )
     return (
         f"at this length ({f.keys} keys visible) the scores need ×{factor(f.factor)} (raise "

@@ -28,6 +28,14 @@ class Sharpening:
     of: str = "attention"  # whose sharpness: "attention" | "prediction"
 
 
+@dataclass(frozen=True)
+class NotAScale:
+    """Raising the puzzle's sharpness does not raise the scores the hint says need raising: `detail`, the line that
+    says which entries keep them from growing with it (W_Q = s·A with W_K = B/s: s cancels)."""
+
+    detail: str
+
+
 def rounded_up(x: float, digits: int = 3) -> float:
     """`x` rounded up to `digits` significant digits: a factor said must never fall short of the one found."""
     if x <= 0:
@@ -104,11 +112,21 @@ def sizing(attempt, target, hint, terms, batch: list, evaluate, max_len: int) ->
 
 def sized(hint, sharpening: Sharpening):
     """The hint's facts with every ScaleBy in them sized by `sharpening` (the same hint when it holds none)."""
+    return _each_scale(hint, lambda s: dataclasses.replace(s, factor=sharpening.factor, max_len=sharpening.max_len))
+
+
+def unscaled(hint, note: NotAScale):
+    """The hint's facts with every ScaleBy in them saying why the sharpness does not raise its scores."""
+    return _each_scale(hint, lambda s: dataclasses.replace(s, unscaled=note.detail))
+
+
+def _each_scale(hint, change):
+    """The hint's facts with `change` applied to every ScaleBy in them (the same hint when it holds none)."""
     if isinstance(hint, ScaleBy):
-        return dataclasses.replace(hint, factor=sharpening.factor, max_len=sharpening.max_len)
+        return change(hint)
     if not dataclasses.is_dataclass(hint) or isinstance(hint, type):
         return hint
-    changed = {f.name: sized(getattr(hint, f.name), sharpening) for f in dataclasses.fields(hint)}
+    changed = {f.name: _each_scale(getattr(hint, f.name), change) for f in dataclasses.fields(hint)}
     if all(changed[k] is getattr(hint, k) for k in changed):
         return hint
     return dataclasses.replace(hint, **changed)
@@ -154,6 +172,39 @@ def size_sharpening(attempt, target, f, batch: list, max_len: int) -> None:
     if said is not None:
         said = mechanisms_hold_too(attempt, said)
         e.notes.append(said)  # display says it in the hint's own factor where the hint names one
+    elif holds_scale(e.hint) and (unscaled := not_scaling(attempt, e.head)) is not None:
+        e.notes.append(NotAScale(unscaled))  # "raise s by that much" would be false: say why s raises nothing
+
+
+def not_scaling(attempt, at: tuple[int, int] | None = None) -> str | None:
+    """Why raising the sharpness of the attention does not raise the scores of the head `at` (or, where its scores
+    do scale, of another head the learner writes): exactly, from the answer's entries, else on the model built at
+    2×; None when every one scales, or the answer cannot be built."""
+    from circuits.checking.answer_names import head_matrices
+    from circuits.checking.margins import scaled
+    from circuits.checking.scale import attention_names, homogeneity, proportional
+
+    try:
+        model = attempt.model()
+        heads = head_matrices(attempt, model)
+        names = attention_names(attempt, heads)
+        if not names:
+            return None
+        doubled = attempt.model(scaled(attempt.answer, names, 2.0))
+        own = {k: v for k, v in heads.items() if k[:2] == at}
+        return next(
+            (
+                said
+                for these in ((own, heads) if own else (heads,))
+                if (
+                    said := homogeneity(attempt, model, these, names)
+                    or proportional(model, {2.0: doubled}, these, names)
+                )
+            ),
+            None,
+        )
+    except CircuitError:
+        return None
 
 
 def mechanisms_hold_too(attempt, said):

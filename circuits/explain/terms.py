@@ -56,13 +56,20 @@ class PuzzleTerms:
     mlps: dict  # (layer, "W_in" | "W_out") → name
     answer: frozenset
     sharpness: dict  # "attention" | "prediction" → names
+    reads: dict | None = None  # "head 0.1 W_K" → the directions the puzzle lets it read (patterns); None: not known
 
 
 def puzzle_terms(attempt, model) -> PuzzleTerms:
     """The names a hint is said in, for this answer to this puzzle."""
+    from circuits.checking.guarantees import reads_for
+
     heads = head_matrices(attempt, model)
     return PuzzleTerms(
-        heads, mlp_matrices(attempt, model), frozenset(attempt.puzzle.answer), sharpness_words(attempt, heads)
+        heads,
+        mlp_matrices(attempt, model),
+        frozenset(attempt.puzzle.answer),
+        sharpness_words(attempt, heads),
+        reads_for(attempt),
     )
 
 
@@ -141,6 +148,17 @@ def mlp_matrix(role: str, layer=HERE) -> str:
         return role
     mlps = said.terms.mlps
     return mlps.get((at, role), f"{role} (a given)" if mlps else role)
+
+
+def readable(role: str, head, directions) -> list[str] | None:
+    """Of `directions`, those the puzzle lets `head`'s `role` (W_Q, W_K) read; None where it declares nothing for it
+    (every direction may be read)."""
+    from circuits.checking.guarantees import allowed
+
+    said = _SAYING.get()
+    declared = None if said.terms is None or said.terms.reads is None or head is None else said.terms.reads
+    patterns = None if declared is None else declared.get(f"head {head[0]}.{head[1]} {role}")
+    return None if patterns is None else [d for d in directions if allowed(patterns, d)]
 
 
 def given(name: str) -> str:

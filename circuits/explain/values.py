@@ -158,7 +158,7 @@ def head_cause(target, trace, tokens, q, expected):
             rest = np.delete(np.arange(q + 1), good)
             a, b = int(good[np.argmax(scores[good])]), int(rest[np.argmax(scores[rest])])
             if tied(scores[a], scores[b]):
-                return TiedValue(name, a, b, scores[a], differs(trace, l, a, b))
+                return TiedValue(name, a, b, scores[a], differs(trace, l, a, b, h))
         return ElsewhereAttended(name, tokens, q, keys, mass)
     if np.abs(values.mean(0) - expected).max() <= target.tol and not fixed:
         return EvenWould(name, q)

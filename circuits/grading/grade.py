@@ -260,6 +260,7 @@ def _grade_puzzle(
 
 
 def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples: int) -> checker.PuzzleResult:
+    start = time.perf_counter()
     if "error" in message:
         return _error(attempt, CircuitError(str(message["error"])))
     answer, missing = _decoded(attempt, message.get("answer") or {})
@@ -271,7 +272,8 @@ def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples:
     if key is not None and key in _MEMO:
         _MEMO.move_to_end(key)
         _MEMO_SERVED[0] += 1
-        return replace(_MEMO[key], attempt=attempt)  # the same verdict, of this submission's file
+        # the same verdict, of this submission's file, and the time this one took (not the first copy's check)
+        return replace(_MEMO[key], attempt=attempt, seconds=time.perf_counter() - start)
     if is_code:
         result = _check_code(attempt, message, stem, n_examples)
     else:

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from circuits import kept
 from circuits.errors import CircuitError
 from circuits.model.basis import NamedMatrix
 
@@ -155,9 +156,9 @@ def _fast(raw: np.ndarray, params: Params | None, kinds: set[type]) -> np.ndarra
     subs, values = {k: sympy.sympify(v) for k, v in plain.items()}, {}
     # the entries bound under these very params before (a model is built again and again with the same params: an
     # audit's mutants, the margins' scales), keyed by the symbols themselves and the numbers' types (2, 2.0 apart)
-    if len(_BOUND) > 4096:  # every factor a sharpening search tries is params of its own: forget, now and then
-        _BOUND.clear()
-    known = _BOUND.setdefault(frozenset((k, type(v), v) for k, v in plain.items()), {})
+    key = frozenset((k, type(v), v) for k, v in plain.items())
+    if (known := _BOUND.get(key)) is None:  # every factor a sharpening search tries is params of its own
+        _BOUND.keep(key, known := {})
     try:  # each distinct entry once (a matrix holds few: 0, 1, s, s/2), as Matrix.subs(...).evalf() would bind it;
         # xreplace swaps each symbol for its number as subs does, the same expression at a third of the cost
         for x in raw.flat:
@@ -173,7 +174,8 @@ def _fast(raw: np.ndarray, params: Params | None, kinds: set[type]) -> np.ndarra
         return None
 
 
-_BOUND: dict[frozenset, dict] = {}  # params (symbol, type, value) -> {entry: its number, or None if a symbol is free}
+# params (symbol, type, value) -> {entry: its number, or None if a symbol is free}
+_BOUND = kept.latest("entries bound to numbers", 4096, refresh=True)
 
 
 def _subs(params: Params | None) -> dict:

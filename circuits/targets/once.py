@@ -6,6 +6,8 @@ import contextlib
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
 
+from circuits import kept
+
 _open = threading.local()  # the memo of the check running on this thread: {key: {input: value}}, and the keys used
 _kept: dict = {}  # key -> (table, the last block that used it): for the next check (a watch's next save, an
 # explanation after a check) runs the same specs on the same inputs
@@ -13,6 +15,15 @@ _blocks = 0  # outermost blocks begun in this process
 _lock = threading.Lock()
 KEPT_VALUES = 100_000  # a table holding more values than this is not kept for the next check
 KEPT_BLOCKS = 4  # a table no block used among the last this many is dropped (a spec of a puzzle file run anew)
+
+
+def _forget() -> None:
+    global _kept
+    with _lock:
+        _kept = {}
+
+
+kept.also(_forget)
 
 
 @contextlib.contextmanager
