@@ -9,7 +9,7 @@ PACKAGE = Path(circuits.__file__).parent
 # Lower layers never import higher ones; a module may import its own layer (the graph stays acyclic). A layer
 # may hold two packages: checking runs a learner's file through sealed, whose child loads the puzzle with checking.
 LAYERS = [
-    "errors",
+    ("errors", "kept"),
     "model",
     "io",
     "limits",

@@ -15,6 +15,7 @@ import numpy as np
 from circuits.audit.mutants import Mutant, Numbers, matches, mutants, tolerance_probes
 from circuits.checking.plan import Plan
 from circuits.errors import CircuitError
+from circuits.model.weights import same_objects
 from circuits.targets.base import Kind
 
 FAST_RANDOM = 1000  # random inputs in the fast check; a survivor is confirmed by the full check
@@ -179,7 +180,9 @@ def audit(
             return ALLOWED, reason
         return (SURVIVED, "") if passes_in_full(attempt, m.answer) else (KILLED, "")
 
-    with context():  # as a check runs: specs computed once per input (here across mutants), BLAS on one thread
+    # as a check runs: specs computed once per input (here across mutants), BLAS on one thread; and the matrices no
+    # mutant edits (the givens, the answer's others: the same objects for every mutant) converted once
+    with context(), same_objects():
         if workers > 1 and chosen:  # the copies start from the reference's specs, not each computing them anew
             rejects(attempt, attempt.answer, n_random, numbers, plan)
         until = None if seconds is None else start + seconds

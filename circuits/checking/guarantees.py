@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -58,7 +59,13 @@ def families(directions) -> list[str]:
 
 
 def allowed(pattern_list: Sequence[str], direction: str) -> bool:
-    return any(fnmatch.fnmatchcase(direction, p) for p in pattern_list)
+    """Whether `direction` matches one of the patterns (fnmatch's, case kept)."""
+    return _allowed(tuple(pattern_list), direction)
+
+
+@functools.lru_cache(maxsize=8192)  # an audit asks it of every direction, for every reader of every mutant
+def _allowed(patterns: tuple[str, ...], direction: str) -> bool:
+    return any(fnmatch.fnmatchcase(direction, p) for p in patterns)
 
 
 def declared_writes(model) -> dict[str, list[str]]:
@@ -144,7 +151,7 @@ def check_writes(
     for w in writers(model):
         if w.name not in writes:
             continue
-        given = list(writes[w.name])
+        given = tuple(writes[w.name])
         outside = {d: v for d, v in written(w, labels).items() if not allowed(given, d)}
         if outside:
             first = ", ".join(f"{d} ({v:.3g})" for d, v in list(outside.items())[:3])
@@ -240,7 +247,7 @@ def check_reads(
     for reader in readers(model):
         if reader.name not in reads:
             continue
-        given = list(reads[reader.name])
+        given = tuple(reads[reader.name])
         outside = [d for d in read(reader, labels) if not allowed(given, d)]
         if not outside:
             continue

@@ -104,7 +104,10 @@ class HeadWeights:
 
 def _stack(arrays: list[np.ndarray], width: int) -> np.ndarray:  # h × [≤ width, ...] -> [h, width, ...]
     """Heads of one layer may differ in d_head; zero rows change nothing, so pad them to stack."""
-    return np.stack([np.pad(a, [(0, width - a.shape[0])] + [(0, 0)] * (a.ndim - 1)) for a in arrays])
+    out = np.zeros((len(arrays), width, *arrays[0].shape[1:]), dtype=np.result_type(*arrays))
+    for h, a in enumerate(arrays):
+        out[h, : a.shape[0]] = a
+    return out
 
 
 class Block:

@@ -6,8 +6,11 @@ parameter mapping here, and their exact form stays available through `exact`.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import numbers
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -188,6 +191,60 @@ def _subs(params: Params | None) -> dict:
     }
 
 
+# --- the same objects, converted once ----------------------------------------------------------------------------
+# An audit builds a model for each of ~1,000 mutants of one answer: each mutant edits a copy of one matrix, and every
+# other matrix (the givens, the answer's other matrices) is the very object it was for the last mutant. Inside
+# `same_objects()` a matrix of entries (an object array: numbers and sympy expressions) is converted, and its symbols
+# found, once per object: kept with the object itself, so its id is not reused, and never outside the block, so a
+# matrix edited in place between two checks (a test, a notebook) is always converted anew.
+_SAME: contextvars.ContextVar[OrderedDict | None] = contextvars.ContextVar("same_objects", default=None)
+SAME_KEPT = 64  # the latest conversions kept in the block: every matrix a model of the answer is built from
+
+
+@contextlib.contextmanager
+def same_objects() -> Iterator[None]:
+    """Within the block, a labelled or symbolic matrix is converted (matrix) and read for symbols (symbols_in) once
+    per object and arguments; nothing in the block may edit a matrix in place."""
+    token = _SAME.set(OrderedDict())
+    try:
+        yield
+    finally:
+        _SAME.reset(token)
+
+
+def _once(key: tuple, value, compute):
+    """compute(), or the result kept for `value` (the same object) under `key` inside same_objects()."""
+    memo = _SAME.get()
+    try:
+        hit = None if memo is None else memo.get(key)
+    except TypeError:  # an argument that cannot key it (labels given as lists): converted as outside the block
+        return compute()
+    if memo is None:
+        return compute()
+    if hit is not None and hit[0] is value:
+        memo.move_to_end(key)
+        return hit[1]
+    out = compute()
+    memo[key] = (value, out)
+    while len(memo) > SAME_KEPT:
+        memo.popitem(last=False)
+    return out
+
+
+def _kept_once(value) -> bool:
+    """Whether converting `value` is worth keeping inside same_objects(): a labelled matrix, a sympy one, or an
+    array of entries (a list of numbers is converted as fast as it is looked up)."""
+    return (
+        isinstance(value, NamedMatrix)
+        or (isinstance(value, np.ndarray) and value.dtype == object)
+        or (is_symbolic(value) and hasattr(value, "tolist"))
+    )
+
+
+def _params_key(params: Params | None) -> tuple:
+    return tuple(sorted((str(k), type(v).__name__, repr(v)) for k, v in dict(params or {}).items()))
+
+
 def matrix(
     value, name: str, shape: tuple, dims: tuple | None = None, params: Params | None = None, labels: tuple | None = None
 ) -> np.ndarray:
@@ -198,6 +255,13 @@ def matrix(
     `labels` gives, per axis, the names a labelled (NamedMatrix) value must carry there,
     as (what, names) or None; a matrix labelled otherwise is refused, never used by position.
     """
+    if _SAME.get() is None or not _kept_once(value):
+        return _matrix(value, name, shape, dims, params, labels)
+    key = ("matrix", id(value), name, shape, dims, _params_key(params), labels)
+    return _once(key, value, lambda: _matrix(value, name, shape, dims, params, labels))
+
+
+def _matrix(value, name: str, shape: tuple, dims: tuple | None, params: Params | None, labels: tuple | None):
     if value is None:
         raise CircuitError(f"{name} is missing (None); it needs shape {_fmt_shape(shape)}")
     if isinstance(value, np.ma.MaskedArray):
@@ -315,6 +379,12 @@ def _where(idx) -> str:
 
 def symbols_in(value) -> set[str]:
     """Names of the sympy symbols a matrix-like uses (empty for plain numbers)."""
+    if _SAME.get() is None or not _kept_once(value):
+        return _symbols_in(value)
+    return set(_once(("symbols", id(value)), value, lambda: frozenset(_symbols_in(value))))
+
+
+def _symbols_in(value) -> set[str]:
     try:
         raw = raw_array(value)
     except _Ragged:
