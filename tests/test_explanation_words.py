@@ -98,3 +98,17 @@ def test_a_tie_names_only_the_directions_the_puzzle_lets_the_keys_read():
         "Their residuals differ only in cos/sin:*, which the puzzle does not let W_K1 read: what is written into "
         "them before this layer must differ in what it reads"
     )
+
+
+def test_a_cancelled_sharpness_is_said_in_the_factor_or_as_a_note():
+    """Where the hint names the factor its scores need, the note replaces its "(raise … by that much)"; where it names
+    none, the note follows it."""
+    from circuits.explain.sharpening import NotAScale
+
+    why = NotAScale("W_K divides by s (entry [0, a] = 1/s): every score of head 1.0 stays the same as s grows")
+    said = hint(explanation(Sharpen((1, 0), 1, 0.25, ScaleBy(2.0, 3)), notes=[why]))
+    assert said.endswith(
+        "the scores need ×2, and raising your sharpness symbol of the attention does not raise them: " + why.detail
+    )
+    assert "by that much" not in said
+    assert noted(why, "look at W_Q.") == "look at W_Q. Raising the sharpness will not fix this: " + why.detail

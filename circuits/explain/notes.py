@@ -108,6 +108,10 @@ def _sharpening_note(note, said: str) -> str:
     )
 
 
+def _not_a_scale_note(note, said: str) -> str:
+    return f"{said.rstrip('.')}. Raising the sharpness will not fix this: {note.detail}"
+
+
 @singledispatch
 def noted(note, said: str) -> str:
     """The hint `said` with the note after it (registered per note type)."""
@@ -117,3 +121,4 @@ def noted(note, said: str) -> str:
 noted.register(EarlierFailure, _earlier_failure)
 noted.register(LeakNote, _leak_note)
 noted.register(Sharpening, _sharpening_note)
+noted.register(NotAScale, _not_a_scale_note)
