@@ -194,9 +194,10 @@ def _subs(params: Params | None) -> dict:
 # --- the same objects, converted once ----------------------------------------------------------------------------
 # An audit builds a model for each of ~1,000 mutants of one answer: each mutant edits a copy of one matrix, and every
 # other matrix (the givens, the answer's other matrices) is the very object it was for the last mutant. Inside
-# `same_objects()` a matrix of entries (an object array: numbers and sympy expressions) is converted, and its symbols
-# found, once per object: kept with the object itself, so its id is not reused, and never outside the block, so a
-# matrix edited in place between two checks (a test, a notebook) is always converted anew.
+# `same_objects()` a labelled or symbolic matrix (a NamedMatrix, an object array of numbers and sympy expressions) is
+# converted, and its symbols found, once per object and arguments: kept with the object itself, so its id is not
+# reused, and never outside the block, so a matrix edited in place between two checks (a test, a notebook) is always
+# converted anew.
 _SAME: contextvars.ContextVar[OrderedDict | None] = contextvars.ContextVar("same_objects", default=None)
 SAME_KEPT = 64  # the latest conversions kept in the block: every matrix a model of the answer is built from
 
