@@ -54,8 +54,48 @@ def quiet_interrupt_on_start() -> None:
 
 
 def interrupts_as_usual() -> None:
-    """Undo quiet_interrupt_on_start: Ctrl-C raises KeyboardInterrupt again, for the command's guard to report."""
+    """Undo quiet_interrupt_on_start: Ctrl-C raises KeyboardInterrupt again, for the command's guard to report; and
+    a Ctrl-C that lands where Python cannot raise it (a weakref callback of the import system, while the command
+    imports what its verb needs) is delivered again, not printed as "Exception ignored" and lost."""
     import signal
+    import sys
 
     if signal.getsignal(signal.SIGINT) is _interrupted_on_start:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if getattr(sys.unraisablehook, "__name__", "") != _ctrl_c_again.__name__:
+            sys.unraisablehook = _ctrl_c_again(sys.unraisablehook)
+
+
+def _ctrl_c_again(previous):
+    """An unraisablehook that presses Ctrl-C again for a KeyboardInterrupt Python had to drop, and leaves every other
+    unraisable exception to `previous`."""
+    import threading
+
+    def _ctrl_c_again(unraisable) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            # a moment later, from another thread: pressed here, it would be raised inside this hook, and dropped
+            # again; where it lands in a callback again, this hook presses it once more
+            again = threading.Timer(AGAIN_SECONDS, _interrupt_main)
+            again.daemon = True
+            again.start()
+            return
+        previous(unraisable)
+
+    return _ctrl_c_again
+
+
+AGAIN_SECONDS = 0.01
+
+
+def _interrupt_main() -> None:
+    """SIGINT to the main thread, as Ctrl-C sends it: its handler raises KeyboardInterrupt there, and a wait it is
+    blocked in ends."""
+    import signal
+    import threading
+
+    if hasattr(signal, "pthread_kill"):
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    else:
+        import _thread
+
+        _thread.interrupt_main()

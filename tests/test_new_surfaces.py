@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 from helpers import ROOT, circuits_here, ctrl_c_default, fresh_project, stub
@@ -397,6 +398,12 @@ def _interrupt_when(proc, ready) -> tuple[str, str]:
     return out, "".join(err) + rest
 
 
+# A shell reports a command that exits 130 and one that Python ends by SIGINT alike ($? is 130 for both): Python ends
+# itself by SIGINT when a KeyboardInterrupt reaches its top level, which a Ctrl-C in the middle of an import can
+# still do after the guard has said its line (seen in 1 run of 40 of the test below, on the old code too).
+INTERRUPTED_CODES = (130, -signal.SIGINT)
+
+
 def test_ctrl_c_while_the_command_is_still_importing(project):
     """`-X importtime` prints a line as each module is imported: Ctrl-C right after circuits.model's."""
     proc = subprocess.Popen(
@@ -411,8 +418,43 @@ def test_ctrl_c_while_the_command_is_still_importing(project):
     out, err = _interrupt_when(proc, lambda line: line.rstrip().endswith("circuits.model.vocab"))
     said = [line for line in err.splitlines() if not line.startswith("import time:")]
     assert "Traceback" not in out + err, err
-    assert proc.returncode == 130, err[-2000:]
+    assert proc.returncode in INTERRUPTED_CODES, err[-2000:]
     assert said == ["circuits: interrupted (Ctrl-C)"]
+
+
+def test_a_ctrl_c_python_had_to_drop_is_delivered_again(monkeypatch):
+    """Ctrl-C inside a weakref callback of the import system is "unraisable": Python prints "Exception ignored" and
+    goes on, as if it had not been pressed (the command above then ran its whole check and exited 1). The command's
+    hook raises SIGINT again, so the KeyboardInterrupt comes where it can be raised; other unraisables are printed as
+    before."""
+    import gc
+
+    from circuits import errors
+
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: seen.append(unraisable.exc_type))
+    previous = signal.signal(signal.SIGINT, errors._interrupted_on_start)
+    try:
+        errors.interrupts_as_usual()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+        class Dropped:
+            def __init__(self, exc):
+                self.exc = exc
+
+            def __del__(self):
+                raise self.exc
+
+        Dropped(ValueError("other"))
+        gc.collect()
+        assert seen == [ValueError]  # left to the hook that was there
+        with pytest.raises(KeyboardInterrupt):
+            Dropped(KeyboardInterrupt())
+            pressed = threading.Event()  # never set: the wait ends with the KeyboardInterrupt, or fails after 10 s
+            pressed.wait(10)
+        assert seen == [ValueError]  # the dropped Ctrl-C was raised again, not handed on
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_ctrl_c_while_a_target_is_checked(project):
