@@ -185,7 +185,7 @@ def test_the_code_puzzle_is_checked_once_for_identical_answers(graded):
 
 def test_the_memo_keeps_the_latest_verdicts_and_can_be_cleared(graded, counted, monkeypatch):
     _, _, calls = graded
-    monkeypatch.setattr(grade, "MEMO_SIZE", 1)
+    monkeypatch.setattr(grade._MEMO, "size", 1)
     regrade(calls, "alice", "03_uniform")
     regrade(calls, "carol", "03_uniform")  # the other givens: another verdict, alice's dropped
     regrade(calls, "carol", "03_uniform", who="dave")

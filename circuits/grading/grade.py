@@ -15,10 +15,10 @@ import shutil
 import tempfile
 import time
 import types
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from circuits import kept
 from circuits.checking import checker, curriculum, pipeline
 from circuits.checking.loader import Attempt, compared_givens
 from circuits.display.words import said
@@ -269,11 +269,10 @@ def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples:
     if not is_code:
         attempt.answer = answer
     key = _memo_key(ref, stem, n_examples, message, missing, attempt.edits)
-    if key is not None and key in _MEMO:
-        _MEMO.move_to_end(key)
+    if key is not None and (hit := _MEMO.get(key)) is not None:
         _MEMO_SERVED[0] += 1
         # the same verdict, of this submission's file, and the time this one took (not the first copy's check)
-        return replace(_MEMO[key], attempt=attempt, seconds=time.perf_counter() - start)
+        return replace(hit, attempt=attempt, seconds=time.perf_counter() - start)
     if is_code:
         result = _check_code(attempt, message, stem, n_examples)
     else:
@@ -289,8 +288,7 @@ def _check(attempt: Attempt, ref: Attempt, message: dict, stem: str, n_examples:
 # here (nothing the submission's process says about itself is trusted), and gives each later copy the verdict of
 # its own file. Only verdicts that hold no file's name are kept: solved, and failing with no target in error and no
 # stray write or read (an error or a leak names the file; a time limit depends on how busy the machine is).
-MEMO_SIZE = 256  # the verdicts kept per grading process, the least recently used dropped first
-_MEMO: OrderedDict[tuple, checker.PuzzleResult] = OrderedDict()
+_MEMO = kept.latest("grading verdicts", 256, refresh=True)  # per grading process, the least recently used dropped
 _MEMO_SERVED = [0]  # verdicts this process served from _MEMO
 
 
@@ -322,10 +320,7 @@ def _remember(key: tuple | None, result: checker.PuzzleResult) -> None:
         return
     if any(t.status == "error" or t.error is not None for t in result.targets):
         return
-    _MEMO[key] = replace(result, attempt=None)  # the first file's attempt is not kept: each copy gets its own
-    _MEMO.move_to_end(key)
-    while len(_MEMO) > MEMO_SIZE:
-        _MEMO.popitem(last=False)
+    _MEMO.keep(key, replace(result, attempt=None))  # the first file's attempt is not kept: each copy gets its own
 
 
 def _decoded(attempt: Attempt, raw: dict) -> tuple[types.SimpleNamespace, list[str]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import numbers
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
@@ -198,7 +197,7 @@ def _subs(params: Params | None) -> dict:
 # converted, and its symbols found, once per object and arguments: kept with the object itself, so its id is not
 # reused, and never outside the block, so a matrix edited in place between two checks (a test, a notebook) is always
 # converted anew.
-_SAME: contextvars.ContextVar[OrderedDict | None] = contextvars.ContextVar("same_objects", default=None)
+_SAME: contextvars.ContextVar[kept.Latest | None] = contextvars.ContextVar("same_objects", default=None)
 SAME_KEPT = 64  # the latest conversions kept in the block: every matrix a model of the answer is built from
 
 
@@ -206,7 +205,7 @@ SAME_KEPT = 64  # the latest conversions kept in the block: every matrix a model
 def same_objects() -> Iterator[None]:
     """Within the block, a labelled or symbolic matrix is converted (matrix) and read for symbols (symbols_in) once
     per object and arguments; nothing in the block may edit a matrix in place."""
-    token = _SAME.set(OrderedDict())
+    token = _SAME.set(kept.Latest("same objects", SAME_KEPT, refresh=True))  # this block's own: forget() leaves it
     try:
         yield
     finally:
@@ -217,18 +216,13 @@ def _once(key: tuple, value, compute):
     """compute(), or the result kept for `value` (the same object) under `key` inside same_objects()."""
     memo = _SAME.get()
     try:
-        hit = None if memo is None else memo.get(key)
+        hit = memo.get(key)
     except TypeError:  # an argument that cannot key it (labels given as lists): converted as outside the block
         return compute()
-    if memo is None:
-        return compute()
     if hit is not None and hit[0] is value:
-        memo.move_to_end(key)
         return hit[1]
     out = compute()
-    memo[key] = (value, out)
-    while len(memo) > SAME_KEPT:
-        memo.popitem(last=False)
+    memo.keep(key, (value, out))
     return out
 
 
