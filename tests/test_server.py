@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from helpers import ctrl_c_default
 
-from circuits.cli import server
+from circuits.checking import curriculum
+from circuits.cli import prime, server
 
 pytestmark = pytest.mark.skipif(not hasattr(server.socket, "SO_PEERCRED"), reason="the server needs SO_PEERCRED")
 
@@ -155,7 +156,7 @@ def test_without_a_server_the_command_runs_here_and_starts_one(short, monkeypatc
     for k, v in settings(short / "run").items():
         monkeypatch.setenv(k, v)
     asked = []
-    monkeypatch.setattr(server, "start", asked.append)
+    monkeypatch.setattr(server, "start", lambda path, first: asked.append(path))
     assert server._client(CHECK) is None
     assert asked == [server.address(server.stamp())]
 
@@ -164,7 +165,7 @@ def test_a_folder_others_can_read_is_never_used(tmp_path, monkeypatch):
     (tmp_path / "circuits").mkdir(mode=0o755)
     os.chmod(tmp_path / "circuits", 0o755)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    monkeypatch.setattr(server, "start", lambda path: pytest.fail("started a server in an open folder"))
+    monkeypatch.setattr(server, "start", lambda path, first: pytest.fail("started a server in an open folder"))
     assert server.address(server.stamp()) is None and server._client(CHECK) is None
 
 
@@ -204,18 +205,34 @@ def test_a_second_server_for_the_same_socket_leaves_at_once(running):
     assert other.returncode == 0 and running[0].poll() is None
 
 
-def _forks_of(pid: int) -> list[int]:
-    """The server's forks running commands: its children with its own command line."""
-    mine = Path(f"/proc/{pid}/cmdline").read_bytes()
+def _stat(pid: int) -> tuple[str, int]:
+    """A process's state letter and parent, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return fields[0], int(fields[1])
+
+
+def _processes() -> list[tuple[int, int, bytes, bytes]]:
+    """Every process: pid, parent, command line, name."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-            if ppid == pid and (entry / "cmdline").read_bytes() == mine:
-                found.append(int(entry.name))
+            pid = int(entry.name)
+            found.append((pid, _stat(pid)[1], (entry / "cmdline").read_bytes(), (entry / "comm").read_bytes().strip()))
         except (OSError, ValueError, IndexError):
             continue
     return found
+
+
+def _templates_of(pid: int, names=(prime.PRIMING, prime.READY)) -> list[int]:
+    """The server's primed templates (cli/prime.py): its children so named."""
+    return [p for p, parent, _, name in _processes() if parent == pid and name in names]
+
+
+def _forks_of(pid: int) -> list[int]:
+    """The server's forks running commands: its own, or its template's, with its command line."""
+    mine = Path(f"/proc/{pid}/cmdline").read_bytes()
+    parents = {pid, *_templates_of(pid)}
+    return [p for p, parent, cmd, name in _processes() if parent in parents and cmd == mine and p not in parents]
 
 
 @pytest.mark.parametrize("how", ["interrupt", "kill"])
@@ -252,3 +269,117 @@ def test_the_client_gone_or_interrupted_ends_its_command(running, tmp_path, how)
     finally:
         if client.poll() is None:
             client.kill()
+
+
+def test_a_checked_puzzle_is_primed_and_its_next_check_forked_by_the_template(as_client, capfd):
+    proc, path, env = as_client
+    assert server._client(CHECK) == 0
+    assert waited(lambda: _templates_of(proc.pid, [prime.READY]))  # it names itself so once it said it is ready
+    template = _templates_of(proc.pid, [prime.READY])[0]
+    conn = server._connect(path)
+    assert conn is not None
+    with conn:
+        fork = server._handshake(conn, server.stamp(), CHECK)
+        assert fork is not None and _stat(fork)[1] == template
+        assert server._wait(conn) == 0
+    served = capfd.readouterr().out.splitlines()
+    own = subprocess.run(
+        [sys.executable, "-m", "circuits", *CHECK],
+        cwd=ROOT,
+        env=os.environ | {"CIRCUITS_SERVER": "0"},
+        capture_output=True,
+        text=True,
+    )
+    assert [untimed(line) for line in served] == [untimed(own.stdout)] * 2
+
+
+def test_a_template_ends_with_its_server(short, monkeypatch):
+    proc, path = started(environment(short / "run"))
+    try:
+        for k, v in settings(short / "run").items():
+            monkeypatch.setenv(k, v)
+        assert server._client(CHECK) == 0
+        assert waited(lambda: _templates_of(proc.pid))
+        template = _templates_of(proc.pid)[0]
+    finally:
+        ended(proc)
+    assert waited(lambda: not Path(f"/proc/{template}").exists() or _stat(template)[0] == "Z")
+
+
+PRIMER = """
+import os, select, sys, time
+from circuits.checking import curriculum
+from circuits.cli import main, server
+
+def state(pid):
+    return open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0]
+
+def until(condition):
+    end = time.monotonic() + 90
+    while not condition():
+        assert time.monotonic() < end
+        time.sleep(0.05)
+
+primer = server._Primer(main)
+primer.want(["check", "8", "--solution"], sys.argv[1])
+print(primer.wanted.name, curriculum.is_shipped(primer.wanted))
+children = set()
+primer.start(children)
+print(primer.pid in children, primer.ready, primer.wanted)
+primer.pause()
+until(lambda: state(primer.pid) == "T")
+print("paused")
+primer.resume()
+until(lambda: state(primer.pid) != "T")
+print("going on")
+while not primer.ready:
+    ready = select.select(primer.fds(), [], [], 120)[0]
+    assert ready, "the template never said it was ready"
+    primer.heard(ready)
+print("ready", primer.path.name)
+pid = primer.pid
+primer.end()
+os.waitpid(pid, 0)
+print("ended")
+"""
+
+
+def test_a_template_still_priming_is_paused_while_a_command_runs_and_goes_on_after(short):
+    """What the server does when a command comes before its template is ready: it stops the template (and the
+    copies it forked) for as long as the command runs here, then lets it go on, and hands it commands once it
+    said it is ready (in a process of its own: the template is a fork of it)."""
+    done = subprocess.run(
+        [sys.executable, "-c", PRIMER, str(ROOT)],
+        cwd=ROOT,
+        env=environment(short / "run"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "08_induction_repeated.py True",
+        "True False None",
+        "paused",
+        "going on",
+        "ready 08_induction_repeated.py",
+        "ended",
+    ]
+
+
+@pytest.mark.parametrize(
+    "argv, primed",
+    [
+        (["check", "9"], "09_duplicate_token.py"),
+        (["check", "09_duplicate_token", "--solution", "--json"], "09_duplicate_token.py"),
+        (["list"], None),
+        (["watch", "9"], None),
+        (["check"], None),
+        (["check", "no_such_puzzle"], None),
+        (["check", "mine/99_my_own.py"], None),
+    ],
+)
+def test_only_a_check_of_a_shipped_puzzle_is_primed_from_its_reference(argv, primed, tmp_path):
+    got = prime.reference(argv, str(tmp_path))
+    assert (got.name if got is not None else None) == primed
+    assert got is None or curriculum.is_shipped(got)

@@ -109,3 +109,19 @@ def _run(main, argv: list[str]) -> int:
             except (OSError, ValueError):
                 pass
     return code
+
+
+def runs_learners(argv: list) -> bool:
+    """Whether a command may run a learner's file (and so wants the warm process): all but the references'."""
+    return not any(a in ("--solution", "--solutions") for a in argv)
+
+
+def reap(children: set[int]) -> None:
+    """Reap those of `children` (this process's) that have ended, and forget them."""
+    for pid in list(children):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            children.discard(pid)

@@ -14,6 +14,9 @@ change a verdict). A server whose files changed since it started refuses and end
 a stale socket, a timeout before the fork accepted the command) and the command runs in its own process, as
 before. The server ends after CIRCUITS_SERVER_IDLE seconds without a command (default 900); CIRCUITS_SERVER=0
 turns it off, and so does running under pytest.
+
+Between commands, the server primes a template for the puzzle the last `check` named (prime.py): a fork of
+itself that has checked that puzzle's shipped reference, which then forks the commands in its place.
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ import socket
 import stat
 import sys
 
-from circuits.cli.wire import line
+from circuits.cli.fork import reap, runs_learners
+from circuits.cli.wire import ACCEPT_SECONDS, line
 
 SERVED = ("check", "list", "watch")  # the verbs that check puzzles: what the server answers
 IDLE_SECONDS = 900.0
+PRIME_AFTER = 0.5  # seconds without a command before a template starts priming: never between a script's commands
 INTERRUPT_SECONDS = 10.0  # after a Ctrl-C, how long a client waits for its fork to say it ended
-ACCEPT_SECONDS = 5.0  # how long a client waits for the server's fork to accept its command, then runs it here
 SETTINGS = ("HOME", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONHASHSEED")
 SETTING_PREFIXES = ("CIRCUITS_", "XDG_", "HYPOTHESIS", "OMP_", "OPENBLAS_", "MKL_", "NUMPY_")
 
@@ -124,7 +128,7 @@ def _client(argv: list[str]) -> int | None:
         return None
     conn = _connect(path)
     if conn is None:
-        start(path)
+        start(path, {"argv": argv, "cwd": os.getcwd(), "pid": os.getpid()})
         return None
     with conn:
         pid = _handshake(conn, key, argv)
@@ -201,14 +205,15 @@ def _wait(conn: socket.socket) -> int:
     return reply["exit"]
 
 
-def start(path: str) -> None:
-    """Start a server for `path` in the background, with this command's environment; nothing if that fails."""
+def start(path: str, first: dict | None = None) -> None:
+    """Start a server for `path` in the background, with this command's environment; nothing if that fails.
+    `first`: the command that starts it ({argv, cwd, pid}), whose puzzle the server primes once it has ended."""
     import subprocess
 
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = (
         f"import sys; sys.path.insert(0, {package_parent!r}); from circuits.cli import main; "
-        f"from circuits.cli.server import serve; serve({path!r}, main)"
+        f"from circuits.cli.server import serve; serve({path!r}, main, first={first!r})"
     )
     try:
         subprocess.Popen(
@@ -225,9 +230,9 @@ def start(path: str) -> None:
 
 
 # --- the server ----------------------------------------------------------------------------------------------
-def serve(path: str, main, idle: float | None = None) -> None:
+def serve(path: str, main, idle: float | None = None, first: dict | None = None) -> None:
     """Answer commands on `path` with `main` (circuits.cli.main, handed in: cli imports this module) until idle for
-    `idle` seconds (CIRCUITS_SERVER_IDLE) or its files change."""
+    `idle` seconds (CIRCUITS_SERVER_IDLE) or its files change. `first`: the command that started it (see start)."""
     idle = float(os.environ.get("CIRCUITS_SERVER_IDLE", IDLE_SECONDS)) if idle is None else idle
     lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -252,7 +257,7 @@ def serve(path: str, main, idle: float | None = None) -> None:
     listener.bind(path)
     listener.listen(8)
     try:
-        _loop(listener, key, idle, main)
+        _loop(listener, key, idle, main, first)
     finally:
         listener.close()
         for name in (path, path + ".lock"):
@@ -286,57 +291,232 @@ def _sweep(where: str, mine: str) -> None:
             os.close(fd)
 
 
-def _loop(listener: socket.socket, key: str, idle: float, main) -> None:
+def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | None = None) -> None:
     import select
     import time
 
+    children: set[int] = set()  # this process's children: its forks, its templates
+    spent: set = set()  # warm processes handed to forks, reaped as they end
+    running = _Running()  # every command running (forked here or by the template), and the first command
+    primer = _Primer(main, listener)
+    if first is not None and running.add(first.get("pid")):
+        primer.want(first.get("argv"), first.get("cwd"))
+    last = calm = time.monotonic()  # the last command's arrival; since when none runs
+    try:
+        while True:
+            reap(children)
+            reap(spent)
+            running.update()
+            now, wait = time.monotonic(), 1.0
+            if running:
+                calm = now
+            else:
+                primer.resume()
+                if now - calm >= PRIME_AFTER:  # not between two commands of a script
+                    primer.start(children)
+                elif primer.wanted is not None:
+                    wait = PRIME_AFTER - (now - calm)
+                if now - last > idle:
+                    return
+            ready = select.select([listener, *primer.fds(), *running.fds()], [], [], wait)[0]
+            primer.heard(ready)
+            if listener not in ready:
+                if stamp() != key:  # its library was edited (or reinstalled): it ends, within a second
+                    return
+                continue
+            conn, _ = listener.accept()
+            last = time.monotonic()
+            with conn:
+                if _peer(conn) != os.getuid():  # only this user's commands (the folder already keeps others out)
+                    continue
+                if stamp() != key:  # the library changed under it: refuse, and end (the next command starts anew)
+                    _refuse(conn)
+                    return
+                request, fds = _request(conn)
+                try:
+                    if request is None or request.get("stamp") != key:
+                        _refuse(conn)
+                        continue
+                    pid = primer.hand(request, conn, fds)  # the primed template forks it, if there is one
+                    if pid is None:
+                        primer.pause()  # one still priming waits: the command has the cores
+                        pid = _fork(listener, conn, request, fds, main, spent)
+                        children.add(pid)
+                    running.add(pid)
+                    primer.want(request["argv"], request["cwd"])
+                finally:
+                    for fd in fds:
+                        os.close(fd)
+    finally:
+        primer.end()
+
+
+def _fork(listener: socket.socket, conn: socket.socket, request: dict, fds: list[int], main, spent: set) -> int:
+    """Fork the command here; its pid."""
     from circuits.sealed import processes
 
-    children: set[int] = set()
-    spent: set = set()  # warm processes handed to forks, reaped as they end
-    last = time.monotonic()
-    while True:
-        _reap(children)
-        _reap(spent)
-        if not children and time.monotonic() - last > idle:
+    learners = runs_learners(request["argv"])
+    pid = os.fork()
+    if pid == 0:
+        processes.adopt() if learners else processes.forsake()
+        listener.close()
+        from circuits.cli.fork import child
+
+        child(conn, request, fds, main)
+    if learners:  # the fork took the warm process: another for the next command
+        spent.add(processes.hand_over())
+        spent.discard(None)
+    return pid
+
+
+class _Running:
+    """The commands running now (any process: a template's forks are not this process's children), each watched
+    through a pidfd, which reads as ready when the process ends. Without pidfds (Linux < 5.3) only this process's
+    own forks are known, and no template is started."""
+
+    def __init__(self):
+        self.pidfds: dict[int, int] = {}
+
+    def add(self, pid) -> bool:
+        if not isinstance(pid, int) or not hasattr(os, "pidfd_open"):
+            return False
+        try:
+            self.pidfds[pid] = os.pidfd_open(pid)
+        except OSError:  # ended already, or no pidfds here
+            return False
+        return True
+
+    def update(self) -> None:
+        import select
+
+        for pid, fd in list(self.pidfds.items()):
+            if select.select([fd], [], [], 0)[0]:
+                os.close(fd)
+                del self.pidfds[pid]
+
+    def fds(self) -> list[int]:
+        return list(self.pidfds.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.pidfds)
+
+
+class _Primer:
+    """The server's primed template (prime.py): the puzzle the last `check` named, started once no command runs,
+    paused while a command runs here, handed the commands once it is ready, and replaced when a check names
+    another puzzle."""
+
+    def __init__(self, main, listener: socket.socket | None = None):
+        self.main, self.listener = main, listener
+        self.wanted = None  # the shipped reference to prime next, or None
+        self.failed: set = set()  # references whose template ended before it was ready: not tried again
+        self.pid = self.chan = self.path = None
+        self.ready = self.paused = False
+
+    def want(self, argv, cwd) -> None:
+        from circuits.cli import prime
+
+        if not (hasattr(os, "pidfd_open") and isinstance(argv, list) and isinstance(cwd, str)):
             return
-        if not select.select([listener], [], [], 1.0)[0]:
-            if stamp() != key:  # its library was edited (or reinstalled): it ends, within a second
-                return
-            continue
-        conn, _ = listener.accept()
-        last = time.monotonic()
-        with conn:
-            if _peer(conn) != os.getuid():  # only this user's commands (the folder already keeps others out)
-                continue
-            if stamp() != key:  # the library changed under it: refuse, and end (the next command starts anew)
-                _refuse(conn)
-                return
-            request, fds = _request(conn)
-            try:
-                if request is None or request.get("stamp") != key:
-                    _refuse(conn)
-                    continue
-                learners = _runs_learners(request["argv"])
-                pid = os.fork()
-                if pid == 0:
-                    processes.adopt() if learners else processes.forsake()
-                    listener.close()
-                    from circuits.cli.fork import child
+        try:
+            path = prime.reference(argv, cwd)
+        except Exception:  # noqa: BLE001 - priming is only a head start: never the server's end
+            return
+        if path is not None and path != self.path and path not in self.failed:
+            self.wanted = path
 
-                    child(conn, request, fds, main)
-                children.add(pid)
-            finally:
-                for fd in fds:
-                    os.close(fd)
-            if learners:  # the fork took the warm process: another for the next command
-                spent.add(processes.hand_over())
-                spent.discard(None)
+    def resume(self) -> None:
+        """No command runs: a paused template goes on."""
+        if self.paused:
+            self._signal(signal.SIGCONT)
+            self.paused = False
+
+    def start(self, children: set[int]) -> None:
+        """No command has run for a while: the wanted template is started (retiring the last), a child of this
+        process (in `children`)."""
+        if self.wanted is None:
+            return
+        path, self.wanted = self.wanted, None
+        self.end()
+        parent, (mine, theirs) = os.getpid(), socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            from circuits.cli.prime import template
+
+            mine.close()
+            if self.listener is not None:
+                self.listener.close()  # commands reach a template through the server only
+            template(theirs, path, self.main, parent)
+        theirs.close()
+        with _suppressed():
+            os.setpgid(pid, pid)  # (the template does it too: whichever runs first)
+        children.add(pid)
+        self.pid, self.chan, self.path, self.ready = pid, mine, path, False
+
+    def fds(self) -> list:
+        return [self.chan] if self.chan is not None and not self.ready else []
+
+    def heard(self, ready: list) -> None:
+        """The template said it is ready, or ended before it was."""
+        if self.chan is None or self.ready or self.chan not in ready:
+            return
+        try:
+            said = json.loads(self.chan.recv(4096) or b"null")
+        except (OSError, ValueError):
+            said = None
+        if isinstance(said, dict) and said.get("ready") == str(self.path):
+            self.ready = True
+        else:
+            self.failed.add(self.path)
+            self.end()
+
+    def hand(self, request: dict, conn: socket.socket, fds: list[int]) -> int | None:
+        """The pid of the template's fork running the command, or None: fork it here (no template ready, or it
+        failed before it took the command)."""
+        if not self.ready:
+            return None
+        try:
+            self.chan.settimeout(ACCEPT_SECONDS)
+            socket.send_fds(self.chan, [json.dumps(request).encode()], [conn.fileno(), *fds])
+        except (OSError, ValueError):
+            self.end()
+            return None
+        try:
+            pid = json.loads(self.chan.recv(4096) or b"null").get("pid")
+        except (OSError, ValueError, AttributeError):
+            pid = None
+        if not isinstance(pid, int):  # it may have forked: the client is answered, or runs the command itself
+            self.end()
+            return -1
+        return pid
+
+    def pause(self) -> None:
+        if self.pid is not None and not self.ready and not self.paused:
+            self._signal(signal.SIGSTOP)
+            self.paused = True
+
+    def end(self) -> None:
+        """Retire the template: one that is ready ends when its socket closes (its running forks go on), one
+        still priming is killed with its forked copies."""
+        if self.pid is not None and not self.ready:
+            self._signal(signal.SIGKILL)
+        if self.chan is not None:
+            self.chan.close()
+        self.pid = self.chan = self.path = None
+        self.ready = self.paused = False
+
+    def _signal(self, sig: int) -> None:
+        with _suppressed():
+            os.killpg(self.pid, sig)
+            return
+        with _suppressed():
+            os.kill(self.pid, sig)
 
 
-def _runs_learners(argv: list) -> bool:
-    """Whether a command may run a learner's file (and so wants the warm process): all but the references'."""
-    return not any(a in ("--solution", "--solutions") for a in argv)
+def _suppressed():
+    import contextlib
+
+    return contextlib.suppress(OSError)
 
 
 def _refuse(conn: socket.socket) -> None:
@@ -344,16 +524,6 @@ def _refuse(conn: socket.socket) -> None:
         conn.sendall(b'{"refused": "stale"}\n')
     except OSError:
         pass
-
-
-def _reap(children: set[int]) -> None:
-    for pid in list(children):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
-            children.discard(pid)
 
 
 def _request(conn: socket.socket) -> tuple[dict | None, list[int]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import socket
 
+ACCEPT_SECONDS = 5.0  # how long a client waits for the server's fork to accept its command, then runs it here
+
 
 def line(conn: socket.socket, buffer: bytearray | None = None) -> dict | None:
     data = bytearray() if buffer is None else buffer

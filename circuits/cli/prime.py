@@ -1,0 +1,168 @@
+"""The warm server's primed template: a fork of the server that has checked one puzzle's shipped reference
+solution, so its inputs, samples and spec tables are computed (what kept.py keeps), and that then forks the
+commands in the server's place. A learner's second `circuits check N` starts where the first one's arithmetic
+left off.
+
+The server (server.py) starts a template for the puzzle a `check` command named once no command is running. A
+template that is still priming never delays a command: the server stops it (SIGSTOP) and forks the command
+itself, as without a template, then lets it go on. Once the template says it is ready, the server hands it each
+command (the request, the connection and the terminal, over a socket pair) and it forks the command exactly as
+the server would. What a template keeps is a pure cache of a function of its key (kept.py), so a command it
+forks gives the same verdict and report as a fresh process. It runs only a shipped reference file (never a
+learner's, a course's or an author's), prints nothing, writes nothing, and ends with the server (PDEATHSIG).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import socket
+from pathlib import Path
+
+PRIMING, READY = b"circuits-warmup", b"circuits-primed"  # a template's name in `ps` (/proc/PID/comm, 15 bytes)
+
+
+def puzzle_of(argv: list) -> str | None:
+    """The puzzle a served command checks, as named on its command line, or None: only `check` primes."""
+    if not argv or argv[0] != "check":
+        return None
+    from circuits.cli.parser import _parser
+    from circuits.errors import CircuitError
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            args = _parser().parse_args([str(a) for a in argv])
+    except (SystemExit, CircuitError):  # the command itself says what is wrong
+        return None
+    return args.puzzle
+
+
+def reference(argv: list, cwd: str) -> Path | None:
+    """The shipped reference solution of the puzzle `argv` checks, as the command run in `cwd` finds it, or None
+    (not a check, a course's own puzzle, an author's file, no such puzzle: a template runs shipped files only)."""
+    puzzle = puzzle_of(argv)
+    if puzzle is None:
+        return None
+    from circuits.checking import curriculum
+    from circuits.cli.puzzles import _puzzle_file
+    from circuits.errors import CircuitError
+
+    here = os.getcwd()
+    try:
+        os.chdir(cwd)
+        path = _puzzle_file(puzzle, True)
+        return Path(os.path.abspath(path)) if curriculum.is_shipped(path) else None
+    except (CircuitError, OSError, ValueError):
+        return None
+    finally:
+        os.chdir(here)
+
+
+def prime(path: Path) -> bool:
+    """Check the shipped reference `path` in this process, margins included, so its puzzle's memos are warm;
+    whether it was checked (it raising loses nothing: a command computes what it needs)."""
+    from circuits.checking import checker
+    from circuits.checking.pipeline import load
+
+    try:
+        checker.check(load(path))
+    except Exception:  # noqa: BLE001 - priming is only a head start
+        return False
+    return True
+
+
+def template(chan: socket.socket, path: Path, main, server: int) -> None:
+    """The template's life, in the server's fork: prime `path`, say so on `chan`, then fork each command the
+    server hands over, answering with its pid. Never returns (it must not unwind into the server's loop)."""
+    try:
+        _become(server)
+        from circuits.sealed import processes
+
+        processes.forsake()  # the server's warm process stays the server's
+        if not prime(path):
+            return
+        try:
+            processes.warm()  # its own, for the first command it forks
+        except (OSError, processes.SandboxError):
+            pass
+        chan.sendall(json.dumps({"ready": str(path)}).encode())
+        _name(READY)  # after it said so: the server takes the next command to it
+        _forks(chan, main, server)
+    except BaseException:  # noqa: BLE001 - whatever happens, this process ends here
+        pass
+    finally:
+        os._exit(0)
+
+
+def _become(server: int) -> None:
+    """A process of its own group (the server pauses or ends it with its forked copies), ended with the server,
+    named in `ps`, and deaf to what the server's terminal-less session might send it."""
+    from circuits.sealed.walls import die_with_parent
+
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    die_with_parent(server)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _name(PRIMING)
+
+
+def _name(name: bytes) -> None:
+    with contextlib.suppress(OSError):
+        with open(f"/proc/{os.getpid()}/comm", "wb") as comm:
+            comm.write(name)
+
+
+def _forks(chan: socket.socket, main, server: int) -> None:
+    """Fork each command the server sends (a request, with the connection and the terminal's three descriptors)
+    until the server closes its end."""
+    from circuits.cli.fork import reap, runs_learners
+    from circuits.cli.wire import ACCEPT_SECONDS
+    from circuits.sealed import processes
+
+    group = os.getpgid(server)
+    children: set[int] = set()
+    spent: set = set()
+    chan.settimeout(1.0)  # a look at the ended forks each second
+    while True:
+        reap(children)
+        reap(spent)
+        try:
+            data, fds, _, _ = socket.recv_fds(chan, 1 << 20, 4)
+        except TimeoutError:
+            continue
+        except OSError:
+            return
+        if not data:  # the server retired this template, or ended
+            return
+        try:
+            request = json.loads(data)
+            if len(fds) != 4 or not isinstance(request, dict):
+                raise ValueError
+        except ValueError:
+            for fd in fds:
+                os.close(fd)
+            chan.sendall(b"{}")
+            continue
+        learners = runs_learners(request["argv"])
+        pid = os.fork()
+        if pid == 0:
+            with contextlib.suppress(OSError):
+                os.setpgid(0, group)  # with the server's own forks: pausing this template never pauses a command
+            processes.adopt() if learners else processes.forsake()
+            chan.close()
+            from circuits.cli.fork import child
+
+            conn = socket.socket(fileno=fds[0])
+            conn.settimeout(ACCEPT_SECONDS)  # as the server's own fork has it (server._request)
+            child(conn, request, fds[1:], main)
+        children.add(pid)
+        for fd in fds:
+            os.close(fd)
+        if learners:  # the fork took the warm process: another for the next command
+            spent.add(processes.hand_over())
+            spent.discard(None)
+        chan.sendall(json.dumps({"pid": pid}).encode())
