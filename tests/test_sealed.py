@@ -384,3 +384,33 @@ def test_a_killed_checkers_warm_process_ends_and_takes_its_folder_along():
     while folder.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not folder.exists(), f"{folder} outlived its warm process"
+
+
+ZYGOTE_JOB = """
+import os, sys
+import numpy, sympy, circuits  # the warm process's boot line (sealed/processes.py), then its own imports
+from circuits.checking import givens, puzzle
+from circuits.sealed import child, codec
+child._imported_late()
+before = set(sys.modules)
+names = ["W_E", "W_pos", "W_Q", "W_K", "W_V", "W_O", "W_U"]
+for path in sys.argv[1:]:
+    item = {"stem": "x", "shown": "x.py", "file": path, "names": names, "optional": [], "code": False}
+    result, _ = child.run_file(item)
+    assert "error" not in result, result
+print(sorted(set(sys.modules) - before))
+"""
+
+
+def test_the_warm_process_has_imported_what_a_job_would_import_late():
+    """Each job is a fork of the warm process: a module a learner's answer pulls in on its way back (numpy.ma for
+    the codec, sympy's modules at its first symbolic sum) is imported once there, not once per job."""
+    files = [str(SOLUTIONS / name) for name in ("26_modular_addition.py", "09_duplicate_token.py")]
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + ZYGOTE_JOB, *files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
