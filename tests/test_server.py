@@ -48,10 +48,10 @@ def waited(condition, seconds: float = 90.0) -> bool:
     return False
 
 
-def started(env: dict) -> tuple[subprocess.Popen, str]:
+def started(env: dict, first: dict | None = None) -> tuple[subprocess.Popen, str]:
     code = (
         "from circuits.cli import main; from circuits.cli.server import address, serve, stamp; "
-        "serve(address(stamp()), main)"
+        f"serve(address(stamp()), main, first={first!r})"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
     path = subprocess.run(
@@ -291,6 +291,17 @@ def test_a_checked_puzzle_is_primed_and_its_next_check_forked_by_the_template(as
         text=True,
     )
     assert [untimed(line) for line in served] == [untimed(own.stdout)] * 2
+
+
+def test_the_command_that_started_the_server_is_primed_once_it_has_ended(short):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # (its pid is gone: the server primes at once)
+    first = {"argv": ["check", "9", "--solution"], "cwd": str(ROOT), "pid": gone.pid}
+    proc, _ = started(environment(short / "run"), first)
+    try:
+        assert waited(lambda: _templates_of(proc.pid, [prime.READY]))
+    finally:
+        ended(proc)
 
 
 def test_a_template_ends_with_its_server(short, monkeypatch):

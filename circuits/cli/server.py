@@ -299,7 +299,8 @@ def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | No
     spent: set = set()  # warm processes handed to forks, reaped as they end
     running = _Running()  # every command running (forked here or by the template), and the first command
     primer = _Primer(main, listener)
-    if first is not None and running.add(first.get("pid")):
+    if first is not None:  # primed once it has ended (it may have already)
+        running.add(first.get("pid"))
         primer.want(first.get("argv"), first.get("cwd"))
     last = calm = time.monotonic()  # the last command's arrival; since when none runs
     try:
