@@ -119,6 +119,11 @@ def test_a_command_is_answered_by_the_server_as_by_its_own_process(as_client, ca
     got = [server._client(CHECK) for _ in range(2)]  # reused: one server, a fork per command
     served = capfd.readouterr().out.splitlines()
     assert got == [0, 0] and proc.poll() is None
+    assert [untimed(line) for line in served] == [untimed(own_check())] * 2
+
+
+def own_check() -> str:
+    """What CHECK prints in a process of its own (no server)."""
     own = subprocess.run(
         [sys.executable, "-m", "circuits", *CHECK],
         cwd=ROOT,
@@ -127,7 +132,7 @@ def test_a_command_is_answered_by_the_server_as_by_its_own_process(as_client, ca
         text=True,
     )
     assert own.returncode == 0
-    assert [untimed(line) for line in served] == [untimed(own.stdout)] * 2
+    return own.stdout
 
 
 def untimed(said: str) -> dict:
@@ -283,14 +288,7 @@ def test_a_checked_puzzle_is_primed_and_its_next_check_forked_by_the_template(as
         assert fork is not None and _stat(fork)[1] == template
         assert server._wait(conn) == 0
     served = capfd.readouterr().out.splitlines()
-    own = subprocess.run(
-        [sys.executable, "-m", "circuits", *CHECK],
-        cwd=ROOT,
-        env=os.environ | {"CIRCUITS_SERVER": "0"},
-        capture_output=True,
-        text=True,
-    )
-    assert [untimed(line) for line in served] == [untimed(own.stdout)] * 2
+    assert [untimed(line) for line in served] == [untimed(own_check())] * 2
 
 
 def test_the_command_that_started_the_server_is_primed_once_it_has_ended(short):

@@ -111,6 +111,52 @@ def _run(main, argv: list[str]) -> int:
     return code
 
 
+def fork_command(
+    conn: socket.socket,
+    request: dict,
+    fds: list[int],
+    main,
+    spent: set,
+    listener=None,
+    name: bytes | None = None,
+    group: int | None = None,
+) -> int:
+    """Fork the command of `request` (its connection, its terminal's descriptors `fds`): the fork becomes it
+    (child) and takes this process's warm process for learners' files if it may run one; this process starts
+    another (the one handed over goes into `spent`, to be reaped). In the fork: `listener` is closed, `name` is
+    its name in `ps` and `group` its process group (a primed template's fork takes back the server's, so that
+    pausing a template never pauses a command). Its pid."""
+    from circuits.sealed import processes
+
+    learners = runs_learners(request["argv"])
+    pid = os.fork()
+    if pid == 0:
+        if group is not None:
+            try:
+                os.setpgid(0, group)
+            except OSError:
+                pass
+        processes.adopt() if learners else processes.forsake()
+        if listener is not None:
+            listener.close()
+        if name is not None:
+            named(name)
+        child(conn, request, fds, main)
+    if learners:  # the fork took the warm process: another for the next command
+        spent.add(processes.hand_over())
+        spent.discard(None)
+    return pid
+
+
+def named(name: bytes) -> None:
+    """This process's name in `ps` (/proc/PID/comm, 15 bytes at most), where Linux lets it be set."""
+    try:
+        with open(f"/proc/{os.getpid()}/comm", "wb") as comm:
+            comm.write(name[:15])
+    except OSError:
+        pass
+
+
 def runs_learners(argv: list) -> bool:
     """Whether a command may run a learner's file (and so wants the warm process): all but the references'."""
     return not any(a in ("--solution", "--solutions") for a in argv)

@@ -22,6 +22,9 @@ import signal
 import socket
 from pathlib import Path
 
+from circuits.cli.fork import fork_command, named, reap
+from circuits.cli.wire import ACCEPT_SECONDS
+
 PRIMING, READY = b"circuits-warmup", b"circuits-primed"  # a template's name in `ps` (/proc/PID/comm, 15 bytes)
 
 
@@ -78,7 +81,7 @@ def template(chan: socket.socket, path: Path, main, server: int) -> None:
     """The template's life, in the server's fork: prime `path`, say so on `chan`, then fork each command the
     server hands over, answering with its pid. Never returns (it must not unwind into the server's loop)."""
     try:
-        _become(server)
+        name = _become(server)
         from circuits.sealed import processes
 
         processes.forsake()  # the server's warm process stays the server's
@@ -89,40 +92,37 @@ def template(chan: socket.socket, path: Path, main, server: int) -> None:
         except (OSError, processes.SandboxError):
             pass
         chan.sendall(json.dumps({"ready": str(path)}).encode())
-        _name(READY)  # after it said so: the server takes the next command to it
-        _forks(chan, main, server)
+        named(READY)  # after it said so: the server takes the next command to it
+        _forks(chan, main, server, name)
     except BaseException:  # noqa: BLE001 - whatever happens, this process ends here
         pass
     finally:
         os._exit(0)
 
 
-def _become(server: int) -> None:
+def _become(server: int) -> bytes:
     """A process of its own group (the server pauses or ends it with its forked copies), ended with the server,
-    named in `ps`, and deaf to what the server's terminal-less session might send it."""
+    named in `ps`, and deaf to what the server's terminal-less session might send it. The server's name."""
     from circuits.sealed.walls import die_with_parent
+
+    try:
+        with open(f"/proc/{os.getpid()}/comm", "rb") as comm:
+            name = comm.read().strip()
+    except OSError:
+        name = b"python"
 
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     die_with_parent(server)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _name(PRIMING)
+    named(PRIMING)
+    return name
 
 
-def _name(name: bytes) -> None:
-    with contextlib.suppress(OSError):
-        with open(f"/proc/{os.getpid()}/comm", "wb") as comm:
-            comm.write(name)
-
-
-def _forks(chan: socket.socket, main, server: int) -> None:
+def _forks(chan: socket.socket, main, server: int, name: bytes) -> None:
     """Fork each command the server sends (a request, with the connection and the terminal's three descriptors)
-    until the server closes its end."""
-    from circuits.cli.fork import reap, runs_learners
-    from circuits.cli.wire import ACCEPT_SECONDS
-    from circuits.sealed import processes
-
+    until the server closes its end; each fork takes the server's `name` back."""
     group = os.getpgid(server)
     children: set[int] = set()
     spent: set = set()
@@ -147,22 +147,11 @@ def _forks(chan: socket.socket, main, server: int) -> None:
                 os.close(fd)
             chan.sendall(b"{}")
             continue
-        learners = runs_learners(request["argv"])
-        pid = os.fork()
-        if pid == 0:
-            with contextlib.suppress(OSError):
-                os.setpgid(0, group)  # with the server's own forks: pausing this template never pauses a command
-            processes.adopt() if learners else processes.forsake()
-            chan.close()
-            from circuits.cli.fork import child
-
-            conn = socket.socket(fileno=fds[0])
-            conn.settimeout(ACCEPT_SECONDS)  # as the server's own fork has it (server._request)
-            child(conn, request, fds[1:], main)
+        conn = socket.socket(fileno=fds[0])
+        conn.settimeout(ACCEPT_SECONDS)  # as the server's own fork has it (server._request)
+        pid = fork_command(conn, request, fds[1:], main, spent, chan, name, group)  # (group: see fork_command)
         children.add(pid)
-        for fd in fds:
+        conn.close()
+        for fd in fds[1:]:
             os.close(fd)
-        if learners:  # the fork took the warm process: another for the next command
-            spent.add(processes.hand_over())
-            spent.discard(None)
         chan.sendall(json.dumps({"pid": pid}).encode())

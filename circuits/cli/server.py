@@ -30,7 +30,7 @@ import socket
 import stat
 import sys
 
-from circuits.cli.fork import reap, runs_learners
+from circuits.cli.fork import fork_command, reap
 from circuits.cli.wire import ACCEPT_SECONDS, line
 
 SERVED = ("check", "list", "watch")  # the verbs that check puzzles: what the server answers
@@ -341,7 +341,7 @@ def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | No
                     pid = primer.hand(request, conn, fds)  # the primed template forks it, if there is one
                     if pid is None:
                         primer.pause()  # one still priming waits: the command has the cores
-                        pid = _fork(listener, conn, request, fds, main, spent)
+                        pid = fork_command(conn, request, fds, main, spent, listener)
                         children.add(pid)
                     running.add(pid)
                     primer.want(request["argv"], request["cwd"])
@@ -350,24 +350,6 @@ def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | No
                         os.close(fd)
     finally:
         primer.end()
-
-
-def _fork(listener: socket.socket, conn: socket.socket, request: dict, fds: list[int], main, spent: set) -> int:
-    """Fork the command here; its pid."""
-    from circuits.sealed import processes
-
-    learners = runs_learners(request["argv"])
-    pid = os.fork()
-    if pid == 0:
-        processes.adopt() if learners else processes.forsake()
-        listener.close()
-        from circuits.cli.fork import child
-
-        child(conn, request, fds, main)
-    if learners:  # the fork took the warm process: another for the next command
-        spent.add(processes.hand_over())
-        spent.discard(None)
-    return pid
 
 
 class _Running:
