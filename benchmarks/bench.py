@@ -319,12 +319,15 @@ def cli_runs(attempts, cfg: Settings) -> list[Figure]:
     client of the warm server (cli/server.py, started by a first untimed run), and in a process of its own
     (CIRCUITS_SERVER=0), each wall time against 1.5 I; the CPU time and peak memory of the run on its own (where the
     server answers, its fork does the work, which the client's own rusage does not see) against 1.5 I's CPU and
-    300 MB. Served twice: once as a puzzle's first check (the server's template primed the puzzle before), then,
-    once the server's template has primed this puzzle (cli/prime.py), as a learner's next check of it."""
+    300 MB. Served twice: once as a puzzle's first check, then, once the server's template has primed this puzzle
+    (cli/prime.py), as a learner's next check of it. The puzzles go last to first: a template primes the puzzle
+    after its own too (a learner's next), so in order every first check but one would find its puzzle primed."""
     out, peak, heaviest = [], 0.0, ""
     served = bool(attempts) and server_up([sys.executable, "-c", CHECK_CODE, "list", "--help"])  # primes nothing
-    for a in attempts:
+    groups: dict[int, list[Figure]] = {}
+    for i, a in reversed(list(enumerate(attempts))):
         n, cmd = a.puzzle.number, _check(a.puzzle.number)
+        out = groups[i] = []
         own = runs(cmd, cfg.repeats, env=NO_SERVER)
         if served:
             before = primed_templates()
@@ -351,6 +354,7 @@ def cli_runs(attempts, cfg: Settings) -> list[Figure]:
         ]
         if own.peak_mb > peak:
             peak, heaviest = own.peak_mb, a.puzzle.id
+    out = [f for i in sorted(groups) for f in groups[i]]  # in the puzzles' order
     if attempts:
         out.append(Figure("one puzzle", "a check's peak memory (the largest)", peak, " MB", "<=", PEAK_GOAL, heaviest))
     return out

@@ -392,3 +392,9 @@ def test_only_a_check_of_a_shipped_puzzle_is_primed_from_its_reference(argv, pri
     got = prime.reference(argv, str(tmp_path))
     assert (got.name if got is not None else None) == primed
     assert got is None or curriculum.is_shipped(got)
+
+
+def test_a_template_primes_the_puzzle_after_its_own_too():
+    ids = curriculum.ids()
+    assert prime.following(curriculum.folder() / f"{ids[8]}.py") == curriculum.folder() / f"{ids[9]}.py"
+    assert prime.following(curriculum.folder() / f"{ids[-1]}.py") is None

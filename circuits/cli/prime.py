@@ -1,7 +1,7 @@
 """The warm server's primed template: a fork of the server that has checked one puzzle's shipped reference
-solution, so its inputs, samples and spec tables are computed (what kept.py keeps), and that then forks the
-commands in the server's place. A learner's second `circuits check N` starts where the first one's arithmetic
-left off.
+solution (and the next puzzle's), so its inputs, samples and spec tables are computed (what kept.py keeps), and
+that then forks the commands in the server's place. A learner's second `circuits check N` starts where the first
+one's arithmetic left off, and so does the first `check N+1`.
 
 The server (server.py) starts a template for the puzzle a `check` command named once no command is running. A
 template that is still priming never delays a command: the server stops it (SIGSTOP) and forks the command
@@ -77,14 +77,28 @@ def prime(path: Path) -> bool:
     return True
 
 
+def following(path: Path) -> Path | None:
+    """The shipped reference of the puzzle after `path`'s, or None (the last): the one a learner checks next."""
+    from circuits.checking import curriculum
+
+    ids = curriculum.ids()
+    at = ids.index(path.stem) if path.stem in ids else len(ids)
+    after = path.parent / f"{ids[at + 1]}.py" if at + 1 < len(ids) else None
+    return after if after is not None and after.is_file() else None
+
+
 def template(chan: socket.socket, path: Path, main, server: int) -> None:
-    """The template's life, in the server's fork: prime `path`, say so on `chan`, then fork each command the
-    server hands over, answering with its pid. Never returns (it must not unwind into the server's loop)."""
+    """The template's life, in the server's fork: prime the puzzle after `path`'s, then `path` (the last primed
+    is the last a memo drops), say so on `chan`, then fork each command the server hands over, answering with
+    its pid. Never returns (it must not unwind into the server's loop)."""
     try:
         name = _become(server)
         from circuits.sealed import processes
 
         processes.forsake()  # the server's warm process stays the server's
+        after = following(path)
+        if after is not None:
+            prime(after)  # a learner who solves this puzzle checks that one next: its first check is warm too
         if not prime(path):
             return
         try:
