@@ -302,7 +302,7 @@ def test_the_command_that_started_the_server_is_primed_once_it_has_ended(short):
         ended(proc)
 
 
-def test_a_template_ends_with_its_server(short, monkeypatch):
+def test_a_killed_server_takes_its_socket_and_its_template_along(short, monkeypatch):
     proc, path = started(environment(short / "run"))
     try:
         for k, v in settings(short / "run").items():
@@ -311,7 +311,8 @@ def test_a_template_ends_with_its_server(short, monkeypatch):
         assert waited(lambda: _templates_of(proc.pid))
         template = _templates_of(proc.pid)[0]
     finally:
-        ended(proc)
+        ended(proc)  # SIGTERM, as `kill $(cat …lock)`
+    assert proc.returncode == 0 and not os.path.exists(path) and not os.path.exists(path + ".lock")
     assert waited(lambda: not Path(f"/proc/{template}").exists() or _stat(template)[0] == "Z")
 
 

@@ -244,7 +244,7 @@ def serve(path: str, main, idle: float | None = None, first: dict | None = None)
     key = stamp()
     if os.path.basename(path) != f"{key}.sock":  # started for another library or other settings
         return
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill`: it still takes its socket along
+    signal.signal(signal.SIGTERM, _ended(path))  # `kill`: it still takes its socket along
     _sweep(os.path.dirname(path), path)
     from circuits.cli.fork import warm_up
 
@@ -265,6 +265,23 @@ def serve(path: str, main, idle: float | None = None, first: dict | None = None)
                 os.unlink(name)
             except FileNotFoundError:
                 pass
+
+
+def _ended(path: str):
+    """The server's SIGTERM handler: its socket and lock removed, and the process ended there and then (an exception
+    raised for it could be caught on its way up; its template and warm process end with it, PDEATHSIG)."""
+    server = os.getpid()
+
+    def ended(*_) -> None:
+        if os.getpid() == server:  # (a fork that has not yet taken its command's signals leaves them alone)
+            for name in (path, path + ".lock"):
+                try:
+                    os.unlink(name)
+                except OSError:
+                    pass
+        os._exit(0)
+
+    return ended
 
 
 def _sweep(where: str, mine: str) -> None:
