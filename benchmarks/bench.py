@@ -404,7 +404,7 @@ def primed_templates() -> set[int]:
 
 def primed_after(before: set[int], seconds: float = 120.0) -> bool:
     """Wait for a template ready that was not among `before` (the one for the puzzle just checked); whether one
-    came (None comes where the server cannot prime: no pidfds, or the puzzle's reference did not check)."""
+    came (none does where the server cannot prime: no pidfds, or the puzzle's reference did not check)."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if primed_templates() - before:
