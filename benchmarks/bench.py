@@ -330,7 +330,7 @@ def cli_runs(attempts, cfg: Settings) -> list[Figure]:
         out = groups[i] = []
         own = runs(cmd, cfg.repeats, env=NO_SERVER)
         if served:
-            before = primed_templates()
+            before = primed_templates(server_pid())
             first = runs(cmd, 1, peak=False)  # the server's template primed another puzzle: as a first check
             note = "" if first.code == 0 else f"exit code {first.code}"
             out.append(
@@ -379,17 +379,23 @@ def server_up(cmd: list[str], seconds: float = 120.0) -> bool:
     return False
 
 
-def primed_templates() -> set[int]:
-    """The pids of the warm server's templates that have said they are ready (cli/prime.py names them so)."""
-    from circuits.cli.prime import READY
-
+def server_pid() -> int | None:
+    """The warm server's pid, from its lock file (cli/server.py), as the bench's commands find it."""
     ask = "from circuits.cli.server import address, stamp; print(address(stamp()))"
     path = subprocess.run(
         [sys.executable, "-c", ask], env=bench_env(), capture_output=True, text=True, check=False
     ).stdout.strip()
     try:
-        server = int(Path(path + ".lock").read_text().split()[0])
+        return int(Path(path + ".lock").read_text().split()[0])
     except (OSError, ValueError, IndexError):
+        return None
+
+
+def primed_templates(server: int | None) -> set[int]:
+    """The pids of `server`'s templates that have said they are ready (cli/prime.py names them so)."""
+    from circuits.cli.prime import READY
+
+    if server is None:
         return set()
     found = set()
     for entry in Path("/proc").iterdir():
@@ -405,9 +411,9 @@ def primed_templates() -> set[int]:
 def primed_after(before: set[int], seconds: float = 120.0) -> bool:
     """Wait for a template ready that was not among `before` (the one for the puzzle just checked); whether one
     came (none does where the server cannot prime: no pidfds, or the puzzle's reference did not check)."""
-    end = time.monotonic() + seconds
+    end, server = time.monotonic() + seconds, server_pid()
     while time.monotonic() < end:
-        if primed_templates() - before:
+        if primed_templates(server) - before:
             return True
         time.sleep(0.2)
     return False

@@ -389,8 +389,9 @@ class _Running:
     def update(self) -> None:
         import select
 
+        ended = set(select.select(self.fds(), [], [], 0)[0]) if self.pidfds else set()
         for pid, fd in list(self.pidfds.items()):
-            if select.select([fd], [], [], 0)[0]:
+            if fd in ended:
                 os.close(fd)
                 del self.pidfds[pid]
 

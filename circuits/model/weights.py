@@ -213,7 +213,8 @@ def same_objects() -> Iterator[None]:
 
 
 def _once(key: tuple, value, compute):
-    """compute(), or the result kept for `value` (the same object) under `key` inside same_objects()."""
+    """compute(), or the result kept for `value` (the same object) under `key`; only inside same_objects() (its
+    callers look first)."""
     memo = _SAME.get()
     try:
         hit = memo.get(key)
