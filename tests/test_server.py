@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers import ctrl_c_default
+from test_sealed import FORGES, WRONG_01, answered, project
 
 from circuits.checking import curriculum
 from circuits.cli import prime, server
@@ -240,31 +241,43 @@ def _forks_of(pid: int) -> list[int]:
     return [p for p, parent, cmd, name in _processes() if parent in parents and cmd == mine and p not in parents]
 
 
-@pytest.mark.parametrize("how", ["interrupt", "kill"])
-def test_the_client_gone_or_interrupted_ends_its_command(running, tmp_path, how):
-    proc, _, env = running
+def watch(where: Path, env: dict, **popen) -> subprocess.Popen:
+    """`circuits watch` as a client of the server `env` names, in a new workspace under `where`, once its first
+    check is on screen (it then waits for a save)."""
     subprocess.run(
-        [sys.executable, "-m", "circuits", "init", str(tmp_path / "ws")],
+        [sys.executable, "-m", "circuits", "init", str(where / "ws")],
         env=os.environ | {"CIRCUITS_SERVER": "0"},
         check=True,
         capture_output=True,
     )
     client = subprocess.Popen(
         [sys.executable, "-m", "circuits", "watch"],
-        cwd=tmp_path / "ws",
-        env=environment(Path(env["XDG_RUNTIME_DIR"])),
+        cwd=where / "ws",
+        env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=ctrl_c_default,
+        **popen,
     )
+    said = b""
     try:
-        said = b""
-        while b"watching" not in said:  # the first check is on screen
+        while b"watching" not in said:
             assert select.select([client.stdout], [], [], 90)[0], said
             chunk = os.read(client.stdout.fileno(), 4096)
             assert chunk, said
             said += chunk
+    except BaseException:
+        client.kill()
+        raise
+    return client
+
+
+@pytest.mark.parametrize("how", ["interrupt", "kill"])
+def test_the_client_gone_or_interrupted_ends_its_command(running, tmp_path, how):
+    proc, _, env = running
+    client = watch(
+        tmp_path, environment(Path(env["XDG_RUNTIME_DIR"])), stderr=subprocess.PIPE, preexec_fn=ctrl_c_default
+    )
+    try:
         assert _forks_of(proc.pid)  # a fork runs it: this client was served
         client.send_signal(signal.SIGINT if how == "interrupt" else signal.SIGKILL)
         client.wait(timeout=60)
@@ -291,6 +304,27 @@ def test_a_checked_puzzle_is_primed_and_its_next_check_forked_by_the_template(as
     assert [untimed(line) for line in served] == [untimed(own_check())] * 2
 
 
+@pytest.mark.parametrize("n", range(len(FORGES)), ids=list(FORGES))
+def test_a_forge_fails_in_a_check_the_primed_template_forks(as_client, tmp_path, monkeypatch, capfd, n):
+    """The sealed verdict through the server: a check of 01 forked by the template primed for 01 (which has checked
+    01's reference in its own process) still runs the learner's file sealed, and the forge earns its real verdict."""
+    proc = as_client[0]
+    assert server._client(CHECK) == 0  # 01 is primed from here on (if an earlier test had not already)
+    assert waited(lambda: _templates_of(proc.pid, [prime.READY]))
+    project(tmp_path, {"01_consonants.py": answered("01_consonants", FORGES[list(FORGES)[n]], WRONG_01)})
+    monkeypatch.chdir(tmp_path)
+    capfd.readouterr()
+    template = _templates_of(proc.pid, [prime.READY])[0]
+    conn = server._connect(as_client[1])
+    assert conn is not None
+    with conn:
+        fork = server._handshake(conn, server.stamp(), ["check", "1", "--no-cache", "--no-margins"])
+        assert fork is not None and _stat(fork)[1] == template
+        assert server._wait(conn) == 1
+    said = capfd.readouterr().out
+    assert "(±0.1)" in said and "not sharp enough" in said and "Traceback" not in said
+
+
 def test_the_command_that_started_the_server_is_primed_once_it_has_ended(short):
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()  # (its pid is gone: the server primes at once)
@@ -314,6 +348,23 @@ def test_a_killed_server_takes_its_socket_and_its_template_along(short, monkeypa
         ended(proc)  # SIGTERM, as `kill $(cat …lock)`
     assert proc.returncode == 0 and not os.path.exists(path) and not os.path.exists(path + ".lock")
     assert waited(lambda: not Path(f"/proc/{template}").exists() or _stat(template)[0] == "Z")
+
+
+def test_a_watch_waiting_for_a_save_does_not_keep_a_check_from_being_primed(short, tmp_path, monkeypatch):
+    """`watch` in one terminal, `check N` in another: the check is primed while `watch` waits for a save."""
+    env = environment(short / "run")
+    proc, _ = started(env)
+    try:
+        client = watch(tmp_path, env, stderr=subprocess.DEVNULL)
+        for k, v in settings(short / "run").items():
+            monkeypatch.setenv(k, v)
+        assert server._client(CHECK) == 0
+        assert waited(lambda: _templates_of(proc.pid, [prime.READY]))
+        assert client.poll() is None  # (primed while it still runs)
+        client.kill()
+        client.wait(timeout=60)
+    finally:
+        ended(proc)
 
 
 PRIMER = """
@@ -393,6 +444,12 @@ def test_only_a_check_of_a_shipped_puzzle_is_primed_from_its_reference(argv, pri
     got = prime.reference(argv, str(tmp_path))
     assert (got.name if got is not None else None) == primed
     assert got is None or curriculum.is_shipped(got)
+
+
+def test_a_reference_reached_by_two_names_is_one_template(tmp_path):
+    """`check 1 --solution` in the clone reaches 01 through solutions/ (a link), `check 1` elsewhere through the
+    package: one file, so one template (it used to be retired and primed again at each switch)."""
+    assert prime.reference(["check", "1", "--solution"], str(ROOT)) == prime.reference(["check", "1"], str(tmp_path))
 
 
 def test_a_template_primes_the_puzzle_after_its_own_too():

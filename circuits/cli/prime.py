@@ -57,7 +57,8 @@ def reference(argv: list, cwd: str) -> Path | None:
     try:
         os.chdir(cwd)
         path = _puzzle_file(puzzle, True)
-        return Path(os.path.abspath(path)) if curriculum.is_shipped(path) else None
+        return Path(path).resolve() if curriculum.is_shipped(path) else None  # one name per file (solutions/ is a
+        # link in a clone): a check of it by another name is not a new puzzle to prime
     except (CircuitError, OSError, ValueError):
         return None
     finally:

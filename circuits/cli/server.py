@@ -317,7 +317,7 @@ def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | No
     running = _Running()  # every command running (forked here or by the template), and the first command
     primer = _Primer(main, listener)
     if first is not None:  # primed once it has ended (it may have already)
-        running.add(first.get("pid"))
+        running.add(first.get("pid"), first.get("argv"))
         primer.want(first.get("argv"), first.get("cwd"))
     last = calm = time.monotonic()  # the last command's arrival; since when none runs
     try:
@@ -326,16 +326,16 @@ def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | No
             reap(spent)
             running.update()
             now, wait = time.monotonic(), 1.0
-            if running:
+            if running.busy:
                 calm = now
-            else:
+            else:  # (a `watch` waiting for a save leaves the cores to the template)
                 primer.resume()
                 if now - calm >= PRIME_AFTER:  # not between two commands of a script
                     primer.start(children)
                 elif primer.wanted is not None:
                     wait = PRIME_AFTER - (now - calm)
-                if now - last > idle:
-                    return
+            if not running and now - last > idle:
+                return
             ready = select.select([listener, *primer.fds(), *running.fds()], [], [], wait)[0]
             primer.heard(ready)
             if listener not in ready:
@@ -360,7 +360,7 @@ def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | No
                         primer.pause()  # one still priming waits: the command has the cores
                         pid = fork_command(conn, request, fds, main, spent, listener)
                         children.add(pid)
-                    running.add(pid)
+                    running.add(pid, request["argv"])
                     primer.want(request["argv"], request["cwd"])
                 finally:
                     for fd in fds:
@@ -372,19 +372,32 @@ def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | No
 class _Running:
     """The commands running now (any process: a template's forks are not this process's children), each watched
     through a pidfd, which reads as ready when the process ends. Without pidfds (Linux < 5.3) only this process's
-    own forks are known, and no template is started."""
+    own forks are known, and no template is started.
+
+    A command that waits on the learner (`watch`: for a save, most of its life) keeps the server up but leaves the
+    cores to a template: only the others make it `busy`."""
+
+    WAITING = ("watch",)  # the verbs that mostly wait on the learner
 
     def __init__(self):
         self.pidfds: dict[int, int] = {}
+        self.waiting: set[int] = set()
 
-    def add(self, pid) -> bool:
+    def add(self, pid, argv=None) -> bool:
         if not isinstance(pid, int) or not hasattr(os, "pidfd_open"):
             return False
         try:
             self.pidfds[pid] = os.pidfd_open(pid)
         except OSError:  # ended already, or no pidfds here
             return False
+        if isinstance(argv, list) and argv and argv[0] in self.WAITING:
+            self.waiting.add(pid)
         return True
+
+    @property
+    def busy(self) -> bool:
+        """A command runs that wants the cores now (not one waiting on the learner)."""
+        return any(pid not in self.waiting for pid in self.pidfds)
 
     def update(self) -> None:
         import select
@@ -394,6 +407,7 @@ class _Running:
             if fd in ended:
                 os.close(fd)
                 del self.pidfds[pid]
+                self.waiting.discard(pid)
 
     def fds(self) -> list[int]:
         return list(self.pidfds.values())
