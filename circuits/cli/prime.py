@@ -52,13 +52,14 @@ def reference(argv: list, cwd: str) -> Path | None:
     from circuits.checking import curriculum
     from circuits.cli.puzzles import _puzzle_file
     from circuits.errors import CircuitError
+    from circuits.io.paths import real
 
     here = os.getcwd()
     try:
         os.chdir(cwd)
         path = _puzzle_file(puzzle, True)
-        return Path(path).resolve() if curriculum.is_shipped(path) else None  # one name per file (solutions/ is a
-        # link in a clone): a check of it by another name is not a new puzzle to prime
+        return real(path) if curriculum.is_shipped(path) else None  # one name per file (solutions/ is a link in a
+        # clone): a check of it by another name is not a new puzzle to prime
     except (CircuitError, OSError, ValueError):
         return None
     finally:

@@ -357,7 +357,8 @@ def _loop(listener: socket.socket, key: str, idle: float, main, first: dict | No
                         continue
                     pid = primer.hand(request, conn, fds)  # the primed template forks it, if there is one
                     if pid is None:
-                        primer.pause()  # one still priming waits: the command has the cores
+                        if not _Running.waits(request["argv"]):
+                            primer.pause()  # one still priming waits: the command has the cores
                         pid = fork_command(conn, request, fds, main, spent, listener)
                         children.add(pid)
                     running.add(pid, request["argv"])
@@ -390,9 +391,14 @@ class _Running:
             self.pidfds[pid] = os.pidfd_open(pid)
         except OSError:  # ended already, or no pidfds here
             return False
-        if isinstance(argv, list) and argv and argv[0] in self.WAITING:
+        if self.waits(argv):
             self.waiting.add(pid)
         return True
+
+    @classmethod
+    def waits(cls, argv) -> bool:
+        """Whether the command `argv` mostly waits on the learner (it never pauses a template)."""
+        return isinstance(argv, list) and bool(argv) and argv[0] in cls.WAITING
 
     @property
     def busy(self) -> bool:
